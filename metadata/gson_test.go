@@ -33,7 +33,7 @@ func TestFormatJavaDouble(t *testing.T) {
 		{1e21, "1.0E21"},
 		{1.5e300, "1.5E300"},
 		{math.MaxFloat64, "1.7976931348623157E308"},
-		{math.SmallestNonzeroFloat64, "4.9E-324"}, // Java's two-digit rule
+		{math.SmallestNonzeroFloat64, "4.9E-324"},     // Java's two-digit rule
 		{2 * math.SmallestNonzeroFloat64, "9.9E-324"}, // JDK 19+; older JDKs print 1.0E-323
 	} {
 		if got := FormatJavaDouble(tc.in); got != tc.want {

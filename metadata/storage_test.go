@@ -209,4 +209,3 @@ func TestConcurrentStore(t *testing.T) {
 		})
 	}
 }
-
