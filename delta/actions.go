@@ -39,8 +39,8 @@ func (p PartitionValues) Get(col string) (string, bool) {
 // AddFile is the "add" action: a data file that is part of the table.
 type AddFile struct {
 	// Path is the file's path as found in the log: relative to the table
-	// root and URL-encoded (RFC 2396), or an absolute URI. In a Snapshot's
-	// Files it is decoded (see Snapshot.Files).
+	// root and URL-encoded (RFC 2396), or an absolute URI. Snapshots keep it
+	// as logged; DecodePath gives the file name.
 	Path             string          `json:"path"`
 	PartitionValues  PartitionValues `json:"partitionValues"`
 	Size             int64           `json:"size"`

@@ -38,8 +38,8 @@ func newReplayState() *replayState {
 	}
 }
 
-// apply applies one action. Paths are decoded here, so every later stage
-// sees decoded paths.
+// apply applies one action. Files are keyed by decoded path, so that two
+// encodings of one name reconcile; the actions keep the path as logged.
 func (r *replayState) apply(a *Action) error {
 	switch {
 	case a.Add != nil:
@@ -48,7 +48,6 @@ func (r *replayState) apply(a *Action) error {
 		if err != nil {
 			return err
 		}
-		add.Path = p
 		k := fileKey{p, add.DeletionVector.UniqueID()}
 		delete(r.removes, k)
 		r.adds[k] = add
@@ -58,7 +57,6 @@ func (r *replayState) apply(a *Action) error {
 		if err != nil {
 			return err
 		}
-		rm.Path = p
 		k := fileKey{p, rm.DeletionVector.UniqueID()}
 		delete(r.adds, k)
 		r.removes[k] = rm
@@ -165,12 +163,15 @@ func (r *replayState) snapshot(st store.Store, version int64, used *checkpoint, 
 	if r.metadata == nil {
 		return nil, corrupt(at, 0, errors.New("no metaData action in the log"))
 	}
-	if err := checkReadable(r.protocol, r.metadata); err != nil {
+	if err := checkReadable(r.protocol, nil); err != nil {
 		return nil, err
 	}
 	sch, err := schema.Parse(r.metadata.SchemaString)
 	if err != nil {
 		return nil, corrupt(at, 0, fmt.Errorf("schemaString: %w", err))
+	}
+	if err := checkReadable(r.protocol, sch); err != nil {
+		return nil, err
 	}
 	cm, err := newColumnMapping(r.metadata, sch)
 	if err != nil {

@@ -60,9 +60,9 @@ func (s *Snapshot) PartitionColumns() []string {
 	return append([]string(nil), s.metadata.PartitionColumns...)
 }
 
-// Files returns the active data files sorted by path. Paths are decoded
-// (the log stores them URL-encoded): relative to the table root, or an
-// absolute URI. Use EncodePath to write a path back into the log.
+// Files returns the active data files sorted by path. Paths are as found in
+// the log (URL-encoded, relative to the table root or an absolute URI), so
+// a remove action can name them unchanged; DecodePath gives the file name.
 func (s *Snapshot) Files() []AddFile { return append([]AddFile(nil), s.files...) }
 
 // NumFiles returns the number of active files.
@@ -70,7 +70,7 @@ func (s *Snapshot) NumFiles() int { return len(s.files) }
 
 // Tombstones returns the remove actions still in the log state (files
 // removed from the table that VACUUM may delete once their retention has
-// passed), sorted by decoded path.
+// passed), sorted by path (as logged).
 func (s *Snapshot) Tombstones() []RemoveFile { return append([]RemoveFile(nil), s.tombs...) }
 
 // AppTransactions returns the latest txn action per application id.

@@ -1,0 +1,7 @@
+package delta
+
+import "math/big"
+
+type bigInt = big.Int
+
+var bigOne = big.NewInt(1)
