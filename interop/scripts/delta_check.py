@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Read one Delta table with delta-rs AND with Spark + delta-spark; print both as canonical JSON.
+
+Usage: delta_check.py TABLE_PATH [--engine both|deltars|spark] [--version N]
+
+Prints one JSON object on stdout (so a Go test can compare a table our code wrote):
+
+  {"table": PATH,
+   "deltars": {"version": N, "schema": "<schemaString from the log>", "num_rows": N,
+               "rows": [canonical lines], "rows_sha256": "...", "error": null | "..."},
+   "spark":   {... same keys ...}}
+
+Rows are canonical row lines (docs/interop.md, "Canonical rows"); both engines' results go through
+the same renderer via Arrow, so equal tables give equal lines. Exit status 0 even when an engine
+refuses the table (its "error" says why); 2 on usage errors.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import canonical  # noqa: E402
+from delta_golden import raw_schema_string  # noqa: E402
+
+
+def _result(version, schema, lines, error=None):
+    if error is not None:
+        return {"version": version, "schema": schema, "num_rows": None, "rows": None,
+                "rows_sha256": None, "error": error}
+    return {"version": version, "schema": schema, "num_rows": len(lines), "rows": lines,
+            "rows_sha256": canonical.rows_sha256(lines), "error": None}
+
+
+def read_deltars(path, version=None):
+    from deltalake import DeltaTable, QueryBuilder
+    v = schema = None
+    try:
+        dt = DeltaTable(path, version=version)
+        v = dt.version()
+        schema = raw_schema_string(path, v)
+        names = [f.name for f in dt.schema().fields]
+        reader = QueryBuilder().register("t", dt).execute("SELECT * FROM t")
+        table = pa.RecordBatchReader.from_stream(reader).read_all()
+        return _result(v, schema, canonical.render_table(table, names))
+    except Exception as e:
+        return _result(v, schema, None, "%s: %s" % (type(e).__name__, e))
+
+
+def spark_to_arrow(df):
+    """Arrow table of a Spark DataFrame, converted by Spark itself (no pandas on the path)."""
+    # DataFrame._collect_as_arrow is what toPandas uses under Arrow; it keeps nested types.
+    batches = df._collect_as_arrow()
+    schema = batches[0].schema if batches else None
+    if schema is None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+        schema = to_arrow_schema(df.schema)
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def read_spark(path, version=None):
+    import sparkenv
+    v = schema = None
+    try:
+        spark = sparkenv.session("delta-check", conf={"spark.sql.execution.arrow.pyspark.enabled": "true"})
+        from delta.tables import DeltaTable
+        hist = DeltaTable.forPath(spark, path).history(1).collect()
+        v = hist[0]["version"] if version is None else version
+        schema = raw_schema_string(path, v)
+        reader = spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        df = reader.load(path)
+        table = spark_to_arrow(df)
+        return _result(v, schema, canonical.render_table(table, df.columns))
+    except Exception as e:
+        return _result(v, schema, None, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("table")
+    ap.add_argument("--engine", choices=["both", "deltars", "spark"], default="both")
+    ap.add_argument("--version", type=int, default=None)
+    args = ap.parse_args()
+    path = os.path.abspath(args.table)
+    out = {"table": path}
+    if args.engine in ("both", "deltars"):
+        out["deltars"] = read_deltars(path, args.version)
+    if args.engine in ("both", "spark"):
+        out["spark"] = read_spark(path, args.version)
+    sys.stdout.write(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
