@@ -102,3 +102,5 @@ func TestParquetTestingBadData(t *testing.T) {
 		})
 	}
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
