@@ -322,7 +322,7 @@ func writeStatsObject(b *bytes.Buffer, cols []ColumnStats, depth int, get func(C
 func writeJSONString(b *bytes.Buffer, s string) {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // strings always encode
+	_ = enc.Encode(s)       // strings always encode
 	b.Truncate(b.Len() - 1) // Encode's newline
 }
 
@@ -358,5 +358,3 @@ func writeStatValue(b *bytes.Buffer, t schema.Type, v any) {
 		b.WriteString("null")
 	}
 }
-
-
