@@ -330,7 +330,11 @@ func (f *fileStore) removeEmptyParents(dir, name string) {
 	if name != "" {
 		os.Remove(name)
 	}
-	for dir != f.root && strings.HasPrefix(dir, f.root+string(filepath.Separator)) {
+	inside := f.root
+	if !strings.HasSuffix(inside, string(filepath.Separator)) {
+		inside += string(filepath.Separator)
+	}
+	for strings.HasPrefix(dir, inside) && len(dir) > len(inside) {
 		if os.Remove(dir) != nil {
 			return
 		}
