@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -419,9 +420,9 @@ func floatNumber(f float64, bits int) any {
 
 // bigEndianSigned renders a two's complement big-endian integer in decimal.
 func bigEndianSigned(b []byte) string {
-	n := new(bigInt).SetBytes(b)
+	n := new(big.Int).SetBytes(b)
 	if len(b) > 0 && b[0]&0x80 != 0 {
-		n.Sub(n, new(bigInt).Lsh(bigOne, uint(len(b)*8)))
+		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(len(b)*8)))
 	}
 	return n.String()
 }
