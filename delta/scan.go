@@ -100,7 +100,7 @@ func (s *Snapshot) ScanFile(ctx context.Context, f AddFile, opts ScanOptions) it
 			}
 			size = info.Size
 		}
-		pf, err := pqrow.OpenFile(&storeReaderAt{ctx: ctx, st: s.st, key: key}, size)
+		pf, err := pqrow.OpenFile(store.NewReaderAt(ctx, s.st, key, size), size)
 		if err != nil {
 			fail(fmt.Errorf("delta: data file %s: %w", key, err))
 			return
@@ -143,34 +143,6 @@ func (s *Snapshot) scanFields(cols []string) ([]schema.Field, error) {
 		out[i] = f
 	}
 	return out, nil
-}
-
-// storeReaderAt adapts a store object to io.ReaderAt with one ranged read
-// per call.
-type storeReaderAt struct {
-	ctx context.Context
-	st  store.Store
-	key string
-}
-
-func (r *storeReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	rc, err := r.st.NewRangeReader(r.ctx, r.key, off, int64(len(p)))
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	n := 0
-	for n < len(p) {
-		m, err := rc.Read(p[n:])
-		n += m
-		if err != nil {
-			if n == len(p) {
-				return n, nil
-			}
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // parsePartitionValue parses a serialised partition value (PROTOCOL.md,
@@ -228,4 +200,3 @@ func parsePartitionTimestamp(s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("timestamp %q is not in a known partition value format", strings.TrimSpace(s))
 }
-

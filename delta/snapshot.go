@@ -26,7 +26,6 @@ type Snapshot struct {
 	domains   map[string]DomainMetadata
 	colmap    columnMapping
 	logKeys   map[int64]string // version → commit key, for CommitInfo
-	inCommits int64            // number of commit files replayed after the checkpoint
 	cpVersion int64            // version of the checkpoint used, -1 if none
 }
 
