@@ -110,6 +110,12 @@ func openBlob(ctx context.Context, u *url.URL) (Store, error) {
 		s.partSize = n
 		q.Del(PartSizeParam)
 	}
+	if s.kind == kindS3 && !q.Has("response_checksum_validation") {
+		// Validate response checksums only when asked for: ranged GETs
+		// (every NewRangeReader) carry none, and the SDK would otherwise log
+		// that it cannot validate them, once per read.
+		q.Set("response_checksum_validation", "when_required")
+	}
 	bu := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: q.Encode()}
 	bucket, err := blob.OpenBucket(ctx, bu.String())
 	if err != nil {

@@ -100,13 +100,15 @@ func NewResolver(opts ResolverOptions) *Resolver {
 // own stores. s stays the caller's: Close does not close it. Use it to
 // serve URIs from a mem:// store in tests, or a Counting store.
 func (r *Resolver) Register(root string, s Store) error {
-	c, err := Canonical(root)
+	// Canonicalise a key below root, so that a bare bucket is accepted.
+	const probe = "/_"
+	c, err := Canonical(strings.TrimSuffix(root, "/") + probe)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.registered[strings.TrimSuffix(c, "/")] = s
+	r.registered[strings.TrimSuffix(c, probe)] = s
 	return nil
 }
 
