@@ -25,7 +25,7 @@ import (
 var errIncompleteCheckpoint = errors.New("delta: incomplete checkpoint")
 
 // missingKey names the first missing object of an incomplete checkpoint.
-func (c *checkpoint) missingKey(l *logListing) string {
+func (c *checkpoint) missingKey() string {
 	if k := c.missing(); k != "" {
 		return k
 	}

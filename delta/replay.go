@@ -132,7 +132,7 @@ func replay(ctx context.Context, st store.Store, l *logListing, version int64) (
 		case older:
 			return nil, corrupt(CommitKey(v), 0, fmt.Errorf("commit %d is missing: gap in the log versions", v))
 		case incomplete != nil:
-			return nil, corrupt(incomplete.missingKey(l), 0, fmt.Errorf("checkpoint %d is incomplete and no older checkpoint or full commit history exists", incomplete.version))
+			return nil, corrupt(incomplete.missingKey(), 0, fmt.Errorf("checkpoint %d is incomplete and no older checkpoint or full commit history exists", incomplete.version))
 		default:
 			return nil, fmt.Errorf("%w: version %d can no longer be reconstructed: commit %d was cleaned up and no checkpoint covers it", ErrVersionNotFound, version, v)
 		}

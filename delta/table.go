@@ -12,8 +12,8 @@
 // Reader support (see features.go and docs/delta.md): reader versions 1–3,
 // reader features columnMapping, deletionVectors, timestampNtz,
 // v2Checkpoint and vacuumProtocolCheck. Tables needing any other reader
-// feature (typeWidening, variantType, …) are refused with an
-// *UnsupportedFeatureError.
+// feature (typeWidening, variantType, variantShredding-preview, …) are
+// refused with an *UnsupportedFeatureError.
 package delta
 
 import (
@@ -33,9 +33,8 @@ const LogDir = "_delta_log/"
 type Table struct {
 	st store.Store
 
-	mu     sync.Mutex
-	latest *Snapshot           // most recently loaded latest snapshot
-	byVer  map[int64]*Snapshot // snapshots by version, bounded by maxCachedSnapshots
+	mu    sync.Mutex
+	byVer map[int64]*Snapshot // snapshots by version, bounded by maxCachedSnapshots
 }
 
 // maxCachedSnapshots bounds the per-version snapshot cache. A snapshot of a
@@ -105,20 +104,12 @@ func (t *Table) snapshotFromListing(ctx context.Context, l *logListing, version 
 		return old, nil // a concurrent load won; keep one shared snapshot
 	}
 	if len(t.byVer) >= maxCachedSnapshots {
-		for v := range t.byVer { // evict the oldest version
-			oldest := v
-			for w := range t.byVer {
-				if w < oldest {
-					oldest = w
-				}
-			}
-			delete(t.byVer, oldest)
-			break
+		oldest := version
+		for v := range t.byVer {
+			oldest = min(oldest, v)
 		}
+		delete(t.byVer, oldest) // evict the oldest version
 	}
 	t.byVer[version] = s
-	if t.latest == nil || s.version > t.latest.version {
-		t.latest = s
-	}
 	return s, nil
 }
