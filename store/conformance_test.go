@@ -116,6 +116,13 @@ func testReadWriteStat(t *testing.T, s store.Store) {
 			t.Fatalf("Stat = %+v", info)
 		}
 	}
+	// Below an object there is nothing.
+	if _, err := s.Stat(ctx, "a/b.txt/c"); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("Stat below an object: got %v, want ErrNotExist", err)
+	}
+	if err := s.Delete(ctx, "a/b.txt/c", nil); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("Delete below an object: got %v, want ErrNotExist", err)
+	}
 	// A folder is not an object.
 	if _, err := s.Stat(ctx, "a"); !errors.Is(err, store.ErrNotExist) {
 		t.Fatalf("Stat of a folder: got %v, want ErrNotExist", err)

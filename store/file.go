@@ -48,7 +48,9 @@ const tmpPrefix = ".ariadne-tmp-"
 //
 // Folders: parents are created on write; Delete removes the folders it left
 // empty, up to (not including) the root, so a deleted table's folder
-// disappears as it would on object storage.
+// disappears as it would on object storage. Unlike on object storage, a key
+// cannot be both an object and a folder ("a" and "a/b"): the second write
+// fails.
 type fileStore struct {
 	root string // absolute, cleaned
 	url  string
@@ -71,7 +73,7 @@ func (f *fileStore) path(op, key string) (string, error) {
 
 // mapErr turns an os error into the store's errors.
 func mapErr(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) || errors.Is(err, errNotDirSyscall) {
 		return notExist(op, key)
 	}
 	return &OpError{Op: op, Key: key, Err: err}

@@ -35,7 +35,13 @@ type ObjectInfo struct {
 	ModTime time.Time // last modification
 	// ETag identifies this version of the object; it changes whenever the
 	// object is replaced. Pass it to WriteOptions.IfMatch or
-	// DeleteOptions.IfMatch for compare-and-swap.
+	// DeleteOptions.IfMatch for compare-and-swap. Opaque: compare it only
+	// for equality. One exception, S3's own: there the ETag is a hash of
+	// the content, so a replacement with identical bytes keeps it (a CAS
+	// against it then succeeds, which is harmless to a caller that decides
+	// by content). On file:// it is derived from inode, size and mtime in
+	// nanoseconds, on mem:// a generation counter, on gs:// the object
+	// generation. List returns it too.
 	ETag string
 	// IsDir is set only for common prefixes returned by a delimited List.
 	IsDir bool
