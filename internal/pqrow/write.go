@@ -24,7 +24,7 @@ type WriterOptions struct {
 	// (default DefaultRowGroupBytes).
 	RowGroupBytes int64
 	// StatsColumns is the number of leading leaf columns with statistics
-	// (0: DefaultStatsColumns; negative: all).
+	// (0: DefaultStatsColumns; -1: all; StatsNone: none, only numRecords).
 	StatsColumns int
 	// CreatedBy is the footer's created_by application (default
 	// "ariadne-go").
@@ -32,6 +32,10 @@ type WriterOptions struct {
 	// Metadata is added to the footer's key/value metadata.
 	Metadata map[string]string
 }
+
+// StatsNone as WriterOptions.StatsColumns collects no column statistics
+// (Delta's delta.dataSkippingNumIndexedCols = 0).
+const StatsNone = -2
 
 // DefaultRowGroupBytes is Spark's parquet.block.size, 128 MiB. Row groups
 // are buffered in memory until flushed, so this is also the writer's
@@ -49,6 +53,7 @@ type Writer struct {
 	err     error // sticky
 	target  int64
 	pending int64 // estimated bytes in the current row group
+	total   int64 // estimated bytes of all rows written
 	cols    [][]parquet.Value
 	buf     []parquet.Row
 	closed  bool
@@ -96,8 +101,11 @@ func NewWriter(w io.Writer, st *schema.Struct, opts WriterOptions) *Writer {
 		wopts = append(wopts, parquet.KeyValueMetadata(k, v))
 	}
 	limit := opts.StatsColumns
-	if limit == 0 {
+	switch {
+	case limit == 0:
 		limit = DefaultStatsColumns
+	case limit < -1:
+		limit = 0
 	}
 	wr.pw = parquet.NewWriter(w, wopts...)
 	wr.root = root
@@ -152,6 +160,7 @@ func (w *Writer) writeRow(row Row) error {
 	w.stats.add(row)
 	w.buf = append(w.buf, prow)
 	w.pending += size
+	w.total += size
 	if len(w.buf) >= rowBatch {
 		if err := w.flushRows(); err != nil {
 			return err
@@ -297,6 +306,12 @@ func (w *Writer) Close() (FileStats, error) {
 	}
 	return w.stats.result(), nil
 }
+
+// EstimatedSize returns the estimated uncompressed size of the rows
+// written so far (8 bytes per fixed-width value plus the bytes of strings
+// and binaries). Callers use it to roll files at a target size; the file
+// itself is smaller after encoding and compression.
+func (w *Writer) EstimatedSize() int64 { return w.total }
 
 // NumRows returns the number of rows written so far.
 func (w *Writer) NumRows() int64 {
