@@ -77,7 +77,20 @@ def read_spark(path, version=None):
         table = spark_to_arrow(df)
         return _result(v, schema, canonical.render_table(table, df.columns))
     except Exception as e:
-        return _result(v, schema, None, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+        return _result(v, schema, None, _spark_error(e))
+
+
+def _spark_error(e):
+    """One line naming the JVM exception (Py4JJavaError's own text is only 'An error occurred …')."""
+    je = getattr(e, "java_exception", None)
+    if je is not None:
+        text = je.toString()
+        cause = je.getCause()
+        while cause is not None:
+            text = cause.toString()
+            cause = cause.getCause()
+        return text.splitlines()[0][:500]
+    return "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0])
 
 
 def main():
