@@ -333,12 +333,12 @@ type sink struct {
 
 // dataFile is one data file being written.
 type dataFile struct {
-	key   string
-	rel   string
-	part  PartitionValues
-	w     store.Writer
-	cw    *countingWriter
-	pw    *pqrow.Writer
+	key  string
+	rel  string
+	part PartitionValues
+	w    store.Writer
+	cw   *countingWriter
+	pw   *pqrow.Writer
 }
 
 type countingWriter struct {
