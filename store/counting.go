@@ -80,10 +80,11 @@ func (s Stats) Sub(prev Stats) Stats {
 // concurrent use; the counters are atomic, so a Snapshot taken while
 // requests run may split them, but one taken after they return is exact.
 //
-// What counts as one request: every Stat, NewRangeReader, Delete and List
-// call (a List however many pages the backend fetches; an S3 List costs one
-// request per 1000 keys), and every Writer.Close (a multipart upload counts
-// once). Aborted writes count nothing. Read bytes are counted as the reader
+// What counts as one request: every Stat, NewRangeReader and Delete call,
+// every iteration of a List (however many pages the backend fetches; S3
+// returns 1000 keys per page), and every Writer.Close (a multipart upload
+// counts once). These are the calls Ariadne makes; a backend may turn one
+// into more HTTP requests (gocloud's S3 Delete stats the object first). Aborted writes count nothing. Read bytes are counted as the reader
 // returns them, so a reader closed early counts only what was read.
 type Counting struct {
 	s Store

@@ -42,6 +42,10 @@ const tmpPrefix = ".ariadne-tmp-"
 //     replacement and removal of an object holds the lock of the inode it
 //     replaces, so check-and-replace is atomic across processes.
 //
+// Durability: the file's data is fsynced before it is linked or renamed
+// into place; the folder is not, so a machine crash right after Close may
+// lose the newest commit, but never exposes a partially written object.
+//
 // ETags are derived from (inode, size, mtime in ns). A replacement always
 // has a new inode and a new mtime, so its ETag differs even if the kernel
 // reuses a freed inode number for it.
@@ -278,7 +282,11 @@ func (w *fileWriter) commit(tmp string) error {
 		if err != nil {
 			return err
 		}
-		return os.Remove(tmp)
+		// Committed. The temporary name is only a second link to the new
+		// object; failing to remove it must not report the commit as failed
+		// (List never shows it, and Close's error path retries the remove).
+		os.Remove(tmp)
+		return nil
 	}
 	return w.f.withLocked(w.path, func(cur fs.FileInfo) error {
 		if w.opts.IfMatch != "" {
