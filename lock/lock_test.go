@@ -569,3 +569,33 @@ func wait(c chan struct{}) {
 	case <-time.After(barrierWait):
 	}
 }
+
+// TestRequestCounts pins the store requests of the uncontended operations,
+// the lock's whole cost on object storage.
+func TestRequestCounts(t *testing.T) {
+	ctx := context.Background()
+	mem, _ := store.Open(ctx, "mem://")
+	s := store.NewCounting(mem)
+	l := New(s, lockKey, "i", Config{})
+	type counts struct{ stat, read, write, del int64 }
+	for _, tc := range []struct {
+		name string
+		op   func() error
+		want counts
+	}{
+		{"acquire", func() error { return l.Acquire(ctx, "a") }, counts{write: 1}},
+		{"refresh", func() error { return l.Refresh(ctx, "a") }, counts{stat: 2, read: 1, write: 1}},
+		{"refreshOrThrow", func() error { return l.RefreshOrThrow(ctx, "a") }, counts{stat: 2, read: 1, write: 1}},
+		{"release", func() error { return l.Release(ctx, "a") }, counts{stat: 2, read: 1, del: 1}},
+		{"release when free", func() error { return l.Release(ctx, "a") }, counts{stat: 1}},
+	} {
+		s.Reset()
+		if err := tc.op(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		st := s.Snapshot()
+		if got := (counts{st.Stat.Requests, st.Read.Requests, st.Write.Requests, st.Delete.Requests}); got != tc.want || st.List.Requests != 0 {
+			t.Errorf("%s: requests %+v (list %d), want %+v", tc.name, got, st.List.Requests, tc.want)
+		}
+	}
+}

@@ -209,3 +209,25 @@ func TestConcurrentStore(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestCounts pins the store requests of Load and Store.
+func TestRequestCounts(t *testing.T) {
+	ctx := context.Background()
+	mem, _ := store.Open(ctx, "mem://")
+	s := store.NewCounting(mem)
+	v, err := Store(ctx, s, key, NewMetadata("csv", "s"), Version{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Snapshot()
+	if st.Write.Requests != 1 || st.Stat.Requests != 2 || st.Read.Requests != 1 || st.Total.Requests != 4 {
+		t.Errorf("Store: %+v, want 1 write + read-back (2 stats, 1 read)", st)
+	}
+	s.Reset()
+	if _, got, err := Load(ctx, s, key); err != nil || got != v {
+		t.Fatalf("Load: %v, %v", got, err)
+	}
+	if st := s.Snapshot(); st.Stat.Requests != 2 || st.Read.Requests != 1 || st.Total.Requests != 3 {
+		t.Errorf("Load: %+v, want 2 stats and 1 read", st)
+	}
+}
