@@ -391,7 +391,10 @@ func TestWriterFeatures(t *testing.T) {
 		op     func(*Table) error
 	}{
 		{"appendOnly delete", CreateOptions{Configuration: map[string]string{"delta.appendOnly": "true"}}, false,
-			func(tb *Table) error { _, err := tb.Delete(ctx, func([]any) bool { return true }, DeleteOptions{}); return err }},
+			func(tb *Table) error {
+				_, err := tb.Delete(ctx, func([]any) bool { return true }, DeleteOptions{})
+				return err
+			}},
 		{"appendOnly upsert", CreateOptions{Configuration: map[string]string{"delta.appendOnly": "true"}}, false,
 			func(tb *Table) error { _, err := tb.Upsert(ctx, []string{"id"}, Rows(nil), WriteOptions{}); return err }},
 		{"check constraint", CreateOptions{Configuration: map[string]string{"delta.constraints.pos": "id > 0"}}, true, nil},
