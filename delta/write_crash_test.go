@@ -35,7 +35,10 @@ func crashSequence(ctx context.Context, t testing.TB, s store.Store) (int, error
 			_, err := tb.Upsert(ctx, []string{"id"}, Rows([][]any{row(1, "up", "a"), row(100, "new", "c")}), WriteOptions{})
 			return err
 		},
-		func() error { _, err := tb.DeleteKeys(ctx, "id", []any{int64(2), int64(25)}, WriteOptions{}); return err },
+		func() error {
+			_, err := tb.DeleteKeys(ctx, "id", []any{int64(2), int64(25)}, WriteOptions{})
+			return err
+		},
 		func() error { _, err := tb.Optimize(ctx, OptimizeOptions{}); return err },
 		func() error {
 			snap, err := tb.Snapshot(ctx)
