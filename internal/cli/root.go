@@ -1,0 +1,166 @@
+// Package cli implements the ariadne command line: flag parsing, the choice
+// of store and configuration, and output for people (aligned text) and for
+// programs (--json). It holds no logic of its own beyond presentation: every
+// command is a thin call into the index, delta and store packages.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// DefaultStoreDir is the embedded default store: a local folder.
+const DefaultStoreDir = "./ariadne-data"
+
+// Env is the process environment a command runs in (explicit, for tests).
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	LookupEnv      func(string) (string, bool)
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	env        Env
+	storeURL   string
+	jsonOut    bool
+	configFile string
+	set        []string
+}
+
+// Main runs the command line and returns the process exit code: 0 on
+// success, 1 on a failed command, 2 on a usage error.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.LookupEnv == nil {
+		env.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	g := &globals{env: env}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	code := 1
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		code = 2
+	}
+	g.printError(err)
+	return code
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ariadne",
+		Short:         "Ariadne: an index for the data lake",
+		Long:          "Ariadne indexes Parquet, CSV and JSON files where they lie (local folders, S3, GCS, Azure)\nand tells which files can hold a key.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.storeURL, "store", "", "store root URL (file:///dir, s3://bucket/prefix?endpoint=..., gs://, azblob://, mem://); default $ARIADNE_STORE, else "+DefaultStoreDir)
+	pf.BoolVar(&g.jsonOut, "json", false, "print machine-readable JSON")
+	pf.StringVar(&g.configFile, "config", "", "config file (JSON or key=value lines); default $ARIADNE_CONFIG")
+	pf.StringArrayVar(&g.set, "set", nil, "set a configuration key for this command (key=value, repeatable)")
+	root.AddCommand(
+		newCreateCmd(g), newListCmd(g), newDescribeCmd(g), newRemoveCmd(g), newFindIndexesCmd(g),
+		newAddFilesCmd(g), newFilesCmd(g), newDeltaCmd(g),
+	)
+	return root
+}
+
+// usageError marks errors in how the command was called (exit code 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
+		strings.HasPrefix(s, "unknown shorthand flag") || strings.Contains(s, "arg(s)") ||
+		strings.HasPrefix(s, "flag needs an argument") || strings.HasPrefix(s, "invalid argument")
+}
+
+// storeURL resolves --store, $ARIADNE_STORE, then the default folder.
+func (g *globals) resolvedStoreURL() (string, error) {
+	u := g.storeURL
+	if u == "" {
+		if v, ok := g.env.LookupEnv("ARIADNE_STORE"); ok && v != "" {
+			u = v
+		}
+	}
+	if u == "" {
+		abs, err := filepath.Abs(DefaultStoreDir)
+		if err != nil {
+			return "", err
+		}
+		u = "file://" + filepath.ToSlash(abs)
+	}
+	return u, nil
+}
+
+// openStore opens the store root.
+func (g *globals) openStore(ctx context.Context) (store.Store, error) {
+	u, err := g.resolvedStoreURL()
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, u)
+}
+
+// config resolves the layered configuration and prints warnings.
+func (g *globals) config() (config.Config, error) {
+	file := g.configFile
+	if file == "" {
+		file, _ = g.env.LookupEnv("ARIADNE_CONFIG")
+	}
+	c, warns, err := config.Resolve(config.Sources{File: file, Env: g.env.LookupEnv, Set: g.set})
+	for _, w := range warns {
+		fmt.Fprintln(g.env.Stderr, "warning:", w)
+	}
+	return c, err
+}
+
+// emit prints v as JSON with --json, else calls human.
+func (g *globals) emit(v any, human func(w io.Writer)) error {
+	if g.jsonOut {
+		enc := json.NewEncoder(g.env.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	human(g.env.Stdout)
+	return nil
+}
+
+// printError reports an error: with --json an object {"error", "kind"} on
+// stdout so programs can branch on the kind; always a line on stderr.
+func (g *globals) printError(err error) {
+	if g.jsonOut {
+		kind := ""
+		if k := aerr.KindOf(err); k != nil {
+			kind = k.Error()
+		}
+		enc := json.NewEncoder(g.env.Stdout)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(map[string]string{"error": err.Error(), "kind": kind})
+	}
+	fmt.Fprintln(g.env.Stderr, "ariadne:", err)
+}
