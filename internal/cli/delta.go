@@ -21,20 +21,19 @@ func newDeltaCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// deltaFile is one active file in `delta ls` output.
-type deltaFile struct {
-	Path            string            `json:"path"`
-	Size            int64             `json:"size"`
-	NumRecords      *int64            `json:"num_records"`
-	PartitionValues map[string]string `json:"partition_values,omitempty"`
-	DeletionVector  bool              `json:"deletion_vector,omitempty"`
+// deltaLs is the JSON output of `delta ls`: the table's URL and the
+// snapshot description of package delta.
+type deltaLs struct {
+	Table string `json:"table"`
+	delta.TableInfo
+	Schema json.RawMessage `json:"schema"`
 }
 
 func newDeltaLsCmd(g *globals) *cobra.Command {
 	var version int64
 	cmd := &cobra.Command{
 		Use:   "ls TABLE_URL",
-		Short: "Print a Delta table's version, protocol, schema and active files",
+		Short: "Print a Delta table's version, protocol, schema and active files (sizes, record counts)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -51,74 +50,46 @@ func newDeltaLsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			snap, err := t.Snapshot(ctx)
+			var snap *delta.Snapshot
 			if cmd.Flags().Changed("version") {
 				snap, err = t.SnapshotAt(ctx, version)
+			} else {
+				snap, err = t.Snapshot(ctx)
 			}
 			if err != nil {
 				return err
 			}
-			var files []deltaFile
-			var total, records int64
-			recordsKnown := true
-			for _, f := range snap.Files() {
-				df := deltaFile{Path: f.Path, Size: f.Size, DeletionVector: f.DeletionVector != nil}
-				if len(f.PartitionValues) > 0 {
-					df.PartitionValues = map[string]string{}
-					for k, v := range f.PartitionValues {
-						if v != nil {
-							df.PartitionValues[k] = *v
-						}
-					}
-				}
-				var st struct {
-					NumRecords *int64 `json:"numRecords"`
-				}
-				if f.Stats != "" && json.Unmarshal([]byte(f.Stats), &st) == nil && st.NumRecords != nil {
-					df.NumRecords = st.NumRecords
-					records += *st.NumRecords
-				} else {
-					recordsKnown = false
-				}
-				total += f.Size
-				files = append(files, df)
+			info := delta.Describe(ctx, snap)
+			if info.Files == nil {
+				info.Files = []delta.FileInfo{}
 			}
-			p := snap.Protocol()
-			out := map[string]any{
-				"table":             uri,
-				"version":           snap.Version(),
-				"protocol":          p,
-				"schema":            json.RawMessage(snap.Schema().Marshal()),
-				"partition_columns": nonNil(snap.PartitionColumns()),
-				"files":             nonNil(files),
-				"num_files":         len(files),
-				"total_size":        total,
-			}
-			if recordsKnown {
-				out["num_records"] = records
-			}
+			out := deltaLs{Table: uri, TableInfo: info, Schema: json.RawMessage(info.SchemaString)}
 			return g.emit(out, func(w io.Writer) {
-				fmt.Fprintf(w, "table:    %s\nversion:  %d\nprotocol: reader %d, writer %d", uri, snap.Version(), p.MinReaderVersion, p.MinWriterVersion)
+				p := info.Protocol
+				fmt.Fprintf(w, "table:    %s\nversion:  %d\nprotocol: reader %d, writer %d", uri, info.Version, p.MinReaderVersion, p.MinWriterVersion)
 				if len(p.ReaderFeatures) > 0 || len(p.WriterFeatures) > 0 {
-					fmt.Fprintf(w, " (reader features %v, writer features %v)", p.ReaderFeatures, p.WriterFeatures)
+					fmt.Fprintf(w, "; reader features %v; writer features %v", p.ReaderFeatures, p.WriterFeatures)
 				}
-				fmt.Fprintf(w, "\nschema:   %s\n", snap.Schema())
-				if pc := snap.PartitionColumns(); len(pc) > 0 {
-					fmt.Fprintf(w, "partitioned by: %v\n", pc)
+				fmt.Fprintf(w, "\nschema:   %s\n", info.Schema)
+				if len(info.PartitionColumns) > 0 {
+					fmt.Fprintf(w, "partitioned by: %v\n", info.PartitionColumns)
+				}
+				if info.ColumnMapping != "" && info.ColumnMapping != delta.MappingNone {
+					fmt.Fprintf(w, "column mapping: %s\n", info.ColumnMapping)
 				}
 				rec := "unknown"
-				if recordsKnown {
-					rec = fmt.Sprint(records)
+				if info.RecordsKnown {
+					rec = fmt.Sprint(info.NumRecords)
 				}
-				fmt.Fprintf(w, "files:    %d, %d bytes, %s records\n\n", len(files), total, rec)
+				fmt.Fprintf(w, "files:    %d, %d bytes, %s live records\n\n", info.NumFiles, info.SizeBytes, rec)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(tw, "SIZE\tRECORDS\t PATH\t")
-				for _, f := range files {
+				fmt.Fprintln(tw, "SIZE\tRECORDS\tDELETED\t PATH\t")
+				for _, f := range info.Files {
 					r := "?"
 					if f.NumRecords != nil {
 						r = fmt.Sprint(*f.NumRecords)
 					}
-					fmt.Fprintf(tw, "%d\t%s\t %s\t\n", f.Size, r, f.Path)
+					fmt.Fprintf(tw, "%d\t%s\t%d\t %s\t\n", f.Size, r, f.DeletedRows, f.Path)
 				}
 				tw.Flush()
 			})

@@ -17,6 +17,9 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/delta"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -154,13 +157,43 @@ func (g *globals) emit(v any, human func(w io.Writer)) error {
 // stdout so programs can branch on the kind; always a line on stderr.
 func (g *globals) printError(err error) {
 	if g.jsonOut {
-		kind := ""
-		if k := aerr.KindOf(err); k != nil {
-			kind = k.Error()
-		}
 		enc := json.NewEncoder(g.env.Stdout)
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(map[string]string{"error": err.Error(), "kind": kind})
+		_ = enc.Encode(map[string]string{"error": err.Error(), "kind": errorKind(err)})
 	}
 	fmt.Fprintln(g.env.Stderr, "ariadne:", err)
+}
+
+// errorKind names the kind of err for --json output, so programs branch on
+// a stable word instead of message text: an aerr kind, else the sentinel of
+// the package that reported it, else "error".
+func errorKind(err error) string {
+	if k := aerr.KindOf(err); k != nil {
+		return k.Error()
+	}
+	for _, s := range []struct {
+		sentinel error
+		kind     string
+	}{
+		{store.ErrNotExist, "not found"},
+		{store.ErrInvalidKey, "invalid key"},
+		{store.ErrPrecondition, "precondition failed"},
+		{delta.ErrNotATable, "not a delta table"},
+		{delta.ErrVersionNotFound, "version not found"},
+		{delta.ErrCorruptLog, "corrupt log"},
+		{delta.ErrUnsupportedFeature, "unsupported feature"},
+		{delta.ErrConflict, "conflict"},
+		{pqrow.ErrCorrupt, "corrupt file"},
+		{metadata.ErrConcurrentUpdate, "concurrent update"},
+		{context.Canceled, "canceled"},
+	} {
+		if errors.Is(err, s.sentinel) {
+			return s.kind
+		}
+	}
+	var ue *usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return "usage"
+	}
+	return "error"
 }
