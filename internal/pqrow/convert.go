@@ -109,7 +109,13 @@ func leafConverter(t schema.Type, n *pnode, path []string) (leafConv, error) {
 	case "timestamp", "timestamp_ntz":
 		switch pt {
 		case format.Int96:
-			return func(v parquet.Value) (any, error) { return int96Time(v.Int96()), nil }, nil
+			return func(v parquet.Value) (any, error) {
+				t, ok := int96Time(v.Int96())
+				if !ok {
+					return nil, colErr(path, ErrUnsupported, "INT96 timestamp %v is outside the range of timestamps", v.Int96())
+				}
+				return t, nil
+			}, nil
 		case format.Int64:
 			unit := timeUnit(n)
 			return func(v parquet.Value) (any, error) { return unixTime(v.Int64(), unit), nil }, nil
@@ -203,13 +209,25 @@ func unixTime(x int64, unit int) time.Time {
 // INT96 timestamps' day field.
 const julianUnixEpoch = 2440588
 
-// int96Time decodes an INT96 timestamp (8 bytes little-endian nanoseconds
-// of the day, then 4 bytes Julian day), truncated to microseconds.
-func int96Time(i deprecated.Int96) time.Time {
+// microsPerDay = 86 400 s × 10^6.
+const microsPerDay = secondsPerDay * 1_000_000
+
+// int96Time decodes an INT96 timestamp (8 bytes little-endian signed
+// nanoseconds of the day, then a 4-byte signed Julian day), truncated to
+// microseconds. Like Spark, it refuses values whose microseconds since the
+// epoch overflow int64.
+func int96Time(i deprecated.Int96) (time.Time, bool) {
 	nanos := int64(uint64(i[0]) | uint64(i[1])<<32)
-	days := int64(i[2]) - julianUnixEpoch
-	micros := days*secondsPerDay*1_000_000 + floorDiv(nanos, 1000)
-	return time.UnixMicro(micros).UTC()
+	days := int64(int32(i[2])) - julianUnixEpoch
+	if days > math.MaxInt64/microsPerDay || days < math.MinInt64/microsPerDay {
+		return time.Time{}, false
+	}
+	base := days * microsPerDay
+	frac := floorDiv(nanos, 1000)
+	if (frac > 0 && base > math.MaxInt64-frac) || (frac < 0 && base < math.MinInt64-frac) {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(base + frac).UTC(), true
 }
 
 func float16ToFloat32(h uint16) float32 {

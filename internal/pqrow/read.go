@@ -246,6 +246,9 @@ type entry struct {
 	v        any
 }
 
+// convError stands in an entry for a value that failed to convert.
+type convError struct{ err error }
+
 // cursor reads one column chunk page by page, converting values as it goes
 // so that no page memory is retained after the page is consumed.
 type cursor struct {
@@ -345,7 +348,8 @@ func (c *cursor) refill() error {
 			if int(e.def) == c.maxDef && c.conv != nil && !v.IsNull() {
 				var cerr error
 				if e.v, cerr = c.conv(v); cerr != nil {
-					return cerr
+					// Reported when (and if) the row holding it is decoded.
+					e.v = convError{cerr}
 				}
 			}
 			c.buf = append(c.buf, e)
@@ -376,6 +380,9 @@ func (r *rnode) decode(cols [][]entry) (any, error) {
 	case kLeaf:
 		if len(cols[0]) != 1 {
 			return nil, fmt.Errorf("%w: %d values where one was expected", ErrCorrupt, len(cols[0]))
+		}
+		if ce, ok := e0.v.(convError); ok {
+			return nil, ce.err
 		}
 		return e0.v, nil
 	case kStruct:
