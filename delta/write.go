@@ -77,6 +77,17 @@ func Create(ctx context.Context, s store.Store, st *schema.Struct, opts CreateOp
 	p := defaultProtocol
 	if opts.Protocol != nil {
 		p = *opts.Protocol
+	} else if containsType(st, "timestamp_ntz") {
+		// timestamp_ntz columns need the timestampNtz table feature.
+		p = Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+		if strings.EqualFold(opts.Configuration["delta.appendOnly"], "true") {
+			p.WriterFeatures = append(p.WriterFeatures, "appendOnly")
+		}
+	}
+	if mode := opts.Configuration[ColumnMappingModeKey]; mode != "" && mode != string(MappingNone) {
+		if !fullyMapped(st) {
+			return nil, &UnsupportedFeatureError{Feature: "columnMapping (creating a table whose fields lack physical names and ids)", Op: "write"}
+		}
 	}
 	now := time.Now().UnixMilli()
 	md := Metadata{
@@ -233,6 +244,9 @@ func (tx *txn) resolveSchema(opts WriteOptions) (*schema.Struct, func([]any) []a
 		}
 		if tx.snap.colmap.mode != MappingNone {
 			return nil, nil, &UnsupportedFeatureError{Feature: "schema evolution with columnMapping", Op: "write"}
+		}
+		if containsType(merged, "timestamp_ntz") && !slices.Contains(tx.snap.protocol.WriterFeatures, "timestampNtz") {
+			return nil, nil, &UnsupportedFeatureError{Feature: "timestampNtz (adding a timestamp_ntz column needs a protocol upgrade)", Op: "write"}
 		}
 		md := tx.snap.Metadata()
 		md.SchemaString = merged.Marshal()
@@ -582,4 +596,44 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
+}
+
+// containsType reports whether t has a primitive named name anywhere.
+func containsType(t schema.Type, name string) bool {
+	switch t := t.(type) {
+	case *schema.Primitive:
+		return t.Name == name
+	case *schema.Array:
+		return containsType(t.Element, name)
+	case *schema.Map:
+		return containsType(t.Key, name) || containsType(t.Value, name)
+	case *schema.Struct:
+		for _, f := range t.Fields {
+			if containsType(f.Type, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fullyMapped reports whether every struct field carries column-mapping
+// metadata (a physical name and an id).
+func fullyMapped(t schema.Type) bool {
+	switch t := t.(type) {
+	case *schema.Array:
+		return fullyMapped(t.Element)
+	case *schema.Map:
+		return fullyMapped(t.Key) && fullyMapped(t.Value)
+	case *schema.Struct:
+		for _, f := range t.Fields {
+			if _, ok := pqrow.FieldID(f); !ok || PhysicalName(f) == f.Name {
+				return false
+			}
+			if !fullyMapped(f.Type) {
+				return false
+			}
+		}
+	}
+	return true
 }

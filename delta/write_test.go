@@ -462,3 +462,32 @@ func TestAppIDIdempotence(t *testing.T) {
 		t.Errorf("replayed app version: %v, want ErrConflict", err)
 	}
 }
+
+func TestCreateProtocolForTimestampNTZ(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t)
+	st := parseSchema(t, `{"type":"struct","fields":[{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]}`)
+	tb, err := Create(ctx, s, st, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	p := snap.Protocol()
+	if p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || !slices.Contains(p.ReaderFeatures, "timestampNtz") || !slices.Contains(p.WriterFeatures, "timestampNtz") {
+		t.Errorf("protocol %+v", p)
+	}
+	wall := time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC)
+	if _, err := tb.Append(ctx, Rows([][]any{{wall}, {nil}}), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := tableRows(t, s); !slices.Equal(got, render([][]any{{wall}, {nil}})) {
+		t.Errorf("rows %v", got)
+	}
+	// Column mapping without physical names is refused.
+	_, err = Create(ctx, memStore(t), parseSchema(t, testSchema), CreateOptions{
+		Protocol:      &Protocol{MinReaderVersion: 2, MinWriterVersion: 5},
+		Configuration: map[string]string{ColumnMappingModeKey: "name"}})
+	if !errors.Is(err, ErrUnsupportedFeature) {
+		t.Errorf("column-mapped Create without physical names: %v", err)
+	}
+}
