@@ -1,0 +1,189 @@
+// Package lakegen generates the reproducible listening-history data lake that
+// the row index's tests and benchmark run on: a seeded stream of plays
+// (user_id with Zipf-skewed activity, ts, track_uri, duration_ms, a JSON
+// context blob) written as Parquet with parquet-go into daily partitions
+// (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, either sorted by user or
+// in arrival (time) order.
+package lakegen
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// Listen is one play.
+type Listen struct {
+	UserID     int64     `parquet:"user_id"`
+	TS         time.Time `parquet:"ts,timestamp(microsecond)"`
+	TrackURI   string    `parquet:"track_uri,dict"`
+	DurationMS int32     `parquet:"duration_ms"`
+	Context    string    `parquet:"context"`
+}
+
+// bytesPerRow is the measured compressed size of one row (ZSTD, sorted or
+// not, within 10%): the JSON context (~120 bytes raw, ~45 compressed)
+// dominates, then the track URI (dictionary-encoded, ~3 bytes), ts (~5),
+// duration (~3), user_id (≤1 sorted, ~3 unsorted). TargetBytes / bytesPerRow
+// gives the row count.
+const bytesPerRow = 60
+
+// Config describes a lake. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	Seed        uint64
+	TargetBytes int64     // approximate total size (default 1 GB)
+	Days        int       // daily partitions (default 30)
+	FilesPerDay int       // files per partition (default 4)
+	Users       int       // distinct users (default 1,000,000)
+	ZipfS       float64   // Zipf exponent of user activity (default 1.1)
+	Tracks      int       // distinct tracks (default 200,000)
+	Start       time.Time // first day (default 2024-06-01 UTC)
+	// Sorted writes each file sorted by (user_id, ts); otherwise rows are in
+	// ts order (as a pipeline appends them).
+	Sorted bool
+	// RowGroupRows caps row groups (default 256 Ki rows ≈ 15 MB).
+	RowGroupRows int64
+	// PageBytes is the target page size (default 64 KiB).
+	PageBytes int
+	// Prefix is prepended to every key ("lake/" gives lake/date=.../...).
+	Prefix string
+}
+
+// DefaultConfig is the benchmark lake: about 1 GB in 30 days × 4 files.
+func DefaultConfig() Config {
+	return Config{
+		Seed: 1, TargetBytes: 1 << 30, Days: 30, FilesPerDay: 4, Users: 1_000_000, ZipfS: 1.1,
+		Tracks: 200_000, Start: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC),
+		RowGroupRows: 256 << 10, PageBytes: 64 << 10,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.Seed = cmp.Or(c.Seed, d.Seed)
+	c.TargetBytes = cmp.Or(c.TargetBytes, d.TargetBytes)
+	c.Days = cmp.Or(c.Days, d.Days)
+	c.FilesPerDay = cmp.Or(c.FilesPerDay, d.FilesPerDay)
+	c.Users = cmp.Or(c.Users, d.Users)
+	c.ZipfS = cmp.Or(c.ZipfS, d.ZipfS)
+	c.Tracks = cmp.Or(c.Tracks, d.Tracks)
+	if c.Start.IsZero() {
+		c.Start = d.Start
+	}
+	c.RowGroupRows = cmp.Or(c.RowGroupRows, d.RowGroupRows)
+	c.PageBytes = cmp.Or(c.PageBytes, d.PageBytes)
+	return c
+}
+
+// File is one generated file.
+type File struct {
+	Key  string
+	Rows int64
+	Size int64
+}
+
+// UserID returns the id of the user of activity rank r (0 = most active):
+// ranks are spread over the id space so hot users are not the small ids.
+func UserID(r uint64) int64 { return int64(r*2654435761%4_294_967_291) + 1 }
+
+// Generate writes the lake into st and returns its files in key order.
+// The same Config always produces the same bytes.
+func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
+	cfg = cfg.withDefaults()
+	nfiles := cfg.Days * cfg.FilesPerDay
+	rowsPerFile := max(1, cfg.TargetBytes/bytesPerRow/int64(nfiles))
+	var out []File
+	for day := range cfg.Days {
+		date := cfg.Start.AddDate(0, 0, day)
+		for part := range cfg.FilesPerDay {
+			fileNo := day*cfg.FilesPerDay + part
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(fileNo)))
+			rows := genRows(rng, cfg, date, part, rowsPerFile)
+			key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
+			size, err := writeFile(ctx, st, key, rows, cfg)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, File{Key: key, Rows: int64(len(rows)), Size: size})
+		}
+	}
+	return out, nil
+}
+
+var contexts = []string{"playlist", "album", "artist", "search", "radio", "daily-mix", "liked-songs"}
+var devices = []string{"ios", "android", "web", "desktop", "speaker", "car"}
+
+func genRows(rng *rand.Rand, cfg Config, date time.Time, part int, n int64) []Listen {
+	zipf := rand.NewZipf(rng, cfg.ZipfS, 1, uint64(cfg.Users-1))
+	// Each file holds one slice of the day (the pipeline's hourly batches).
+	span := 24 * time.Hour / time.Duration(cfg.FilesPerDay)
+	base := date.Add(time.Duration(part) * span)
+	rows := make([]Listen, n)
+	for i := range rows {
+		off := time.Duration(int64(i) * int64(span) / n)
+		track := rng.IntN(cfg.Tracks)
+		ctxKind := contexts[rng.IntN(len(contexts))]
+		rows[i] = Listen{
+			UserID:     UserID(zipf.Uint64()),
+			TS:         base.Add(off).Truncate(time.Millisecond),
+			TrackURI:   fmt.Sprintf("spotify:track:%022d", track),
+			DurationMS: int32(30_000 + rng.IntN(300_000)),
+			Context: fmt.Sprintf(`{"type":%q,"uri":"spotify:%s:%08x","device":%q,"shuffle":%t,"offline":%t,"session":"%016x"}`,
+				ctxKind, ctxKind, rng.Uint32(), devices[rng.IntN(len(devices))], rng.IntN(2) == 0, rng.IntN(10) == 0, rng.Uint64()),
+		}
+	}
+	if cfg.Sorted {
+		slices.SortStableFunc(rows, func(a, b Listen) int {
+			return cmp.Or(cmp.Compare(a.UserID, b.UserID), a.TS.Compare(b.TS))
+		})
+	}
+	return rows
+}
+
+func writeFile(ctx context.Context, st store.Store, key string, rows []Listen, cfg Config) (int64, error) {
+	w, err := st.NewWriter(ctx, key, nil)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: w}
+	pw := parquet.NewGenericWriter[Listen](cw,
+		parquet.Compression(&parquet.Zstd),
+		parquet.PageBufferSize(cfg.PageBytes),
+		parquet.MaxRowsPerRowGroup(cfg.RowGroupRows),
+		parquet.CreatedBy("ariadne-lakegen", "1", ""),
+	)
+	for len(rows) > 0 {
+		n := min(len(rows), 8192)
+		if _, err := pw.Write(rows[:n]); err != nil {
+			w.Abort()
+			return 0, err
+		}
+		rows = rows[n:]
+	}
+	if err := pw.Close(); err != nil {
+		w.Abort()
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return cw.n, nil
+}
+
+type countingWriter struct {
+	w store.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

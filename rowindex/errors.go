@@ -1,0 +1,74 @@
+package rowindex
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the row index. Callers test with errors.Is; the typed errors
+// below carry details for errors.As.
+var (
+	// ErrNotFound: no row index of that name exists under the index folder.
+	ErrNotFound = errors.New("rowindex: row index not found")
+	// ErrExists: Create found a row index of that name already.
+	ErrExists = errors.New("rowindex: row index already exists")
+	// ErrConcurrentUpdate: another writer committed the manifest version this
+	// writer meant to create. Nothing was committed; reopen and retry.
+	ErrConcurrentUpdate = errors.New("rowindex: concurrent manifest update")
+	// ErrDataFileChanged: a data file was replaced or truncated since it was
+	// indexed. No rows are returned from it; rebuild the row index.
+	ErrDataFileChanged = errors.New("rowindex: data file changed since indexing")
+	// ErrBadKeyColumn: the key (or a cover or aggregate) column is missing
+	// from a data file or is not a top-level primitive column.
+	ErrBadKeyColumn = errors.New("rowindex: unusable column")
+	// ErrBadQuery: the query is malformed (range on a hash index, unknown
+	// column, bad cursor, ...).
+	ErrBadQuery = errors.New("rowindex: bad query")
+	// ErrCorrupt: a manifest or fragment could not be decoded.
+	ErrCorrupt = errors.New("rowindex: corrupt row index")
+)
+
+// FileChangedError reports a data file whose size or footer no longer match
+// what the manifest recorded. It matches ErrDataFileChanged.
+type FileChangedError struct {
+	URI    string
+	Reason string // "truncated", "size", "footer checksum", "bad magic", ...
+	Err    error  // underlying read error, may be nil
+}
+
+func (e *FileChangedError) Error() string {
+	s := fmt.Sprintf("rowindex: data file %s changed since indexing (%s)", e.URI, e.Reason)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is makes a *FileChangedError match ErrDataFileChanged.
+func (e *FileChangedError) Is(target error) bool { return target == ErrDataFileChanged }
+
+// Unwrap returns the underlying read error.
+func (e *FileChangedError) Unwrap() error { return e.Err }
+
+// ColumnError reports an unusable column in one data file. It matches
+// ErrBadKeyColumn.
+type ColumnError struct {
+	URI    string
+	Column string
+	Reason string
+}
+
+func (e *ColumnError) Error() string {
+	return fmt.Sprintf("rowindex: column %q of %s: %s", e.Column, e.URI, e.Reason)
+}
+
+// Is makes a *ColumnError match ErrBadKeyColumn.
+func (e *ColumnError) Is(target error) bool { return target == ErrBadKeyColumn }
+
+func badQuery(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadQuery}, args...)...)
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}

@@ -1,0 +1,347 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// footerReadAhead is how much of a file's tail the first metadata read
+// fetches. Footers of lake files are typically 2–30 KiB (≈100 bytes per
+// column chunk × columns × row groups, plus the schema), so 64 KiB gets the
+// whole footer in one request for files up to a few hundred column chunks;
+// longer footers cost a second request.
+const footerReadAhead = 64 << 10
+
+// headerWindow is the read size of the page-header scan for files without a
+// page index. A page header is 20–60 bytes; pages are typically ≥ 8 KiB, so a
+// 64 KiB window usually holds a header and the scan costs one request per
+// page that does not start inside the previous window.
+const headerWindow = 64 << 10
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// fileMeta is the cached metadata of one Parquet file: its footer, parsed,
+// with an offset index for every column chunk (read from the file, or built by
+// scanning page headers when the file has none).
+type fileMeta struct {
+	f         *parquet.File
+	size      int64 // of the real object
+	footerCRC uint32
+	// aligned[rg*ncol+col] reports that the chunk's page locations start at
+	// row boundaries (a real offset index, or a scan of pages whose row counts
+	// are known); otherwise the chunk has one location spanning all its data
+	// pages and rows are found by decoding from its first page.
+	aligned []bool
+	charge  int64 // bytes charged to the cache
+	// scanRequests and scanBytes are what building the page locations cost.
+	scanRequests, scanBytes int64
+}
+
+func (fm *fileMeta) ncol() int {
+	rgs := fm.f.Metadata().RowGroups
+	if len(rgs) == 0 {
+		return 0
+	}
+	return len(rgs[0].Columns)
+}
+
+// offsetIndex returns the page locations of one column chunk.
+func (fm *fileMeta) offsetIndex(rg, col int) []format.PageLocation {
+	return fm.f.OffsetIndexes()[rg*fm.ncol()+col].PageLocations
+}
+
+// dictRange returns the byte range before the first data page of a chunk
+// (its dictionary page, if any); empty when there is none.
+func (fm *fileMeta) dictRange(rg, col int) brange {
+	cc := &fm.f.Metadata().RowGroups[rg].Columns[col]
+	start := cc.MetaData.DataPageOffset
+	if d := cc.MetaData.DictionaryPageOffset; d > 0 && d < start {
+		start = d
+	}
+	locs := fm.offsetIndex(rg, col)
+	if len(locs) == 0 || locs[0].Offset <= start {
+		return brange{start, start}
+	}
+	return brange{start, locs[0].Offset}
+}
+
+// loadFileMeta reads and parses the metadata of the Parquet object o of the
+// given size. wantCRC, when non-zero, is the footer checksum recorded at
+// indexing time: a different footer is a *FileChangedError.
+func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC uint32) (*fileMeta, error) {
+	changed := func(reason string, err error) error {
+		return &FileChangedError{URI: o.uri, Reason: reason, Err: err}
+	}
+	if size < 12 {
+		return nil, changed("too small for Parquet", nil)
+	}
+	tailLen := min(size, footerReadAhead)
+	tail, err := readRange(ctx, m, o, size-tailLen, tailLen)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, changed("truncated", err)
+		}
+		return nil, err
+	}
+	switch string(tail[len(tail)-4:]) {
+	case "PAR1":
+	case "PARE":
+		return nil, &ColumnError{URI: o.uri, Reason: "encrypted Parquet is not supported"}
+	default:
+		return nil, changed("bad magic", nil)
+	}
+	footerLen := int64(binary.LittleEndian.Uint32(tail[len(tail)-8:]))
+	if footerLen+8 > size-4 {
+		return nil, changed("bad footer length", nil)
+	}
+	var footer []byte
+	if footerLen+8 <= tailLen {
+		footer = tail[tailLen-8-footerLen : tailLen-8]
+	} else {
+		head, err := readRange(ctx, m, o, size-8-footerLen, footerLen+8-tailLen)
+		if err != nil {
+			return nil, changed("truncated", err)
+		}
+		footer = append(head, tail[:tailLen-8]...)
+	}
+	crc := crc32.Checksum(footer, castagnoli)
+	if wantCRC != 0 && crc != wantCRC {
+		return nil, changed("footer checksum", nil)
+	}
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
+		return nil, changed("unreadable footer", err)
+	}
+	fm := &fileMeta{size: size, footerCRC: crc}
+	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm)
+	if err != nil {
+		return nil, err
+	}
+	fm.aligned = aligned
+	if fm.f, err = openVirtual(&md, ois, size); err != nil {
+		return nil, corrupt("%s: %v", o.uri, err)
+	}
+	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024
+	for _, oi := range ois {
+		fm.charge += 24 * int64(len(oi.PageLocations))
+	}
+	return fm, nil
+}
+
+// offsetIndexes returns an offset index for every column chunk of md, in
+// row-group-major order: read from the file where it has one, built by
+// scanning page headers where it has none.
+func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaData, fm *fileMeta) ([]format.OffsetIndex, []bool, error) {
+	var n int
+	lo, hi := int64(-1), int64(-1)
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			n++
+			c := &md.RowGroups[i].Columns[j]
+			if c.OffsetIndexOffset > 0 && c.OffsetIndexLength > 0 {
+				if lo < 0 || c.OffsetIndexOffset < lo {
+					lo = c.OffsetIndexOffset
+				}
+				hi = max(hi, c.OffsetIndexOffset+int64(c.OffsetIndexLength))
+			}
+		}
+	}
+	ois := make([]format.OffsetIndex, 0, n)
+	aligned := make([]bool, 0, n)
+	var region []byte
+	if lo >= 0 {
+		var err error
+		if region, err = readRange(ctx, m, o, lo, hi-lo); err != nil {
+			return nil, nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+		}
+	}
+	schema := md.Schema
+	maxRep := maxRepetitionLevels(schema)
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			c := &md.RowGroups[i].Columns[j]
+			var oi format.OffsetIndex
+			if c.OffsetIndexOffset > 0 && c.OffsetIndexLength > 0 {
+				b := region[c.OffsetIndexOffset-lo : c.OffsetIndexOffset-lo+int64(c.OffsetIndexLength)]
+				if err := thrift.Unmarshal(new(thrift.CompactProtocol), b, &oi); err != nil {
+					return nil, nil, corrupt("%s: offset index: %v", o.uri, err)
+				}
+				ois = append(ois, oi)
+				aligned = append(aligned, true)
+				continue
+			}
+			rep := 0
+			if j < len(maxRep) {
+				rep = maxRep[j]
+			}
+			locs, ok, err := scanPages(ctx, m, o, c, rep, fm)
+			if err != nil {
+				return nil, nil, err
+			}
+			oi.PageLocations = locs
+			ois = append(ois, oi)
+			aligned = append(aligned, ok)
+		}
+	}
+	return ois, aligned, nil
+}
+
+// maxRepetitionLevels returns the maximum repetition level of every leaf
+// column of a flattened Parquet schema, in leaf order.
+func maxRepetitionLevels(schema []format.SchemaElement) []int {
+	var out []int
+	var walk func(i, rep int) int
+	walk = func(i, rep int) int {
+		e := &schema[i]
+		if e.RepetitionType.Valid && e.RepetitionType.V == format.Repeated {
+			rep++
+		}
+		if e.NumChildren.V == 0 {
+			out = append(out, rep)
+			return i + 1
+		}
+		next := i + 1
+		for range e.NumChildren.V {
+			if next >= len(schema) {
+				return next
+			}
+			next = walk(next, rep)
+		}
+		return next
+	}
+	if len(schema) > 0 {
+		next := 1
+		for range schema[0].NumChildren.V {
+			if next >= len(schema) {
+				break
+			}
+			next = walk(next, 0)
+		}
+	}
+	return out
+}
+
+// scanPages builds the page locations of a column chunk from its page
+// headers. ok is false when the rows of the pages cannot be known from the
+// headers (data page v1 of a repeated column): then the chunk gets one
+// location spanning all its data pages.
+func scanPages(ctx context.Context, m *meter, o object, c *format.ColumnChunk, maxRep int, fm *fileMeta) (locs []format.PageLocation, ok bool, err error) {
+	md := &c.MetaData
+	start := md.DataPageOffset
+	if d := md.DictionaryPageOffset; d > 0 && d < start {
+		start = d
+	}
+	end := start + md.TotalCompressedSize
+	if md.NumValues == 0 || md.TotalCompressedSize <= 0 {
+		return nil, true, nil
+	}
+	var win span
+	before := m.requests.Load()
+	beforeBytes := m.bytes.Load()
+	defer func() {
+		fm.scanRequests += m.requests.Load() - before
+		fm.scanBytes += m.bytes.Load() - beforeBytes
+	}()
+	get := func(pos, n int64) ([]byte, error) {
+		if pos >= win.off && pos+n <= win.end() {
+			return win.data[pos-win.off:], nil
+		}
+		l := min(max(n, headerWindow), end-pos)
+		b, err := readRange(ctx, m, o, pos, l)
+		if err != nil {
+			return nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+		}
+		win = span{pos, b}
+		return b, nil
+	}
+	row := int64(0)
+	firstData := int64(-1)
+	for pos := start; pos < end; {
+		var h format.PageHeader
+		var hlen int64
+		for probe := int64(256); ; probe *= 4 {
+			b, err := get(pos, min(probe, end-pos))
+			if err != nil {
+				return nil, false, err
+			}
+			r := bytes.NewReader(b)
+			h = format.PageHeader{}
+			derr := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h)
+			if derr == nil {
+				hlen = int64(len(b) - r.Len())
+				break
+			}
+			if probe >= end-pos {
+				return nil, false, corrupt("%s: page header at %d: %v", o.uri, pos, derr)
+			}
+		}
+		size := hlen + int64(h.CompressedPageSize)
+		switch h.Type {
+		case format.DataPage, format.DataPageV2:
+			if firstData < 0 {
+				firstData = pos
+			}
+			var rows int64
+			switch {
+			case h.Type == format.DataPageV2:
+				rows = int64(h.DataPageHeaderV2.V.NumRows)
+			case maxRep == 0:
+				rows = int64(h.DataPageHeader.V.NumValues)
+			default:
+				return []format.PageLocation{{Offset: firstData, CompressedPageSize: int32(end - firstData)}}, false, nil
+			}
+			locs = append(locs, format.PageLocation{Offset: pos, CompressedPageSize: int32(size), FirstRowIndex: row})
+			row += rows
+		}
+		pos += size
+	}
+	return locs, true, nil
+}
+
+// openVirtual opens md with parquet-go as if the file carried the given
+// offset indexes: the footer is re-encoded with the offset indexes placed in
+// a virtual region after the real end of the file (size), and parquet-go
+// reads that region and the footer from memory. Data page offsets are
+// unchanged, so page reads address the real object.
+func openVirtual(md *format.FileMetaData, ois []format.OffsetIndex, size int64) (*parquet.File, error) {
+	var blob []byte
+	k := 0
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			b, err := thrift.Marshal(new(thrift.CompactProtocol), &ois[k])
+			if err != nil {
+				return nil, err
+			}
+			c := &md.RowGroups[i].Columns[j]
+			c.OffsetIndexOffset = size + int64(len(blob))
+			c.OffsetIndexLength = int32(len(b))
+			c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0
+			c.MetaData.BloomFilterOffset = 0
+			blob = append(blob, b...)
+			k++
+		}
+	}
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
+	if err != nil {
+		return nil, err
+	}
+	virt := append(blob, footer...)
+	virt = binary.LittleEndian.AppendUint32(virt, uint32(len(footer)))
+	virt = append(virt, "PAR1"...)
+	r := &pageReader{sp: spans{{off: size, data: virt}}}
+	f, err := parquet.OpenFile(r, size+int64(len(virt)),
+		parquet.SkipMagicBytes(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	return f, nil
+}

@@ -1,0 +1,138 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// scanRow is a row found by a full scan.
+type scanRow struct {
+	key  []byte
+	file string
+	row  int64
+	vals parquet.Row
+}
+
+// fullScan reads every row of every file with parquet-go's row reader and
+// returns those whose key column lies in [lo, hi], in (key, file order, row)
+// order: the reference a lookup must match.
+func fullScan(t *testing.T, root string, uris []string, keyCol string, lo, hi []byte) []scanRow {
+	t.Helper()
+	var out []scanRow
+	for _, uri := range uris {
+		fh, err := os.Open(filepath.Join(root, uri))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := fh.Stat()
+		f, err := parquet.OpenFile(fh, info.Size())
+		if err != nil {
+			fh.Close()
+			t.Fatalf("%s: %v", uri, err)
+		}
+		kc := f.Root().Column(keyCol).Index()
+		var rowNo int64
+		for _, g := range f.RowGroups() {
+			rr := g.Rows()
+			buf := make([]parquet.Row, 256)
+			for {
+				n, err := rr.ReadRows(buf)
+				for _, r := range buf[:n] {
+					var kv parquet.Value
+					for _, v := range r {
+						if v.Column() == kc {
+							kv = v
+						}
+					}
+					if !kv.IsNull() {
+						k := appendKeyValue(nil, kv)
+						if bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) <= 0 {
+							out = append(out, scanRow{key: k, file: uri, row: rowNo, vals: r.Clone()})
+						}
+					}
+					rowNo++
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			rr.Close()
+		}
+		fh.Close()
+	}
+	// Stable sort by key keeps (file order, row) within a key.
+	sortScan(out)
+	return out
+}
+
+func sortScan(rs []scanRow) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && bytes.Compare(rs[j-1].key, rs[j].key) > 0; j-- {
+			rs[j-1], rs[j] = rs[j], rs[j-1]
+		}
+	}
+}
+
+// checkRows compares lookup rows with the scan's.
+func checkRows(t *testing.T, what string, got []Row, want []scanRow) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, full scan has %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.File != w.file || g.Row != w.row {
+			t.Fatalf("%s: row %d is %s#%d, full scan has %s#%d", what, i, g.File, g.Row, w.file, w.row)
+		}
+		if !g.Values.Equal(w.vals) {
+			t.Fatalf("%s: row %d (%s#%d) values differ:\n got  %v\n want %v", what, i, g.File, g.Row, g.Values, w.vals)
+		}
+	}
+}
+
+// countingStore counts the requests that reach a store, independently of
+// the row index's own accounting.
+type countingStore struct {
+	store.Store
+	reads, stats, lists atomic.Int64
+	bytes               atomic.Int64
+}
+
+func (c *countingStore) NewRangeReader(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	c.reads.Add(1)
+	rc, err := c.Store.NewRangeReader(ctx, key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	return &countingReader{rc, &c.bytes}, nil
+}
+
+func (c *countingStore) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	c.stats.Add(1)
+	return c.Store.Stat(ctx, key)
+}
+
+func (c *countingStore) reset() { c.reads.Store(0); c.stats.Store(0); c.lists.Store(0); c.bytes.Store(0) }
+
+type countingReader struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(n))
+	return n, err
+}

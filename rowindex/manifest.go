@@ -1,0 +1,300 @@
+package rowindex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// FormatVersion is the version of the row index's persisted format (manifest
+// and fragments). A manifest with a higher version is refused.
+const FormatVersion = 1
+
+// Folder is the folder under an index folder that holds every row index.
+// The Spark library ignores unknown folders there (spec §12 item 7).
+const Folder = "row_indexes"
+
+// Kind is the access structure of a row index.
+type Kind string
+
+// The kinds of row index.
+const (
+	// KindHash serves equality lookups in O(1): fragments are partitioned
+	// by hash bucket of the key, and a lookup reads one bucket.
+	KindHash Kind = "hash"
+	// KindSorted serves equality and range lookups (LOW..HIGH): fragments
+	// are sorted by key and a lookup reads the row groups whose key range
+	// overlaps the query.
+	KindSorted Kind = "sorted"
+)
+
+// Aggregate is a per-key value computed at build time.
+type Aggregate struct {
+	// Op is count, sum, min, max or count-by.
+	Op string `json:"op"`
+	// Column is the column aggregated (empty for count). sum, min and max
+	// need a numeric column; count-by a small-cardinality one.
+	Column string `json:"column,omitempty"`
+}
+
+// String renders the aggregate as on the command line ("sum:duration_ms").
+func (a Aggregate) String() string {
+	if a.Column == "" {
+		return a.Op
+	}
+	return a.Op + ":" + a.Column
+}
+
+// ParseAggregate parses "count", "sum:COL", "min:COL", "max:COL" or
+// "count-by:COL".
+func ParseAggregate(s string) (Aggregate, error) {
+	op, col, _ := strings.Cut(s, ":")
+	a := Aggregate{Op: op, Column: col}
+	return a, a.validate()
+}
+
+func (a Aggregate) validate() error {
+	switch a.Op {
+	case "count":
+		if a.Column != "" {
+			return badQuery("count takes no column")
+		}
+	case "sum", "min", "max", "count-by":
+		if a.Column == "" {
+			return badQuery("%s needs a column (%s:COL)", a.Op, a.Op)
+		}
+	default:
+		return badQuery("unknown aggregate %q (count, sum:COL, min:COL, max:COL, count-by:COL)", a.Op)
+	}
+	return nil
+}
+
+// Definition is what a row index indexes. It is stored in the manifest,
+// never in metadata.json.
+type Definition struct {
+	Name       string      `json:"name"`
+	Key        string      `json:"key"`
+	Kind       Kind        `json:"kind"`
+	Cover      []string    `json:"cover,omitempty"`
+	Aggregates []Aggregate `json:"aggregates,omitempty"`
+}
+
+// Validate checks the definition.
+func (d *Definition) Validate() error {
+	if d.Name == "" || strings.ContainsAny(d.Name, "/\\") || d.Name == "." || d.Name == ".." {
+		return badQuery("invalid row index name %q", d.Name)
+	}
+	if d.Key == "" {
+		return badQuery("row index %s: no key column", d.Name)
+	}
+	switch d.Kind {
+	case "":
+		d.Kind = KindHash
+	case KindHash, KindSorted:
+	default:
+		return badQuery("row index %s: unknown kind %q (hash, sorted)", d.Name, d.Kind)
+	}
+	for _, a := range d.Aggregates {
+		if err := a.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FileEntry is one indexed data file.
+type FileEntry struct {
+	ID   int32  `json:"id"`
+	URI  string `json:"uri"`
+	Size int64  `json:"size"`
+	ETag string `json:"etag,omitempty"`
+	// FooterCRC is the CRC-32C of the Parquet footer; a different footer at
+	// lookup time means the file was replaced.
+	FooterCRC uint32 `json:"footerCrc"`
+	Rows      int64  `json:"rows"`
+	// RowGroupRows is the first row (in the file) of each row group.
+	RowGroupStarts []int64 `json:"rowGroupStarts"`
+}
+
+// Group is one row group of a fragment: the key directory entry that makes
+// a bucket (or a key range) one ranged read.
+type Group struct {
+	BucketLo int32  `json:"bucketLo"`
+	BucketHi int32  `json:"bucketHi"`
+	KeyLo    []byte `json:"keyLo,omitempty"` // sorted kind only
+	KeyHi    []byte `json:"keyHi,omitempty"`
+	Offset   int64  `json:"offset"`
+	Length   int64  `json:"length"`
+	Rows     int64  `json:"rows"`
+}
+
+// FragmentEntry is one immutable fragment file.
+type FragmentEntry struct {
+	Path    string  `json:"path"` // relative to the row index folder
+	Size    int64   `json:"size"`
+	Entries int64   `json:"entries"`
+	Groups  []Group `json:"groups"`
+}
+
+// Manifest is one version of a row index.
+type Manifest struct {
+	FormatVersion int   `json:"formatVersion"`
+	Version       int64 `json:"version"`
+	Definition
+	KeyClass   KeyClass        `json:"keyClass,omitempty"`
+	Files      []FileEntry     `json:"files"`
+	Fragments  []FragmentEntry `json:"fragments"`
+	NextFileID int32           `json:"nextFileId"`
+	Committed  time.Time       `json:"committed"`
+}
+
+// IndexBytes returns the total size of the fragments.
+func (m *Manifest) IndexBytes() int64 {
+	var n int64
+	for _, f := range m.Fragments {
+		n += f.Size
+	}
+	return n
+}
+
+// DataBytes returns the total size of the indexed files.
+func (m *Manifest) DataBytes() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Entries returns the number of entries of all fragments.
+func (m *Manifest) Entries() int64 {
+	var n int64
+	for _, f := range m.Fragments {
+		n += f.Entries
+	}
+	return n
+}
+
+func (m *Manifest) clone() *Manifest {
+	c := *m
+	c.Files = append([]FileEntry(nil), m.Files...)
+	c.Fragments = append([]FragmentEntry(nil), m.Fragments...)
+	c.Cover = append([]string(nil), m.Cover...)
+	c.Aggregates = append([]Aggregate(nil), m.Aggregates...)
+	return &c
+}
+
+func folderOf(name string) string    { return Folder + "/" + name + "/" }
+func manifestDir(name string) string { return folderOf(name) + "_manifest/" }
+func manifestKey(name string, v int64) string {
+	return fmt.Sprintf("%s%020d.json", manifestDir(name), v)
+}
+
+// latestVersion lists the manifest log of a row index and returns its
+// newest version, or 0 when there is none.
+func latestVersion(ctx context.Context, st store.Store, name string, m *meter) (int64, error) {
+	m.requests.Add(1)
+	var latest int64
+	for info, err := range st.List(ctx, store.ListOptions{Prefix: manifestDir(name)}) {
+		if err != nil {
+			return 0, err
+		}
+		base := path.Base(info.Key)
+		v, err := strconv.ParseInt(strings.TrimSuffix(base, ".json"), 10, 64)
+		if err != nil || !strings.HasSuffix(base, ".json") {
+			continue // temporary or foreign objects
+		}
+		latest = max(latest, v)
+	}
+	return latest, nil
+}
+
+// loadManifest reads the newest manifest of a row index.
+func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*Manifest, error) {
+	v, err := latestVersion(ctx, st, name, m)
+	if err != nil {
+		return nil, err
+	}
+	if v == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	m.requests.Add(1)
+	b, err := store.ReadAll(ctx, st, manifestKey(name, v))
+	if err != nil {
+		return nil, err
+	}
+	m.bytes.Add(int64(len(b)))
+	var man Manifest
+	if err := json.Unmarshal(b, &man); err != nil {
+		return nil, corrupt("manifest %d of %s: %v", v, name, err)
+	}
+	if man.FormatVersion > FormatVersion {
+		return nil, corrupt("manifest of %s has format version %d, this build reads up to %d", name, man.FormatVersion, FormatVersion)
+	}
+	if man.Version != v {
+		return nil, corrupt("manifest %d of %s claims version %d", v, name, man.Version)
+	}
+	return &man, nil
+}
+
+// commitManifest writes man as the next version after man.Version-1 with
+// put-if-absent: exactly one of several racing writers wins, the others get
+// ErrConcurrentUpdate.
+func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
+	man.FormatVersion = FormatVersion
+	man.Committed = time.Now().UTC()
+	b, err := json.MarshalIndent(man, "", " ")
+	if err != nil {
+		return err
+	}
+	err = store.WriteAll(ctx, st, manifestKey(man.Name, man.Version), b, &store.WriteOptions{IfNotExist: true, ContentType: "application/json"})
+	if errors.Is(err, store.ErrPrecondition) {
+		return fmt.Errorf("%w: version %d of %s", ErrConcurrentUpdate, man.Version, man.Name)
+	}
+	return err
+}
+
+// List returns the definitions of every row index under the index folder
+// idx, by name.
+func List(ctx context.Context, idx store.Store) ([]Definition, error) {
+	var defs []Definition
+	m := new(meter)
+	for info, err := range idx.List(ctx, store.ListOptions{Prefix: Folder + "/", Delimiter: "/"}) {
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir {
+			continue
+		}
+		name := path.Base(strings.TrimSuffix(info.Key, "/"))
+		man, err := loadManifest(ctx, idx, name, m)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, man.Definition)
+	}
+	return defs, nil
+}
+
+// Drop deletes a row index: its manifest log first (so readers stop seeing
+// it), then its fragments. No data file is touched.
+func Drop(ctx context.Context, idx store.Store, name string) error {
+	if _, err := loadManifest(ctx, idx, name, new(meter)); err != nil {
+		return err
+	}
+	if _, err := store.DeleteAll(ctx, idx, manifestDir(name)); err != nil {
+		return err
+	}
+	_, err := store.DeleteAll(ctx, idx, folderOf(name))
+	return err
+}

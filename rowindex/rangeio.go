@@ -1,0 +1,227 @@
+package rowindex
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// object names one object of one store.
+type object struct {
+	st  store.Store
+	key string
+	uri string // for messages
+}
+
+// meter counts the storage requests and bytes of one operation. Every read
+// the row index issues goes through readRange, so a Plan's figures are the
+// store's figures.
+type meter struct {
+	requests  atomic.Int64 // ranged reads, lists and stats issued
+	bytes     atomic.Int64 // bytes received
+	misses    atomic.Int64 // reads that fell through the prefetched ranges
+	missBytes atomic.Int64
+	hits      atomic.Int64 // cache hits (metadata, dictionaries, index blocks)
+}
+
+// readRange issues exactly one ranged read of n bytes at off. A short object
+// is io.ErrUnexpectedEOF.
+func readRange(ctx context.Context, m *meter, o object, off, n int64) ([]byte, error) {
+	m.requests.Add(1)
+	rc, err := o.st.NewRangeReader(ctx, o.key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, n)
+	got, err := io.ReadFull(rc, buf)
+	m.bytes.Add(int64(got))
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return buf[:got], err
+	}
+	return buf, nil
+}
+
+// brange is a byte range [off, end).
+type brange struct{ off, end int64 }
+
+// coalesce sorts ranges and merges those that overlap or lie within gap bytes
+// of each other.
+func coalesce(rs []brange, gap int64) []brange {
+	if len(rs) == 0 {
+		return nil
+	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b brange) int {
+		if a.off != b.off {
+			if a.off < b.off {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.off <= last.end+gap {
+			last.end = max(last.end, r.end)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// span is a fetched byte range of one object.
+type span struct {
+	off  int64
+	data []byte
+}
+
+func (s span) end() int64 { return s.off + int64(len(s.data)) }
+
+// spans is a set of spans sorted by offset, not overlapping.
+type spans []span
+
+// add inserts s, keeping the order; overlapping spans are kept (serve reads
+// from the first that covers an offset).
+func (ss *spans) add(s span) {
+	i, _ := slices.BinarySearchFunc(*ss, s.off, func(a span, off int64) int {
+		switch {
+		case a.off < off:
+			return -1
+		case a.off > off:
+			return 1
+		}
+		return 0
+	})
+	*ss = slices.Insert(*ss, i, s)
+}
+
+// serve copies into p the bytes at off that the spans hold contiguously and
+// returns how many it copied.
+func (ss spans) serve(p []byte, off int64) int {
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		// Last span starting at or before at.
+		i, found := slices.BinarySearchFunc(ss, at, func(a span, off int64) int {
+			switch {
+			case a.off < off:
+				return -1
+			case a.off > off:
+				return 1
+			}
+			return 0
+		})
+		if !found {
+			i--
+		}
+		progressed := false
+		for j := i; j >= 0; j-- { // spans may overlap: any earlier one may cover at
+			if s := ss[j]; s.off <= at && at < s.end() {
+				n += copy(p[n:], s.data[at-s.off:])
+				progressed = true
+				break
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	return n
+}
+
+// errOutsideSpans is returned by a pageReader without fall-through when
+// parquet-go reads bytes that were not prefetched (typically its read-ahead
+// past the last page needed). It is only an error if those bytes are needed.
+var errOutsideSpans = errors.New("rowindex: read outside prefetched ranges")
+
+// pageReader is the io.ReaderAt handed to parquet-go's page reader for one
+// data file during one operation. It serves the prefetched spans; a read
+// outside them either fails with errOutsideSpans (the default: parquet-go's
+// buffered reader reads ahead past the last needed page, and those bytes are
+// never used) or, with fallThrough set, becomes one counted ranged read (a
+// miss).
+type pageReader struct {
+	ctx         context.Context
+	m           *meter
+	obj         object
+	sp          spans
+	fallThrough bool
+	outside     atomic.Bool // a read was cut short at the prefetched ranges
+}
+
+func (r *pageReader) ReadAt(p []byte, off int64) (int, error) {
+	n := r.sp.serve(p, off)
+	if n == len(p) {
+		return n, nil
+	}
+	if !r.fallThrough {
+		r.outside.Store(true)
+		return n, errOutsideSpans
+	}
+	rest := int64(len(p) - n)
+	b, err := readRange(r.ctx, r.m, r.obj, off+int64(n), rest)
+	r.m.misses.Add(1)
+	r.m.missBytes.Add(int64(len(b)))
+	n += copy(p[n:], b)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// fetch is one ranged read to issue.
+type fetch struct {
+	obj  object
+	r    brange
+	data []byte // filled by fetchAll
+}
+
+// maxConcurrentReads bounds the reads in flight for one operation. Object
+// stores serve thousands of parallel GETs per prefix; 64 keeps one lookup
+// touching a few dozen files fully parallel (one round trip) while bounding
+// file descriptors and goroutines on local disk.
+const maxConcurrentReads = 64
+
+// fetchAll issues every fetch concurrently (at most maxConcurrentReads at a
+// time). The first error cancels the rest and is returned.
+func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		once    sync.Once
+		firstEr error
+		sem     = make(chan struct{}, maxConcurrentReads)
+	)
+	for _, f := range fs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			b, err := readRange(ctx, m, f.obj, f.r.off, f.r.end-f.r.off)
+			if err != nil {
+				once.Do(func() { firstEr = err; cancel() })
+				return
+			}
+			f.data = b
+		}()
+	}
+	wg.Wait()
+	return firstEr
+}
