@@ -409,3 +409,5 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func parseSchema(s string) (*schema.Struct, error) { return schema.Parse(s) }
