@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -163,3 +164,5 @@ func isFileError(err error, uri string) bool {
 	var fe *FileError
 	return errors.As(err, &fe) && fe.URI == uri
 }
+
+func newGzipWriter(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }
