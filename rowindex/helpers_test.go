@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -78,11 +79,7 @@ func fullScan(t *testing.T, root string, uris []string, keyCol string, lo, hi []
 }
 
 func sortScan(rs []scanRow) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && bytes.Compare(rs[j-1].key, rs[j].key) > 0; j-- {
-			rs[j-1], rs[j] = rs[j], rs[j-1]
-		}
-	}
+	slices.SortStableFunc(rs, func(a, b scanRow) int { return bytes.Compare(a.key, b.key) })
 }
 
 // checkRows compares lookup rows with the scan's.
@@ -124,7 +121,12 @@ func (c *countingStore) Stat(ctx context.Context, key string) (store.ObjectInfo,
 	return c.Store.Stat(ctx, key)
 }
 
-func (c *countingStore) reset() { c.reads.Store(0); c.stats.Store(0); c.lists.Store(0); c.bytes.Store(0) }
+func (c *countingStore) reset() {
+	c.reads.Store(0)
+	c.stats.Store(0)
+	c.lists.Store(0)
+	c.bytes.Store(0)
+}
 
 type countingReader struct {
 	io.ReadCloser
