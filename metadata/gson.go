@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ariadne-go/ariadne/internal/jvm"
 )
 
 // Marshal renders m as the Spark library's Gson writes metadata.json, byte
@@ -201,68 +203,7 @@ func QuoteGson(s string) string {
 	return b.String()
 }
 
-// FormatJavaDouble renders a finite f as Java's Double.toString does (which
-// is what Gson writes for a double field):
-//
-//   - 10⁻³ ≤ |f| < 10⁷: plain decimal with at least one fraction digit
-//     ("0.01", "0.001", "1.0", "1234567.0");
-//   - otherwise computerized scientific notation with at least one fraction
-//     digit and an unsigned exponent unless negative ("1.0E-4", "1.0E7",
-//     "1.2345E-5");
-//   - zero as "0.0" or "-0.0".
-//
-// The digits are the shortest that round-trip (with Java's two-digit rule,
-// below), which is the JDK 19+ algorithm; older JDKs occasionally printed one more digit than needed for
-// rare values (JDK-4511638), which parses back to the same double.
-func FormatJavaDouble(f float64) string {
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if f < 0 {
-		sign, f = "-", -f
-	}
-	// Shortest round-trip digits d1d2...dn and exponent e: f = 0.d1...dn × 10^(e).
-	sci := strconv.FormatFloat(f, 'e', -1, 64) // "d.ddde±xx"
-	mant, expText, _ := strings.Cut(sci, "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	exp, _ := strconv.Atoi(expText) // f = d.ddd × 10^exp
-	if len(digits) == 1 {
-		// Java considers two-digit decimals too when one digit suffices and
-		// takes the closest to f (so Double.MIN_VALUE is "4.9E-324", not
-		// "5.0E-324"). The correctly rounded two-digit decimal is the closest
-		// one; use it if it still reads back as f.
-		two := strconv.FormatFloat(f, 'e', 1, 64)
-		if back, err := strconv.ParseFloat(two, 64); err == nil && back == f {
-			m2, e2, _ := strings.Cut(two, "e")
-			if d2 := strings.Replace(m2, ".", "", 1); d2[1] != '0' {
-				digits = d2
-				exp, _ = strconv.Atoi(e2)
-			}
-		}
-	}
-	if f >= 1e-3 && f < 1e7 {
-		var intPart, frac string
-		if exp >= 0 {
-			if len(digits) <= exp+1 {
-				intPart = digits + strings.Repeat("0", exp+1-len(digits))
-			} else {
-				intPart, frac = digits[:exp+1], digits[exp+1:]
-			}
-		} else {
-			intPart, frac = "0", strings.Repeat("0", -exp-1)+digits
-		}
-		if frac == "" {
-			frac = "0"
-		}
-		return sign + intPart + "." + frac
-	}
-	frac := digits[1:]
-	if frac == "" {
-		frac = "0"
-	}
-	return sign + digits[:1] + "." + frac + "E" + strconv.Itoa(exp)
-}
+// FormatJavaDouble renders a finite f as Java's Double.toString does, which
+// is what Gson writes for a double field ("0.01", "1.0E-4", "0.0"); see
+// jvm.Double for the rules.
+func FormatJavaDouble(f float64) string { return jvm.Double(f) }

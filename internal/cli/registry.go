@@ -17,6 +17,28 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
+// withCatalog opens the store root and the index catalog on it, runs fn,
+// and releases them.
+func (g *globals) withCatalog(ctx context.Context, fn func(cat *index.Catalog) error) error {
+	cat, done, err := g.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return fn(cat)
+}
+
+// withIndex opens an existing index (read-only reconnect) and runs fn.
+func (g *globals) withIndex(ctx context.Context, name string, fn func(ix *index.Index) error) error {
+	return g.withCatalog(ctx, func(cat *index.Catalog) error {
+		ix, err := cat.Get(ctx, name)
+		if err != nil {
+			return err
+		}
+		return fn(ix)
+	})
+}
+
 // catalog opens the store root and the index catalog on it.
 func (g *globals) catalog(ctx context.Context) (*index.Catalog, func(), error) {
 	cfg, err := g.config()
@@ -115,19 +137,16 @@ func newListCmd(g *globals) *cobra.Command {
 		Short: "List the indexes in the store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, done, err := g.catalog(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			names, err := cat.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"indexes": nonNil(names)}, func(w io.Writer) {
-				for _, n := range names {
-					fmt.Fprintln(w, n)
+			return g.withCatalog(cmd.Context(), func(cat *index.Catalog) error {
+				names, err := cat.List(cmd.Context())
+				if err != nil {
+					return err
 				}
+				return g.emit(map[string]any{"indexes": nonNil(names)}, func(w io.Writer) {
+					for _, n := range names {
+						fmt.Fprintln(w, n)
+					}
+				})
 			})
 		},
 	}
@@ -205,17 +224,14 @@ func newRemoveCmd(g *globals) *cobra.Command {
 		Short: "Remove an index (its index data and FileList; data files are never touched)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, done, err := g.catalog(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			removed, err := cat.Remove(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"name": args[0], "removed": removed}, func(w io.Writer) {
-				fmt.Fprintf(w, "removed index %s\n", args[0])
+			return g.withCatalog(cmd.Context(), func(cat *index.Catalog) error {
+				removed, err := cat.Remove(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "removed": removed}, func(w io.Writer) {
+					fmt.Fprintf(w, "removed index %s\n", args[0])
+				})
 			})
 		},
 	}
@@ -227,23 +243,20 @@ func newFindIndexesCmd(g *globals) *cobra.Command {
 		Short: "List the indexes that track a data file",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, done, err := g.catalog(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
 			uri, err := store.Canonical(args[0])
 			if err != nil {
 				return err
 			}
-			names, err := cat.FindIndexes(cmd.Context(), uri)
-			if err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"file": uri, "indexes": nonNil(names)}, func(w io.Writer) {
-				for _, n := range names {
-					fmt.Fprintln(w, n)
+			return g.withCatalog(cmd.Context(), func(cat *index.Catalog) error {
+				names, err := cat.FindIndexes(cmd.Context(), uri)
+				if err != nil {
+					return err
 				}
+				return g.emit(map[string]any{"file": uri, "indexes": nonNil(names)}, func(w io.Writer) {
+					for _, n := range names {
+						fmt.Fprintln(w, n)
+					}
+				})
 			})
 		},
 	}
@@ -256,25 +269,18 @@ func newAddFilesCmd(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cat, done, err := g.catalog(ctx)
-			if err != nil {
-				return err
-			}
-			defer done()
-			ix, err := cat.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			files, err := ix.ExpandFiles(ctx, args[1:])
-			if err != nil {
-				return err
-			}
-			added, err := ix.AddFiles(ctx, files...)
-			if err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files), "added": added}, func(w io.Writer) {
-				fmt.Fprintf(w, "%d file(s) given, %d newly tracked by %s\n", len(files), added, ix.Name())
+			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
+				files, err := ix.ExpandFiles(ctx, args[1:])
+				if err != nil {
+					return err
+				}
+				added, err := ix.AddFiles(ctx, files...)
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files), "added": added}, func(w io.Writer) {
+					fmt.Fprintf(w, "%d file(s) given, %d newly tracked by %s\n", len(files), added, ix.Name())
+				})
 			})
 		},
 	}
@@ -287,26 +293,19 @@ func newFilesCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cat, done, err := g.catalog(ctx)
-			if err != nil {
-				return err
-			}
-			defer done()
-			ix, err := cat.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			files, err := ix.Files(ctx)
-			if err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files)}, func(w io.Writer) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FILE\tADDED AT")
-				for _, f := range files {
-					fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.AddedAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
+				files, err := ix.Files(ctx)
+				if err != nil {
+					return err
 				}
-				tw.Flush()
+				return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files)}, func(w io.Writer) {
+					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "FILE\tADDED AT")
+					for _, f := range files {
+						fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.AddedAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+					}
+					tw.Flush()
+				})
 			})
 		},
 	}
