@@ -1,0 +1,148 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+const parquetTesting = "../../shared/testdata/parquet-testing/data"
+
+// knownUnusable lists parquet-testing files the row index cannot serve, with
+// the reason. Every other file with a top-level primitive column must index
+// and answer lookups exactly like a full scan.
+var knownUnusable = map[string]string{}
+
+// keyCandidates returns the top-level primitive, non-repeated columns.
+func keyCandidates(f *parquet.File) []string {
+	var out []string
+	for _, c := range f.Root().Columns() {
+		if c.Leaf() && c.MaxRepetitionLevel() == 0 {
+			if _, ok := classOfKind(c.Type().Kind()); ok {
+				out = append(out, c.Name())
+			}
+		}
+	}
+	return out
+}
+
+func TestParquetTestingFiles(t *testing.T) {
+	ctx := context.Background()
+	ents, err := os.ReadDir(parquetTesting)
+	if err != nil {
+		t.Skipf("parquet-testing data not available: %v", err)
+	}
+	abs, _ := filepath.Abs(parquetTesting)
+	data, err := store.Open(ctx, "file://"+abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".parquet") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			fh, err := os.Open(filepath.Join(parquetTesting, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			info, _ := fh.Stat()
+			f, err := parquet.OpenFile(fh, info.Size())
+			if err != nil {
+				t.Skipf("parquet-go cannot open it: %v", err)
+			}
+			if !readable(f) {
+				t.Skip("parquet-go's row reader cannot read it (no reference)")
+			}
+			keys := keyCandidates(f)
+			if len(keys) == 0 {
+				t.Skip("no top-level primitive column")
+			}
+			if why, ok := knownUnusable[name]; ok {
+				t.Skip(why)
+			}
+			for _, key := range keys[:min(2, len(keys))] {
+				idx, _ := store.Open(ctx, "mem://")
+				def := Definition{Name: "k", Key: key}
+				if _, _, err := Create(ctx, idx, def, StoreResolver{data}, []string{name}); err != nil {
+					t.Fatalf("build on %s: %v", key, err)
+				}
+				ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				all := fullScan(t, abs, []string{name}, key, []byte{0}, bytes.Repeat([]byte{0xff}, 64))
+				seen := map[string]bool{}
+				n := 0
+				for i := 0; i < len(all) && n < 8; i += max(1, len(all)/8) {
+					k := all[i].key
+					if seen[string(k)] {
+						continue
+					}
+					seen[string(k)] = true
+					n++
+					var want []scanRow
+					for _, r := range all {
+						if bytes.Equal(r.key, k) {
+							want = append(want, r)
+						}
+					}
+					kv, _ := DecodeKey(k)
+					q := Query{Key: kv}
+					if s, ok := kv.(string); ok {
+						q = Query{Key: []byte(s)}
+					}
+					res, err := ri.Lookup(ctx, q)
+					if err != nil {
+						t.Fatalf("lookup %s=%v: %v", key, kv, err)
+					}
+					checkRows(t, fmt.Sprintf("%s=%v", key, kv), res.Rows, want)
+					if res.Plan.Data.Misses != 0 {
+						t.Errorf("%s=%v: %d reads fell through", key, kv, res.Plan.Data.Misses)
+					}
+				}
+			}
+			tested++
+		})
+	}
+	t.Logf("%d parquet-testing files indexed and checked", tested)
+	if tested < 20 {
+		t.Fatalf("only %d parquet-testing files were usable", tested)
+	}
+}
+
+// readable reports whether parquet-go's row reader reads the whole file.
+func readable(f *parquet.File) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	for _, g := range f.RowGroups() {
+		rr := g.Rows()
+		buf := make([]parquet.Row, 64)
+		for {
+			n, err := rr.ReadRows(buf)
+			_ = n
+			if err != nil {
+				rr.Close()
+				if err.Error() != "EOF" {
+					return false
+				}
+				break
+			}
+		}
+	}
+	return true
+}
