@@ -15,7 +15,7 @@ import (
 // fixture is a small lake with one row index.
 type fixture struct {
 	dir   string
-	data  *countingStore
+	data  *store.Counting
 	idx   store.Store
 	uris  []string
 	files []lakegen.File
@@ -31,7 +31,7 @@ func newFixture(t *testing.T, sorted bool, def Definition) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := &countingStore{Store: data}
+	cs := store.NewCounting(data)
 	if _, _, err := Create(ctx, idx, def, StoreResolver{cs}, uris); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestWarmLookupIsOneRequestPerFile(t *testing.T) {
 		if _, err := fx.ri.Lookup(ctx, Query{Key: k}); err != nil {
 			t.Fatal(err)
 		}
-		fx.data.reset()
+		fx.data.Reset()
 		res, err := fx.ri.Lookup(ctx, Query{Key: k})
 		if err != nil {
 			t.Fatal(err)
@@ -71,11 +71,11 @@ func TestWarmLookupIsOneRequestPerFile(t *testing.T) {
 		if p.Data.Requests > int64(len(files)) {
 			t.Errorf("key %d warm: %d data requests for %d files", k, p.Data.Requests, len(files))
 		}
-		if got := fx.data.reads.Load() + fx.data.stats.Load(); got != p.Requests() {
+		if got := fx.data.Snapshot().Total.Requests; got != p.Requests() {
 			t.Errorf("key %d: the store saw %d requests, the plan says %d", k, got, p.Requests())
 		}
-		if fx.data.bytes.Load() != p.Data.BytesRead {
-			t.Errorf("key %d: the store sent %d bytes, the plan says %d", k, fx.data.bytes.Load(), p.Data.BytesRead)
+		if fx.data.Snapshot().Read.Bytes != p.Data.BytesRead {
+			t.Errorf("key %d: the store sent %d bytes, the plan says %d", k, fx.data.Snapshot().Read.Bytes, p.Data.BytesRead)
 		}
 		if len(res.Rows) == 0 {
 			t.Errorf("key %d: no rows", k)
@@ -100,13 +100,13 @@ func TestCoveredAndFilteredLookups(t *testing.T) {
 		return nil
 	}
 
-	fx.data.reset()
+	fx.data.Reset()
 	res, err := fx.ri.Lookup(ctx, Query{Key: k, Columns: []string{"duration_ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Plan.Covered || res.Plan.Data.Requests != 0 || fx.data.reads.Load() != 0 {
-		t.Fatalf("covered lookup read data: %+v, store reads %d", res.Plan, fx.data.reads.Load())
+	if !res.Plan.Covered || res.Plan.Data.Requests != 0 || fx.data.Snapshot().Total.Requests != 0 {
+		t.Fatalf("covered lookup read data: %+v, store requests %d", res.Plan, fx.data.Snapshot().Total.Requests)
 	}
 	if len(res.Rows) != len(want) {
 		t.Fatalf("covered lookup: %d rows, want %d", len(res.Rows), len(want))

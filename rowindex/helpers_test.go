@@ -2,17 +2,14 @@ package rowindex
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/ariadne-go/ariadne/store"
 )
 
 // scanRow is a row found by a full scan.
@@ -97,46 +94,6 @@ func checkRows(t *testing.T, what string, got []Row, want []scanRow) {
 			t.Fatalf("%s: row %d (%s#%d) values differ:\n got  %v\n want %v", what, i, g.File, g.Row, g.Values, w.vals)
 		}
 	}
-}
-
-// countingStore counts the requests that reach a store, independently of
-// the row index's own accounting.
-type countingStore struct {
-	store.Store
-	reads, stats, lists atomic.Int64
-	bytes               atomic.Int64
-}
-
-func (c *countingStore) NewRangeReader(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
-	c.reads.Add(1)
-	rc, err := c.Store.NewRangeReader(ctx, key, off, n)
-	if err != nil {
-		return nil, err
-	}
-	return &countingReader{rc, &c.bytes}, nil
-}
-
-func (c *countingStore) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
-	c.stats.Add(1)
-	return c.Store.Stat(ctx, key)
-}
-
-func (c *countingStore) reset() {
-	c.reads.Store(0)
-	c.stats.Store(0)
-	c.lists.Store(0)
-	c.bytes.Store(0)
-}
-
-type countingReader struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (r *countingReader) Read(p []byte) (int, error) {
-	n, err := r.ReadCloser.Read(p)
-	r.n.Add(int64(n))
-	return n, err
 }
 
 // rowsEqual is parquet.Row.Equal, except that NaN equals NaN.
