@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
-
 )
 
 // scanRow is a row found by a full scan.
