@@ -1,0 +1,148 @@
+package fileindex
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/ariadne-go/ariadne/delta"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// consolidate merges staging/ into index/ (§5.3.6) and deletes staging/:
+// one row per filename is selected (§5.3.5), then upserted by filename into
+// the main table with schema evolution, or the main table is created from
+// them. It reports whether staging existed.
+//
+// Unlike the Spark library, the main table is never overwritten when no
+// index column is configured (§9 item 17 fixed): rows are always upserted,
+// so previously indexed files keep their rows.
+//
+// Crash safety: the upsert is one Delta commit; a crash before it leaves
+// staging intact for the next update's recovery, a crash after it leaves a
+// staging table whose rows are already in index/, which recovery upserts
+// again with the same content. deleteStaging never leaves a non-table.
+func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
+	st := fi.updStagingStore()
+	t, err := delta.Open(ctx, st)
+	if errors.Is(err, delta.ErrNotATable) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return false, err
+	}
+	keep, err := selectStaged(ctx, snap)
+	if err != nil {
+		return false, err
+	}
+	if len(keep) > 0 {
+		payload := payloadSchema(snap.Schema())
+		main, err := openOrCreate(ctx, fi.updMainStore(), payload)
+		if err != nil {
+			return false, err
+		}
+		msnap, err := main.Snapshot(ctx)
+		if err != nil {
+			return false, err
+		}
+		merged, align, changed := mergedSchema(msnap.Schema(), payload)
+		rows := func(yield func([]any, error) bool) {
+			for r, err := range stagedRows(ctx, snap, keep) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(align(r), nil) {
+					return
+				}
+			}
+		}
+		opts := delta.WriteOptions{Schema: merged, MergeSchema: changed}
+		if msnap.NumFiles() == 0 {
+			// A fresh (or empty) main table: a blind append is enough.
+			if _, err := main.Append(ctx, rows, opts); err != nil {
+				return false, err
+			}
+		} else if _, err := main.Upsert(ctx, []string{FilenameColumn}, rows, opts); err != nil {
+			return false, err
+		}
+	}
+	return true, deleteStaging(ctx, st)
+}
+
+// updLargeTables lists the Delta tables under large_indexes/ (§3.8: every
+// sub-folder that is a valid Delta table).
+func (fi *FileIndex) updLargeTables(ctx context.Context) ([]*delta.Table, error) {
+	prefix := fi.ix.Paths().LargeIndexes + "/"
+	var out []*delta.Table
+	for info, err := range fi.ix.Root().List(ctx, store.ListOptions{Prefix: prefix, Delimiter: "/"}) {
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir {
+			continue
+		}
+		t, err := delta.Open(ctx, store.Sub(fi.ix.Root(), strings.TrimSuffix(info.Key, "/")))
+		if errors.Is(err, delta.ErrNotATable) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// updAutoCompact compacts the main table and every large-index table (§5.3.8,
+// the body of §5.11 without taking the lock again: we hold it).
+func (fi *FileIndex) updAutoCompact(ctx context.Context) error {
+	tables, err := fi.updLargeTables(ctx)
+	if err != nil {
+		return err
+	}
+	if m, err := delta.Open(ctx, fi.updMainStore()); err == nil {
+		tables = append([]*delta.Table{m}, tables...)
+	} else if !errors.Is(err, delta.ErrNotATable) {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := t.Optimize(ctx, delta.OptimizeOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updMainSizeTotal sums the main table's file_size column (§5.3 step 7): 0
+// when the table or the column is absent.
+func (fi *FileIndex) updMainSizeTotal(ctx context.Context) (int64, bool, error) {
+	t, err := delta.Open(ctx, fi.updMainStore())
+	if errors.Is(err, delta.ErrNotATable) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, ok := snap.Schema().Field(FileSizeColumn); !ok {
+		return 0, true, nil
+	}
+	var total int64
+	for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: []string{FileSizeColumn}}) {
+		if err != nil {
+			return 0, false, err
+		}
+		if n, ok := row[0].(int64); ok {
+			total += n
+		}
+	}
+	return total, true, nil
+}

@@ -1,0 +1,313 @@
+package fileindex
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ariadne-go/ariadne/datafile"
+	"github.com/ariadne-go/ariadne/metadata"
+)
+
+// UpdateOptions configure one Update.
+type UpdateOptions struct {
+	// Now returns the staging time of a batch (§4.3); nil = time.Now.
+	// Tests pin it to make staging ranks predictable.
+	Now func() time.Time
+}
+
+// UpdateResult reports what an Update did.
+type UpdateResult struct {
+	// RecoveredStaging is set when a leftover staging table (an interrupted
+	// update's) was consolidated first (§5.3 step 4).
+	RecoveredStaging bool
+	// BackfilledFiles are the indexed files rebuilt because a definition's
+	// column was missing from the main table (§5.4).
+	BackfilledFiles int
+	// NewFiles are the tracked files indexed for the first time.
+	NewFiles int
+	// Skipped are tracked files that no longer exist: not indexed, still
+	// tracked, tried again by the next update.
+	Skipped []SkippedFile
+	// Batches and Consolidations count the batches staged and the
+	// consolidations into the main table (including the recovery).
+	Batches, Consolidations int
+	// Compactions counts auto-compactions (§5.3.8).
+	Compactions int
+	// Bytes is the input read by the batch builds.
+	Bytes int64
+	// AutoBloomDetected lists columns newly registered for auto-bloom.
+	AutoBloomDetected []string
+}
+
+// Update brings the index up to date with its FileList (spec §5.3): under
+// the update lock (after the locked storage preflight) it consolidates any
+// staging an interrupted update left, rebuilds every indexed file when a
+// definition's column is missing from the main table (§5.4), then indexes
+// the tracked files that have no main-table row.
+//
+// Files go through the pre-flight analysis (per-file distinct counts,
+// §5.3.1), are packed into batches (§5.3.2), and each batch is built by the
+// embedded engine over the rows our readers stream, staged as one Delta
+// commit, and merged into the main table every stagingConsolidationThreshold
+// batches and at the end.
+//
+// Failure and consistency: any error aborts the update and is returned;
+// what was committed stays consistent (staging batches are single commits,
+// the merge into index/ is one commit) and the next Update finishes the job:
+// it consolidates the leftover staging first and then indexes whatever is
+// still unindexed. Errors: *ComputedIndexError (ErrComputedExpression) for a
+// computed expression the engine rejects, before anything is written;
+// *datafile.FileError for an unreadable data file (its kind via errors.Is:
+// datafile.ErrCorruptFile, datafile.ErrMalformedRecord, ...);
+// *BloomBuildError; the lock and preflight errors of index.WithUpdateLock.
+// Files that vanished before the analysis are skipped and reported in
+// UpdateResult.Skipped.
+//
+// Update with nothing to do commits nothing to any Delta table and writes
+// metadata.json only if a counter changed.
+func (fi *FileIndex) Update(ctx context.Context, opts UpdateOptions) (UpdateResult, error) {
+	var res UpdateResult
+	err := fi.ix.WithUpdateLock(ctx, func(ctx context.Context) error {
+		return fi.update(ctx, opts, &res)
+	})
+	return res, err
+}
+
+// updater is the state of one update run under the lock.
+type updater struct {
+	fi   *FileIndex
+	opts UpdateOptions
+	res  *UpdateResult
+	s    *session
+	// sinceConsolidation counts batches staged since the last merge;
+	// sinceCompact is batches_since_compact (§5.3.8), read after the lock
+	// and metadata refresh (§9 item 32 fixed).
+	sinceConsolidation int
+	sinceCompact       int
+}
+
+func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := fi.ix.Metadata()
+	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact}
+
+	// Step 4: stale staging recovery.
+	recovered, err := fi.updConsolidate(ctx)
+	if err != nil {
+		return fmt.Errorf("fileindex: staging recovery: %w", err)
+	}
+	if recovered {
+		res.RecoveredStaging = true
+		res.Consolidations++
+		if err := u.afterMerge(ctx); err != nil {
+			return err
+		}
+		fi.updProgress(Progress{Phase: "recover", Done: 1, Total: 1})
+	}
+
+	src, err := fi.ix.StoredSchema()
+	if err != nil {
+		return err
+	}
+	db, tmp, err := openEngine(ctx)
+	if err != nil {
+		return err
+	}
+	s := &session{fi: fi, db: db, tmp: tmp}
+	defer s.close()
+	u.s = s
+	ctypes, err := computedTypes(ctx, db, m, src)
+	if err != nil {
+		return err
+	}
+	if s.plan, err = newBuildPlan(m, src, ctypes, fi.cfg.LargeIndexLimit, fi.cfg.AutoBloomFPR); err != nil {
+		return err
+	}
+	if s.read, err = datafile.Compile(datafile.Spec{Format: m.Format, Schema: src, Options: s.plan.readOpts}, s.plan.readColumns); err != nil {
+		return err
+	}
+
+	// Step 5: column backfill; step 6: new files.
+	ms, err := fi.readMainState(ctx)
+	if err != nil {
+		return err
+	}
+	if files := filesNeedingColumnUpdate(s.plan, ms); len(files) > 0 {
+		n, err := u.indexFiles(ctx, files)
+		if err != nil {
+			return err
+		}
+		res.BackfilledFiles = n
+		if ms, err = fi.readMainState(ctx); err != nil {
+			return err
+		}
+	}
+	tracked, err := fi.ix.Files(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(tracked))
+	for i, e := range tracked {
+		names[i] = e.Name
+	}
+	if files := unindexedFiles(names, ms); len(files) > 0 {
+		n, err := u.indexFiles(ctx, files)
+		if err != nil {
+			return err
+		}
+		res.NewFiles = n
+	}
+
+	// Steps 7 and 8: the size total when unknown, the batch counter.
+	return fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
+		changed := m.BatchesSinceCompact != u.sinceCompact
+		m.BatchesSinceCompact = u.sinceCompact
+		if m.TotalIndexedFileSize < 0 {
+			total, ok, err := fi.updMainSizeTotal(ctx)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				m.TotalIndexedFileSize = total
+				changed = true
+			}
+		}
+		return changed, nil
+	})
+}
+
+// indexFiles analyses, batches, builds and stages files (§5.3.3), with
+// periodic and final consolidation. It returns how many files it indexed.
+//
+// Backfill and new files take the same path; sizes are never added per
+// batch but recomputed from the main table after each merge (§5.15, see
+// consolidate).
+func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
+	fi, s := u.fi, u.s
+	files, missing, err := s.statFiles(ctx, uris)
+	if err != nil {
+		return 0, err
+	}
+	u.res.Skipped = append(u.res.Skipped, missing...)
+	fi.updProgress(Progress{Phase: "analyze", Done: 0, Total: len(files)})
+	err = s.analyze(ctx, files, func(done int, bytes int64) {
+		fi.updProgress(Progress{Phase: "analyze", Done: done, Total: len(files), Bytes: bytes})
+	})
+	if err != nil {
+		return 0, err
+	}
+	batches := createOptimalBatches(files, s.plan.largeL, len(s.plan.storage) > 0)
+	threshold := fi.cfg.StagingConsolidationThreshold
+	if threshold <= 0 {
+		threshold = 50
+	}
+	var bytes int64
+	for bi, batch := range batches {
+		br, err := s.buildBatch(ctx, batch)
+		if err != nil {
+			return 0, err
+		}
+		if err := fi.stageBatch(ctx, br, uuid.NewString(), u.opts.Now()); err != nil {
+			return 0, err
+		}
+		u.res.Batches++
+		u.sinceConsolidation++
+		u.sinceCompact++
+		bytes += br.bytes
+		u.res.Bytes += br.bytes
+		// §5.3.4 step 9: persist the batch's auto-bloom detections (and
+		// the batch counter) only after staging succeeded.
+		detected := br.detected
+		if err := fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
+			changed := m.BatchesSinceCompact != u.sinceCompact
+			m.BatchesSinceCompact = u.sinceCompact
+			for _, c := range detected {
+				if !slices.Contains(m.AutoBloomIndexes, c) {
+					m.AutoBloomIndexes = append(m.AutoBloomIndexes, c)
+					changed = true
+				}
+			}
+			return changed, nil
+		}); err != nil {
+			return 0, err
+		}
+		for _, c := range detected {
+			if !slices.Contains(s.plan.autoBloom, c) {
+				s.plan.autoBloom = append(s.plan.autoBloom, c)
+				u.res.AutoBloomDetected = append(u.res.AutoBloomDetected, c)
+			}
+		}
+		fi.updProgress(Progress{Phase: "batch", Done: bi + 1, Total: len(batches), Bytes: bytes})
+		if u.sinceConsolidation >= threshold {
+			if err := u.consolidate(ctx); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if u.sinceConsolidation > 0 {
+		if err := u.consolidate(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return len(files), nil
+}
+
+// consolidate merges staging into the main table, recomputes the size
+// total from it, and auto-compacts when due (§5.3.6, §5.3.8).
+//
+// total_indexed_file_size is recomputed as the sum of the main table's
+// file_size after each merge rather than incremented per batch (§5.3.4 step
+// 8): the sum is what §5.15 requires, and recomputing it keeps it exact
+// after a crash between a staging commit and a metadata write, and when a
+// file is re-indexed (§9 item 5).
+func (u *updater) consolidate(ctx context.Context) error {
+	fi := u.fi
+	fi.updProgress(Progress{Phase: "consolidate", Done: 0, Total: 1})
+	if _, err := fi.updConsolidate(ctx); err != nil {
+		return err
+	}
+	u.sinceConsolidation = 0
+	u.res.Consolidations++
+	if err := u.afterMerge(ctx); err != nil {
+		return err
+	}
+	fi.updProgress(Progress{Phase: "consolidate", Done: 1, Total: 1})
+	return nil
+}
+
+// afterMerge auto-compacts when due and persists the recomputed size total
+// and the batch counter.
+func (u *updater) afterMerge(ctx context.Context) error {
+	fi := u.fi
+	compact := fi.cfg.HasAutoCompact && u.sinceCompact >= fi.cfg.AutoCompactThreshold
+	if compact {
+		if err := fi.updAutoCompact(ctx); err != nil {
+			return err
+		}
+		u.sinceCompact = 0
+		u.res.Compactions++
+	}
+	total, _, err := fi.updMainSizeTotal(ctx)
+	if err != nil {
+		return err
+	}
+	return fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
+		changed := m.TotalIndexedFileSize != total || m.BatchesSinceCompact != u.sinceCompact
+		m.TotalIndexedFileSize = total
+		m.BatchesSinceCompact = u.sinceCompact
+		return changed, nil
+	})
+}
+
+// progress reports to Options.Progress, if set.
+func (fi *FileIndex) updProgress(p Progress) {
+	if fi.opts.Progress != nil {
+		fi.opts.Progress(p)
+	}
+}
