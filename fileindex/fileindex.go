@@ -40,6 +40,8 @@ type FileIndex struct {
 	cfg  config.Config
 	res  *store.Resolver
 	opts Options
+
+	views viewCache // query side: main/large table handles and per-version views
 }
 
 // New returns the file index of ix.

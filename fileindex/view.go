@@ -1,0 +1,403 @@
+package fileindex
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ariadne-go/ariadne/delta"
+	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// The query side never scans the main table per query. Everything a lookup
+// needs from one version of the main table is immutable, so it is loaded
+// once into a tableView and shared by every query of that version, in every
+// goroutine:
+//
+//   - the file list: file id (int32) → filename and file_size;
+//   - per exact column (regular, computed, exploded alias): value key →
+//     sorted file ids, plus the ids of files whose cell is null (large or
+//     without elements);
+//   - per temporal column: value key → (file id, max_ts) entries, plus null
+//     cells;
+//   - per bloom and auto-bloom column: each file's parsed filter;
+//   - per range column: each file's (min, max).
+//
+// Columns are loaded lazily, the first time a query needs them (one scan of
+// that column's Parquet pages), under a per-column lock, so concurrent first
+// queries load a column once; a load that fails (say, a cancelled context)
+// is not cached and the next query retries it.
+//
+// A warm query therefore costs one List of the main table's _delta_log/
+// (delta.Table.Snapshot, to learn the latest version) and nothing else;
+// large-index tables cost one more List each, and reads only of the files
+// that can hold candidate rows (see view_large.go).
+//
+// Memory, per loaded column (64-bit Go maps and slices):
+//
+//   - exact and temporal: ≈ 64 B per distinct value (map entry 16 B key
+//     header + 24 B slice header + bucket overhead) + the key bytes (the
+//     value's canonical text, 1–20 B for numbers, the string itself for
+//     strings) + 4 B per (value, file) posting (16 B + the max_ts value,
+//     ≈ 40 B, for temporal entries);
+//   - bloom: the filter itself, ≈ 1.2 B per distinct value at 1% FPR
+//     (−ln 0.01/(ln 2)² = 9.59 bits), + 40 B per file;
+//   - range: 2 interface values per file, ≈ 32 B + the values.
+//
+// The file list costs ≈ 90 B per file + the filename (≈ 60 B for a typical
+// object URI). Example: 100,000 files with one 8-byte key each in one regular
+// column: 100,000 × (150 B file list + 64 B + 6 B key + 4 B posting) ≈ 22 MB.
+// A main table row never holds a large value set (those live in the large
+// tables, §3.8), so an exact column is bounded by files × largeIndexLimit
+// but in practice by the table size itself: a view is about as large as the
+// decompressed main-table columns it loads. maxCachedViews versions are
+// kept, so the budget is twice the largest view.
+
+// maxCachedViews is the number of main-table versions whose views are kept:
+// the latest, and the one before it for queries that started just before an
+// update committed. Older views are dropped (queries holding them finish with
+// their own reference).
+const maxCachedViews = 2
+
+// viewCache holds the handles and views the query side shares. The zero
+// value is ready to use; it is safe for concurrent use.
+type viewCache struct {
+	mu    sync.Mutex
+	main  *delta.Table            // opened main table, nil until it exists
+	views map[int64]*tableView    // by main-table version
+	large map[string]*delta.Table // opened large-index tables by column
+}
+
+// tableView is the immutable in-memory view of one version of the main
+// table. Its accessors are safe for concurrent use.
+type tableView struct {
+	snap *delta.Snapshot
+
+	baseMu sync.Mutex
+	based  bool
+	files  []string         // file id → filename
+	ids    map[string]int32 // filename → file id
+	sizes  []int64          // file id → file_size (0 when null or absent)
+
+	colMu sync.Mutex
+	cols  map[string]*columnSlot // by table column name
+}
+
+// columnSlot loads one column once; mu serialises the loaders.
+type columnSlot struct {
+	mu  sync.Mutex
+	col *viewColumn
+}
+
+// viewColumn is the loaded content of one main-table column; which fields
+// are set depends on the column's kind.
+type viewColumn struct {
+	elem schema.Type // exact/temporal: element (value) type; range: T; bloom: nil
+
+	postings map[string][]int32         // exact: value key → file ids
+	temporal map[string][]temporalEntry // temporal: value key → entries
+	nullIDs  []int32                    // exact/temporal: files with a null cell, ascending
+
+	blooms []*bloomBits // bloom: per file id, nil for a null cell
+	ranges []rangeCell  // range: per file id
+}
+
+// temporalEntry is one (file, max_ts) of a temporal value.
+type temporalEntry struct {
+	file  int32
+	maxTS any // nil when every timestamp of the value in the file was null
+}
+
+// rangeCell is one file's range; min and max are nil for a null cell.
+type rangeCell struct{ min, max any }
+
+// viewKind says how a main-table column is loaded.
+type viewKind int
+
+const (
+	viewExact viewKind = iota
+	viewTemporal
+	viewBloom
+	viewRange
+)
+
+// snapshotMain returns the latest snapshot of the main table, or nil when
+// the index has none yet. Warm, it costs one List.
+func (fi *FileIndex) snapshotMain(ctx context.Context) (*delta.Snapshot, error) {
+	c := &fi.views
+	c.mu.Lock()
+	tbl := c.main
+	c.mu.Unlock()
+	if tbl == nil {
+		t, err := delta.Open(ctx, store.Sub(fi.ix.Root(), fi.ix.Paths().Main))
+		if errors.Is(err, delta.ErrNotATable) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fileindex: opening the main table: %w", err)
+		}
+		c.mu.Lock()
+		if c.main == nil {
+			c.main = t
+		}
+		tbl = c.main
+		c.mu.Unlock()
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if errors.Is(err, delta.ErrNotATable) {
+		// The table was removed (the index was dropped and re-created):
+		// forget the handle and its views.
+		c.mu.Lock()
+		if c.main == tbl {
+			c.main, c.views = nil, nil
+		}
+		c.mu.Unlock()
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fileindex: reading the main table: %w", err)
+	}
+	return snap, nil
+}
+
+// currentView returns the view of the latest main-table version, nil when
+// there is no main table.
+func (fi *FileIndex) currentView(ctx context.Context) (*tableView, error) {
+	snap, err := fi.snapshotMain(ctx)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	c := &fi.views
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.views[snap.Version()]; v != nil && v.snap == snap {
+		return v, nil
+	}
+	if c.views == nil {
+		c.views = make(map[int64]*tableView)
+	}
+	v := &tableView{snap: snap, cols: make(map[string]*columnSlot)}
+	c.views[snap.Version()] = v
+	if len(c.views) > maxCachedViews {
+		versions := make([]int64, 0, len(c.views))
+		for ver := range c.views {
+			versions = append(versions, ver)
+		}
+		slices.Sort(versions)
+		for _, ver := range versions[:len(versions)-maxCachedViews] {
+			delete(c.views, ver)
+		}
+	}
+	return v, nil
+}
+
+// hasColumn reports whether the main table has a top-level column.
+func (v *tableView) hasColumn(name string) bool {
+	_, ok := v.snap.Schema().Field(name)
+	return ok
+}
+
+// base loads the file list once.
+func (v *tableView) base(ctx context.Context) error {
+	v.baseMu.Lock()
+	defer v.baseMu.Unlock()
+	if v.based {
+		return nil
+	}
+	cols := []string{FilenameColumn}
+	withSize := v.hasColumn(FileSizeColumn)
+	if withSize {
+		cols = append(cols, FileSizeColumn)
+	}
+	var files []string
+	var sizes []int64
+	ids := make(map[string]int32)
+	for row, err := range v.snap.Scan(ctx, delta.ScanOptions{Columns: cols}) {
+		if err != nil {
+			return fmt.Errorf("fileindex: scanning the main table: %w", err)
+		}
+		name, ok := row[0].(string)
+		if !ok {
+			continue // a row without filename cannot be located
+		}
+		if _, dup := ids[name]; dup {
+			continue
+		}
+		var size int64
+		if withSize {
+			size, _ = row[1].(int64)
+		}
+		ids[name] = int32(len(files))
+		files = append(files, name)
+		sizes = append(sizes, size)
+	}
+	v.files, v.ids, v.sizes, v.based = files, ids, sizes, true
+	return nil
+}
+
+// column returns the loaded column name of the given kind, loading it on
+// first use. The caller has checked that the column exists.
+func (v *tableView) column(ctx context.Context, name string, kind viewKind) (*viewColumn, error) {
+	if err := v.base(ctx); err != nil {
+		return nil, err
+	}
+	v.colMu.Lock()
+	slot := v.cols[name]
+	if slot == nil {
+		slot = &columnSlot{}
+		v.cols[name] = slot
+	}
+	v.colMu.Unlock()
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.col != nil {
+		return slot.col, nil
+	}
+	f, _ := v.snap.Schema().Field(name)
+	col, err := v.load(ctx, f, kind)
+	if err != nil {
+		return nil, err
+	}
+	slot.col = col
+	return col, nil
+}
+
+// load scans (filename, column) once and builds the column's structure.
+func (v *tableView) load(ctx context.Context, f schema.Field, kind viewKind) (*viewColumn, error) {
+	col := &viewColumn{}
+	switch kind {
+	case viewExact, viewTemporal:
+		a, ok := f.Type.(*schema.Array)
+		if !ok {
+			return nil, fmt.Errorf("fileindex: main-table column %q is %s, not an array", f.Name, f.Type)
+		}
+		col.elem = a.Element
+		if kind == viewTemporal {
+			st, ok := a.Element.(*schema.Struct)
+			if !ok || len(st.Fields) != 2 {
+				return nil, fmt.Errorf("fileindex: temporal column %q is %s, not array<struct<value,max_ts>>", f.Name, f.Type)
+			}
+			col.elem = st.Fields[0].Type
+			col.temporal = make(map[string][]temporalEntry)
+		} else {
+			col.postings = make(map[string][]int32)
+		}
+	case viewBloom:
+		if f.Type != schema.Binary {
+			return nil, fmt.Errorf("fileindex: bloom column %q is %s, not binary", f.Name, f.Type)
+		}
+		col.blooms = make([]*bloomBits, len(v.files))
+	case viewRange:
+		st, ok := f.Type.(*schema.Struct)
+		if !ok || len(st.Fields) != 2 {
+			return nil, fmt.Errorf("fileindex: range column %q is %s, not struct<min,max>", f.Name, f.Type)
+		}
+		col.elem = st.Fields[0].Type
+		col.ranges = make([]rangeCell, len(v.files))
+	}
+	for row, err := range v.snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn, f.Name}}) {
+		if err != nil {
+			return nil, fmt.Errorf("fileindex: scanning main-table column %q: %w", f.Name, err)
+		}
+		name, _ := row[0].(string)
+		id, ok := v.ids[name]
+		if !ok {
+			continue
+		}
+		cell := row[1]
+		switch kind {
+		case viewExact:
+			arr, _ := cell.([]any)
+			if cell == nil {
+				col.nullIDs = append(col.nullIDs, id)
+				continue
+			}
+			for _, e := range arr {
+				if k, ok := valueKey(e, col.elem); ok {
+					col.postings[k] = appendID(col.postings[k], id)
+				}
+			}
+		case viewTemporal:
+			arr, _ := cell.([]any)
+			if cell == nil {
+				col.nullIDs = append(col.nullIDs, id)
+				continue
+			}
+			for _, e := range arr {
+				s, _ := e.([]any)
+				if len(s) != 2 {
+					continue
+				}
+				k := nullKey
+				if s[0] != nil {
+					if k, ok = valueKey(s[0], col.elem); !ok {
+						continue
+					}
+				}
+				col.temporal[k] = append(col.temporal[k], temporalEntry{file: id, maxTS: s[1]})
+			}
+		case viewBloom:
+			b, _ := cell.([]byte)
+			if b == nil {
+				continue
+			}
+			bf, err := parseBloom(b)
+			if err != nil {
+				return nil, fmt.Errorf("fileindex: bloom filter of %s in column %q: %w", name, f.Name, err)
+			}
+			col.blooms[id] = bf
+		case viewRange:
+			s, _ := cell.([]any)
+			if len(s) == 2 {
+				col.ranges[id] = rangeCell{min: s[0], max: s[1]}
+			}
+		}
+	}
+	slices.Sort(col.nullIDs)
+	col.nullIDs = slices.Compact(col.nullIDs)
+	return col, nil
+}
+
+// nullKey is the temporal map key of a null value (§3.7: a null key forms
+// its own entry; lookups never match it, since literals drop nulls).
+const nullKey = "\x00null"
+
+// appendID appends id unless it is already the last element (a file's
+// array holds each value once; the check guards against duplicates).
+func appendID(ids []int32, id int32) []int32 {
+	if n := len(ids); n > 0 && ids[n-1] == id {
+		return ids
+	}
+	return append(ids, id)
+}
+
+// fileSet is a set of file ids of one view.
+type fileSet map[int32]struct{}
+
+// intersect keeps the ids of s also in o.
+func (s fileSet) intersect(o fileSet) fileSet {
+	if len(o) < len(s) {
+		s, o = o, s
+	}
+	out := make(fileSet, len(s))
+	for id := range s {
+		if _, ok := o[id]; ok {
+			out[id] = struct{}{}
+		}
+	}
+	return out
+}
+
+// names returns the filenames of the ids, sorted and distinct.
+func (v *tableView) names(s fileSet) []string {
+	out := make([]string, 0, len(s))
+	for id := range s {
+		out = append(out, v.files[id])
+	}
+	slices.SortFunc(out, cmp.Compare[string])
+	return out
+}
