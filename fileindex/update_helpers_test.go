@@ -164,17 +164,30 @@ func updMainTable(t *testing.T, ix *index.Index) map[string]map[string]string {
 	return out
 }
 
-// updCanon renders a value with arrays sorted.
+// updCanon renders a cell with its top-level array sorted (value sets are
+// unordered, §3.2) and nested values (structs) in field order.
 func updCanon(v any) string {
+	if x, ok := v.([]any); ok {
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = updCanonValue(e)
+		}
+		sort.Strings(parts)
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return updCanonValue(v)
+}
+
+// updCanonValue renders a value in order.
+func updCanonValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = updCanon(e)
+			parts[i] = updCanonValue(e)
 		}
-		sort.Strings(parts)
 		return "[" + strings.Join(parts, ",") + "]"
 	case []byte:
 		return fmt.Sprintf("bytes(%d)", len(x))
@@ -235,3 +248,18 @@ func updFileSize(t *testing.T, uri string) int64 {
 }
 
 func updItoa(n int64) string { return fmt.Sprint(n) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fieldIndex is the position of column name in sch, -1 if absent.
+func fieldIndex(sch *schema.Struct, name string) int {
+	return slices.IndexFunc(sch.Fields, func(f schema.Field) bool { return f.Name == name })
+}
+
+// marshalType renders a Spark type as schema JSON.
+func marshalType(t schema.Type) string { return schema.MarshalType(t) }
