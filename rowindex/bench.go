@@ -309,7 +309,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 func benchKeys(c lakegen.Config, n int) []int64 {
 	rng := rand.New(rand.NewPCG(c.Seed+99, 7))
 	users := max(c.Users, 2)
-	zipf := rand.NewZipf(rng, max(c.ZipfS, 1.01), 1, uint64(users-1))
+	zipf := rand.NewZipf(rng, max(c.ZipfS, 1.01), max(c.ZipfV, 1), uint64(users-1))
 	keys := make([]int64, n)
 	for i := range keys {
 		if i%2 == 0 {

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -606,20 +608,35 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 		return nil, err
 	}
-	// Decode.
+	// Decode, files in parallel (decoding is CPU-bound: one goroutine per
+	// core).
+	var bytesReturned atomic.Int64
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for _, w := range works {
-		for _, f := range w.fetch {
-			w.sp.add(span{f.r.off, f.data})
-		}
-		for _, dk := range w.dicts {
-			if b, ok := ri.cache.get(dk); ok {
-				w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			for _, f := range w.fetch {
+				w.sp.add(span{f.r.off, f.data})
 			}
+			for _, dk := range w.dicts {
+				if b, ok := ri.cache.get(dk); ok {
+					w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
+				}
+			}
+			if w.err = ri.decodeFile(ctx, m, w, &bytesReturned); w.err == nil {
+				ri.cacheDicts(w)
+			}
+		}()
+	}
+	wg.Wait()
+	plan.BytesReturned += bytesReturned.Load()
+	for _, w := range works {
+		if w.err != nil {
+			return nil, w.err
 		}
-		if err := ri.decodeFile(ctx, m, w, plan); err != nil {
-			return nil, err
-		}
-		ri.cacheDicts(w)
 	}
 	// Stable order: (key, file id, row group, row), as the pieces.
 	var rows []Row
@@ -701,7 +718,7 @@ func leavesOf(c *parquet.Column) []int {
 }
 
 // decodeFile decodes the pieces of one file from its fetched spans.
-func (ri *RowIndex) decodeFile(ctx context.Context, m *meter, w *fileWork, plan *Plan) error {
+func (ri *RowIndex) decodeFile(ctx context.Context, m *meter, w *fileWork, bytesReturned *atomic.Int64) error {
 	f := w.fm.f
 	ncol := w.fm.ncol()
 	for _, p := range w.pieces {
@@ -732,13 +749,15 @@ func (ri *RowIndex) decodeFile(ctx context.Context, m *meter, w *fileWork, plan 
 					return &FileChangedError{URI: w.fe.URI, Reason: fmt.Sprintf("row %d no longer holds key %s", rowInFile(w.fe, p.rg, p.row+int64(i)), keyString(p.key))}
 				}
 			}
+			var n int64
 			for _, v := range r {
 				if v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray {
-					plan.BytesReturned += int64(len(v.ByteArray()))
+					n += int64(len(v.ByteArray()))
 				} else if !v.IsNull() {
-					plan.BytesReturned += 8
+					n += 8
 				}
 			}
+			bytesReturned.Add(n)
 			p.out = append(p.out, Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowInFile(w.fe, p.rg, p.row+int64(i)), Values: r})
 		}
 	}

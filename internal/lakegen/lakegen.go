@@ -23,16 +23,16 @@ import (
 type Listen struct {
 	UserID     int64     `parquet:"user_id"`
 	TS         time.Time `parquet:"ts,timestamp(microsecond)"`
-	TrackURI   string    `parquet:"track_uri,dict"`
+	TrackURI   string    `parquet:"track_uri"`
 	DurationMS int32     `parquet:"duration_ms"`
 	Context    string    `parquet:"context"`
 }
 
-// bytesPerRow is the measured compressed size of one row (ZSTD, sorted or
-// not, within 10%): the JSON context (~120 bytes raw, ~45 compressed)
-// dominates, then the track URI (dictionary-encoded, ~3 bytes), ts (~5),
-// duration (~3), user_id (≤1 sorted, ~3 unsorted). TargetBytes / bytesPerRow
-// gives the row count.
+// bytesPerRow is the approximate compressed size of one row (ZSTD): the JSON
+// context (~150 bytes raw, ~45 compressed) dominates, then the track URI
+// (plain, as a writer falls back from a dictionary at this cardinality,
+// ~8), ts (~3), duration (~3), user_id (≤1 sorted, ~3 unsorted).
+// TargetBytes / bytesPerRow gives the row count.
 const bytesPerRow = 60
 
 // Config describes a lake. Zero fields take the defaults of DefaultConfig.
@@ -43,6 +43,11 @@ type Config struct {
 	FilesPerDay int       // files per partition (default 4)
 	Users       int       // distinct users (default 1,000,000)
 	ZipfS       float64   // Zipf exponent of user activity (default 1.1)
+	// ZipfV flattens the head of the Zipf law: P(rank k) ∝ (ZipfV+k)^-ZipfS
+	// (default 100). With 1M users and 12M plays that gives the most active
+	// user ≈20,000 plays, rank 10,000 ≈120, the median user ≈2, and ≈20% of
+	// users no play at all.
+	ZipfV float64
 	Tracks      int       // distinct tracks (default 200,000)
 	Start       time.Time // first day (default 2024-06-01 UTC)
 	// Sorted writes each file sorted by (user_id, ts); otherwise rows are in
@@ -59,7 +64,7 @@ type Config struct {
 // DefaultConfig is the benchmark lake: about 1 GB in 30 days × 4 files.
 func DefaultConfig() Config {
 	return Config{
-		Seed: 1, TargetBytes: 1 << 30, Days: 30, FilesPerDay: 4, Users: 1_000_000, ZipfS: 1.1,
+		Seed: 1, TargetBytes: 1 << 30, Days: 30, FilesPerDay: 4, Users: 1_000_000, ZipfS: 1.1, ZipfV: 100,
 		Tracks: 200_000, Start: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC),
 		RowGroupRows: 256 << 10, PageBytes: 64 << 10,
 	}
@@ -73,6 +78,7 @@ func (c Config) withDefaults() Config {
 	c.FilesPerDay = cmp.Or(c.FilesPerDay, d.FilesPerDay)
 	c.Users = cmp.Or(c.Users, d.Users)
 	c.ZipfS = cmp.Or(c.ZipfS, d.ZipfS)
+	c.ZipfV = cmp.Or(c.ZipfV, d.ZipfV)
 	c.Tracks = cmp.Or(c.Tracks, d.Tracks)
 	if c.Start.IsZero() {
 		c.Start = d.Start
@@ -121,7 +127,7 @@ var contexts = []string{"playlist", "album", "artist", "search", "radio", "daily
 var devices = []string{"ios", "android", "web", "desktop", "speaker", "car"}
 
 func genRows(rng *rand.Rand, cfg Config, date time.Time, part int, n int64) []Listen {
-	zipf := rand.NewZipf(rng, cfg.ZipfS, 1, uint64(cfg.Users-1))
+	zipf := rand.NewZipf(rng, cfg.ZipfS, cfg.ZipfV, uint64(cfg.Users-1))
 	// Each file holds one slice of the day (the pipeline's hourly batches).
 	span := 24 * time.Hour / time.Duration(cfg.FilesPerDay)
 	base := date.Add(time.Duration(part) * span)
