@@ -130,6 +130,12 @@ func TestCoveredAndFilteredLookups(t *testing.T) {
 		t.Fatalf("count-by %v, want %v", agg["count-by:track_uri"], tracks)
 	}
 
+	// The key column is covered by the index itself.
+	res, err = fx.ri.Lookup(ctx, Query{Key: k, Columns: []string{"user_id", "track_uri"}})
+	if err != nil || !res.Plan.Covered || len(res.Rows) != len(want) || res.Rows[0].Covered[0] != k || res.Rows[0].Covered[1] != valueAt(want[0], trackCol) {
+		t.Fatalf("key+cover lookup: %v, plan %+v", err, res.Plan)
+	}
+
 	// Aggregates only: no rows, no data.
 	res, err = fx.ri.Lookup(ctx, Query{Key: k, NoRows: true})
 	if err != nil || len(res.Rows) != 0 || res.Plan.Data.Requests != 0 || res.Aggregates[0].Values["count"] != int64(len(want)) {
@@ -379,4 +385,40 @@ func TestChangedDataFileIsAnError(t *testing.T) {
 			t.Fatalf("warm lookup on truncated files (had %d rows): %v", len(res.Rows), err)
 		}
 	})
+}
+
+// TestConcurrentLookups runs lookups from several goroutines on one handle
+// (shared cache, cold and warm) and checks each against a full scan.
+func TestConcurrentLookups(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, false, Definition{Name: "u", Key: "user_id"})
+	fx.ri.cache = newCache(2 << 20) // small: evictions happen under load
+	keys := []int64{hot(0), hot(1), hot(2), hot(30), hot(600), hot(1999), 5}
+	want := map[int64][]scanRow{}
+	for _, k := range keys {
+		kb, _ := EncodeKey(k)
+		want[k] = fullScan(t, fx.dir, fx.uris, "user_id", kb, kb)
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 12 {
+				k := keys[(g+i)%len(keys)]
+				res, err := fx.ri.Lookup(ctx, Query{Key: k})
+				if err == nil && len(res.Rows) != len(want[k]) {
+					err = fmt.Errorf("key %d: %d rows, want %d", k, len(res.Rows), len(want[k]))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -235,9 +235,10 @@ func (ri *RowIndex) Lookup(ctx context.Context, q Query) (*Result, error) {
 			return nil, badQuery("filter on %q: only cover columns %v can be filtered", f.Column, man.Cover)
 		}
 	}
+	// Covered: every requested column is a cover column or the key itself.
 	covered := len(q.Columns) > 0
 	for _, c := range q.Columns {
-		if _, ok := coverIdx[c]; !ok {
+		if _, ok := coverIdx[c]; !ok && c != man.Key {
 			covered = false
 		}
 	}
@@ -278,7 +279,7 @@ func (ri *RowIndex) Lookup(ctx context.Context, q Query) (*Result, error) {
 	})
 
 	// 2. Hoisted filters, cursor and limit: select rows before any read.
-	needCover := covered || len(q.Where) > 0
+	needCover := covered && len(man.Cover) > 0 || len(q.Where) > 0
 	var pieces []*piece
 	total := 0
 	for _, e := range runs {
@@ -346,7 +347,11 @@ func (ri *RowIndex) Lookup(ctx context.Context, q Query) (*Result, error) {
 			for i := range p.n {
 				vals := make([]any, len(q.Columns))
 				for j, c := range q.Columns {
-					vals[j] = p.cover[i][coverIdx[c]]
+					if k, ok := coverIdx[c]; ok {
+						vals[j] = p.cover[i][k]
+					} else {
+						vals[j] = kv // the key column
+					}
 					res.Plan.BytesReturned += sizeOfValue(vals[j])
 				}
 				res.Rows = append(res.Rows, Row{Key: kv, File: fe.URI, RowGroup: int(p.rg), Row: rowInFile(fe, p.rg, p.row+i), Covered: vals})

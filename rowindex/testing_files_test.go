@@ -45,7 +45,7 @@ func TestParquetTestingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested := 0
+	tested, scanned := 0, 0
 	for _, e := range ents {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".parquet") {
@@ -75,8 +75,15 @@ func TestParquetTestingFiles(t *testing.T) {
 			for _, key := range keys[:min(2, len(keys))] {
 				idx, _ := store.Open(ctx, "mem://")
 				def := Definition{Name: "k", Key: key}
-				if _, _, err := Create(ctx, idx, def, StoreResolver{data}, []string{name}); err != nil {
+				_, bs, err := Create(ctx, idx, def, StoreResolver{data}, []string{name})
+				if err != nil {
 					t.Fatalf("build on %s: %v", key, err)
+				}
+				if len(f.OffsetIndexes()) == 0 {
+					if bs.PageScanRequests == 0 {
+						t.Errorf("no page index, but the build scanned no page header")
+					}
+					scanned++
 				}
 				ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
 				if err != nil {
@@ -116,7 +123,10 @@ func TestParquetTestingFiles(t *testing.T) {
 			tested++
 		})
 	}
-	t.Logf("%d parquet-testing files indexed and checked", tested)
+	t.Logf("%d parquet-testing files indexed and checked; %d builds scanned page headers (no page index)", tested, scanned)
+	if scanned == 0 {
+		t.Errorf("no file without a page index was tested")
+	}
 	if tested < 20 {
 		t.Fatalf("only %d parquet-testing files were usable", tested)
 	}
