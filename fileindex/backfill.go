@@ -14,10 +14,12 @@ type mainState struct {
 	files   map[string]bool
 	order   []string // filenames in scan order
 	columns map[string]bool
+	// sizeSum is the sum of file_size (0 without the column).
+	sizeSum int64
 }
 
-// readMainState scans the filename column of the main table (one column
-// chunk per data file, not the index payload).
+// readMainState scans the filename and file_size columns of the main table
+// (their column chunks only, not the index payload).
 func (fi *FileIndex) readMainState(ctx context.Context) (*mainState, error) {
 	ms := &mainState{files: map[string]bool{}, columns: map[string]bool{}}
 	t, err := delta.Open(ctx, fi.updMainStore())
@@ -35,9 +37,18 @@ func (fi *FileIndex) readMainState(ctx context.Context) (*mainState, error) {
 	for _, f := range snap.Schema().Fields {
 		ms.columns[f.Name] = true
 	}
-	for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn}}) {
+	cols := []string{FilenameColumn}
+	if ms.columns[FileSizeColumn] {
+		cols = append(cols, FileSizeColumn)
+	}
+	for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: cols}) {
 		if err != nil {
 			return nil, err
+		}
+		if len(row) > 1 {
+			if n, ok := row[1].(int64); ok {
+				ms.sizeSum += n
+			}
 		}
 		if fn, ok := row[0].(string); ok && !ms.files[fn] {
 			ms.files[fn] = true

@@ -146,3 +146,26 @@ func (fi *FileIndex) updMainSizeTotal(ctx context.Context) (int64, bool, error) 
 	}
 	return total, true, nil
 }
+
+// stagedAutoBloom returns the columns c for which the main table has an
+// auto_bloom_<c> column.
+func (fi *FileIndex) stagedAutoBloom(ctx context.Context) ([]string, error) {
+	t, err := delta.Open(ctx, fi.updMainStore())
+	if errors.Is(err, delta.ErrNotATable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range snap.Schema().Fields {
+		if c, ok := strings.CutPrefix(f.Name, AutoBloomColumn("")); ok && c != "" {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -111,6 +111,7 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 		fi.updProgress(Progress{Phase: "recover", Done: 1, Total: 1})
 	}
 
+	m = fi.ix.Metadata() // recovery may have registered auto-bloom columns
 	src, err := fi.ix.StoredSchema()
 	if err != nil {
 		return err
@@ -164,19 +165,16 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 		res.NewFiles = n
 	}
 
-	// Steps 7 and 8: the size total when unknown, the batch counter.
+	// Steps 7 and 8: the size total, the batch counter. After a merge the
+	// total was recomputed (afterMerge); without one, the main table is
+	// unchanged since readMainState summed its file_size, which also
+	// repairs a total left stale by a crash after the last merge.
 	return fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
 		changed := m.BatchesSinceCompact != u.sinceCompact
 		m.BatchesSinceCompact = u.sinceCompact
-		if m.TotalIndexedFileSize < 0 {
-			total, ok, err := fi.updMainSizeTotal(ctx)
-			if err != nil {
-				return false, err
-			}
-			if ok {
-				m.TotalIndexedFileSize = total
-				changed = true
-			}
+		if res.Consolidations == 0 && ms.exists && m.TotalIndexedFileSize != ms.sizeSum {
+			m.TotalIndexedFileSize = ms.sizeSum
+			changed = true
 		}
 		return changed, nil
 	})
@@ -297,10 +295,29 @@ func (u *updater) afterMerge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	staged, err := fi.stagedAutoBloom(ctx)
+	if err != nil {
+		return err
+	}
 	return fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
 		changed := m.TotalIndexedFileSize != total || m.BatchesSinceCompact != u.sinceCompact
 		m.TotalIndexedFileSize = total
 		m.BatchesSinceCompact = u.sinceCompact
+		// A batch whose staging commit succeeded but whose metadata write
+		// did not (a crash in between) carries its auto-bloom detection in
+		// its auto_bloom_<c> column: register it now, so the index ends as
+		// an uninterrupted update leaves it.
+		storage := metadata.StorageColumns(m)
+		temporal := map[string]bool{}
+		for _, tc := range m.TemporalIndexes {
+			temporal[tc.Column] = true
+		}
+		for _, c := range staged {
+			if slices.Contains(storage, c) && !temporal[c] && !slices.Contains(m.AutoBloomIndexes, c) {
+				m.AutoBloomIndexes = append(m.AutoBloomIndexes, c)
+				changed = true
+			}
+		}
 		return changed, nil
 	})
 }
