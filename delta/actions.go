@@ -101,6 +101,25 @@ type Metadata struct {
 	Configuration    map[string]string `json:"configuration"`
 }
 
+// normalize replaces nil collections with empty ones: the protocol requires
+// partitionColumns (an array), configuration and format.options (maps), and
+// Spark fails with a NullPointerException on null (found by the interop
+// harness, interop/go/delta_bugs_test.go).
+func (m *Metadata) normalize() {
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	if m.Format.Options == nil {
+		m.Format.Options = map[string]string{}
+	}
+	if m.Format.Provider == "" {
+		m.Format.Provider = "parquet"
+	}
+}
+
 // Protocol is the "protocol" action: the reader and writer versions and,
 // from reader version 3 / writer version 7, the explicit feature lists.
 type Protocol struct {

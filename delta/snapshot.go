@@ -43,7 +43,7 @@ func (s *Snapshot) Protocol() Protocol {
 // Metadata returns the table's metaData action.
 func (s *Snapshot) Metadata() Metadata {
 	m := s.metadata
-	m.PartitionColumns = append([]string(nil), m.PartitionColumns...)
+	m.PartitionColumns = append([]string{}, m.PartitionColumns...) // [] stays [], never null
 	m.Configuration = maps.Clone(m.Configuration)
 	m.Format.Options = maps.Clone(m.Format.Options)
 	return m

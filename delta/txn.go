@@ -174,6 +174,11 @@ func (tx *txn) write(ctx context.Context, s store.Store, v int64) error {
 	buf.Write(tx.commitInfo())
 	buf.WriteByte('\n')
 	for _, a := range tx.actions {
+		if a.MetaData != nil {
+			md := *a.MetaData
+			md.normalize()
+			a.MetaData = &md
+		}
 		line, err := json.Marshal(a)
 		if err != nil {
 			return fmt.Errorf("delta: encoding an action: %w", err)
