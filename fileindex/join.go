@@ -1,0 +1,438 @@
+package fileindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/datafile"
+	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/metadata"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// JoinType is the type of a join (spec §5.7).
+type JoinType string
+
+// The join types. Semi and anti joins return only the left side's columns.
+const (
+	Inner JoinType = "inner"
+	Left  JoinType = "left"
+	Right JoinType = "right"
+	Full  JoinType = "full"
+	Semi  JoinType = "semi"
+	Anti  JoinType = "anti"
+)
+
+// ParseJoinType accepts Spark's join type names (case-insensitive, "_"
+// ignored): inner; left, leftouter; right, rightouter; full, outer,
+// fullouter; semi, leftsemi; anti, leftanti.
+func ParseJoinType(s string) (JoinType, error) {
+	switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "") {
+	case "inner":
+		return Inner, nil
+	case "left", "leftouter":
+		return Left, nil
+	case "right", "rightouter":
+		return Right, nil
+	case "full", "outer", "fullouter":
+		return Full, nil
+	case "semi", "leftsemi":
+		return Semi, nil
+	case "anti", "leftanti":
+		return Anti, nil
+	}
+	return "", aerr.Invalid("Unsupported join type '%s'", s)
+}
+
+// KeySource is a stream of query rows with a schema: the keys side of a
+// join. datafile.Reader and datafile.Relation are KeySources (the CLI reads
+// a CSV, JSON or Parquet keys file with them), as are the results of
+// another join; RowsSource wraps rows held in memory. Next returns batches
+// of rows aligned with Schema, in the pqrow value model, and (nil, io.EOF)
+// at the end.
+type KeySource interface {
+	Schema() *schema.Struct
+	Next(ctx context.Context) ([][]any, error)
+}
+
+// RowsSource returns a KeySource over rows aligned with st.
+func RowsSource(st *schema.Struct, rows [][]any) KeySource {
+	return &rowsSource{st: st, rows: rows}
+}
+
+type rowsSource struct {
+	st   *schema.Struct
+	rows [][]any
+	done bool
+}
+
+func (r *rowsSource) Schema() *schema.Struct { return r.st }
+
+func (r *rowsSource) Next(context.Context) ([][]any, error) {
+	if r.done || len(r.rows) == 0 {
+		return nil, io.EOF
+	}
+	r.done = true
+	return r.rows, nil
+}
+
+// JoinOptions configure one join. They are per call: nothing is remembered
+// on the FileIndex (§9 item 13: the library's selection is sticky).
+type JoinOptions struct {
+	// Select restricts the index side to these columns (stored-schema
+	// columns, computed names or exploded aliases); it must contain every
+	// join column. nil = every column.
+	Select []string
+	// IndexOnLeft puts the index side on the left (the library's
+	// index.join(df, ...)); by default the keys are on the left
+	// (df.join(index, ...)).
+	IndexOnLeft bool
+}
+
+// Result is a join's streaming result. Close releases its engine (an
+// in-memory DuckDB database and its spill folder); it is not safe for
+// concurrent use.
+type Result struct {
+	rows  *duck.Rows
+	db    *duck.DB
+	tmp   string
+	files []string
+}
+
+// Schema returns the result's schema: identical whether or not any file
+// was located (§5.7).
+func (r *Result) Schema() *schema.Struct { return r.rows.Schema() }
+
+// Next returns the next batch of rows, (nil, io.EOF) at the end.
+func (r *Result) Next(ctx context.Context) ([][]any, error) {
+	rows, err := r.rows.Next(ctx)
+	return rows, err
+}
+
+// Files returns the data files the index side read (the located files).
+func (r *Result) Files() []string { return slices.Clone(r.files) }
+
+// Close releases the result.
+func (r *Result) Close() error {
+	err := r.rows.Close()
+	if cerr := r.db.Close(); err == nil {
+		err = cerr
+	}
+	os.RemoveAll(r.tmp)
+	return err
+}
+
+// joinFileColumn carries each index-side row's file while it is read; it
+// never reaches the result.
+const joinFileColumn = "_ariadne_join_file"
+
+// Join joins the keys with the rows of the data files that may hold them
+// (spec §5.7–§5.9), USING the columns on:
+//
+//  1. the join columns that are index columns prune: the files holding
+//     their values are located from the keys' distinct values
+//     (LocateFromRows); other join columns take part in the join only, and
+//     a join without any index column is ErrInvalidArgument;
+//  2. the located files are read with the stored schema and read options,
+//     computed columns added and exploded aliases exploded (§5.9), and,
+//     for join columns with a temporal index, only each key's newest row
+//     kept (§5.8); this is the index side, all rows of the located files;
+//  3. the two sides are joined in DuckDB with USING semantics: the join
+//     columns once, first (coalesced in a full join), then the left side's
+//     other columns, then the right side's; semi and anti joins return the
+//     left side's columns only.
+//
+// Outer joins therefore see only rows of located files on the index side
+// (§9 item 14). The result's schema does not depend on whether any file
+// was located. The caller must Close the result.
+func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how JoinType, opts JoinOptions) (*Result, error) {
+	if keys == nil {
+		return nil, aerr.Invalid("join: keys must not be nil")
+	}
+	if len(on) == 0 {
+		return nil, aerr.Invalid("join: at least one join column is required")
+	}
+	how, err := ParseJoinType(string(how))
+	if err != nil {
+		return nil, err
+	}
+	if err := fi.ix.EnsureStorageReady(ctx); err != nil {
+		return nil, err
+	}
+	m := fi.ix.Metadata()
+	src, err := fi.ix.StoredSchema()
+	if err != nil {
+		return nil, err
+	}
+	indexCols, err := joinColumns(m, src, on, keys.Schema(), opts.Select)
+	if err != nil {
+		return nil, err
+	}
+	var pruning []string
+	for _, c := range on {
+		if _, err := route(m, c); err == nil {
+			pruning = append(pruning, c)
+		}
+	}
+	if len(pruning) == 0 {
+		return nil, aerr.Invalid("None of the join columns [%s] have indexes. Unindexed columns: [%s]. Add indexes on these columns before joining.",
+			strings.Join(on, ", "), strings.Join(on, ", "))
+	}
+
+	tmp, err := os.MkdirTemp("", "ariadne-join-*")
+	if err != nil {
+		return nil, err
+	}
+	db, err := duck.Open(ctx, duck.Options{TempDirectory: tmp})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	res := &Result{db: db, tmp: tmp}
+	fail := func(err error) (*Result, error) {
+		db.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if _, err := db.Load(ctx, "q", duckKeys{keys}); err != nil {
+		return fail(err)
+	}
+	files, err := fi.LocateFromRows(ctx, pruning, queryRows(ctx, db, pruning))
+	if err != nil {
+		return fail(err)
+	}
+	res.files = files
+	if err := fi.loadIndexSide(ctx, db, m, src, files); err != nil {
+		return fail(err)
+	}
+	sql := joinSQL(m, on, how, opts.IndexOnLeft, keys.Schema().Names(), indexCols)
+	rows, err := db.Query(ctx, sql)
+	if err != nil {
+		return fail(err)
+	}
+	res.rows = rows
+	return res, nil
+}
+
+// joinColumns validates the join and selected columns (§5.7 step 2) and
+// returns the index side's columns in order.
+func joinColumns(m *metadata.Metadata, src *schema.Struct, on []string, keys *schema.Struct, sel []string) ([]string, error) {
+	all := src.Names()
+	for c := range m.ComputedIndexes.All() {
+		if !slices.Contains(all, c) {
+			all = append(all, c)
+		}
+	}
+	for _, e := range m.ExplodedFieldIndexes {
+		if !slices.Contains(all, e.AsColumn) {
+			all = append(all, e.AsColumn)
+		}
+	}
+	for _, c := range on {
+		if _, ok := keys.Field(c); !ok {
+			return nil, aerr.New(aerr.ErrColumnNotFound, "Join column '%s' is not a column of the keys (%v)", c, keys.Names())
+		}
+	}
+	if sel == nil {
+		var missing []string
+		for _, c := range on {
+			if !slices.Contains(all, c) && !slices.Contains(metadata.IndexColumns(m), c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, aerr.New(aerr.ErrColumnNotFound, "Join columns not found in schema or indexes: %s", strings.Join(missing, ", "))
+		}
+		return all, nil
+	}
+	if len(sel) == 0 {
+		return nil, aerr.Invalid("select: at least one column is required")
+	}
+	var out []string
+	for _, c := range sel {
+		if strings.TrimSpace(c) == "" {
+			return nil, aerr.Invalid("select: column names must not be blank")
+		}
+		if !slices.Contains(all, c) {
+			return nil, aerr.New(aerr.ErrColumnNotFound, "Column '%s' is not a column of the index (%v)", c, all)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	var missing []string
+	for _, c := range on {
+		if !slices.Contains(out, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, aerr.New(aerr.ErrColumnNotFound, "Join columns must be included in selected columns. Missing: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// duckKeys adapts a KeySource to duck.Source.
+type duckKeys struct{ KeySource }
+
+func (k duckKeys) Next(ctx context.Context) ([]pqrow.Row, error) { return k.KeySource.Next(ctx) }
+
+// queryRows streams the pruning columns of the loaded keys.
+func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any, error] {
+	return func(yield func([]any, error) bool) {
+		idents := make([]string, len(cols))
+		for i, c := range cols {
+			idents[i] = duck.Ident(c)
+		}
+		rows, err := db.Query(ctx, "SELECT DISTINCT "+strings.Join(idents, ", ")+" FROM q")
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer rows.Close()
+		for {
+			batch, err := rows.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, r := range batch {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// loadIndexSide reads the located files into table "raw" (§5.9 steps
+// 1–2) and defines view "idx" over it: computed columns, the exploded read
+// transform and temporal deduplication applied (§5.9 steps 3–4, §5.8).
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string) error {
+	opts := map[string]string{}
+	for k, v := range m.ReadOptions.All() {
+		opts[k] = v
+	}
+	plan, err := datafile.Compile(datafile.Spec{Format: m.Format, Schema: src, Options: opts}, nil)
+	if err != nil {
+		return err
+	}
+	rel := datafile.NewRelation(plan, fi.res, files, joinFileColumn)
+	defer rel.Close()
+	if _, err := db.Load(ctx, "raw", rel); err != nil {
+		return err
+	}
+	var computed []duck.Computed
+	for name, expr := range m.ComputedIndexes.All() {
+		computed = append(computed, duck.Computed{Name: name, Expr: expr})
+	}
+	sql := duck.SelectComputed("raw", src.Names(), computed)
+	// Exploded read transform (§3.4): one row per element, rows with null
+	// or empty arrays dropped; mappings applied in order (cross product).
+	for _, e := range m.ExplodedFieldIndexes {
+		field := pathIdent(e.FieldPath, "e")
+		sql = fmt.Sprintf("SELECT *, unnest(list_transform(%s, e -> %s)) AS %s FROM (%s)",
+			pathIdent(e.ArrayColumn, ""), field, duck.Ident(e.AsColumn), sql)
+	}
+	// Temporal deduplication (§5.8) for every temporal column; Join keeps
+	// it for the temporal join columns only (see joinSQL).
+	if err := db.Exec(ctx, "CREATE VIEW idx_all AS "+sql); err != nil {
+		return err
+	}
+	return nil
+}
+
+// pathIdent quotes a dotted path, optionally under a lambda variable.
+func pathIdent(path, under string) string {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		parts[i] = duck.Ident(p)
+	}
+	if under != "" {
+		return under + "." + strings.Join(parts, ".")
+	}
+	return strings.Join(parts, ".")
+}
+
+// joinSQL builds the final statement over "q" (keys) and "idx_all".
+func joinSQL(m *metadata.Metadata, on []string, how JoinType, indexLeft bool, keyCols, indexCols []string) string {
+	// Index side: temporal dedup for the temporal join columns, then the
+	// selection.
+	idx := "SELECT * FROM idx_all"
+	var ranks []string
+	for _, t := range m.TemporalIndexes {
+		if slices.Contains(on, t.Column) {
+			ranks = append(ranks, fmt.Sprintf("row_number() OVER (PARTITION BY %s ORDER BY %s DESC NULLS LAST) = 1",
+				duck.Ident(t.Column), pathIdent(t.TimestampColumn, "")))
+		}
+	}
+	if len(ranks) > 0 {
+		// All ranks are computed over the original rows, then filtered
+		// together (§5.8).
+		cols := make([]string, len(ranks))
+		for i := range ranks {
+			cols[i] = fmt.Sprintf("(%s) AS _ariadne_temporal_keep_%d", ranks[i], i)
+		}
+		conds := make([]string, len(ranks))
+		for i := range ranks {
+			conds[i] = fmt.Sprintf("_ariadne_temporal_keep_%d", i)
+		}
+		idx = fmt.Sprintf("SELECT * FROM (SELECT *, %s FROM idx_all) WHERE %s", strings.Join(cols, ", "), strings.Join(conds, " AND "))
+	}
+	sel := make([]string, len(indexCols))
+	for i, c := range indexCols {
+		sel[i] = duck.Ident(c)
+	}
+	idx = "SELECT " + strings.Join(sel, ", ") + " FROM (" + idx + ")"
+
+	leftSQL, leftCols := "SELECT * FROM q", keyCols
+	rightSQL, rightCols := idx, indexCols
+	if indexLeft {
+		leftSQL, leftCols, rightSQL, rightCols = rightSQL, rightCols, leftSQL, leftCols
+	}
+	conds := make([]string, len(on))
+	for i, c := range on {
+		conds[i] = fmt.Sprintf("l.%s = r.%s", duck.Ident(c), duck.Ident(c))
+	}
+	var out []string
+	if how == Semi || how == Anti {
+		for _, c := range leftCols {
+			out = append(out, "l."+duck.Ident(c))
+		}
+	} else {
+		for _, c := range on {
+			switch how {
+			case Right:
+				out = append(out, "r."+duck.Ident(c)+" AS "+duck.Ident(c))
+			case Full:
+				out = append(out, fmt.Sprintf("coalesce(l.%s, r.%s) AS %s", duck.Ident(c), duck.Ident(c), duck.Ident(c)))
+			default:
+				out = append(out, "l."+duck.Ident(c)+" AS "+duck.Ident(c))
+			}
+		}
+		for _, c := range leftCols {
+			if !slices.Contains(on, c) {
+				out = append(out, "l."+duck.Ident(c))
+			}
+		}
+		for _, c := range rightCols {
+			if !slices.Contains(on, c) {
+				out = append(out, "r."+duck.Ident(c))
+			}
+		}
+	}
+	kind := map[JoinType]string{Inner: "INNER JOIN", Left: "LEFT JOIN", Right: "RIGHT JOIN", Full: "FULL OUTER JOIN", Semi: "SEMI JOIN", Anti: "ANTI JOIN"}[how]
+	return fmt.Sprintf("SELECT %s FROM (%s) AS l %s (%s) AS r ON %s",
+		strings.Join(out, ", "), leftSQL, kind, rightSQL, strings.Join(conds, " AND "))
+}
