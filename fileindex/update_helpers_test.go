@@ -27,14 +27,17 @@ const updT1S = `{"type":"struct","fields":[{"name":"Id","type":"integer","nullab
 
 // updEnv is one test's storage root with its catalog.
 type updEnv struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	root store.Store
 	cat  *index.Catalog
 	cfg  config.Config
 }
 
-func newUpdEnv(t *testing.T) *updEnv {
+func newUpdEnv(t *testing.T) *updEnv { return newUpdEnvTB(t) }
+
+// newUpdEnvTB is newUpdEnv for tests and benchmarks.
+func newUpdEnvTB(t testing.TB) *updEnv {
 	t.Helper()
 	dir := t.TempDir()
 	root, err := store.Open(context.Background(), "file://"+dir)
@@ -78,7 +81,7 @@ func updDataURI(t *testing.T, name string) string {
 }
 
 // updFileURI is the canonical URI of a local path.
-func updFileURI(t *testing.T, p string) string {
+func updFileURI(t testing.TB, p string) string {
 	t.Helper()
 	abs, err := filepath.Abs(p)
 	if err != nil {
