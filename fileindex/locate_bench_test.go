@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/delta"
@@ -78,12 +79,22 @@ func BenchmarkLocate(b *testing.B) {
 		b.ReportMetric(float64(d.Read.Bytes)/float64(b.N), "readbytes/query")
 	}
 	b.Run("cold", func(b *testing.B) {
+		var heap float64
 		for b.Loop() {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			fi := New(ti.ix, Options{})
 			if _, err := fi.Locate(ctx, query(1)); err != nil {
 				b.Fatal(err)
 			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			runtime.KeepAlive(fi)
 		}
+		// The retained heap of one warm view (file list + the Id column).
+		b.ReportMetric(heap/(1<<20), "viewMiB")
 	})
 	fi := New(ti.ix, Options{})
 	for _, keys := range []int{1, 100, 1000} {
