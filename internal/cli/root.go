@@ -82,7 +82,8 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringArrayVar(&g.set, "set", nil, "set a configuration key for this command (key=value, repeatable)")
 	root.AddCommand(
 		newCreateCmd(g), newListCmd(g), newDescribeCmd(g), newRemoveCmd(g), newFindIndexesCmd(g),
-		newAddFilesCmd(g), newFilesCmd(g), newAddIndexCmd(g), newDeltaCmd(g),
+		newAddFilesCmd(g), newFilesCmd(g), newAddIndexCmd(g), newUpdateCmd(g), newLocateCmd(g), newJoinCmd(g),
+		newStatsCmd(g), newDeleteFilesCmd(g), newCompactCmd(g), newVacuumCmd(g), newDeltaCmd(g),
 	)
 	return root
 }

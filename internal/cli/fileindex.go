@@ -1,0 +1,363 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ariadne-go/ariadne/datafile"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/infer"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// withFileIndex opens an existing index's file index and runs fn.
+func (g *globals) withFileIndex(ctx context.Context, name string, progress bool, fn func(fi *fileindex.FileIndex) error) error {
+	return g.withIndex(ctx, name, func(ix *index.Index) error {
+		var opts fileindex.Options
+		if progress {
+			opts.Progress = newProgressPrinter(g.env.Stderr).report
+		}
+		return fn(fileindex.New(ix, opts))
+	})
+}
+
+func newUpdateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "update NAME",
+		Short: "Index the tracked files that are not indexed yet (and backfill new index columns)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
+				start := time.Now()
+				res, err := fi.Update(ctx, fileindex.UpdateOptions{})
+				if err != nil {
+					return err
+				}
+				elapsed := time.Since(start)
+				skipped := []map[string]string{}
+				for _, s := range res.Skipped {
+					skipped = append(skipped, map[string]string{"file": s.URI, "error": s.Err.Error()})
+				}
+				out := map[string]any{
+					"name": args[0], "new_files": res.NewFiles, "backfilled_files": res.BackfilledFiles,
+					"recovered_staging": res.RecoveredStaging, "batches": res.Batches, "consolidations": res.Consolidations,
+					"compactions": res.Compactions, "bytes": res.Bytes, "seconds": elapsed.Seconds(),
+					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped,
+				}
+				return g.emit(out, func(w io.Writer) {
+					fmt.Fprintf(w, "indexed %d new file(s), backfilled %d, in %d batch(es), %.1f MiB read, %s\n",
+						res.NewFiles, res.BackfilledFiles, res.Batches, float64(res.Bytes)/(1<<20), elapsed.Round(time.Millisecond))
+					if res.RecoveredStaging {
+						fmt.Fprintln(w, "recovered the staging table of an interrupted update")
+					}
+					if len(res.AutoBloomDetected) > 0 {
+						fmt.Fprintf(w, "auto-bloom enabled for: %s\n", strings.Join(res.AutoBloomDetected, ", "))
+					}
+					for _, s := range res.Skipped {
+						fmt.Fprintf(w, "skipped %s: %v\n", s.URI, s.Err)
+					}
+				})
+			})
+		},
+	}
+}
+
+func newLocateCmd(g *globals) *cobra.Command {
+	var keys []string
+	cmd := &cobra.Command{
+		Use:   "locate NAME --key COL=V1,V2 [--key COL=...]",
+		Short: "Print the data files that can hold the given keys (AND across columns, OR within values)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			q, err := parseKeys(keys)
+			if err != nil {
+				return err
+			}
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				files, err := fi.Locate(ctx, q)
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "files": nonNil(files)}, func(w io.Writer) {
+					for _, f := range files {
+						fmt.Fprintln(w, f)
+					}
+				})
+			})
+		},
+	}
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "COL=V1,V2,...: values of an index column (repeatable; repeated columns add values)")
+	_ = cmd.MarkFlagRequired("key")
+	return cmd
+}
+
+// parseKeys turns --key COL=V1,V2 flags into a query. Values are passed as
+// strings; the file index coerces them to the column type as Spark does.
+func parseKeys(keys []string) (fileindex.Query, error) {
+	q := fileindex.Query{}
+	for _, k := range keys {
+		col, vals, ok := strings.Cut(k, "=")
+		if !ok || strings.TrimSpace(col) == "" {
+			return nil, usagef("--key %q: want COL=V1,V2", k)
+		}
+		for _, v := range strings.Split(vals, ",") {
+			q[col] = append(q[col], v)
+		}
+	}
+	return q, nil
+}
+
+func newJoinCmd(g *globals) *cobra.Command {
+	var keysFile, on, how, sel, out, keysFormat string
+	var indexLeft bool
+	var keyOpts []string
+	cmd := &cobra.Command{
+		Use:   "join NAME --keys FILE --on COL[,COL] [--how inner|left|right|full|semi|anti] [--select COLS] [--out FILE.csv|.json|.parquet]",
+		Short: "Join a keys file with only the data files the index locates",
+		Long: "Read the keys file (CSV with a header, JSON lines, or Parquet, by extension or --keys-format), locate the\n" +
+			"data files that can hold its keys, and join them. Without --out, rows go to stdout as CSV (JSON lines\n" +
+			"with --json).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if keysFile == "" || on == "" {
+				return usagef("join: --keys and --on are required")
+			}
+			jt, err := fileindex.ParseJoinType(how)
+			if err != nil {
+				return usagef("join: %v", err)
+			}
+			onCols := splitList(on)
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				keys, err := openKeys(ctx, fi, keysFile, keysFormat, keyOpts)
+				if err != nil {
+					return err
+				}
+				res, err := fi.Join(ctx, keys, onCols, jt, fileindex.JoinOptions{Select: splitList(sel), IndexOnLeft: indexLeft})
+				if err != nil {
+					return err
+				}
+				defer res.Close()
+				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, res.Schema())
+				if err != nil {
+					return err
+				}
+				n := 0
+				for {
+					rows, err := res.Next(ctx)
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						sink.close()
+						return err
+					}
+					if err := sink.write(rows); err != nil {
+						return err
+					}
+					n += len(rows)
+				}
+				if err := sink.close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(res.Files()))
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&keysFile, "keys", "", "file holding the keys (CSV with header, JSON lines, Parquet)")
+	f.StringVar(&keysFormat, "keys-format", "", "format of --keys: csv, json or parquet (default: by extension)")
+	f.StringArrayVar(&keyOpts, "keys-option", nil, "reader option for --keys, KEY=VALUE (e.g. sep=;)")
+	f.StringVar(&on, "on", "", "join columns, comma-separated")
+	f.StringVar(&how, "how", "inner", "join type: inner, left, right, full, semi, anti")
+	f.StringVar(&sel, "select", "", "index-side columns to keep, comma-separated (must include the join columns)")
+	f.StringVar(&out, "out", "", "write rows to FILE.csv, FILE.json (JSON lines) or FILE.parquet")
+	f.BoolVar(&indexLeft, "index-left", false, "put the index side on the left (the library's index.join(df))")
+	return cmd
+}
+
+func splitList(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// openKeys opens a keys file as a join key source, inferring its schema.
+func openKeys(ctx context.Context, fi *fileindex.FileIndex, path, format string, opts []string) (fileindex.KeySource, error) {
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".csv":
+			format = "csv"
+		case ".json", ".jsonl", ".ndjson":
+			format = "json"
+		case ".parquet":
+			format = "parquet"
+		default:
+			return nil, usagef("--keys %s: unknown format; give --keys-format csv|json|parquet", path)
+		}
+	}
+	ro := map[string]string{}
+	if format == "csv" {
+		ro["header"] = "true"
+	}
+	for _, kv := range opts {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("--keys-option %q: want KEY=VALUE", kv)
+		}
+		ro[k] = v
+	}
+	uri, err := store.Canonical(path)
+	if err != nil {
+		return nil, err
+	}
+	res := fi.Index().Catalog().Resolver()
+	st, err := infer.FromFile(ctx, res, uri, format, ro)
+	if err != nil {
+		return nil, fmt.Errorf("--keys %s: %w", path, err)
+	}
+	return datafile.Open(ctx, res, uri, datafile.Spec{Format: format, Schema: st, Options: ro}, nil)
+}
+
+func newStatsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats NAME",
+		Short: "Per indexed column: how many values the files' value sets hold",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				stats, err := fi.Stats(ctx)
+				if err != nil {
+					return err
+				}
+				st := fileindex.StatsSchema()
+				var rows []map[string]any
+				for _, s := range stats {
+					m := map[string]any{}
+					for i, v := range s.Row() {
+						m[st.Fields[i].Name] = renderScalar(v)
+					}
+					rows = append(rows, m)
+				}
+				return g.emit(map[string]any{"name": args[0], "columns": nonNil(rows)}, func(w io.Writer) {
+					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, strings.Join(st.Names(), "\t"))
+					for _, s := range stats {
+						var cells []string
+						for i, v := range s.Row() {
+							cells = append(cells, csvValue(v, st.Fields[i].Type))
+						}
+						fmt.Fprintln(tw, strings.Join(cells, "\t"))
+					}
+					tw.Flush()
+				})
+			})
+		},
+	}
+}
+
+// renderScalar makes a stats value JSON-friendly (decimals as text).
+func renderScalar(v any) any {
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return v
+}
+
+func newDeleteFilesCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete-files NAME FILE...",
+		Short: "Remove files from every index table and from the tracked files (GDPR deletes; data files are not touched)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var names []string
+			for _, a := range args[1:] {
+				u, err := store.Canonical(a)
+				if err != nil {
+					return err
+				}
+				names = append(names, u)
+			}
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				if err := fi.DeleteFiles(ctx, names...); err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "deleted": names}, func(w io.Writer) {
+					fmt.Fprintf(w, "removed %d file(s) from %s\n", len(names), args[0])
+				})
+			})
+		},
+	}
+}
+
+func newCompactCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compact NAME",
+		Short: "Bin-pack the index tables' small files (OPTIMIZE) and reset the auto-compact counter",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				res, err := fi.Compact(ctx)
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "tables": res.Tables}, func(w io.Writer) {
+					for _, t := range slices.Sorted(maps.Keys(res.Tables)) {
+						fmt.Fprintf(w, "%s: %+v\n", t, res.Tables[t])
+					}
+				})
+			})
+		},
+	}
+}
+
+func newVacuumCmd(g *globals) *cobra.Command {
+	var retain time.Duration
+	cmd := &cobra.Command{
+		Use:   "vacuum NAME [--retain DURATION]",
+		Short: "Delete index files no longer referenced and older than the retention",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+				res, err := fi.Vacuum(ctx, retain)
+				if err != nil {
+					return err
+				}
+				n := 0
+				for _, d := range res.Deleted {
+					n += len(d)
+				}
+				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String()}, func(w io.Writer) {
+					fmt.Fprintf(w, "deleted %d unreferenced file(s) older than %s\n", n, retain)
+				})
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&retain, "retain", fileindex.DefaultVacuumRetention, "keep unreferenced files younger than this (e.g. 168h, 0s)")
+	return cmd
+}

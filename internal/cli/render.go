@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// jsonValue renders a value of the row model as JSON, structs as objects in
+// field order, timestamps as RFC 3339 UTC, dates as YYYY-MM-DD, decimals as
+// exact strings, binary as base64.
+func jsonValue(b *bytes.Buffer, v any, t schema.Type) {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case time.Time:
+		if p, ok := t.(*schema.Primitive); ok && p == schema.Date {
+			writeJSONString(b, v.Format("2006-01-02"))
+		} else if ok && p == schema.TimestampNTZ {
+			writeJSONString(b, v.Format("2006-01-02T15:04:05.999999"))
+		} else {
+			writeJSONString(b, v.UTC().Format(time.RFC3339Nano))
+		}
+	case pqrow.Decimal:
+		writeJSONString(b, v.String())
+	case []byte:
+		writeJSONString(b, base64.StdEncoding.EncodeToString(v))
+	case float32:
+		writeFloat(b, float64(v), 32)
+	case float64:
+		writeFloat(b, v, 64)
+	case []pqrow.KV:
+		var kt, vt schema.Type
+		if m, ok := t.(*schema.Map); ok {
+			kt, vt = m.Key, m.Value
+		}
+		b.WriteByte('[')
+		for i, kv := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('[')
+			jsonValue(b, kv.Key, kt)
+			b.WriteByte(',')
+			jsonValue(b, kv.Value, vt)
+			b.WriteByte(']')
+		}
+		b.WriteByte(']')
+	case []any:
+		if st, ok := t.(*schema.Struct); ok {
+			jsonRow(b, v, st)
+			return
+		}
+		var et schema.Type
+		if a, ok := t.(*schema.Array); ok {
+			et = a.Element
+		}
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			jsonValue(b, e, et)
+		}
+		b.WriteByte(']')
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			writeJSONString(b, fmt.Sprint(v))
+			return
+		}
+		b.Write(data)
+	}
+}
+
+// jsonRow renders a row as an object keyed by the schema's field names.
+func jsonRow(b *bytes.Buffer, row []any, st *schema.Struct) {
+	b.WriteByte('{')
+	for i, f := range st.Fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(b, f.Name)
+		b.WriteByte(':')
+		var v any
+		if i < len(row) {
+			v = row[i]
+		}
+		jsonValue(b, v, f.Type)
+	}
+	b.WriteByte('}')
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Truncate(b.Len() - 1) // Encode appends a newline
+}
+
+func writeFloat(b *bytes.Buffer, f float64, bits int) {
+	switch {
+	case math.IsNaN(f):
+		b.WriteString(`"NaN"`)
+	case math.IsInf(f, 1):
+		b.WriteString(`"Infinity"`)
+	case math.IsInf(f, -1):
+		b.WriteString(`"-Infinity"`)
+	default:
+		b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
+	}
+}
+
+// csvValue renders a value for a CSV cell: scalars as text (timestamps RFC
+// 3339 UTC), nested values as JSON, null as the empty string.
+func csvValue(v any, t schema.Type) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case int8, int16, int32, int64, int:
+		return fmt.Sprint(v)
+	}
+	var b bytes.Buffer
+	jsonValue(&b, v, t)
+	s := b.String()
+	if len(s) >= 2 && s[0] == '"' {
+		var unq string
+		if json.Unmarshal([]byte(s), &unq) == nil {
+			return unq
+		}
+	}
+	return s
+}
