@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -16,23 +17,47 @@ type SkippedFile struct {
 	Err error // matches store.ErrNotExist
 }
 
+// statConcurrency bounds the Stat requests in flight: at ~20 ms a request
+// on an object store, 16 in flight measure ~800 files a second (100,000
+// files in ~2 minutes instead of ~30 sequentially, §9 item 3), while staying
+// far below any store's request-rate limits.
+const statConcurrency = 16
+
 // statFiles measures each file in its own store (§5.15; §9 item 7 fixed:
-// never the index's store) and splits off the files that vanished.
+// never the index's store) and splits off the files that vanished. Order
+// follows uris.
 func (s *session) statFiles(ctx context.Context, uris []string) (present []*fileAnalysis, missing []SkippedFile, err error) {
-	for _, u := range uris {
-		st, key, err := s.fi.res.Resolve(ctx, u)
-		if err != nil {
-			return nil, nil, fmt.Errorf("fileindex: resolve %s: %w", u, err)
+	type result struct {
+		size int64
+		err  error
+	}
+	results := make([]result, len(uris))
+	sem := make(chan struct{}, statConcurrency)
+	var wg sync.WaitGroup
+	for i, u := range uris {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			st, key, err := s.fi.res.Resolve(ctx, u)
+			if err != nil {
+				results[i].err = fmt.Errorf("fileindex: resolve %s: %w", u, err)
+				return
+			}
+			info, err := st.Stat(ctx, key)
+			results[i] = result{size: info.Size, err: err}
+		}()
+	}
+	wg.Wait()
+	for i, u := range uris {
+		switch r := results[i]; {
+		case errors.Is(r.err, store.ErrNotExist):
+			missing = append(missing, SkippedFile{URI: u, Err: r.err})
+		case r.err != nil:
+			return nil, nil, fmt.Errorf("fileindex: stat %s: %w", u, r.err)
+		default:
+			present = append(present, &fileAnalysis{URI: u, Size: r.size, Counts: map[string]int64{}})
 		}
-		info, err := st.Stat(ctx, key)
-		if errors.Is(err, store.ErrNotExist) {
-			missing = append(missing, SkippedFile{URI: u, Err: err})
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("fileindex: stat %s: %w", u, err)
-		}
-		present = append(present, &fileAnalysis{URI: u, Size: info.Size, Counts: map[string]int64{}})
 	}
 	return present, missing, nil
 }

@@ -20,6 +20,9 @@ type batchResult struct {
 	rows     [][]any
 	detected []string
 	bytes    int64
+	// values counts the inline array elements: what the merge of this
+	// batch holds in memory.
+	values int64
 }
 
 // buildBatch computes the index rows of one batch (§5.3.4 as amended by
@@ -86,6 +89,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 		autoFilters[c] = fs
 	}
 	str := bloom.Stringifier{}
+	var nvalues int64
 
 	for _, c := range p.storage {
 		var large []string
@@ -108,6 +112,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 				return nil
 			}
 			rows[i][ci] = r[1]
+			nvalues += int64(len(r[1].([]any)))
 			if fs := autoFilters[c.name]; fs != nil && fs[i] != nil {
 				for _, v := range r[1].([]any) {
 					fs[i].AddString(str.String(v, c.typ))
@@ -151,7 +156,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 			return nil, err
 		}
 	}
-	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes}, nil
+	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes, values: nvalues}, nil
 }
 
 // inlineSQL collects each non-large file's distinct values of c (§3.2,

@@ -9,6 +9,12 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
+// mainTargetFileSize is the data file size of main-table writes: the
+// writer buffers a file's rows, and main rows carry value arrays whose Go
+// form is several times their estimated size, so 32 MiB files keep that
+// buffer near 100 MB (Delta's 128 MiB default suits flat rows).
+const mainTargetFileSize = 32 << 20
+
 // consolidate merges staging/ into index/ (§5.3.6) and deletes staging/:
 // one row per filename is selected (§5.3.5), then upserted by filename into
 // the main table with schema evolution, or the main table is created from
@@ -61,7 +67,7 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 				}
 			}
 		}
-		opts := delta.WriteOptions{Schema: merged, MergeSchema: changed}
+		opts := delta.WriteOptions{Schema: merged, MergeSchema: changed, TargetFileSize: mainTargetFileSize}
 		if msnap.NumFiles() == 0 {
 			// A fresh (or empty) main table: a blind append is enough.
 			if _, err := main.Append(ctx, rows, opts); err != nil {

@@ -88,7 +88,18 @@ type updater struct {
 	// and metadata refresh (§9 item 32 fixed).
 	sinceConsolidation int
 	sinceCompact       int
+	// stagedValues counts the inline values staged since the last merge.
+	stagedValues int64
 }
+
+// stagedValueBudget bounds the inline values staged between merges. A merge
+// streams the staged rows into a Delta upsert, which holds its source rows
+// (the staged arrays) in memory: at ~40 B per value in Go (an interface, the
+// boxed value, the writer's copy) 4 M values are ~160 MB. Without it, 50
+// batches (stagingConsolidationThreshold) of up to L = 500,000 values per
+// column could put 25 M values per column in one merge. An early merge only
+// adds a Delta commit; what the index holds is the same.
+const stagedValueBudget = 4_000_000
 
 func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult) error {
 	if opts.Now == nil {
@@ -217,6 +228,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		u.res.Batches++
 		u.sinceConsolidation++
 		u.sinceCompact++
+		u.stagedValues += br.values
 		bytes += br.bytes
 		u.res.Bytes += br.bytes
 		// §5.3.4 step 9: persist the batch's auto-bloom detections (and
@@ -242,7 +254,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 			}
 		}
 		fi.updProgress(Progress{Phase: "batch", Done: bi + 1, Total: len(batches), Bytes: bytes})
-		if u.sinceConsolidation >= threshold {
+		if u.sinceConsolidation >= threshold || u.stagedValues >= stagedValueBudget {
 			if err := u.consolidate(ctx); err != nil {
 				return 0, err
 			}
@@ -270,7 +282,7 @@ func (u *updater) consolidate(ctx context.Context) error {
 	if _, err := fi.updConsolidate(ctx); err != nil {
 		return err
 	}
-	u.sinceConsolidation = 0
+	u.sinceConsolidation, u.stagedValues = 0, 0
 	u.res.Consolidations++
 	if err := u.afterMerge(ctx); err != nil {
 		return err
