@@ -193,7 +193,13 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		rep.Results = append(rep.Results, finish(res, lats))
 
 		fmt.Fprintf(cfg.Progress, "%s: row index...\n", name)
-		ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{cs}})
+		// The break-even gap of the storage: local disk, or object storage
+		// (≈50 MB/s per stream) behind the injected latency.
+		gap := int64(LocalCoalesceGap)
+		if lat > 0 {
+			gap = CoalesceGapFor(lat, 50e6)
+		}
+		ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{cs}, CoalesceGap: gap})
 		if err != nil {
 			return nil, err
 		}

@@ -47,10 +47,37 @@ func hot(r uint64) int64 { return lakegen.UserID(r) }
 func TestWarmLookupIsOneRequestPerFile(t *testing.T) {
 	ctx := context.Background()
 	fx := newFixture(t, true, Definition{Name: "u", Key: "user_id"})
+	// The object-storage gap: one request per file (the local default
+	// trades requests for bytes; see below).
+	ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}, CoalesceGap: DefaultCoalesceGap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.ri = ri
 	if _, err := fx.ri.Warm(ctx); err != nil {
 		t.Fatal(err)
 	}
+	lri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []int64{hot(0), hot(3), hot(50), hot(1500)} {
+		// The local gap (64 KiB) reads no more bytes than the remote one.
+		lr, err := lri.Lookup(ctx, Query{Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := fx.ri.Lookup(ctx, Query{Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lr.Plan.Data.BytesRead > rr.Plan.Data.BytesRead || len(lr.Rows) != len(rr.Rows) {
+			t.Errorf("key %d: local gap read %d bytes (%d rows), remote gap %d bytes (%d rows)", k,
+				lr.Plan.Data.BytesRead, len(lr.Rows), rr.Plan.Data.BytesRead, len(rr.Rows))
+		}
 		// First lookup caches the dictionary pages it needs.
 		if _, err := fx.ri.Lookup(ctx, Query{Key: k}); err != nil {
 			t.Fatal(err)

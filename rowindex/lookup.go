@@ -594,7 +594,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		if err := ri.planFile(w, man, columns); err != nil {
 			return nil, err
 		}
-		for _, r := range coalesce(w.ranges, ri.opts.CoalesceGap) {
+		for _, r := range coalesce(w.ranges, ri.gapFor(w.o.st)) {
 			f := &fetch{obj: w.o, r: r}
 			w.fetch = append(w.fetch, f)
 			fetches = append(fetches, f)
