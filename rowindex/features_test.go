@@ -251,10 +251,20 @@ func TestSortedRangeLookups(t *testing.T) {
 		}
 		checkRows(t, fmt.Sprintf("range %d..%d", c.lo, c.hi), res.Rows, want)
 	}
-	// Text bounds, open high end.
-	res, err := fx.ri.Lookup(ctx, Query{LowText: "4000000000", Range: true, Columns: []string{"user_id"}})
+	// Text bounds from the command line, open high end.
+	q, err := ParseKeyFlag("user_id=4000000000..")
 	if err != nil {
 		t.Fatal(err)
+	}
+	q.Columns = []string{"user_id"}
+	res, err := fx.ri.Lookup(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := ParseKeyFlag("track_uri=x"); true {
+		if _, err := fx.ri.Lookup(ctx, q); !errors.Is(err, ErrBadQuery) {
+			t.Fatalf("lookup on another column: %v", err)
+		}
 	}
 	lo, _ := EncodeKey(int64(4_000_000_000))
 	hi, _ := EncodeKey(int64(1 << 62))

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,9 @@ import (
 
 // Query is one lookup.
 type Query struct {
+	// KeyColumn, if set, must name the row index's key column (as the
+	// command line's --key COL=... does).
+	KeyColumn string
 	// Key selects the rows whose key equals it (see EncodeKey for the Go
 	// types accepted). Exactly one of Key, KeyText, or a range (Low/High or
 	// LowText/HighText, sorted row indexes only) must be set.
@@ -49,6 +53,20 @@ type Query struct {
 	Cursor string
 }
 
+// ParseKeyFlag parses the command line's --key argument, COL=VALUE or
+// COL=LOW..HIGH (either bound may be empty), into the key fields of a
+// Query.
+func ParseKeyFlag(s string) (Query, error) {
+	col, v, ok := strings.Cut(s, "=")
+	if !ok || col == "" {
+		return Query{}, badQuery("--key wants COL=VALUE or COL=LOW..HIGH, got %q", s)
+	}
+	if lo, hi, isRange := strings.Cut(v, ".."); isRange {
+		return Query{KeyColumn: col, LowText: lo, HighText: hi, Range: true}, nil
+	}
+	return Query{KeyColumn: col, KeyText: v}, nil
+}
+
 // Filter is a comparison of a cover column with a value.
 type Filter struct {
 	Column string
@@ -71,6 +89,8 @@ type Row struct {
 	// Covered holds the values of Result.Columns when the row was served
 	// from cover columns (no data read).
 	Covered []any
+
+	file *parquet.File // the data file's schema, for Record
 }
 
 // KeyAggregates is the aggregates of one key.
@@ -213,6 +233,9 @@ func (ri *RowIndex) Lookup(ctx context.Context, q Query) (*Result, error) {
 		res.Plan.Index, res.Plan.Data = im.cost(), dm.cost()
 		res.Plan.Elapsed = time.Since(start)
 	}()
+	if q.KeyColumn != "" && q.KeyColumn != man.Key {
+		return nil, badQuery("row index %s is on column %q, not %q", man.Name, man.Key, q.KeyColumn)
+	}
 	lo, hi, isRange, err := q.keyBounds(man.KeyClass)
 	if err != nil {
 		return nil, err
@@ -763,7 +786,7 @@ func (ri *RowIndex) decodeFile(ctx context.Context, m *meter, w *fileWork, bytes
 				}
 			}
 			bytesReturned.Add(n)
-			p.out = append(p.out, Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowInFile(w.fe, p.rg, p.row+int64(i)), Values: r})
+			p.out = append(p.out, Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowInFile(w.fe, p.rg, p.row+int64(i)), Values: r, file: f})
 		}
 	}
 	return nil

@@ -156,3 +156,36 @@ func readable(f *parquet.File) (ok bool) {
 	}
 	return true
 }
+
+// TestRecord renders rows (whole, projected on nested columns, covered) as
+// maps.
+func TestRecord(t *testing.T) {
+	ctx := context.Background()
+	abs, _ := filepath.Abs(parquetTesting)
+	data, _ := store.Open(ctx, "file://"+abs)
+	idx, _ := store.Open(ctx, "mem://")
+	name := "nullable.impala.parquet"
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "id"}, StoreResolver{data}, []string{name}); err != nil {
+		t.Skip(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cols := range [][]string{nil, {"id", "int_array", "nested_struct"}, {"id"}} {
+		res, err := ri.Lookup(ctx, Query{Key: int64(1), Columns: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := res.Record(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(m["id"]) != "1" || cols == nil && len(m) != 6 || cols != nil && len(m) != len(cols) {
+			t.Fatalf("columns %v: record %v", cols, m)
+		}
+		if cols != nil && len(cols) > 1 && fmt.Sprint(m["int_array"]) != "[1 2 3]" {
+			t.Fatalf("projected nested column: %v", m["int_array"])
+		}
+	}
+}
