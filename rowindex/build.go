@@ -237,10 +237,11 @@ func scanFile(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 		return nil, nil, "", err
 	}
 	fe.Size, fe.ETag = info.Size, info.ETag
-	fm, err := loadFileMeta(ctx, m, o, info.Size, 0)
+	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
 	if err != nil {
 		return nil, nil, "", err
 	}
+	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC = fm.footerCRC
 	f := fm.f

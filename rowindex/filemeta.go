@@ -44,6 +44,8 @@ type fileMeta struct {
 	charge  int64 // bytes charged to the cache
 	// scanRequests and scanBytes are what building the page locations cost.
 	scanRequests, scanBytes int64
+	// scanned are the page locations built by scanning page headers.
+	scanned []ChunkPages
 }
 
 func (fm *fileMeta) ncol() int {
@@ -77,7 +79,11 @@ func (fm *fileMeta) dictRange(rg, col int) brange {
 // loadFileMeta reads and parses the metadata of the Parquet object o of the
 // given size. wantCRC, when non-zero, is the footer checksum recorded at
 // indexing time: a different footer is a *FileChangedError.
-func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC uint32) (*fileMeta, error) {
+//
+// known holds page locations built by an earlier scan (the manifest's
+// ScannedPages) for chunks without an offset index; chunks neither in the
+// file's page index nor in known are scanned now.
+func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC uint32, known []ChunkPages) (*fileMeta, error) {
 	changed := func(reason string, err error) error {
 		return &FileChangedError{URI: o.uri, Reason: reason, Err: err}
 	}
@@ -122,7 +128,7 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 		return nil, changed("unreadable footer", err)
 	}
 	fm := &fileMeta{size: size, footerCRC: crc}
-	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm)
+	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm, known)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +146,11 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 // offsetIndexes returns an offset index for every column chunk of md, in
 // row-group-major order: read from the file where it has one, built by
 // scanning page headers where it has none.
-func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaData, fm *fileMeta) ([]format.OffsetIndex, []bool, error) {
+func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaData, fm *fileMeta, known []ChunkPages) ([]format.OffsetIndex, []bool, error) {
+	knownAt := map[[2]int]*ChunkPages{}
+	for i := range known {
+		knownAt[[2]int{known[i].RowGroup, known[i].Column}] = &known[i]
+	}
 	var n int
 	lo, hi := int64(-1), int64(-1)
 	for i := range md.RowGroups {
@@ -179,6 +189,14 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 				aligned = append(aligned, true)
 				continue
 			}
+			if kp := knownAt[[2]int{i, j}]; kp != nil && len(kp.Offsets) == len(kp.Sizes) && len(kp.Offsets) == len(kp.FirstRows) {
+				for k := range kp.Offsets {
+					oi.PageLocations = append(oi.PageLocations, format.PageLocation{Offset: kp.Offsets[k], CompressedPageSize: kp.Sizes[k], FirstRowIndex: kp.FirstRows[k]})
+				}
+				ois = append(ois, oi)
+				aligned = append(aligned, kp.Aligned)
+				continue
+			}
 			rep := 0
 			if j < len(maxRep) {
 				rep = maxRep[j]
@@ -190,9 +208,28 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 			oi.PageLocations = locs
 			ois = append(ois, oi)
 			aligned = append(aligned, ok)
+			cp := ChunkPages{RowGroup: i, Column: j, Aligned: ok}
+			for _, l := range locs {
+				cp.Offsets = append(cp.Offsets, l.Offset)
+				cp.Sizes = append(cp.Sizes, l.CompressedPageSize)
+				cp.FirstRows = append(cp.FirstRows, l.FirstRowIndex)
+			}
+			fm.scanned = append(fm.scanned, cp)
 		}
 	}
 	return ois, aligned, nil
+}
+
+// ChunkPages are the page locations of one column chunk of a file without a
+// page index, built by the builder's scan of its page headers and kept in
+// the manifest so lookups need not scan again.
+type ChunkPages struct {
+	RowGroup  int     `json:"rg"`
+	Column    int     `json:"col"`
+	Aligned   bool    `json:"aligned"` // pages start at row boundaries
+	Offsets   []int64 `json:"offsets"`
+	Sizes     []int32 `json:"sizes"` // including the page header
+	FirstRows []int64 `json:"firstRows"`
 }
 
 // maxRepetitionLevels returns the maximum repetition level of every leaf

@@ -119,8 +119,12 @@ type FileEntry struct {
 	// lookup time means the file was replaced.
 	FooterCRC uint32 `json:"footerCrc"`
 	Rows      int64  `json:"rows"`
-	// RowGroupRows is the first row (in the file) of each row group.
+	// RowGroupStarts is the first row (in the file) of each row group.
 	RowGroupStarts []int64 `json:"rowGroupStarts"`
+	// ScannedPages are the page locations of the chunks that have no page
+	// index (empty for files written with one), so that lookups never scan
+	// page headers.
+	ScannedPages []ChunkPages `json:"scannedPages,omitempty"`
 }
 
 // Group is one row group of a fragment: the key directory entry that makes

@@ -147,7 +147,7 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 		return v.(*fileMeta), nil
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	fm, err := loadFileMeta(ctx, m, o, fr.Size, 0)
+	fm, err := loadFileMeta(ctx, m, o, fr.Size, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 		m.hits.Add(1)
 		return v.(*fileMeta), o, nil
 	}
-	fm, err := loadFileMeta(ctx, m, o, fe.Size, fe.FooterCRC)
+	fm, err := loadFileMeta(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages)
 	if err != nil {
 		return nil, o, err
 	}

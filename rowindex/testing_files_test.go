@@ -189,3 +189,33 @@ func TestRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestScannedPagesAreReused checks that a file without a page index is
+// scanned once, by the builder: a cold lookup reads its footer and its
+// pages, never its page headers one by one.
+func TestScannedPagesAreReused(t *testing.T) {
+	ctx := context.Background()
+	abs, _ := filepath.Abs(parquetTesting)
+	data, _ := store.Open(ctx, "file://"+abs)
+	idx, _ := store.Open(ctx, "mem://")
+	name := "alltypes_plain.parquet" // no page index
+	man, bs, err := Create(ctx, idx, Definition{Name: "k", Key: "id"}, StoreResolver{data}, []string{name})
+	if err != nil {
+		t.Skip(err)
+	}
+	if bs.PageScanRequests == 0 || len(man.Files[0].ScannedPages) == 0 {
+		t.Fatalf("no page scan recorded: %+v", bs)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, CoalesceGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ri.Lookup(ctx, Query{Key: int64(3)})
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("lookup: %v, %d rows", err, len(res.Rows))
+	}
+	// Cold: one footer read, then the page ranges (≤ one per column).
+	if got, max := res.Plan.Data.Requests, int64(1+len(res.Rows[0].Values)); got > max {
+		t.Fatalf("cold lookup made %d data requests, want ≤ %d (footer + pages)", got, max)
+	}
+}
