@@ -67,7 +67,7 @@ fetch_jar() {
   log "fetched $g:$a:$v (sha1 $got)"
 }
 
-# 2. Delta Lake JARs (required).
+# 2. The JARs of jars.txt (required): Delta Lake for Spark, the Spark Connect server plugin.
 while read -r coord; do
   [[ -z "$coord" || "$coord" == \#* ]] && continue
   IFS=: read -r g a v <<< "$coord"
