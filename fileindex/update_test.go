@@ -2,6 +2,7 @@ package fileindex
 
 import (
 	"context"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +67,51 @@ func TestUpdateIndex(t *testing.T) {
 	}
 	if after := updTableVersion(t, ix.Root(), ix.Paths().Main); after != before {
 		t.Errorf("second update committed: version %d → %d", before, after)
+	}
+}
+
+// TestUpdateBuildLocate runs §8.8's locate assertions on an index built by
+// Update, end to end with the query side, and checks the progress events.
+func TestUpdateBuildLocate(t *testing.T) {
+	ctx := context.Background()
+	e := newUpdEnv(t)
+	ix := e.open("e2e", updT1S, "csv", map[string]string{"header": "true"})
+	p0, p1 := updDataURI(t, "table1_part0.csv"), updDataURI(t, "table1_part1.csv")
+	updAddFiles(t, ix, p0, p1)
+	for _, c := range []string{"Id", "Version", "Value"} {
+		must(t, ix.AddIndex(ctx, c))
+	}
+	var events []Progress
+	cfg := e.cfg
+	fi := New(ix, Options{Config: &cfg, Progress: func(p Progress) { events = append(events, p) }})
+	updMust(t, fi)
+	last := map[string]Progress{}
+	for _, p := range events {
+		last[p.Phase] = p
+	}
+	if a := last["analyze"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last analyze event %+v", a)
+	}
+	if b := last["batch"]; b.Done != 1 || b.Total != 1 || b.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last batch event %+v", b)
+	}
+	if c := last["consolidate"]; c.Done != 1 {
+		t.Errorf("last consolidate event %+v", c)
+	}
+	tests := []struct {
+		q    Query
+		want []string
+	}{
+		{Query{"Version": {"3"}, "Id": {"1"}}, []string{p1}},
+		{Query{"Value": {4.5}}, []string{p0}},
+		{Query{"Value": {-1}}, nil},
+		{Query{"Id": {1}}, []string{p0, p1}},
+	}
+	for _, tc := range tests {
+		got, err := fi.Locate(ctx, tc.q)
+		must(t, err)
+		if len(got) != len(tc.want) || (len(got) > 0 && !slices.Equal(got, tc.want)) {
+			t.Errorf("locate %v = %v, want %v", tc.q, got, tc.want)
+		}
 	}
 }
