@@ -349,13 +349,14 @@ func finish(r BenchResult, lats []time.Duration) BenchResult {
 // config (recorded in dir/lake.json).
 func ensureLake(ctx context.Context, dir string, c lakegen.Config, progress io.Writer) ([]lakegen.File, error) {
 	type record struct {
-		Config lakegen.Config
-		Files  []lakegen.File
+		Version int
+		Config  lakegen.Config
+		Files   []lakegen.File
 	}
 	marker := filepath.Join(dir, "lake.json")
 	if b, err := os.ReadFile(marker); err == nil {
 		var r record
-		if json.Unmarshal(b, &r) == nil && fmt.Sprint(r.Config) == fmt.Sprint(c) {
+		if json.Unmarshal(b, &r) == nil && r.Version == lakegen.Version && fmt.Sprint(r.Config) == fmt.Sprint(c) {
 			return r.Files, nil
 		}
 	}
@@ -371,7 +372,7 @@ func ensureLake(ctx context.Context, dir string, c lakegen.Config, progress io.W
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(record{c, files})
+	b, _ := json.Marshal(record{lakegen.Version, c, files})
 	return files, os.WriteFile(marker, b, 0o644)
 }
 

@@ -5,12 +5,14 @@ import (
 	"sync"
 )
 
-// DefaultCacheBytes is the default budget of a RowIndex's metadata cache
-// (parsed data-file footers and offset indexes, dictionary pages, fragment
-// footers and fragment row groups). For the benchmark lake (1 GB, 120 files,
-// 8 row groups × 5 columns each) metadata is ≈ 120 × (8 KiB footer ×4 parsed
-// + 40 offset indexes × ~0.5 KiB + ~200 KiB dictionaries) ≈ 30 MiB and the
-// whole index ≈ 10 MiB, so 256 MiB keeps a ~5 GB lake fully warm.
+// DefaultCacheBytes is the default memory budget of a RowIndex: three
+// quarters for parsed data-file footers and offset indexes, dictionary pages,
+// fragment footers and compressed fragment row groups, one quarter for
+// decoded fragment row groups. For the benchmark lake (1 GB, 120 files of
+// one row group × 5 columns) metadata is ≈ 120 × (4 KiB footer × 4 parsed +
+// 5 offset indexes × ~2 KiB) ≈ 3 MiB and the compressed index ≈ 30–45 MiB,
+// so 192 MiB keeps the index of a ~5 GB lake in memory; the decoded quarter
+// (64 MiB ≈ 650,000 entries ≈ 400 groups) holds the hot buckets.
 const DefaultCacheBytes = 256 << 20
 
 // cache is an LRU of values charged by their size in bytes. It is safe for

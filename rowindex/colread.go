@@ -24,21 +24,38 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 	if err := pages.SeekToRow(first); err != nil {
 		return nil, err
 	}
-	rows := make([][]parquet.Value, 0, n)
+	// Values go to one backing slice; rows are cut from it at the end
+	// (one allocation instead of one per row).
+	var vals []parquet.Value
+	starts := make([]int, 0, n+1)
 	buf := make([]parquet.Value, 512)
+	finish := func() [][]parquet.Value {
+		rows := make([][]parquet.Value, len(starts))
+		for i, s := range starts {
+			e := len(vals)
+			if i+1 < len(starts) {
+				e = starts[i+1]
+			}
+			rows[i] = vals[s:e:e]
+		}
+		return rows
+	}
 	for {
-		if int64(len(rows)) >= n && aligned {
-			return rows, nil
+		if int64(len(starts)) >= n && aligned {
+			return finish(), nil
 		}
 		page, err := pages.ReadPage()
 		if err == io.EOF {
-			if int64(len(rows)) < n {
-				return nil, fmt.Errorf("rowindex: column %v: %d rows found, %d expected", fcc.Node(), len(rows), n)
+			if int64(len(starts)) < n {
+				return nil, fmt.Errorf("rowindex: column %v: %d rows found, %d expected", fcc.Node(), len(starts), n)
 			}
-			return rows, nil
+			return finish(), nil
 		}
 		if err != nil {
 			return nil, err
+		}
+		if vals == nil {
+			vals = make([]parquet.Value, 0, min(n, page.NumValues()))
 		}
 		done := false
 		vr := page.Values()
@@ -46,16 +63,16 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 			k, err := vr.ReadValues(buf)
 			for _, v := range buf[:k] {
 				if v.RepetitionLevel() == 0 {
-					if int64(len(rows)) == n {
+					if int64(len(starts)) == n {
 						done = true
 						break
 					}
-					rows = append(rows, nil)
+					starts = append(starts, len(vals))
 				}
-				if len(rows) == 0 {
+				if len(starts) == 0 {
 					continue // tail of a row that started before first
 				}
-				rows[len(rows)-1] = append(rows[len(rows)-1], v.Clone())
+				vals = append(vals, v.Clone())
 			}
 			if err == io.EOF || k == 0 && err == nil {
 				break
@@ -67,7 +84,7 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 		}
 		parquet.Release(page)
 		if done {
-			return rows, nil
+			return finish(), nil
 		}
 	}
 }

@@ -52,10 +52,12 @@ func compareEntries(a, b *entry) int {
 }
 
 // fragmentRowGroupBytes is the uncompressed size at which a fragment row group
-// is cut (at the next bucket or key boundary). ≈10,000 entries of ~25 bytes;
-// ZSTD brings it to ≈60–100 KiB, one read of ~1 ms beyond first-byte latency
-// on object storage, and decoded in well under a millisecond.
-const fragmentRowGroupBytes = 256 << 10
+// is cut (at the next bucket or key boundary): ≈1,500 entries of ~40 bytes,
+// ≈6–10 KiB after ZSTD. A lookup decodes one such group per fragment from
+// the cache (≈0.1 ms), and a cold one reads it in one small request; the
+// key directory costs ≈100 bytes of manifest per group (≈5,000 groups,
+// 0.5 MB, for the 7M entries of the 1 GB lake).
+const fragmentRowGroupBytes = 64 << 10
 
 // fragmentFileBytes is the uncompressed size at which a fragment file is cut
 // (at a bucket boundary), so that a large build is spread over files of

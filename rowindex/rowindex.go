@@ -55,7 +55,10 @@ type RowIndex struct {
 	st    store.Store
 	name  string
 	opts  Options
-	cache *cache
+	cache *cache // metadata, dictionaries, compressed fragment groups
+	// decoded holds decoded fragment groups of recent lookups (≈100 bytes
+	// per entry in Go memory), within a quarter of the budget.
+	decoded *cache
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -65,7 +68,11 @@ type RowIndex struct {
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
-	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(opts.CacheBytes)}
+	budget := opts.CacheBytes
+	if budget <= 0 {
+		budget = DefaultCacheBytes
+	}
+	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(budget - budget/4), decoded: newCache(budget / 4)}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -107,10 +114,14 @@ func (ri *RowIndex) snapshot() (*Manifest, map[int32]*FileEntry) {
 }
 
 // CacheStats returns the bytes and entries held by the metadata cache.
-func (ri *RowIndex) CacheStats() (bytes int64, entries int) { return ri.cache.stats() }
+func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
+	b1, n1 := ri.cache.stats()
+	b2, n2 := ri.decoded.stats()
+	return b1 + b2, n1 + n2
+}
 
-// DropCache empties the metadata cache (the next lookups are cold).
-func (ri *RowIndex) DropCache() { ri.cache.clear() }
+// DropCache empties the caches (the next lookups are cold).
+func (ri *RowIndex) DropCache() { ri.cache.clear(); ri.decoded.clear() }
 
 // gapFor returns the coalescing gap for reads of st.
 func (ri *RowIndex) gapFor(st store.Store) int64 {
@@ -133,8 +144,9 @@ type (
 		path  string
 		group int
 	}
-	dataMetaKey struct{ id int32 }
-	dictKey     struct {
+	fragDecodedKey fragGroupKey
+	dataMetaKey    struct{ id int32 }
+	dictKey        struct {
 		id      int32
 		rg, col int
 	}
@@ -155,10 +167,14 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 	return fm, nil
 }
 
-// group returns the decoded entries of one fragment row group.
+// group returns the decoded entries of one fragment row group. The cache
+// keeps the group's compressed bytes (≈4 bytes per entry, so the whole index
+// of a 1 GB lake is ≈30 MB), not the decoded entries (≈100 bytes each in Go
+// memory): a warm lookup decodes the one group it needs, ≈fragmentRowGroupBytes
+// of entries, from memory.
 func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi int) ([]entry, error) {
-	k := fragGroupKey{fr.Path, gi}
-	if v, ok := ri.cache.get(k); ok {
+	dk := fragDecodedKey{fr.Path, gi}
+	if v, ok := ri.decoded.get(dk); ok {
 		m.hits.Add(1)
 		return v.([]entry), nil
 	}
@@ -168,12 +184,19 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	}
 	g := fr.Groups[gi]
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	b, err := readRange(ctx, m, o, g.Offset, g.Length)
-	if err != nil {
-		if errors.Is(err, store.ErrNotExist) {
-			return nil, corrupt("fragment %s is missing (compacted away? Refresh): %v", fr.Path, err)
+	k := fragGroupKey{fr.Path, gi}
+	var b []byte
+	if v, ok := ri.cache.get(k); ok {
+		m.hits.Add(1)
+		b = v.([]byte)
+	} else {
+		if b, err = readRange(ctx, m, o, g.Offset, g.Length); err != nil {
+			if errors.Is(err, store.ErrNotExist) {
+				return nil, corrupt("fragment %s is missing (compacted away? Refresh): %v", fr.Path, err)
+			}
+			return nil, err
 		}
-		return nil, err
+		ri.cache.put(k, b, int64(len(b))+64)
 	}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{g.Offset, b}}, fallThrough: true}
 	es, err := decodeGroup(fm, gi, pr)
@@ -182,9 +205,9 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	}
 	var charge int64 = 64
 	for i := range es {
-		charge += es[i].size() + 48
+		charge += es[i].size() + 64
 	}
-	ri.cache.put(k, es, charge)
+	ri.decoded.put(dk, es, charge)
 	return es, nil
 }
 

@@ -19,6 +19,10 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
+// Version changes whenever the same Config would generate other bytes, so
+// that callers caching a generated lake know to regenerate it.
+const Version = 2
+
 // Listen is one play.
 type Listen struct {
 	UserID     int64     `parquet:"user_id"`
