@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -234,18 +235,28 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 	return fm, o, nil
 }
 
-// Warm loads into the cache every fragment row group and the metadata of
-// every data file (dictionary pages are cached by the first lookup that
+// Warm loads into the cache every fragment row group (one read per
+// fragment file) and the metadata of every data file (dictionary pages are cached by the first lookup that
 // reads them), within the cache budget. It returns the cost.
 func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 	m := new(meter)
 	man, _ := ri.snapshot()
 	for i := range man.Fragments {
+		// One read per fragment file, cut into its groups.
 		fr := &man.Fragments[i]
-		for gi := range fr.Groups {
-			if _, err := ri.group(ctx, m, fr, gi); err != nil {
-				return m.cost(), err
+		if _, err := ri.fragmentMeta(ctx, m, fr); err != nil {
+			return m.cost(), err
+		}
+		o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
+		b, err := readRange(ctx, m, o, 0, fr.Size)
+		if err != nil {
+			return m.cost(), err
+		}
+		for gi, g := range fr.Groups {
+			if g.Offset+g.Length > int64(len(b)) {
+				return m.cost(), corrupt("fragment %s: group %d beyond its end", fr.Path, gi)
 			}
+			ri.cache.put(fragGroupKey{fr.Path, gi}, bytes.Clone(b[g.Offset:g.Offset+g.Length]), g.Length+64)
 		}
 	}
 	for i := range man.Files {
