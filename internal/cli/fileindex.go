@@ -45,7 +45,15 @@ func newUpdateCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				rows, err := updateRowIndexes(ctx, fi.Index())
+				if err != nil {
+					return err
+				}
 				elapsed := time.Since(start)
+				rowJSON := map[string]any{}
+				for n, st := range rows {
+					rowJSON[n] = buildJSON(st)
+				}
 				skipped := []map[string]string{}
 				for _, s := range res.Skipped {
 					skipped = append(skipped, map[string]string{"file": s.URI, "error": s.Err.Error()})
@@ -55,6 +63,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					"recovered_staging": res.RecoveredStaging, "batches": res.Batches, "consolidations": res.Consolidations,
 					"compactions": res.Compactions, "bytes": res.Bytes, "seconds": elapsed.Seconds(),
 					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped,
+					"row_indexes": rowJSON,
 				}
 				return g.emit(out, func(w io.Writer) {
 					fmt.Fprintf(w, "indexed %d new file(s), backfilled %d, in %d batch(es), %.1f MiB read, %s\n",
@@ -67,6 +76,9 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					}
 					for _, s := range res.Skipped {
 						fmt.Fprintf(w, "skipped %s: %v\n", s.URI, s.Err)
+					}
+					for n, st := range rows {
+						fmt.Fprintf(w, "row index %s: %d new file(s), %d entries\n", n, st.Files, st.Entries)
 					}
 				})
 			})

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+func TestRowIndexCommands(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lakeDir := t.TempDir()
+	lake, err := store.Open(ctx, "file://"+lakeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := lakegen.Config{Seed: 7, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000, Sorted: true}
+	files, err := lakegen.Generate(ctx, lake, cfg)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("lake: %v files, %v", len(files), err)
+	}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		code, out, errs := run(t, dir, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	first := filepath.Join(lakeDir, files[0].Key)
+	mustRun("create", "plays", "--format", "parquet", "--infer-from", first)
+	// Two files now, two later: the later ones must be row-indexed by update.
+	mustRun("add-files", "plays", filepath.Join(lakeDir, files[0].Key), filepath.Join(lakeDir, files[1].Key))
+	b := decode(t, mustRun("--json", "add-row-index", "plays", "--key", "user_id", "--cover", "duration_ms", "--aggregate", "count"))["build"].(map[string]any)
+	if b["files"] != 2.0 || b["entries"].(float64) == 0 {
+		t.Fatalf("build: %v", b)
+	}
+	mustRun("add-files", "plays", filepath.Join(lakeDir, files[2].Key), filepath.Join(lakeDir, files[3].Key))
+	mustRun("add-index", "plays", "--bloom", "user_id")
+	upd := decode(t, mustRun("--json", "update", "plays"))
+	if ri := upd["row_indexes"].(map[string]any)["user_id"].(map[string]any); ri["files"] != 2.0 {
+		t.Fatalf("update did not row-index the new files: %v", upd)
+	}
+
+	// The most active user (rank 1) has rows in every file.
+	hot := lakegen.UserID(0)
+	res := decode(t, mustRun("--json", "lookup", "plays", "--key", "user_id="+itoa(hot), "--explain"))
+	rows := res["rows"].([]any)
+	plan := res["plan"].(map[string]any)
+	if len(rows) == 0 || plan["files"].(float64) < 1 || plan["entries"].(float64) < 1 {
+		t.Fatalf("hot key lookup: %d rows, plan %v", len(rows), plan)
+	}
+	// Covered: asking only for the key and cover columns reads no data file.
+	cov := decode(t, mustRun("--json", "lookup", "plays", "--key", "user_id="+itoa(hot), "--columns", "user_id,duration_ms", "--explain"))
+	if p := cov["plan"].(map[string]any); p["data_requests"] != 0.0 || !p["covered"].(bool) || len(cov["rows"].([]any)) != len(rows) {
+		t.Fatalf("covered lookup: %v", p)
+	}
+	// Pagination returns the same rows in pages.
+	page := decode(t, mustRun("--json", "lookup", "plays", "--key", "user_id="+itoa(hot), "--limit", "2"))
+	if len(page["rows"].([]any)) != min(2, len(rows)) || (len(rows) > 2 && page["cursor"] == "") {
+		t.Fatalf("page: %v", page)
+	}
+	// An unknown key: empty, and no data read.
+	none := decode(t, mustRun("--json", "lookup", "plays", "--key", "user_id=-12345", "--explain"))
+	if len(none["rows"].([]any)) != 0 || none["plan"].(map[string]any)["data_requests"] != 0.0 {
+		t.Fatalf("absent key: %v", none)
+	}
+	mustRun("warm", "plays")
+	if code, _, _ := run(t, dir, "lookup", "plays", "--key", "track_uri=x"); code != 1 {
+		t.Fatal("lookup on a column without a row index must fail")
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
