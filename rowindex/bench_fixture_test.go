@@ -2,6 +2,8 @@ package rowindex
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +20,11 @@ func benchFixture(tb testing.TB, dir string) benchFx {
 	ctx := context.Background()
 	local, _ := store.Open(ctx, "file://"+filepath.Join(dir, "lake"))
 	idx, _ := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
-	ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{local}})
+	var gap int64
+	if g := os.Getenv("ARIADNE_BENCH_GAP"); g != "" {
+		gap, _ = strconv.ParseInt(g, 10, 64)
+	}
+	ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{local}, CoalesceGap: gap})
 	if err != nil {
 		tb.Fatal(err)
 	}
