@@ -3,8 +3,8 @@ package rowindex
 import (
 	"context"
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
