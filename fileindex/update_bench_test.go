@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -36,8 +37,19 @@ func startHeapPeak() *heapPeak {
 		var ms runtime.MemStats
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
+		// ARIADNE_BENCH_HEAPPROF=file writes a heap profile each time the
+		// peak grows by 64 MiB, to see what the peak is made of.
+		prof := os.Getenv("ARIADNE_BENCH_HEAPPROF")
+		var dumped uint64
 		for {
 			runtime.ReadMemStats(&ms)
+			if prof != "" && ms.HeapInuse > dumped+64<<20 {
+				dumped = ms.HeapInuse
+				if f, err := os.Create(prof); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
 			h.peak = max(h.peak, ms.HeapInuse)
 			select {
 			case <-h.stop:
