@@ -9,11 +9,18 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// mainTargetFileSize is the data file size of main-table writes: the
-// writer buffers a file's rows, and main rows carry value arrays whose Go
-// form is several times their estimated size, so 32 MiB files keep that
-// buffer near 100 MB (Delta's 128 MiB default suits flat rows).
-const mainTargetFileSize = 32 << 20
+// mainTargetFileSize and stagingTargetFileSize are the data file sizes of
+// main-table and staging writes. A merge streams staged rows from a
+// staging file into a main-table file; the reader decodes a staging row
+// group whole and the writer buffers a file's rows until it closes, and
+// rows carrying value arrays take ~5× their estimated size as Go values.
+// At 8 MiB each, a merge holds ~100 MB whatever the lake's size (measured
+// with BenchmarkUpdateLake: 32 MiB main files and 128 MiB staging files
+// held ~530 MB live during the merges of a 1.5 GB lake).
+const (
+	mainTargetFileSize    = 8 << 20
+	stagingTargetFileSize = 8 << 20
+)
 
 // consolidate merges staging/ into index/ (§5.3.6) and deletes staging/:
 // one row per filename is selected (§5.3.5), then upserted by filename into

@@ -79,7 +79,7 @@ func appendMerged(ctx context.Context, st store.Store, sch *schema.Struct, rows 
 			}
 		}
 	}
-	_, err = t.Append(ctx, seq, delta.WriteOptions{Schema: merged, MergeSchema: changed})
+	_, err = t.Append(ctx, seq, delta.WriteOptions{Schema: merged, MergeSchema: changed, TargetFileSize: stagingTargetFileSize})
 	return err
 }
 

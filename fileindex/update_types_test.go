@@ -11,6 +11,7 @@ import (
 const (
 	updSchemaTable3   = `{"type":"struct","fields":[{"name":"Id","type":"string","nullable":true,"metadata":{}},{"name":"Value","type":"double","nullable":true,"metadata":{}}]}`
 	updSchemaTemporal = `{"type":"struct","fields":[{"name":"Id","type":"integer","nullable":true,"metadata":{}},{"name":"Value","type":"double","nullable":true,"metadata":{}},{"name":"UpdatedAt","type":"timestamp","nullable":true,"metadata":{}}]}`
+	updSchemaEvents   = `{"type":"struct","fields":[{"name":"event_id","type":"string","nullable":true,"metadata":{}},{"name":"event_type","type":"string","nullable":true,"metadata":{}},{"name":"timestamp","type":"string","nullable":true,"metadata":{}},{"name":"tags","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"name","type":"string","nullable":true,"metadata":{}},{"name":"category","type":"string","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},{"name":"user_ids","type":{"type":"array","elementType":"long","containsNull":true},"nullable":true,"metadata":{}}]}`
 	updSchemaArray    = `{"type":"struct","fields":[{"name":"event_id","type":"string","nullable":true,"metadata":{}},{"name":"event_type","type":"string","nullable":true,"metadata":{}},{"name":"users","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}}]}`
 )
 
@@ -52,6 +53,24 @@ func TestUpdateIndexTypes(t *testing.T) {
 				"array_test.json": {"user_id": "[100,101,102]", "event_type": "[login,logout,purchase]"},
 			},
 			wantSchema: map[string]string{"user_id": `{"type":"array","elementType":"long","containsNull":true}`},
+		},
+		{
+			name: "two exploded mappings over line-delimited JSON", schema: updSchemaEvents, format: "json",
+			files: []string{"events.json"},
+			def:   def{exploded: [][3]string{{"tags", "name", "tag_name"}, {"tags", "category", "tag_category"}}, regular: []string{"event_type"}},
+			want: map[string]map[string]string{
+				"events.json": {
+					"tag_name":     "[checkout,desktop,homepage,mobile,product-page,registration]",
+					"tag_category": "[commerce,device,navigation,onboarding]",
+					"event_type":   "[page_view,purchase,signup]",
+				},
+			},
+		},
+		{
+			name: "computed over JSON (§8.8 JSON computed)", schema: updSchemaArray, format: "json", opts: map[string]string{"multiLine": "true"},
+			files: []string{"array_test.json"},
+			def:   def{computed: [][2]string{{"event_prefix", "substring(event_id, 1, 1)"}}},
+			want:  map[string]map[string]string{"array_test.json": {"event_prefix": "[e]"}},
 		},
 		{
 			name: "temporal: latest per key (T0/T1)", schema: updSchemaTemporal, format: "csv", opts: map[string]string{"header": "true"},
