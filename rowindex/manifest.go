@@ -254,7 +254,7 @@ func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*
 func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
 	man.FormatVersion = FormatVersion
 	man.Committed = time.Now().UTC()
-	b, err := json.MarshalIndent(man, "", " ")
+	b, err := json.Marshal(man) // compact: thousands of key directory entries
 	if err != nil {
 		return err
 	}
