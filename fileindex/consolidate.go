@@ -48,7 +48,7 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	keep, err := selectStaged(ctx, snap)
+	keep, files, err := selectStaged(ctx, snap)
 	if err != nil {
 		return false, err
 	}
@@ -75,8 +75,14 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 			}
 		}
 		opts := delta.WriteOptions{Schema: merged, MergeSchema: changed, TargetFileSize: mainTargetFileSize}
-		if msnap.NumFiles() == 0 {
-			// A fresh (or empty) main table: a blind append is enough.
+		overlap, err := holdsAny(ctx, msnap, files)
+		if err != nil {
+			return false, err
+		}
+		if !overlap {
+			// New files only (the common case): a blind append. An
+			// upsert would rewrite every main-table file whose filename
+			// statistics overlap the new names, i.e. most of them.
 			if _, err := main.Append(ctx, rows, opts); err != nil {
 				return false, err
 			}
@@ -181,4 +187,21 @@ func (fi *FileIndex) stagedAutoBloom(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// holdsAny reports whether the main table has a row for any of files (a
+// scan of its filename column).
+func holdsAny(ctx context.Context, snap *delta.Snapshot, files map[string]bool) (bool, error) {
+	if snap.NumFiles() == 0 {
+		return false, nil
+	}
+	for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn}}) {
+		if err != nil {
+			return false, err
+		}
+		if fn, ok := row[0].(string); ok && files[fn] {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -149,10 +149,10 @@ func cmpNullsLast[T any](a, b *T, c func(x, y T) int) int {
 }
 
 // selectStaged ranks the staged rows of snap and returns, per filename, the
-// ordinal (scan position) of the row to keep. Only the small ranking keys
+// ordinal (scan position) of the row to keep, and the set of filenames. Only the small ranking keys
 // are held, never the payloads: the payload rows are streamed again by
 // stagedRows.
-func selectStaged(ctx context.Context, snap *delta.Snapshot) (map[int]bool, error) {
+func selectStaged(ctx context.Context, snap *delta.Snapshot) (keep map[int]bool, files map[string]bool, err error) {
 	sch := snap.Schema()
 	fnIdx := -1
 	atIdx, idIdx := -1, -1
@@ -171,7 +171,7 @@ func selectStaged(ctx context.Context, snap *delta.Snapshot) (map[int]bool, erro
 		}
 	}
 	if fnIdx < 0 {
-		return nil, fmt.Errorf("fileindex: staging table has no %s column", FilenameColumn)
+		return nil, nil, fmt.Errorf("fileindex: staging table has no %s column", FilenameColumn)
 	}
 	// The content hash renders payload columns in ascending name order.
 	hashOrder := slices.Clone(payload)
@@ -180,7 +180,7 @@ func selectStaged(ctx context.Context, snap *delta.Snapshot) (map[int]bool, erro
 	ord := 0
 	for row, err := range snap.Scan(ctx, delta.ScanOptions{}) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		fn, _ := row[fnIdx].(string)
 		k := &stagedKey{ordinal: ord}
@@ -205,11 +205,13 @@ func selectStaged(ctx context.Context, snap *delta.Snapshot) (map[int]bool, erro
 			best[fn] = k
 		}
 	}
-	keep := make(map[int]bool, len(best))
-	for _, k := range best {
+	keep = make(map[int]bool, len(best))
+	files = make(map[string]bool, len(best))
+	for fn, k := range best {
 		keep[k.ordinal] = true
+		files[fn] = true
 	}
-	return keep, nil
+	return keep, files, nil
 }
 
 // stagedRows streams the kept staged rows, without the ordering columns,
