@@ -335,6 +335,15 @@ func TestUpdateAppendsAndCompactMerges(t *testing.T) {
 		}
 	}
 	check("after compact")
+	// A handle opened before the compaction refreshes itself.
+	old, err := Open(ctx, idx, "u", Options{Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.setManifest(m2)
+	if r, err := old.Lookup(ctx, Query{Key: hot(0)}); err != nil || old.Manifest().Version != m4.Version || len(r.Rows) == 0 {
+		t.Fatalf("stale handle after compaction: %v, version %d", err, old.Manifest().Version)
+	}
 	// A second row index on another column; dropping it leaves the first.
 	if _, _, err := Create(ctx, idx, Definition{Name: "t", Key: "track_uri"}, res, uris); err != nil {
 		t.Fatal(err)

@@ -224,7 +224,21 @@ func (q *Query) keyBounds(class KeyClass) (lo, hi []byte, isRange bool, err erro
 // Plan. An unknown key returns an empty result without reading any data
 // file. A data file replaced or truncated since indexing is an error
 // matching ErrDataFileChanged; no rows from it are returned.
+//
+// A handle whose manifest was superseded by a Compact refreshes itself and
+// retries once when it finds a fragment gone.
 func (ri *RowIndex) Lookup(ctx context.Context, q Query) (*Result, error) {
+	res, err := ri.lookup(ctx, q)
+	if errors.Is(err, errFragmentGone) {
+		if rerr := ri.Refresh(ctx); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		res, err = ri.lookup(ctx, q)
+	}
+	return res, err
+}
+
+func (ri *RowIndex) lookup(ctx context.Context, q Query) (*Result, error) {
 	start := time.Now()
 	man, ids := ri.snapshot()
 	im, dm := new(meter), new(meter)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +139,10 @@ func (ri *RowIndex) gapFor(st store.Store) int64 {
 	return DefaultCoalesceGap
 }
 
+// errFragmentGone: a fragment of the handle's manifest no longer exists (a
+// Compact replaced it); Lookup refreshes the manifest and retries once.
+var errFragmentGone = fmt.Errorf("%w: fragment missing (compacted away?)", ErrCorrupt)
+
 // Cache keys.
 type (
 	fragMetaKey  struct{ path string }
@@ -161,6 +166,9 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	fm, err := loadFileMeta(ctx, m, o, fr.Size, 0, nil)
+	if errors.Is(err, store.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +201,7 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	} else {
 		if b, err = readRange(ctx, m, o, g.Offset, g.Length); err != nil {
 			if errors.Is(err, store.ErrNotExist) {
-				return nil, corrupt("fragment %s is missing (compacted away? Refresh): %v", fr.Path, err)
+				return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
 			}
 			return nil, err
 		}
