@@ -468,3 +468,34 @@ func TestConcurrentLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestStringKeys indexes a string column (hash and sorted) and checks
+// equality and range lookups against a full scan.
+func TestStringKeys(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		fx := newFixture(t, false, Definition{Name: "t", Key: "track_uri", Kind: kind})
+		for _, k := range []string{"spotify:track:0000000000000000000007", "spotify:track:0000000000000000000499", "nope"} {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, fx.dir, fx.uris, "track_uri", kb, kb)
+			res, err := fx.ri.Lookup(ctx, Query{KeyText: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("%s %s", kind, k), res.Rows, want)
+		}
+		if kind == KindSorted {
+			lo, _ := EncodeKey("spotify:track:0000000000000000000100")
+			hi, _ := EncodeKey("spotify:track:0000000000000000000105")
+			want := fullScan(t, fx.dir, fx.uris, "track_uri", lo, hi)
+			res, err := fx.ri.Lookup(ctx, Query{Low: "spotify:track:0000000000000000000100", High: "spotify:track:0000000000000000000105"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Fatal("empty reference range")
+			}
+			checkRows(t, "string range", res.Rows, want)
+		}
+	}
+}
