@@ -2,8 +2,8 @@
 // the row index's tests and benchmark run on: a seeded stream of plays
 // (user_id with Zipf-skewed activity, ts, track_uri, duration_ms, a JSON
 // context blob) written as Parquet with parquet-go into daily partitions
-// (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, either sorted by user or
-// in arrival (time) order.
+// (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, either in arrival (time)
+// order or bucketed and sorted by user (Spark's bucketBy/sortBy layout).
 package lakegen
 
 import (
@@ -21,7 +21,10 @@ import (
 
 // Version changes whenever the same Config would generate other bytes, so
 // that callers caching a generated lake know to regenerate it.
-const Version = 2
+//
+// Version 3: the sorted layout is bucketed by user (one file per bucket per
+// day) instead of sorting each time-slice file.
+const Version = 3
 
 // Listen is one play.
 type Listen struct {
@@ -54,8 +57,15 @@ type Config struct {
 	ZipfV  float64
 	Tracks int       // distinct tracks (default 200,000)
 	Start  time.Time // first day (default 2024-06-01 UTC)
-	// Sorted writes each file sorted by (user_id, ts); otherwise rows are in
-	// ts order (as a pipeline appends them).
+	// Sorted writes the bucketed, sorted layout of Spark's
+	// bucketBy(FilesPerDay, user_id).sortBy(user_id, ts): within each day,
+	// a play goes to file BucketOf(user_id, FilesPerDay), and each file is
+	// sorted by (user_id, ts), so a user's plays of one day are one run in
+	// one file. Otherwise (the default) file p of a day holds the p-th time
+	// slice of the day in ts order, as a pipeline appends arrival batches,
+	// and a user's plays are scattered over all files of the day.
+	//
+	// Both layouts hold exactly the same rows; only their placement differs.
 	Sorted bool
 	// RowGroupRows caps row groups (default 256 Ki rows ≈ 15 MB).
 	RowGroupRows int64
@@ -112,10 +122,16 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 	var out []File
 	for day := range cfg.Days {
 		date := cfg.Start.AddDate(0, 0, day)
-		for part := range cfg.FilesPerDay {
-			fileNo := day*cfg.FilesPerDay + part
-			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(fileNo)))
-			rows := genRows(rng, cfg, date, part, rowsPerFile)
+		// The day's arrival batches: batch p is the p-th slice of the day.
+		batches := make([][]Listen, cfg.FilesPerDay)
+		for part := range batches {
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(day*cfg.FilesPerDay+part)))
+			batches[part] = genRows(rng, cfg, date, part, rowsPerFile)
+		}
+		if cfg.Sorted {
+			batches = bucketAndSort(batches)
+		}
+		for part, rows := range batches {
 			key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
 			size, err := writeFile(ctx, st, key, rows, cfg)
 			if err != nil {
@@ -125,6 +141,25 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 		}
 	}
 	return out, nil
+}
+
+// bucketAndSort redistributes a day's arrival batches into len(batches)
+// buckets by BucketOf(user_id) and sorts each bucket by (user_id, ts).
+func bucketAndSort(batches [][]Listen) [][]Listen {
+	n := len(batches)
+	out := make([][]Listen, n)
+	for _, b := range batches {
+		for _, r := range b {
+			k := BucketOf(r.UserID, n)
+			out[k] = append(out[k], r)
+		}
+	}
+	for _, rows := range out {
+		slices.SortStableFunc(rows, func(a, b Listen) int {
+			return cmp.Or(cmp.Compare(a.UserID, b.UserID), a.TS.Compare(b.TS))
+		})
+	}
+	return out
 }
 
 var contexts = []string{"playlist", "album", "artist", "search", "radio", "daily-mix", "liked-songs"}
@@ -148,11 +183,6 @@ func genRows(rng *rand.Rand, cfg Config, date time.Time, part int, n int64) []Li
 			Context: fmt.Sprintf(`{"type":%q,"uri":"spotify:%s:%08x","device":%q,"shuffle":%t,"offline":%t,"session":"%016x"}`,
 				ctxKind, ctxKind, rng.Uint32(), devices[rng.IntN(len(devices))], rng.IntN(2) == 0, rng.IntN(10) == 0, rng.Uint64()),
 		}
-	}
-	if cfg.Sorted {
-		slices.SortStableFunc(rows, func(a, b Listen) int {
-			return cmp.Or(cmp.Compare(a.UserID, b.UserID), a.TS.Compare(b.TS))
-		})
 	}
 	return rows
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,7 +33,11 @@ func read(t *testing.T, st store.Store, key string) []Listen {
 
 func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 	ctx := context.Background()
+	// rowsOfDay[sorted][day] is the sorted list of every row of the day, so
+	// that the two layouts can be checked to hold the same rows.
+	rowsOfDay := map[bool]map[string][]string{}
 	for _, sorted := range []bool{true, false} {
+		rowsOfDay[sorted] = map[string][]string{}
 		a, _ := store.Open(ctx, "mem://")
 		b, _ := store.Open(ctx, "mem://")
 		fa, err := Generate(ctx, a, small(sorted))
@@ -49,28 +54,72 @@ func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 		if !strings.HasPrefix(fa[0].Key, "date=2024-06-01/part-00000") || !strings.HasPrefix(fa[3].Key, "date=2024-06-02/part-00001") {
 			t.Fatalf("keys %v", fa)
 		}
-		for _, f := range fa {
+		for i, f := range fa {
 			x, _ := store.ReadAll(ctx, a, f.Key)
 			y, _ := store.ReadAll(ctx, b, f.Key)
 			if !bytes.Equal(x, y) || int64(len(x)) != f.Size {
 				t.Fatalf("%s: not reproducible or wrong size", f.Key)
 			}
 			rows := read(t, a, f.Key)
-			if int64(len(rows)) != f.Rows {
+			if int64(len(rows)) != f.Rows || len(rows) == 0 {
 				t.Fatalf("%s: %d rows, reported %d", f.Key, len(rows), f.Rows)
 			}
 			day := strings.TrimPrefix(strings.Split(f.Key, "/")[0], "date=")
-			byUser := slices.IsSortedFunc(rows, func(p, q Listen) int { return cmp.Compare(p.UserID, q.UserID) })
+			byUserTime := slices.IsSortedFunc(rows, func(p, q Listen) int {
+				return cmp.Or(cmp.Compare(p.UserID, q.UserID), p.TS.Compare(q.TS))
+			})
 			byTime := slices.IsSortedFunc(rows, func(p, q Listen) int { return p.TS.Compare(q.TS) })
-			if sorted && !byUser || !sorted && !byTime {
-				t.Fatalf("%s: sorted=%v but by user %v, by time %v", f.Key, sorted, byUser, byTime)
+			if sorted && !byUserTime || !sorted && !byTime {
+				t.Fatalf("%s: sorted=%v but by (user, ts) %v, by time %v", f.Key, sorted, byUserTime, byTime)
 			}
+			part := i % 2
 			for _, r := range rows {
 				if r.TS.UTC().Format("2006-01-02") != day || r.DurationMS < 30_000 || !strings.HasPrefix(r.Context, "{") {
 					t.Fatalf("%s: bad row %+v", f.Key, r)
 				}
+				// Bucketed: every play of a user on a day is in the file of
+				// the user's bucket.
+				if sorted && BucketOf(r.UserID, 2) != part {
+					t.Fatalf("%s: user %d of bucket %d in file %d", f.Key, r.UserID, BucketOf(r.UserID, 2), part)
+				}
+				rowsOfDay[sorted][day] = append(rowsOfDay[sorted][day], fmt.Sprintf("%+v", r))
 			}
 		}
+	}
+	for day, rows := range rowsOfDay[true] {
+		other := rowsOfDay[false][day]
+		slices.Sort(rows)
+		slices.Sort(other)
+		if !slices.Equal(rows, other) {
+			t.Fatalf("%s: the bucketed layout holds %d rows, the arrival layout %d, or other rows", day, len(rows), len(other))
+		}
+	}
+}
+
+// TestBucketOfMatchesSpark checks the Murmur3 mixing against Spark's
+// published value of SELECT hash(1) (an int: -559580957), and that bucket
+// ids are in range and spread users evenly.
+func TestBucketOfMatchesSpark(t *testing.T) {
+	if got := sparkHashInt(1, sparkHashSeed); got != -559580957 {
+		t.Fatalf("hash(1) = %d, Spark gives -559580957", got)
+	}
+	const n, users = 4, 100_000
+	var count [n]int
+	for r := range uint64(users) {
+		b := BucketOf(UserID(r), n)
+		if b < 0 || b >= n {
+			t.Fatalf("bucket %d out of [0, %d)", b, n)
+		}
+		count[b]++
+	}
+	for b, c := range count {
+		// Binomial(100,000, 1/4): sd ≈ 137, so ±1,000 is > 7 sd.
+		if c < users/n-1000 || c > users/n+1000 {
+			t.Fatalf("bucket %d holds %d of %d users: %v", b, c, users, count)
+		}
+	}
+	if BucketOf(-7, n) < 0 {
+		t.Fatal("negative ids must map to a non-negative bucket (pmod)")
 	}
 }
 
