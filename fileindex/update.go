@@ -93,8 +93,8 @@ type updater struct {
 }
 
 // stagedValueBudget bounds the inline values staged between merges. A merge
-// streams the staged rows into a Delta upsert, which holds its source rows
-// (the staged arrays) in memory: at ~40 B per value in Go (an interface, the
+// of new files streams; one that upserts (a backfill, a recovery) holds its
+// source rows (the staged arrays) in memory: at ~40 B per value in Go (an interface, the
 // boxed value, the writer's copy) 4 M values are ~160 MB. Without it, 50
 // batches (stagingConsolidationThreshold) of up to L = 500,000 values per
 // column could put 25 M values per column in one merge. An early merge only
