@@ -276,3 +276,41 @@ func TestBackfillAndNewFiles(t *testing.T) {
 		t.Fatalf("main table %v", got)
 	}
 }
+
+// TestUpdateNoIndexColumns: with no index definition at all, files still
+// get rows (filename, file_size), and a later update adds rows instead of
+// overwriting the table (§9 item 17 fixed).
+func TestUpdateNoIndexColumns(t *testing.T) {
+	e := newUpdEnv(t)
+	ix := e.open("bare", updT1S, "csv", map[string]string{"header": "true"})
+	p0, p1 := updDataURI(t, "table1_part0.csv"), updDataURI(t, "table1_part1.csv")
+	updAddFiles(t, ix, p0)
+	fi := e.fi(ix)
+	updMust(t, fi)
+	updAddFiles(t, ix, p1)
+	updMust(t, fi)
+	got := updMainTable(t, ix)
+	if len(got) != 2 || got[p0][FileSizeColumn] != updItoa(updFileSize(t, p0)) || got[p1][FileSizeColumn] != updItoa(updFileSize(t, p1)) {
+		t.Fatalf("main table %v", got)
+	}
+}
+
+// TestUpdateBloomZeroBits: an fpr so close to 1 that a one-value file's
+// filter would have no bits fails the update with a typed error before
+// anything is staged (§9 item 22).
+func TestUpdateBloomZeroBits(t *testing.T) {
+	ctx := context.Background()
+	e := newUpdEnv(t)
+	ix := e.open("zerobits", updT1S, "csv", map[string]string{"header": "true"})
+	// table2_part0 has one row: n = 1, and m = floor(−ln 0.99 / ln²2) = 0.
+	updAddFiles(t, ix, updDataURI(t, "table2_part0.csv"))
+	must(t, ix.AddBloomIndex(ctx, "Id", 0.99))
+	_, err := e.fi(ix).Update(ctx, UpdateOptions{})
+	var be *BloomBuildError
+	if !errors.As(err, &be) || !errors.Is(err, bloom.ErrZeroBits) || be.Column != "Id" {
+		t.Fatalf("want BloomBuildError(ErrZeroBits) for Id, got %v", err)
+	}
+	if v := updTableVersion(t, ix.Root(), ix.Paths().Staging); v != -1 {
+		t.Errorf("staging written (version %d)", v)
+	}
+}
