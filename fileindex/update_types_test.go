@@ -314,3 +314,18 @@ func TestUpdateBloomZeroBits(t *testing.T) {
 		t.Errorf("staging written (version %d)", v)
 	}
 }
+
+// TestUpdateNothingTracked: an update of an index without tracked files
+// succeeds and creates no table.
+func TestUpdateNothingTracked(t *testing.T) {
+	e := newUpdEnv(t)
+	ix := e.open("empty", updT1S, "csv", map[string]string{"header": "true"})
+	must(t, ix.AddIndex(context.Background(), "Id"))
+	res := updMust(t, e.fi(ix))
+	if res.Batches != 0 || res.NewFiles != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if v := updTableVersion(t, ix.Root(), ix.Paths().Main); v != -1 {
+		t.Errorf("main table created (version %d)", v)
+	}
+}
