@@ -242,6 +242,14 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error
 	if err != nil {
 		return nil, sqlErr(query, err)
 	}
+	return FromSQLRows(rows, query)
+}
+
+// FromSQLRows streams a database/sql result of DuckDB (or any driver that
+// reports DuckDB type names) as rows of the pqrow value model, with the
+// schema derived from its column types. It takes ownership of rows; query is
+// used in error messages only.
+func FromSQLRows(rows *sql.Rows, query string) (*Rows, error) {
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		rows.Close()
