@@ -63,6 +63,9 @@ type BenchResult struct {
 
 // BenchReport is what Bench measured.
 type BenchReport struct {
+	// Sorted reports the lake's layout: bucketed and sorted by user
+	// (lakegen.Config.Sorted) or in arrival order.
+	Sorted        bool          `json:"sorted"`
 	Files         int           `json:"files"`
 	Rows          int64         `json:"rows"`
 	DataBytes     int64         `json:"dataBytes"`
@@ -123,7 +126,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		return nil, err
 	}
 	var uris []string
-	rep := &BenchReport{Files: len(files)}
+	rep := &BenchReport{Sorted: cfg.Lake.Sorted, Files: len(files)}
 	for _, f := range files {
 		uris = append(uris, f.Key)
 		rep.Rows += f.Rows
@@ -378,10 +381,14 @@ func ensureLake(ctx context.Context, dir string, c lakegen.Config, progress io.W
 
 // Format writes the report as the tables of docs/rowindex.md.
 func (r *BenchReport) Format(w io.Writer) {
-	fmt.Fprintf(w, "Lake: %d files, %d rows, %.1f MB. Row index: %d entries, %.2f MB = %.3f%% of data (%.1f bytes/entry), built in %v (%d requests, %.1f MB read).\n",
-		r.Files, r.Rows, float64(r.DataBytes)/1e6, r.Entries, float64(r.IndexBytes)/1e6,
+	layout := "arrival order"
+	if r.Sorted {
+		layout = "bucketed and sorted by user"
+	}
+	fmt.Fprintf(w, "Lake (%s): %d files, %d rows, %.1f MB. Row index: %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry, %.2f rows/entry), built in %v (%d requests, %.1f MB read).\n",
+		layout, r.Files, r.Rows, float64(r.DataBytes)/1e6, r.Entries, float64(r.IndexBytes)/1e6,
 		100*float64(r.IndexBytes)/float64(r.DataBytes), float64(r.IndexBytes)/float64(max(r.Entries, 1)),
-		r.BuildTime.Round(time.Millisecond), r.Build.Requests, float64(r.Build.BytesRead)/1e6)
+		float64(r.Rows)/float64(max(r.Entries, 1)), r.BuildTime.Round(time.Millisecond), r.Build.Requests, float64(r.Build.BytesRead)/1e6)
 	fmt.Fprintf(w, "Covered index (cover duration_ms, count, sum): %.2f MB = %.2f%% of data.\n\n",
 		float64(r.CoveredBytes)/1e6, 100*float64(r.CoveredBytes)/float64(r.DataBytes))
 	fmt.Fprintln(w, "| system | storage | lookups | p50 | p99 | requests/lookup | bytes/lookup | rows/lookup |")

@@ -2,6 +2,7 @@ package duckbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,16 +81,20 @@ func TestRowIndexMatchesDuckDB(t *testing.T) {
 // TestBenchReport runs the full benchmark with DuckDB and prints the tables
 // of docs/rowindex.md. It runs only when ARIADNE_BENCH_DIR names a folder
 // (the lake is generated there once and reused); ARIADNE_BENCH_MB sets the
-// lake size (default 1024):
+// lake size (default 1024), ARIADNE_BENCH_LAYOUT=arrival benchmarks the
+// unsorted (arrival-order) layout instead of the bucketed, sorted one. The
+// report is also written as JSON to ARIADNE_BENCH_DIR/report.json, the input
+// of the chart (rowindex/internal/benchchart):
 //
 //	ARIADNE_BENCH_DIR=/tmp/ribench go test ./rowindex/internal/duckbench -run TestBenchReport -v -timeout 2h
+//	go run ./rowindex/internal/benchchart -in /tmp/ribench/report.json -out docs/rowindex-bench.svg
 func TestBenchReport(t *testing.T) {
 	dir := os.Getenv("ARIADNE_BENCH_DIR")
 	if dir == "" {
 		t.Skip("set ARIADNE_BENCH_DIR to run the benchmark")
 	}
 	lake := lakegen.DefaultConfig()
-	lake.Sorted = true
+	lake.Sorted = os.Getenv("ARIADNE_BENCH_LAYOUT") != "arrival"
 	if s := os.Getenv("ARIADNE_BENCH_MB"); s != "" {
 		var mb int64
 		fmt.Sscan(s, &mb)
@@ -104,4 +109,11 @@ func TestBenchReport(t *testing.T) {
 	var sb strings.Builder
 	rep.Format(&sb)
 	t.Log("\n" + sb.String())
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
