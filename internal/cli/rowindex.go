@@ -300,6 +300,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	rc.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB (default: the generator's, about 1 GB)")
 	rc.Flags().IntVar(&lookups, "lookups", 0, "lookups per local-disk scenario (default 200)")
 	cmd.AddCommand(rc)
+	cmd.AddCommand(newBenchFileIndexCmd(g))
 	return cmd
 }
 
