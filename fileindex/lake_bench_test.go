@@ -122,9 +122,8 @@ func BenchmarkLake(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var sb strings.Builder
-		rep.Format(&sb)
-		b.Log("\n" + sb.String())
+		// To stderr: the benchmark log truncates long output.
+		rep.Format(os.Stderr)
 		b.ReportMetric(rep.Update.MBps, "update-MB/s")
 		b.ReportMetric(rep.Update.Ratio, "update/scan")
 		b.ReportMetric(float64(rep.Update.HeapPeak)/(1<<20), "heap-peak-MiB")
