@@ -210,7 +210,11 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 		return fail(err)
 	}
 	res.files = files
-	if err := fi.loadIndexSide(ctx, db, m, src, files); err != nil {
+	pf, err := planPrefilter(ctx, db, m, src, keys.Schema(), on, how, opts.IndexOnLeft)
+	if err != nil {
+		return fail(err)
+	}
+	if err := fi.loadIndexSide(ctx, db, m, src, files, pf); err != nil {
 		return fail(err)
 	}
 	sql := joinSQL(m, on, how, opts.IndexOnLeft, keys.Schema().Names(), indexCols)
@@ -319,7 +323,10 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // loadIndexSide reads the located files into table "raw" (§5.9 steps
 // 1–2) and defines view "idx" over it: computed columns, the exploded read
 // transform and temporal deduplication applied (§5.9 steps 3–4, §5.8).
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string) error {
+//
+// With a prefilter (see planPrefilter), only the rows whose join key is one
+// of the keys are loaded.
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter) error {
 	opts := map[string]string{}
 	for k, v := range m.ReadOptions.All() {
 		opts[k] = v
@@ -330,7 +337,11 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 	}
 	rel := datafile.NewRelation(plan, fi.res, files, joinFileColumn)
 	defer rel.Close()
-	if _, err := db.Load(ctx, "raw", rel); err != nil {
+	var in duck.Source = rel
+	if pf != nil {
+		in = pf.wrap(rel)
+	}
+	if _, err := db.Load(ctx, "raw", in); err != nil {
 		return err
 	}
 	var computed []duck.Computed
