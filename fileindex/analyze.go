@@ -81,7 +81,7 @@ func (s *session) analyze(ctx context.Context, files []*fileAnalysis, progress f
 			end++
 		}
 		chunk := files[start:end]
-		if err := s.analyzeChunk(ctx, chunk, cols); err != nil {
+		if err := s.analyzeChunk(ctx, chunk, size, cols); err != nil {
 			return err
 		}
 		done += len(chunk)
@@ -95,14 +95,14 @@ func (s *session) analyze(ctx context.Context, files []*fileAnalysis, progress f
 	return nil
 }
 
-func (s *session) analyzeChunk(ctx context.Context, chunk []*fileAnalysis, cols []valueCol) error {
+// analyzeChunk loads a chunk of size input bytes (kept for the builds if
+// the read cache allows) and counts its files' distinct values.
+func (s *session) analyzeChunk(ctx context.Context, chunk []*fileAnalysis, size int64, cols []valueCol) error {
 	byURI := make(map[string]*fileAnalysis, len(chunk))
-	uris := make([]string, len(chunk))
-	for i, a := range chunk {
+	for _, a := range chunk {
 		byURI[a.URI] = a
-		uris[i] = a.URI
 	}
-	if err := s.load(ctx, uris); err != nil {
+	if err := s.loadAnalysis(ctx, chunk, size); err != nil {
 		return err
 	}
 	err := s.query(ctx, "SELECT filename, count(*) FROM t GROUP BY filename", func(r []any) error {

@@ -44,6 +44,10 @@ type session struct {
 	db    *duck.DB
 	tmp   string
 	names []string // columns of the loaded relation (before computed columns)
+	// cache holds the files the analysis kept loaded for the builds;
+	// srcView is set while src is a view over kept tables.
+	cache   readCache
+	srcView bool
 }
 
 // openEngine opens the update's database.
@@ -74,12 +78,15 @@ func (s *session) close() {
 // defines view t over it with the computed columns applied (§3.3).
 func (s *session) load(ctx context.Context, uris []string) error {
 	s.unload(ctx)
-	rel := datafile.NewRelation(s.read, s.fi.res, uris, FilenameColumn)
-	defer rel.Close()
-	if _, err := s.db.Load(ctx, "src", rel); err != nil {
+	if err := s.loadInto(ctx, "src", uris); err != nil {
 		return err
 	}
-	s.names = rel.Schema().Names()
+	return s.defineView(ctx)
+}
+
+// defineView defines view t over table src with the computed columns
+// applied (§3.3).
+func (s *session) defineView(ctx context.Context) error {
 	q := "CREATE OR REPLACE TEMP VIEW t AS " + duck.SelectComputed("src", s.names, s.plan.computed)
 	if err := s.db.Exec(ctx, q); err != nil {
 		var ce *ComputedIndexError
@@ -91,10 +98,17 @@ func (s *session) load(ctx context.Context, uris []string) error {
 	return nil
 }
 
-// unload drops the loaded batch.
+// unload drops view t, src (a table, or a view over kept tables, which
+// stay) and the table of a batch's files that were not kept.
 func (s *session) unload(ctx context.Context) {
 	s.db.Exec(ctx, "DROP VIEW IF EXISTS t")
-	s.db.Drop(ctx, "src")
+	if s.srcView {
+		s.db.Exec(ctx, "DROP VIEW IF EXISTS src")
+		s.srcView = false
+	} else {
+		s.db.Drop(ctx, "src")
+	}
+	s.db.Drop(ctx, freshTable)
 }
 
 // valuesFrom is a subquery yielding (filename, v[, ts]) for column c over

@@ -38,10 +38,13 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 		uris[i] = a.URI
 		pos[a.URI] = i
 	}
-	if err := s.load(ctx, uris); err != nil {
+	if err := s.loadBatch(ctx, uris); err != nil {
 		return nil, err
 	}
-	defer s.unload(ctx)
+	defer func() {
+		s.unload(ctx)
+		s.built(ctx, uris)
+	}()
 
 	// Auto-bloom (§3.9): columns already registered plus those this batch
 	// detects (some file holds ≥ L distinct values).

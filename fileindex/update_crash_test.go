@@ -121,10 +121,11 @@ func TestUpdateCrashAfterEveryWrite(t *testing.T) {
 	t.Logf("%d crash points", crashed)
 }
 
-// TestUpdateCorruptFileMidway: a data file that turns malformed after the
-// analysis fails the update in its batch with a typed error naming it;
-// once it is fixed, the next update recovers the staged batches and
-// finishes, producing the same index as an uninterrupted run.
+// TestUpdateCorruptFileMidway: without the read cache (every file read by
+// the analysis and again by its batch), a data file that turns malformed
+// after the analysis fails the update in its batch with a typed error
+// naming it; once it is fixed, the next update recovers the staged batches
+// and finishes, producing the same index as an uninterrupted run.
 func TestUpdateCorruptFileMidway(t *testing.T) {
 	ctx := context.Background()
 	fx := newCrashFixture(t)
@@ -145,7 +146,7 @@ func TestUpdateCorruptFileMidway(t *testing.T) {
 			must(t, os.WriteFile(path, []byte("Id,Version,Category,Value\nnot-a-number,1,x,1.0\n"), 0o644))
 		}
 	}})
-	_, err = fi.Update(ctx, UpdateOptions{})
+	_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: -1})
 	var fe *datafile.FileError
 	if !errors.Is(err, datafile.ErrMalformedRecord) || !errors.As(err, &fe) || fe.URI != victim {
 		t.Fatalf("want a malformed-record FileError for %s, got %v", victim, err)
@@ -179,5 +180,58 @@ func TestUpdateSkipsVanishedFiles(t *testing.T) {
 	}
 	if main := updMainTable(t, ix); len(main) != 1 || main[p0] == nil {
 		t.Fatalf("main table %v", updSortedKeys(main))
+	}
+}
+
+// TestUpdateReadCacheReadsOnce: with the read cache, the files the analysis
+// read are not read again: a file corrupted after the analysis is indexed
+// as the analysis read it (one consistent read), and the index is exactly
+// an uninterrupted run's. A budget smaller than the first analysis chunk
+// keeps nothing, and the corruption is then seen by the build.
+func TestUpdateReadCacheReadsOnce(t *testing.T) {
+	ctx := context.Background()
+	fx := newCrashFixture(t)
+	ref := newUpdEnv(t)
+	refIx := fx.setup(t, ref)
+	if _, err := ref.fi(refIx).Update(ctx, UpdateOptions{ReadCacheBytes: -1}); err != nil {
+		t.Fatal(err)
+	}
+	want := indexState(t, refIx)
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		cached bool
+	}{
+		{"default budget", 0, true},
+		{"one byte", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newUpdEnv(t)
+			ix := fx.setup(t, e)
+			victim := fx.files[2] // the oversize file: the last batch
+			path := strings.TrimPrefix(victim, "file://")
+			good, err := os.ReadFile(path)
+			must(t, err)
+			defer func() { must(t, os.WriteFile(path, good, 0o644)) }()
+			cfg := e.cfg
+			fi := New(ix, Options{Config: &cfg, Progress: func(p Progress) {
+				if p.Phase == "batch" && p.Done == 1 {
+					must(t, os.WriteFile(path, []byte("Id,Version,Category,Value\nnot-a-number,1,x,1.0\n"), 0o644))
+				}
+			}})
+			_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: tc.budget})
+			if !tc.cached {
+				if !errors.Is(err, datafile.ErrMalformedRecord) {
+					t.Fatalf("uncached: want the build to read the corrupted file, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := indexState(t, ix); got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }
