@@ -78,7 +78,7 @@ func (s *session) close() {
 // defines view t over it with the computed columns applied (§3.3).
 func (s *session) load(ctx context.Context, uris []string) error {
 	s.unload(ctx)
-	if err := s.loadInto(ctx, "src", uris); err != nil {
+	if _, err := s.loadInto(ctx, "src", uris, false); err != nil {
 		return err
 	}
 	return s.defineView(ctx)

@@ -3,10 +3,13 @@ package fileindex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/schema"
 )
 
 // DefaultReadCacheBytes is the input the pre-flight analysis keeps loaded in
@@ -43,7 +46,16 @@ type readCache struct {
 	budget int64 // input bytes that may be kept; ≤ 0: none
 	used   int64
 	seq    int
-	table  map[string]string // uri → its table
+	table  map[string]srcTable // uri → its table
+}
+
+// srcTable is a table of rows of src's columns. A kept file's table may
+// lack the filename column (the relation's last): it is one constant per
+// file, added by the view, so the appender and the spill do not carry the
+// file's name on every row.
+type srcTable struct {
+	name string
+	uri  string // the filename the view adds; "" : the table has the column
 }
 
 // cacheTable returns a fresh table name.
@@ -66,13 +78,17 @@ func (s *session) loadAnalysis(ctx context.Context, chunk []*fileAnalysis, size 
 	}
 	s.unload(ctx)
 	if c.table == nil {
-		c.table = map[string]string{}
+		c.table = map[string]srcTable{}
 	}
-	tables := make([]string, len(uris))
+	tables := make([]srcTable, len(uris))
 	for i, u := range uris {
-		tables[i] = c.cacheTable()
-		if err := s.loadInto(ctx, tables[i], []string{u}); err != nil {
+		tables[i] = srcTable{name: c.cacheTable(), uri: u}
+		stripped, err := s.loadInto(ctx, tables[i].name, []string{u}, true)
+		if err != nil {
 			return err
+		}
+		if !stripped {
+			tables[i].uri = ""
 		}
 		c.table[u] = tables[i]
 	}
@@ -83,7 +99,8 @@ func (s *session) loadAnalysis(ctx context.Context, chunk []*fileAnalysis, size 
 // loadBatch makes the batch's rows src with view t over it, as load does:
 // kept files from their tables, the others read into one more table.
 func (s *session) loadBatch(ctx context.Context, uris []string) error {
-	var tables, fresh []string
+	var tables []srcTable
+	var fresh []string
 	for _, u := range uris {
 		if tb, ok := s.cache.table[u]; ok {
 			tables = append(tables, tb)
@@ -96,10 +113,10 @@ func (s *session) loadBatch(ctx context.Context, uris []string) error {
 	}
 	s.unload(ctx)
 	if len(fresh) > 0 {
-		if err := s.loadInto(ctx, freshTable, fresh); err != nil {
+		if _, err := s.loadInto(ctx, freshTable, fresh, false); err != nil {
 			return err
 		}
-		tables = append(tables, freshTable)
+		tables = append(tables, srcTable{name: freshTable})
 	}
 	return s.unionSrc(ctx, tables)
 }
@@ -108,26 +125,54 @@ func (s *session) loadBatch(ctx context.Context, uris []string) error {
 const freshTable = "_ariadne_fresh"
 
 // loadInto reads uris (streamed by our readers, §5.9, read ahead of the
-// appender) into a new table.
-func (s *session) loadInto(ctx context.Context, table string, uris []string) error {
+// appender) into a new table. With strip, the table leaves out the
+// filename column when it is the relation's last (the data has no column
+// of that name), and loadInto reports whether it did.
+func (s *session) loadInto(ctx context.Context, table string, uris []string, strip bool) (stripped bool, err error) {
 	rel := datafile.NewRelation(s.read, s.fi.res, uris, FilenameColumn)
 	defer rel.Close()
-	pre := newPrefetch(ctx, rel)
+	s.names = rel.Schema().Names()
+	var src duck.Source = rel
+	if n := len(s.names); strip && s.names[n-1] == FilenameColumn && !slices.Contains(s.names[:n-1], FilenameColumn) {
+		src, stripped = dropLastColumn{rel}, true
+	}
+	pre := newPrefetch(ctx, src)
 	defer pre.close()
 	if _, err := s.db.Load(ctx, table, pre); err != nil {
-		return err
+		return false, err
 	}
-	s.names = rel.Schema().Names()
-	return nil
+	return stripped, nil
+}
+
+// dropLastColumn is a source without its last column.
+type dropLastColumn struct{ src duck.Source }
+
+// Schema returns the source's schema without its last field.
+func (d dropLastColumn) Schema() *schema.Struct {
+	st := d.src.Schema()
+	return &schema.Struct{Fields: st.Fields[:len(st.Fields)-1]}
+}
+
+// Next returns the source's next batch, each row without its last value.
+func (d dropLastColumn) Next(ctx context.Context) ([]pqrow.Row, error) {
+	rows, err := d.src.Next(ctx)
+	for i, r := range rows {
+		rows[i] = r[:len(r)-1]
+	}
+	return rows, err
 }
 
 // unionSrc defines src over tables (a view, or a copy when there are more
 // than unionGroup) and view t over src.
-func (s *session) unionSrc(ctx context.Context, tables []string) error {
-	union := func(tbs []string) string {
+func (s *session) unionSrc(ctx context.Context, tables []srcTable) error {
+	union := func(tbs []srcTable) string {
 		sel := make([]string, len(tbs))
 		for i, tb := range tbs {
-			sel[i] = "SELECT * FROM " + duck.Ident(tb)
+			if tb.uri != "" {
+				sel[i] = "SELECT *, " + duck.String(tb.uri) + " AS " + duck.Ident(FilenameColumn) + " FROM " + duck.Ident(tb.name)
+			} else {
+				sel[i] = "SELECT * FROM " + duck.Ident(tb.name)
+			}
 		}
 		return strings.Join(sel, " UNION ALL ")
 	}
@@ -156,7 +201,7 @@ func (s *session) built(ctx context.Context, uris []string) error {
 	for _, u := range uris {
 		if tb, ok := s.cache.table[u]; ok {
 			delete(s.cache.table, u)
-			if err := s.db.Drop(ctx, tb); err != nil {
+			if err := s.db.Drop(ctx, tb.name); err != nil {
 				return err
 			}
 		}
@@ -169,7 +214,7 @@ func (s *session) built(ctx context.Context, uris []string) error {
 func (s *session) dropCache(ctx context.Context) {
 	s.unload(ctx)
 	for _, tb := range s.cache.table {
-		s.db.Drop(ctx, tb)
+		s.db.Drop(ctx, tb.name)
 	}
 	s.cache.table, s.cache.used = nil, 0
 }
