@@ -566,29 +566,13 @@ func serializePartitionValue(t schema.Type, v any) (*string, error) {
 			s = x.UTC().Format("2006-01-02T15:04:05.000000Z")
 		}
 	default:
-		i, ok := toInt64(v)
+		i, ok := pqrow.AsInt64(v)
 		if !ok {
 			return nil, fmt.Errorf("value of Go type %T cannot be a partition value of type %s", v, t)
 		}
 		s = strconv.FormatInt(i, 10)
 	}
 	return &s, nil
-}
-
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	}
-	return 0, false
 }
 
 func nullable(s string) any {

@@ -398,7 +398,7 @@ func keyString(t schema.Type, v any) string {
 	case bool:
 		return "z" + strconv.FormatBool(x)
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := pqrow.AsInt64(v); ok {
 		return "i" + strconv.FormatInt(i, 10)
 	}
 	return fmt.Sprintf("?%T:%v", v, v)
@@ -494,7 +494,7 @@ func compareStat(t schema.Type, key any, raw json.RawMessage, isMax bool) (int, 
 	case *schema.Primitive:
 		switch t.Name {
 		case "byte", "short", "integer", "long":
-			k, ok := toInt64(key)
+			k, ok := pqrow.AsInt64(key)
 			if !ok {
 				return 0, false
 			}

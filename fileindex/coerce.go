@@ -58,7 +58,7 @@ func valueKey(v any, t schema.Type) (string, bool) {
 			b, ok := v.(bool)
 			return strconv.FormatBool(b), ok
 		case schema.Byte, schema.Short, schema.Integer, schema.Long:
-			i, ok := intLiteral(v)
+			i, ok := pqrow.AsInt64(v)
 			return strconv.FormatInt(i, 10), ok
 		case schema.Float:
 			f, ok := v.(float32)
@@ -146,39 +146,6 @@ func decimalKey(d pqrow.Decimal) string {
 	return new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(d.Scale, 0))), nil)).RatString()
 }
 
-// intLiteral returns an integral Go value as int64.
-func intLiteral(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	}
-	return 0, false
-}
-
 // intRange is the value range of a Spark integral type.
 func intRange(t schema.Type) (lo, hi int64) {
 	switch t {
@@ -230,7 +197,7 @@ func sparkText(v any) (string, bool) {
 		}
 		return u.Format("2006-01-02 15:04:05.999999"), true
 	}
-	if i, ok := intLiteral(v); ok {
+	if i, ok := pqrow.AsInt64(v); ok {
 		return strconv.FormatInt(i, 10), true
 	}
 	return "", false
@@ -374,7 +341,7 @@ func nativeKey(l any, t schema.Type) (string, bool, error) {
 		switch {
 		case isIntegral(tt):
 			lo, hi := intRange(tt)
-			if i, ok := intLiteral(l); ok {
+			if i, ok := pqrow.AsInt64(l); ok {
 				if i < lo || i > hi {
 					return "", false, nil
 				}
@@ -408,7 +375,7 @@ func nativeKey(l any, t schema.Type) (string, bool, error) {
 				}
 				return floatKey(f, 32), true, nil
 			}
-			if i, ok := intLiteral(l); ok {
+			if i, ok := pqrow.AsInt64(l); ok {
 				return floatKey(float64(float32(i)), 32), true, nil
 			}
 		case tt == schema.Double:
@@ -523,7 +490,7 @@ func castLeaf(l any, t schema.Type) (any, bool, error) {
 // literalRat returns a numeric literal as an exact rational; nil for NaN
 // and infinities. ok is false for a non-numeric literal.
 func literalRat(l any) (*big.Rat, bool) {
-	if i, ok := intLiteral(l); ok {
+	if i, ok := pqrow.AsInt64(l); ok {
 		return new(big.Rat).SetInt64(i), true
 	}
 	switch x := l.(type) {
@@ -553,7 +520,7 @@ func floatRat(f float64) *big.Rat {
 
 // literalFloat returns a numeric literal widened to a double.
 func literalFloat(l any) (float64, bool) {
-	if i, ok := intLiteral(l); ok {
+	if i, ok := pqrow.AsInt64(l); ok {
 		return float64(i), true
 	}
 	switch x := l.(type) {
@@ -719,8 +686,8 @@ func compareValues(a, b any) (int, bool) {
 		}
 		return 1, true
 	}
-	ia, aInt := intLiteral(a)
-	ib, bInt := intLiteral(b)
+	ia, aInt := pqrow.AsInt64(a)
+	ib, bInt := pqrow.AsInt64(b)
 	if aInt && bInt {
 		switch {
 		case ia < ib:

@@ -45,8 +45,11 @@ func boolEnc(path []string) leafEnc {
 	}
 }
 
-// asInt64 accepts any Go integer type.
-func asInt64(v any) (int64, bool) {
+// AsInt64 returns a value of any Go integer type as an int64; ok is false
+// for other types and for unsigned values above math.MaxInt64. It is the
+// one integer conversion of the row model, shared by the writer, the Delta
+// partition values and the file index's literal coercion.
+func AsInt64(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int64(x), true
@@ -95,7 +98,7 @@ func intEnc(p *schema.Primitive, path []string) leafEnc {
 	lo, hi := intRange(p.Name)
 	long := p.Name == "long"
 	return func(v any) (parquet.Value, error) {
-		x, ok := asInt64(v)
+		x, ok := AsInt64(v)
 		if !ok {
 			return parquet.Value{}, typeErr(path, v, p.Name)
 		}

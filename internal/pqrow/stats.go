@@ -167,7 +167,7 @@ func normalizeStat(t schema.Type, v any) any {
 		}
 		return time.UnixMicro(timestampMicros(x, false)).UTC()
 	}
-	if i, ok := asInt64(v); ok {
+	if i, ok := AsInt64(v); ok {
 		return i
 	}
 	return nil
