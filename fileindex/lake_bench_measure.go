@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,16 +57,27 @@ type heapSampler struct {
 	peak uint64
 }
 
-func startHeapSampler() *heapSampler {
+// startHeapSampler starts sampling. With a non-empty profile path it also
+// writes a heap profile there each time the peak grows by 64 MiB, to see
+// what the peak is made of (ARIADNE_BENCH_HEAPPROF in the benchmarks).
+func startHeapSampler(profile string) *heapSampler {
 	h := &heapSampler{stop: make(chan struct{})}
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
 		var ms runtime.MemStats
+		var dumped uint64
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			runtime.ReadMemStats(&ms)
+			if profile != "" && ms.HeapInuse > dumped+64<<20 {
+				dumped = ms.HeapInuse
+				if f, err := os.Create(profile); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
 			h.peak = max(h.peak, ms.HeapInuse)
 			select {
 			case <-h.stop:
@@ -116,7 +128,7 @@ func benchUpdate(ctx context.Context, fi *FileIndex, rep *BenchReport, idxDir st
 	runtime.GC()
 	u := &rep.Update
 	u.RSSReset = resetPeakRSS()
-	hs := startHeapSampler()
+	hs := startHeapSampler("")
 	start := time.Now()
 	r, err := fi.Update(ctx, UpdateOptions{})
 	u.Time = time.Since(start)

@@ -8,9 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,63 +16,6 @@ import (
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
 )
-
-// heapPeak samples the Go heap every 10 ms until stopped and reports the
-// largest HeapInuse seen. (DuckDB's allocations are C memory: they show in
-// the process's peak RSS, reported separately.)
-type heapPeak struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak uint64
-}
-
-func startHeapPeak() *heapPeak {
-	h := &heapPeak{stop: make(chan struct{})}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		var ms runtime.MemStats
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		// ARIADNE_BENCH_HEAPPROF=file writes a heap profile each time the
-		// peak grows by 64 MiB, to see what the peak is made of.
-		prof := os.Getenv("ARIADNE_BENCH_HEAPPROF")
-		var dumped uint64
-		for {
-			runtime.ReadMemStats(&ms)
-			if prof != "" && ms.HeapInuse > dumped+64<<20 {
-				dumped = ms.HeapInuse
-				if f, err := os.Create(prof); err == nil {
-					pprof.WriteHeapProfile(f)
-					f.Close()
-				}
-			}
-			h.peak = max(h.peak, ms.HeapInuse)
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapPeak) Stop() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return h.peak
-}
-
-// maxRSS is the process's peak resident set size in bytes (Linux reports
-// KiB).
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return ru.Maxrss * 1024
-}
 
 // BenchmarkUpdateHugeValueSet indexes one CSV file holding millions of
 // distinct values of two columns with L = 1,000 (§12 item 8): both pairs
@@ -122,7 +62,7 @@ func BenchmarkUpdateHugeValueSet(b *testing.B) {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		hp := startHeapPeak()
+		hp := startHeapSampler(os.Getenv("ARIADNE_BENCH_HEAPPROF"))
 		b.StartTimer()
 		res, err := e.fi(ix).Update(ctx, UpdateOptions{})
 		b.StopTimer()
@@ -134,7 +74,7 @@ func BenchmarkUpdateHugeValueSet(b *testing.B) {
 			b.Fatalf("result %+v", res)
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "heap-peak-MiB")
-		b.ReportMetric(float64(maxRSS())/(1<<20), "maxrss-MiB")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "maxrss-MiB")
 		b.ReportMetric(float64(rows), "distinct/file")
 		b.SetBytes(info.Size())
 	}
@@ -229,7 +169,7 @@ func BenchmarkUpdateLake(b *testing.B) {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		hp := startHeapPeak()
+		hp := startHeapSampler(os.Getenv("ARIADNE_BENCH_HEAPPROF"))
 		b.StartTimer()
 		t0 := time.Now()
 		r, err := e.fi(ix).Update(ctx, UpdateOptions{})
@@ -247,6 +187,6 @@ func BenchmarkUpdateLake(b *testing.B) {
 		b.ReportMetric(float64(total)/1e6/scan.Seconds(), "scan-MB/s")
 		b.ReportMetric(el.Seconds()/scan.Seconds(), "update/scan")
 		b.ReportMetric(float64(peak)/(1<<20), "heap-peak-MiB")
-		b.ReportMetric(float64(maxRSS())/(1<<20), "maxrss-MiB")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "maxrss-MiB")
 	}
 }
