@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/metadata"
 )
 
 func newAddIndexCmd(g *globals) *cobra.Command {
@@ -69,18 +70,28 @@ func newAddIndexCmd(g *globals) *cobra.Command {
 				}})
 			}
 			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				var done []string
+				var done, existing []string
 				for _, s := range steps {
+					before := ix.Metadata()
 					if err := s.run(ix); err != nil {
 						return fmt.Errorf("%s: %w", s.what, err)
 					}
-					done = append(done, s.what)
+					// Re-registering is a silent no-op (spec §3.1 step 5):
+					// report it as such instead of as a change.
+					if metadata.Equal(before, ix.Metadata()) {
+						existing = append(existing, s.what)
+					} else {
+						done = append(done, s.what)
+					}
 				}
 				cols := ix.Indexes()
 				slices.Sort(cols)
-				return g.emit(map[string]any{"name": ix.Name(), "added": done, "indexes": nonNil(cols)}, func(w io.Writer) {
+				return g.emit(map[string]any{"name": ix.Name(), "added": nonNil(done), "already_registered": nonNil(existing), "indexes": nonNil(cols)}, func(w io.Writer) {
 					for _, d := range done {
 						fmt.Fprintf(w, "registered %s\n", d)
+					}
+					for _, d := range existing {
+						fmt.Fprintf(w, "already registered: %s\n", d)
 					}
 					fmt.Fprintf(w, "index columns of %s: %s\n", ix.Name(), strings.Join(cols, ", "))
 				})

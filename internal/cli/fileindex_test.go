@@ -24,6 +24,10 @@ func TestFileIndexCommands(t *testing.T) {
 	mustRun("create", "t1", "--format", "csv", "--read-option", "header=true", "--infer-from", p0)
 	mustRun("add-files", "t1", p0, p1)
 	mustRun("add-index", "t1", "--regular", "Id", "--regular", "Version", "--range", "Value")
+	again := decode(t, mustRun("--json", "add-index", "t1", "--regular", "Id", "--range", "Value"))
+	if len(again["added"].([]any)) != 0 || len(again["already_registered"].([]any)) != 2 {
+		t.Fatalf("re-registering must be reported as a no-op: %v", again)
+	}
 	upd := decode(t, mustRun("--json", "update", "t1"))
 	if upd["new_files"] != 2.0 {
 		t.Fatalf("update: %v", upd)
