@@ -248,24 +248,13 @@ func (s *blobStore) beforeWrite(as func(any) bool, ifMatch string) error {
 			in.IfMatch = &ifMatch
 		}
 	case kindGCS:
-		gen, err := strconv.ParseInt(ifMatch, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%w: GCS ETag %q is not a generation", ErrPrecondition, ifMatch)
-		}
-		var h **storage.ObjectHandle
-		if !as(&h) {
-			return errors.New("gcs writer exposes no ObjectHandle")
-		}
-		*h = (*h).If(storage.Conditions{GenerationMatch: gen})
+		return gcsIfMatch(as, ifMatch, "writer")
 	case kindAzure:
 		var uo *azblob.UploadStreamOptions
 		if !as(&uo) {
 			return errors.New("azure writer exposes no UploadStreamOptions")
 		}
-		etag := azcore.ETag(ifMatch)
-		uo.AccessConditions = &azblob.AccessConditions{
-			ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &etag},
-		}
+		uo.AccessConditions = azureIfMatch(ifMatch)
 	}
 	return nil
 }
@@ -335,24 +324,13 @@ func (s *blobStore) Delete(ctx context.Context, key string, opts *DeleteOptions)
 				}
 				in.IfMatch = &ifMatch
 			case kindGCS:
-				gen, err := strconv.ParseInt(ifMatch, 10, 64)
-				if err != nil {
-					return fmt.Errorf("%w: GCS ETag %q is not a generation", ErrPrecondition, ifMatch)
-				}
-				var h **storage.ObjectHandle
-				if !as(&h) {
-					return errors.New("gcs delete exposes no ObjectHandle")
-				}
-				*h = (*h).If(storage.Conditions{GenerationMatch: gen})
+				return gcsIfMatch(as, ifMatch, "delete")
 			case kindAzure:
 				var do *azblobblob.DeleteOptions
 				if !as(&do) {
 					return errors.New("azure delete exposes no DeleteOptions")
 				}
-				etag := azcore.ETag(ifMatch)
-				do.AccessConditions = &azblobblob.AccessConditions{
-					ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &etag},
-				}
+				do.AccessConditions = azureIfMatch(ifMatch)
 			}
 			return nil
 		}}
@@ -429,3 +407,24 @@ func (s *blobStore) listInfo(o *blob.ListObject) ObjectInfo {
 func (s *blobStore) URL() string { return s.url }
 
 func (s *blobStore) Close() error { return s.bucket.Close() }
+
+// gcsIfMatch makes a GCS write or delete conditional on the object's
+// generation, which is what our GCS ETags are.
+func gcsIfMatch(as func(any) bool, ifMatch, op string) error {
+	gen, err := strconv.ParseInt(ifMatch, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: GCS ETag %q is not a generation", ErrPrecondition, ifMatch)
+	}
+	var h **storage.ObjectHandle
+	if !as(&h) {
+		return fmt.Errorf("gcs %s exposes no ObjectHandle", op)
+	}
+	*h = (*h).If(storage.Conditions{GenerationMatch: gen})
+	return nil
+}
+
+// azureIfMatch is the Azure access condition "the blob still has this ETag".
+func azureIfMatch(ifMatch string) *azblobblob.AccessConditions {
+	etag := azcore.ETag(ifMatch)
+	return &azblobblob.AccessConditions{ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &etag}}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/index"
-	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -265,53 +263,4 @@ func updateRowIndexes(ctx context.Context, ix *index.Index) (map[string]rowindex
 		return nil, err
 	}
 	return rowindex.UpdateAll(ctx, indexFolder(ix), ix.Catalog().Resolver(), uris)
-}
-
-func newBenchCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Reproducible benchmarks on generated data"}
-	var dir string
-	var sizeMB int
-	var lookups int
-	rc := &cobra.Command{
-		Use:   "rowindex [--dir DIR] [--size-mb N] [--lookups N]",
-		Short: "Row index lookups vs a standard Parquet reader (and DuckDB, in the duckbench test) on a generated listening history",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := rowindex.BenchConfig{Dir: dir, Lookups: lookups, Progress: g.env.Stderr}
-			if sizeMB > 0 {
-				cfg.Lake = benchLake(sizeMB)
-			}
-			if cfg.Dir == "" {
-				d, err := os.MkdirTemp("", "ariadne-bench-")
-				if err != nil {
-					return err
-				}
-				cfg.Dir = d
-				fmt.Fprintf(g.env.Stderr, "bench data in %s\n", d)
-			}
-			rep, err := rowindex.Bench(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return g.emit(rep, func(w io.Writer) { rep.Format(w) })
-		},
-	}
-	rc.Flags().StringVar(&dir, "dir", "", "folder for the generated lake (reused between runs) and the index")
-	rc.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB (default: the generator's, about 1 GB)")
-	rc.Flags().IntVar(&lookups, "lookups", 0, "lookups per local-disk scenario (default 200)")
-	cmd.AddCommand(rc)
-	cmd.AddCommand(newBenchFileIndexCmd(g))
-	return cmd
-}
-
-// benchLake scales the default benchmark lake to about sizeMB megabytes,
-// keeping users and tracks proportional so per-key statistics stay alike.
-func benchLake(sizeMB int) lakegen.Config {
-	c := lakegen.DefaultConfig()
-	scale := float64(sizeMB) * (1 << 20) / float64(c.TargetBytes)
-	c.TargetBytes = int64(sizeMB) << 20
-	c.Users = max(1000, int(float64(c.Users)*scale))
-	c.Tracks = max(1000, int(float64(c.Tracks)*scale))
-	c.Sorted = true
-	return c
 }
