@@ -2,7 +2,6 @@ package fileindex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,7 +161,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		return nil, errors.New("fileindex bench: Dir is required")
 	}
 	lakeDir := filepath.Join(cfg.Dir, "lake")
-	files, err := benchEnsureLake(ctx, lakeDir, cfg.Lake, cfg.Progress)
+	files, err := lakegen.Ensure(ctx, lakeDir, cfg.Lake, cfg.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -265,44 +264,6 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		rep.Join = append(rep.Join, j)
 	}
 	return rep, nil
-}
-
-// benchEnsureLake generates the lake unless dir holds one made from the same
-// config and generator version (recorded in dir/lake.json).
-func benchEnsureLake(ctx context.Context, dir string, c lakegen.Config, progress io.Writer) ([]lakegen.File, error) {
-	type record struct {
-		Version int
-		Config  lakegen.Config
-		Files   []lakegen.File
-	}
-	marker := filepath.Join(dir, "lake.json")
-	if b, err := os.ReadFile(marker); err == nil {
-		var r record
-		if json.Unmarshal(b, &r) == nil && r.Version == lakegen.Version && fmt.Sprint(r.Config) == fmt.Sprint(c) {
-			return r.Files, nil
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	st, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	fmt.Fprintf(progress, "generating the lake (%d MB)...\n", c.TargetBytes/1e6)
-	files, err := lakegen.Generate(ctx, st, c)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(record{lakegen.Version, c, files})
-	if err != nil {
-		return nil, err
-	}
-	return files, os.WriteFile(marker, b, 0o644)
 }
 
 // benchKeys draws users: present ones by activity (lakegen's Zipf law, so

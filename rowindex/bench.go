@@ -2,7 +2,6 @@ package rowindex
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -109,7 +108,7 @@ func (c *BenchConfig) defaults() {
 func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	cfg.defaults()
 	lakeDir := filepath.Join(cfg.Dir, "lake")
-	files, err := ensureLake(ctx, lakeDir, cfg.Lake, cfg.Progress)
+	files, err := lakegen.Ensure(ctx, lakeDir, cfg.Lake, cfg.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -346,37 +345,6 @@ func finish(r BenchResult, lats []time.Duration) BenchResult {
 	}
 	r.Rows /= n
 	return r
-}
-
-// ensureLake generates the lake unless dir holds one made from the same
-// config (recorded in dir/lake.json).
-func ensureLake(ctx context.Context, dir string, c lakegen.Config, progress io.Writer) ([]lakegen.File, error) {
-	type record struct {
-		Version int
-		Config  lakegen.Config
-		Files   []lakegen.File
-	}
-	marker := filepath.Join(dir, "lake.json")
-	if b, err := os.ReadFile(marker); err == nil {
-		var r record
-		if json.Unmarshal(b, &r) == nil && r.Version == lakegen.Version && fmt.Sprint(r.Config) == fmt.Sprint(c) {
-			return r.Files, nil
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	st, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(progress, "generating the lake (%d MB)...\n", c.TargetBytes>>20)
-	files, err := lakegen.Generate(ctx, st, c)
-	if err != nil {
-		return nil, err
-	}
-	b, _ := json.Marshal(record{lakegen.Version, c, files})
-	return files, os.WriteFile(marker, b, 0o644)
 }
 
 // Format writes the report as the tables of docs/rowindex.md.
