@@ -30,24 +30,7 @@ func toDuck(t schema.Type) func(any) (any, error) {
 			return duckdb.Decimal{Width: uint8(t.Precision), Scale: uint8(t.Scale), Value: d.Unscaled}, nil
 		}
 	case *schema.Array:
-		elem := toDuck(t.Element)
-		return func(v any) (any, error) {
-			if v == nil {
-				return nil, nil
-			}
-			a, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("%T is not an array", v)
-			}
-			out := make([]any, len(a))
-			for i, e := range a {
-				var err error
-				if out[i], err = elem(e); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		}
+		return mapList(toDuck(t.Element), func(v any) (any, error) { return nil, fmt.Errorf("%T is not an array", v) })
 	case *schema.Struct:
 		fields := make([]func(any) (any, error), len(t.Fields))
 		for i, f := range t.Fields {
@@ -128,24 +111,7 @@ func fromDuck(t schema.Type) func(any) (any, error) {
 			return bad(v)
 		}
 	case *schema.Array:
-		elem := fromDuck(t.Element)
-		return func(v any) (any, error) {
-			if v == nil {
-				return nil, nil
-			}
-			a, ok := v.([]any)
-			if !ok {
-				return bad(v)
-			}
-			out := make([]any, len(a))
-			for i, e := range a {
-				var err error
-				if out[i], err = elem(e); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		}
+		return mapList(fromDuck(t.Element), bad)
 	case *schema.Struct:
 		fields := make([]func(any) (any, error), len(t.Fields))
 		for i, f := range t.Fields {
@@ -255,4 +221,26 @@ func fromDuck(t schema.Type) func(any) (any, error) {
 		}
 	}
 	return func(v any) (any, error) { return v, nil }
+}
+
+// mapList converts a list value element by element (nil stays nil); values
+// that are not lists go to notList.
+func mapList(elem, notList func(any) (any, error)) func(any) (any, error) {
+	return func(v any) (any, error) {
+		if v == nil {
+			return nil, nil
+		}
+		a, ok := v.([]any)
+		if !ok {
+			return notList(v)
+		}
+		out := make([]any, len(a))
+		for i, e := range a {
+			var err error
+			if out[i], err = elem(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 }
