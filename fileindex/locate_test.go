@@ -16,6 +16,7 @@ import (
 	"github.com/ariadne-go/ariadne/delta"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/internal/testfixture"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
@@ -438,23 +439,9 @@ func TestLocateFromRows(t *testing.T) {
 // preflight migrates it, then user_id lookups find the source file.
 func TestLocateAlpha37(t *testing.T) {
 	ctx := context.Background()
-	const fixture = "../../shared/testdata/ariadne/fixtures/alpha37"
-	const source = "file:///tmp/ariadne-alpha37-source.json"
+	const source = testfixture.Alpha37Source
 	cat, _, dir := newTestCatalog(t)
-	copyDir(t, filepath.Join(fixture, "index-root"), filepath.Join(dir, "indexes/alpha37_fixture"))
-	copyDir(t, filepath.Join(fixture, "filelist"), filepath.Join(dir, "filelists/[ariadne_index] alpha37_fixture"))
-	data, err := os.ReadFile(filepath.Join(fixture, "source.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.TrimPrefix(source, "file://")
-	tmp := src + ".tmp-" + filepath.Base(dir)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, src); err != nil {
-		t.Fatal(err)
-	}
+	testfixture.InstallAlpha37(t, dir)
 	ix, err := cat.Get(ctx, "alpha37_fixture")
 	if err != nil {
 		t.Fatal(err)
@@ -473,27 +460,6 @@ func TestLocateAlpha37(t *testing.T) {
 		if !slices.Equal(got, tc.want) && !(len(got) == 0 && tc.want == nil) {
 			t.Errorf("user_id %v: got %v, want %v", tc.id, got, tc.want)
 		}
-	}
-}
-
-func copyDir(t testing.TB, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

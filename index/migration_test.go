@@ -11,62 +11,21 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/delta"
+	"github.com/ariadne-go/ariadne/internal/testfixture"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
 )
 
-const alpha37 = "../../shared/testdata/ariadne/fixtures/alpha37"
-
 // alpha37Source is the data file URI the fixture's rows record.
-const alpha37Source = "file:///tmp/ariadne-alpha37-source.json"
+const alpha37Source = testfixture.Alpha37Source
 
-// installAlpha37 lays the real alpha-37 index out under a fresh root, as
-// the Spark library's StorageMigrationTests do, and places its source file
-// at the recorded location.
+// installAlpha37 lays the real alpha-37 index out under a fresh root.
 func installAlpha37(t *testing.T) (*Catalog, string) {
 	t.Helper()
-	if _, err := os.Stat(alpha37); err != nil {
-		t.Fatalf("fixture missing: %v", err)
-	}
 	cat, dir := testCatalog(t)
-	copyTree(t, filepath.Join(alpha37, "index-root"), filepath.Join(dir, "indexes/alpha37_fixture"))
-	copyTree(t, filepath.Join(alpha37, "filelist"), filepath.Join(dir, "filelists/[ariadne_index] alpha37_fixture"))
-	src := strings.TrimPrefix(alpha37Source, "file://")
-	data, err := os.ReadFile(filepath.Join(alpha37, "source.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Write-then-rename so concurrent test processes never see a partial file.
-	tmp := src + ".tmp-" + filepath.Base(dir)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, src); err != nil {
-		t.Fatal(err)
-	}
+	testfixture.InstallAlpha37(t, dir)
 	return cat, dir
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mainTable(t *testing.T, cat *Catalog, name string) *delta.Snapshot {
