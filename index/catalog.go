@@ -126,14 +126,19 @@ func (c *Catalog) Exists(ctx context.Context, name string) (bool, error) {
 // Get opens an existing index without the storage preflight and without
 // writing anything (a bare reconnect): ErrIndexNotFound if it does not exist.
 func (c *Catalog) Get(ctx context.Context, name string) (*Index, error) {
-	ok, err := c.Exists(ctx, name)
+	p, err := PathsFor(name)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	ix := &Index{cat: c, name: name, paths: p}
+	exists, err := ix.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
 		return nil, aerr.IndexNotFound(name)
 	}
-	return c.Open(ctx, name, OpenOptions{})
+	return ix, nil
 }
 
 // Describe summarises one index after running the storage preflight (which

@@ -411,3 +411,40 @@ func readFile(t *testing.T, path string) string {
 }
 
 func parseSchema(s string) (*schema.Struct, error) { return schema.Parse(s) }
+
+// TestOpenRequestCounts pins what a reconnect costs: a bare Get and a
+// reconnect with identical options read metadata.json once (stat, read,
+// stat) and nothing else; a missing index costs one failed stat.
+func TestOpenRequestCounts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	base, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := store.NewCounting(base)
+	cat := NewCatalog(root, Options{})
+	opts := OpenOptions{Schema: mustSchema(t, t1s), Format: "csv"}
+	if _, err := cat.Open(ctx, "c", opts); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"get":       func() error { _, err := cat.Get(ctx, "c"); return err },
+		"reconnect": func() error { _, err := cat.Open(ctx, "c", opts); return err },
+	} {
+		root.Reset()
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+		if got := root.Snapshot().Total.Requests; got != 3 {
+			t.Errorf("%s: %d requests, want 3 (%+v)", name, got, root.Snapshot())
+		}
+	}
+	root.Reset()
+	if _, err := cat.Get(ctx, "missing"); !errors.Is(err, aerr.ErrIndexNotFound) {
+		t.Fatal(err)
+	}
+	if got := root.Snapshot().Total.Requests; got != 1 {
+		t.Errorf("missing index: %d requests, want 1", got)
+	}
+}

@@ -81,19 +81,29 @@ func (c *Catalog) Open(ctx context.Context, name string, o OpenOptions) (*Index,
 	}
 }
 
+// load reads metadata.json into the handle; exists is false (and err nil)
+// when there is none. One Load (three requests), no separate existence check.
+func (ix *Index) load(ctx context.Context) (exists bool, err error) {
+	m, ver, err := ix.cat.loadMetadata(ctx, ix.paths)
+	if errors.Is(err, store.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ix.state.Store(&metaState{m: m, ver: ver})
+	return true, nil
+}
+
 func (ix *Index) open(ctx context.Context, o OpenOptions) error {
 	c := ix.cat
-	exists, err := store.Exists(ctx, c.root, ix.paths.Metadata)
+	exists, err := ix.load(ctx)
 	if err != nil {
 		return err
 	}
 	var m *metadata.Metadata
 	var ver metadata.Version
 	if exists {
-		if m, ver, err = c.loadMetadata(ctx, ix.paths); err != nil {
-			return err
-		}
-		ix.state.Store(&metaState{m: m, ver: ver})
 		if !o.supplied() {
 			return nil // bare reconnect: read-only
 		}
