@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/metadata"
 )
@@ -57,7 +58,13 @@ func newAddIndexCmd(g *globals) *cobra.Command {
 					return usagef("add-index: --computed %q: want ALIAS=SQL", c)
 				}
 				steps = append(steps, step{"computed " + alias + " = " + expr, func(ix *index.Index) error {
-					return ix.AddComputedIndex(ctx, strings.TrimSpace(alias), strings.TrimSpace(expr))
+					name, sql := strings.TrimSpace(alias), strings.TrimSpace(expr)
+					// Definitions can never be removed: check the SQL
+					// before registering it (see FileIndex.CheckComputed).
+					if err := fileindex.New(ix, fileindex.Options{}).CheckComputed(ctx, name, sql); err != nil {
+						return err
+					}
+					return ix.AddComputedIndex(ctx, name, sql)
 				}})
 			}
 			for _, e := range exploded {

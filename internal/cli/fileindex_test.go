@@ -28,6 +28,12 @@ func TestFileIndexCommands(t *testing.T) {
 	if len(again["added"].([]any)) != 0 || len(again["already_registered"].([]any)) != 2 {
 		t.Fatalf("re-registering must be reported as a no-op: %v", again)
 	}
+	// A malformed computed expression is refused before it is registered
+	// (definitions can never be removed), so updates keep working.
+	code, out, _ := run(t, dir, "--json", "add-index", "t1", "--computed", "bad=substring(Id,")
+	if code != 1 || decode(t, out)["kind"] != "computed expression" || !strings.Contains(out, "bad") {
+		t.Fatalf("malformed computed: %d %s", code, out)
+	}
 	upd := decode(t, mustRun("--json", "update", "t1"))
 	if upd["new_files"] != 2.0 {
 		t.Fatalf("update: %v", upd)
@@ -58,7 +64,7 @@ func TestFileIndexCommands(t *testing.T) {
 			t.Errorf("locate %v = %v, want %v", tc.keys, got, tc.want)
 		}
 	}
-	code, out, _ := run(t, dir, "--json", "locate", "t1", "--key", "Nope=1")
+	code, out, _ = run(t, dir, "--json", "locate", "t1", "--key", "Nope=1")
 	if code != 1 || decode(t, out)["kind"] != "column not found" {
 		t.Errorf("unknown column: %d %s", code, out)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/config"
 	"github.com/ariadne-go/ariadne/delta"
+	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/store"
@@ -186,6 +187,7 @@ func errorKind(err error) string {
 		{delta.ErrUnsupportedFeature, "unsupported feature"},
 		{delta.ErrConflict, "conflict"},
 		{pqrow.ErrCorrupt, "corrupt file"},
+		{fileindex.ErrComputedExpression, "computed expression"},
 		{metadata.ErrConcurrentUpdate, "concurrent update"},
 		{context.Canceled, "canceled"},
 	} {
