@@ -14,8 +14,15 @@ import (
 )
 
 // FormatVersion is the version of the row index's persisted format (manifest
-// and fragments). A manifest with a higher version is refused.
-const FormatVersion = 1
+// and fragments). A manifest with a higher version is refused; every lower
+// one is read.
+//
+// Version 2: fragment row groups store entries in data-file order with
+// implied row numbers and no bucket column (diskEntry). A version-1 build
+// cannot read them, hence the bump; fragments of format 1 (entryV1) are
+// still read, and a row index mixing both (an Update or Compact by this
+// build of a version-1 index) is version 2.
+const FormatVersion = 2
 
 // Folder is the folder under an index folder that holds every row index.
 // The Spark library ignores unknown folders there (spec §12 item 7).
