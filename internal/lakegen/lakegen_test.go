@@ -96,13 +96,9 @@ func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 	}
 }
 
-// TestBucketOfMatchesSpark checks the Murmur3 mixing against Spark's
-// published value of SELECT hash(1) (an int: -559580957), and that bucket
-// ids are in range and spread users evenly.
+// TestBucketOfMatchesSpark checks that bucket ids are in range and spread
+// users evenly (the hash itself is checked against Spark in sparkhash).
 func TestBucketOfMatchesSpark(t *testing.T) {
-	if got := sparkHashInt(1, sparkHashSeed); got != -559580957 {
-		t.Fatalf("hash(1) = %d, Spark gives -559580957", got)
-	}
 	const n, users = 4, 100_000
 	var count [n]int
 	for r := range uint64(users) {
