@@ -174,3 +174,35 @@ func (s *aggState) values(aggs []Aggregate) map[string]any {
 	}
 	return out
 }
+
+// Aggregate records are entries too (see entry). Three forms exist:
+//
+//   - per data file (every build since removal exists): File is the data
+//     file's id and RG is aggRG; Cover holds the key's partials over that
+//     file's rows. Removing the file removes exactly its contribution.
+//   - legacy (builds before removal existed): File is aggFile and RG is 0;
+//     Cover holds the key's partials over every file of one fragment (all of
+//     a key's entries of one build land in one fragment, so the record sits
+//     next to the runs it summarises). A removal cannot correct it.
+//   - stale marker: File is aggFile and RG is staleRG, Cover empty: the key's
+//     legacy record lost a removed file's contribution (written by Compact
+//     once the evidence, the removed runs, is dropped). Lookups on the key
+//     fail with ErrStaleAggregates until the row index is rebuilt.
+//
+// Row and N are 0 in every form. In fragment order ((bucket, key, file, rg,
+// row)) a key's stale marker and legacy records come first (file -1) and each
+// file's partials just before that file's runs (rg -1).
+const (
+	aggRG   = -1 // RG of a per-file aggregate record
+	staleRG = -1 // RG of a stale marker (with File == aggFile)
+)
+
+// isAggregate reports whether e is an aggregate record (of any form) rather
+// than a run of rows.
+func (e *entry) isAggregate() bool { return e.File == aggFile || e.RG == aggRG }
+
+// isStale reports whether e is a stale marker.
+func (e *entry) isStale() bool { return e.File == aggFile && e.RG == staleRG }
+
+// isLegacyAggregate reports whether e is a legacy per-fragment record.
+func (e *entry) isLegacyAggregate() bool { return e.File == aggFile && e.RG != staleRG }

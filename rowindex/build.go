@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -33,6 +34,7 @@ func (r StoreResolver) Resolve(_ context.Context, uri string) (store.Store, stri
 // BuildStats reports what a build read and wrote.
 type BuildStats struct {
 	Files      int   // data files indexed by this build
+	Removed    int   // data files removed from the row index (UpdateAll)
 	Rows       int64 // rows scanned
 	Entries    int64 // entries written (runs + aggregate records)
 	Fragments  int   // fragment files written
@@ -87,7 +89,14 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 // Update indexes the data files of uris that the row index does not list
 // yet (by URI), appending fragments and committing the next manifest
 // version; existing fragments are never rewritten. With no new file it
-// commits nothing and returns the current manifest.
+// commits nothing and returns the current manifest. A file removed earlier
+// (Remove) and listed again is indexed afresh under a new id.
+//
+// Concurrent writers: if another writer commits first, Update re-applies its
+// new files and fragments onto the newer version when that version allocated
+// no file id meanwhile (a Remove or a Compact), so both land; against a
+// concurrent Update or Create of files it returns ErrConcurrentUpdate and
+// deletes the fragments it wrote.
 func Update(ctx context.Context, idx store.Store, name string, res Resolver, uris []string) (*Manifest, BuildStats, error) {
 	m := new(meter)
 	cur, err := loadManifest(ctx, idx, name, m)
@@ -114,10 +123,59 @@ func Update(ctx context.Context, idx store.Store, name string, res Resolver, uri
 	if err != nil {
 		return nil, st, err
 	}
-	if err := commitManifest(ctx, idx, man); err != nil {
+	for attempt := 1; ; attempt++ {
+		err = commitManifest(ctx, idx, man)
+		if !errors.Is(err, ErrConcurrentUpdate) || attempt == commitAttempts {
+			break
+		}
+		head, lerr := loadManifest(ctx, idx, name, m)
+		if lerr != nil {
+			err = errors.Join(err, lerr)
+			break
+		}
+		next, ok := rebase(head, cur, man)
+		if !ok {
+			break
+		}
+		man = next
+	}
+	if err != nil {
+		deleteFragments(ctx, idx, name, man.Fragments[len(man.Fragments)-st.Fragments:])
 		return nil, st, err
 	}
 	return man, st, nil
+}
+
+// commitAttempts bounds the commits of one Update or Remove that lose the
+// race to other writers. Each retry costs a list, a manifest read and a
+// put-if-absent (three round trips); losing eight in a row means at least
+// eight other commits within those round trips, a contention that calls for
+// coordinating the writers rather than retrying longer.
+const commitAttempts = 8
+
+// rebase re-applies what man added to base (data files with ids from
+// base.NextFileID on, and fragments) onto head, a newer version committed by
+// another writer. It fails when head allocated file ids since base (another
+// Update or Create indexed files): the ids man used may be taken.
+func rebase(head, base, man *Manifest) (*Manifest, bool) {
+	if head.NextFileID != base.NextFileID || head.KeyClass != base.KeyClass {
+		return nil, false
+	}
+	next := head.clone()
+	next.Version = head.Version + 1
+	next.KeyClass = man.KeyClass
+	next.Files = append(next.Files, man.Files[len(base.Files):]...)
+	next.Fragments = append(next.Fragments, man.Fragments[len(base.Fragments):]...)
+	next.NextFileID = man.NextFileID
+	return next, true
+}
+
+// deleteFragments deletes fragment files that no committed manifest lists
+// (best effort: an orphan costs space only).
+func deleteFragments(ctx context.Context, idx store.Store, name string, frags []FragmentEntry) {
+	for _, f := range frags {
+		_ = idx.Delete(context.WithoutCancel(ctx), folderOf(name)+f.Path, nil)
+	}
 }
 
 // build scans uris, adds them to man.Files and their fragments to
@@ -152,7 +210,6 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		}()
 	}
 	wg.Wait()
-	aggs := map[string]*aggState{}
 	var es []entry
 	for i := range results {
 		r := &results[i]
@@ -166,12 +223,11 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		}
 		man.Files = append(man.Files, r.fe)
 		es = append(es, r.es...)
+		// Aggregate partials per (key, data file), so that removing the
+		// file removes exactly its contribution (see aggRG).
 		for k, s := range r.aggs {
-			if acc, ok := aggs[k]; ok {
-				acc.merge(man.Aggregates, s)
-			} else {
-				aggs[k] = s
-			}
+			key := []byte(k)
+			es = append(es, entry{Bucket: man.bucket(key), Key: key, File: r.fe.ID, RG: aggRG, Cover: s.encode(man.Aggregates)})
 		}
 		st.Files++
 		st.Rows += r.fe.Rows
@@ -180,12 +236,6 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		st.PageScanBytes += r.scanB
 	}
 	man.NextFileID += int32(len(uris))
-	if len(man.Aggregates) > 0 {
-		for k, s := range aggs {
-			key := []byte(k)
-			es = append(es, entry{Bucket: man.bucket(key), Key: key, File: aggFile, Cover: s.encode(man.Aggregates)})
-		}
-	}
 	slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
 	frags, written, err := writeFragments(ctx, idx, man.Name, man.Kind, es)
 	if err != nil {

@@ -289,7 +289,11 @@ func (ri *RowIndex) lookup(ctx context.Context, q Query) (*Result, error) {
 	aggs := map[string]*aggState{}
 	var runs []entry
 	for _, e := range es {
-		if e.File == aggFile {
+		if e.isStale() {
+			kv, _ := DecodeKey(e.Key)
+			return nil, &StaleAggregatesError{Index: man.Name, Key: kv}
+		}
+		if e.isAggregate() {
 			s, err := decodeAggState(man.Aggregates, e.Cover)
 			if err != nil {
 				return nil, err
@@ -534,6 +538,7 @@ func (ri *RowIndex) entries(ctx context.Context, m *meter, man *Manifest, lo, hi
 			jobs = append(jobs, job{fr, gi})
 		}
 	}
+	gone := man.tombstones()
 	out := make([][]entry, len(jobs))
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -566,6 +571,9 @@ func (ri *RowIndex) entries(ctx context.Context, m *meter, man *Manifest, lo, hi
 				}
 				out[i] = append(out[i], e)
 			}
+			// Removed files: their runs and aggregate partials are skipped
+			// here, before anything is read from them.
+			out[i] = dropRemoved(out[i], gone)
 		}()
 	}
 	wg.Wait()

@@ -159,11 +159,18 @@ type Manifest struct {
 	FormatVersion int   `json:"formatVersion"`
 	Version       int64 `json:"version"`
 	Definition
-	KeyClass   KeyClass        `json:"keyClass,omitempty"`
-	Files      []FileEntry     `json:"files"`
-	Fragments  []FragmentEntry `json:"fragments"`
-	NextFileID int32           `json:"nextFileId"`
-	Committed  time.Time       `json:"committed"`
+	KeyClass  KeyClass        `json:"keyClass,omitempty"`
+	Files     []FileEntry     `json:"files"`
+	Fragments []FragmentEntry `json:"fragments"`
+	// NextFileID is the id the next indexed data file gets. It only grows,
+	// so a file id is never reused, not even after the file was removed.
+	NextFileID int32 `json:"nextFileId"`
+	// Removed are the tombstones: ids of data files removed from the index
+	// (Remove) whose entries fragments may still hold. Lookups skip those
+	// entries; Compact drops them and forgets the tombstones. Absent in
+	// manifests written before removal existed, which load as "none".
+	Removed   []int32   `json:"removed,omitempty"`
+	Committed time.Time `json:"committed"`
 }
 
 // IndexBytes returns the total size of the fragments.
@@ -197,6 +204,7 @@ func (m *Manifest) clone() *Manifest {
 	c := *m
 	c.Files = append([]FileEntry(nil), m.Files...)
 	c.Fragments = append([]FragmentEntry(nil), m.Fragments...)
+	c.Removed = append([]int32(nil), m.Removed...)
 	c.Cover = append([]string(nil), m.Cover...)
 	c.Aggregates = append([]Aggregate(nil), m.Aggregates...)
 	return &c

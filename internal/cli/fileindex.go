@@ -45,7 +45,11 @@ func newUpdateCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rows, err := updateRowIndexes(ctx, fi.Index())
+				vanished := make([]string, len(res.Skipped))
+				for i, s := range res.Skipped {
+					vanished[i] = s.URI
+				}
+				rows, err := updateRowIndexes(ctx, fi.Index(), vanished)
 				if err != nil {
 					return err
 				}
@@ -78,7 +82,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(w, "skipped %s: %v\n", s.URI, s.Err)
 					}
 					for n, st := range rows {
-						fmt.Fprintf(w, "row index %s: %d new file(s), %d entries\n", n, st.Files, st.Entries)
+						fmt.Fprintf(w, "row index %s: %d new file(s), %d entries, %d file(s) removed\n", n, st.Files, st.Entries, st.Removed)
 					}
 				})
 			})
@@ -317,8 +321,15 @@ func newDeleteFilesCmd(g *globals) *cobra.Command {
 				if err := fi.DeleteFiles(ctx, names...); err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": args[0], "deleted": names}, func(w io.Writer) {
+				rows, err := removeFromRowIndexes(ctx, fi.Index(), names)
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "deleted": names, "row_indexes": rows}, func(w io.Writer) {
 					fmt.Fprintf(w, "removed %d file(s) from %s\n", len(names), args[0])
+					for _, n := range slices.Sorted(maps.Keys(rows)) {
+						fmt.Fprintf(w, "row index %s: %d file(s) removed\n", n, rows[n])
+					}
 				})
 			})
 		},

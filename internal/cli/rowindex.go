@@ -92,7 +92,7 @@ func orDefault(s, d string) string {
 }
 
 func buildJSON(st rowindex.BuildStats) map[string]any {
-	return map[string]any{"files": st.Files, "rows": st.Rows, "entries": st.Entries, "fragments": st.Fragments,
+	return map[string]any{"files": st.Files, "removed": st.Removed, "rows": st.Rows, "entries": st.Entries, "fragments": st.Fragments,
 		"index_bytes": st.IndexBytes, "data_bytes": st.DataBytes, "requests": st.Requests, "bytes_read": st.BytesRead,
 		"seconds": st.Elapsed.Seconds()}
 }
@@ -253,14 +253,33 @@ func newWarmCmd(g *globals) *cobra.Command {
 }
 
 // updateRowIndexes runs after the file index's update: every row index
-// appends fragments for tracked files it does not list yet.
-func updateRowIndexes(ctx context.Context, ix *index.Index) (map[string]rowindex.BuildStats, error) {
+// forgets the data files the index no longer tracks, and those of vanished
+// (the update's skipped files: their rows cannot be served), and appends
+// fragments for tracked files it does not list yet.
+func updateRowIndexes(ctx context.Context, ix *index.Index, vanished []string) (map[string]rowindex.BuildStats, error) {
 	if ix.Format() != "parquet" {
 		return nil, nil
 	}
-	uris, err := trackedURIs(ctx, ix)
+	tracked, err := trackedURIs(ctx, ix)
 	if err != nil {
 		return nil, err
 	}
+	gone := make(map[string]bool, len(vanished))
+	for _, u := range vanished {
+		gone[u] = true
+	}
+	uris := tracked[:0]
+	for _, u := range tracked {
+		if !gone[u] {
+			uris = append(uris, u)
+		}
+	}
 	return rowindex.UpdateAll(ctx, indexFolder(ix), ix.Catalog().Resolver(), uris)
+}
+
+// removeFromRowIndexes runs after the file index's delete-files: every row
+// index forgets the deleted data files. It returns the files removed per
+// row index.
+func removeFromRowIndexes(ctx context.Context, ix *index.Index, uris []string) (map[string]int, error) {
+	return rowindex.RemoveAll(ctx, indexFolder(ix), uris)
 }
