@@ -1,0 +1,22 @@
+// Package prepared owns the writer of prepared Parquet: standard Parquet
+// files, readable by every engine, laid out so that one key's rows are
+// concentrated for point lookups (docs/prepared.md, and the "Prepared
+// Parquet" levers of shared/spec/random-access-parquet.md):
+//
+//   - rows are sorted by (key, sort columns) within each file, nulls first;
+//   - files are hash-bucketed by key with Spark's Murmur3 bucketing, one file
+//     per bucket per partition (PrepareFiles);
+//   - data pages are key-aligned: a page never holds part of a key's rows
+//     unless that key alone exceeds the target page size, in which case the
+//     key's rows are split at row boundaries over pages that hold only it
+//     (PageBytes 0: exactly one page per key and column);
+//   - every file carries the page index (column and offset index), a
+//     split-block bloom filter on the key, sorting_columns in each row group,
+//     ZSTD pages, and a key-value marker "ariadne.prepared" with the options
+//     as JSON (see Marker), so tools recognise it.
+//
+// Sorting is in memory under an explicit byte budget (Options.MemoryBytes);
+// input past the budget is an ErrMemoryBudget error, never a partial file.
+// Nothing is ever visible under a final file name unless the whole file was
+// written: files are committed by the store's atomic Close.
+package prepared

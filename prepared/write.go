@@ -1,0 +1,189 @@
+package prepared
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// FileStats describes one written prepared file.
+type FileStats struct {
+	Key       string // store key of the file
+	Bucket    int    // bucket id (-1 when not bucketed)
+	Rows      int64
+	Bytes     int64 // file size
+	RowGroups int
+	// Keys counts the key groups (runs of equal keys) over all row groups.
+	Keys int64
+	// Pages counts data pages over all columns; PagesPerColumn per leaf
+	// column.
+	Pages          int64
+	PagesPerColumn []int64
+	// MaxPagesPerKey is the most pages one key spans in one column (1
+	// unless a key alone exceeds PageBytes).
+	MaxPagesPerKey int
+	// PageIndexBytes is the size of the column and offset indexes.
+	PageIndexBytes int64
+}
+
+// Write sorts the rows of rows (in schema) by (key, sort columns) in memory
+// and writes them as one prepared file at key in st. The file is committed
+// by the store's atomic Close: on any error nothing is left under key. Rows
+// past Options.MemoryBytes are an ErrMemoryBudget error; an unknown key or
+// sort column is aerr.ErrColumnNotFound; a nested or repeated one
+// aerr.ErrInvalidArgument.
+func Write(ctx context.Context, st store.Store, key string, schema *parquet.Schema, rows parquet.RowReader, opts Options) (FileStats, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return FileStats{}, err
+	}
+	cols, err := resolveColumns(schema, o)
+	if err != nil {
+		return FileStats{}, err
+	}
+	b := &budget{what: key, max: o.MemoryBytes}
+	var held []parquet.Row
+	n, err := readAll(ctx, rows, func(r parquet.Row) error {
+		held = append(held, r)
+		return b.add(r)
+	})
+	if err != nil {
+		return FileStats{}, err
+	}
+	report(o, Progress{Phase: "read", Done: 1, Total: 1, Rows: n})
+	sortRows(cols, held)
+	fs, err := writeSorted(ctx, st, key, cols, held, o, -1)
+	if err == nil {
+		report(o, Progress{Phase: "write", Done: 1, Total: 1, Rows: fs.Rows, Bytes: fs.Bytes})
+	}
+	return fs, err
+}
+
+func report(o Options, p Progress) {
+	if o.Progress != nil {
+		o.Progress(p)
+	}
+}
+
+// pageBufferSize is parquet-go's page buffer size for a target: parquet-go
+// cuts a page only at the end of a WriteRowValues call whose buffer passed
+// 98% of it, and our calls end at key boundaries (or row boundaries inside
+// an oversized key), so even its own cuts could not split a key. 4× the
+// target (our estimate of value bytes ignores levels and length prefixes'
+// framing) makes sure it never cuts at all and our packing decides; with
+// one page per key we flush after every key and 1 MiB only sizes the
+// initial buffer.
+func pageBufferSize(target int) int {
+	if target == 0 {
+		return 1 << 20
+	}
+	return 4 * target
+}
+
+// writeSorted writes sorted rows as one prepared file.
+func writeSorted(ctx context.Context, st store.Store, key string, cols *columns, rows []parquet.Row, o Options, bucket int) (FileStats, error) {
+	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
+	marker, err := json.Marshal(o.marker(bucket))
+	if err != nil {
+		return fs, err
+	}
+	var wopts *store.WriteOptions
+	if !o.Overwrite {
+		wopts = &store.WriteOptions{IfNotExist: true}
+	}
+	sw, err := st.NewWriter(ctx, key, wopts)
+	if err != nil {
+		return fs, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			sw.Abort()
+		}
+	}()
+	cw := &countingWriter{w: sw}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	sorting := make([]parquet.SortingColumn, len(cols.order))
+	for i, c := range cols.order {
+		sorting[i] = parquet.NullsFirst(parquet.Ascending(c.name))
+	}
+	pw := parquet.NewWriter(bw, cols.schema,
+		parquet.Compression(o.Compression),
+		parquet.PageBufferSize(pageBufferSize(o.PageBytes)),
+		parquet.BloomFilters(parquet.SplitBlockFilter(bloomBitsPerValue, o.Key)),
+		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
+		parquet.KeyValueMetadata(MarkerKey, string(marker)),
+		parquet.CreatedBy("ariadne-prepared", fmt.Sprint(FormatVersion), ""),
+	)
+	kw := newKeyWriter(pw, cols, o.PageBytes, &fs)
+	keyCol := cols.order[0]
+	rgRows := int64(0)
+	for start := 0; start < len(rows); {
+		if start%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fs, err
+			}
+		}
+		k := valueOf(rows[start], keyCol.index)
+		end := start + 1
+		for end < len(rows) && sameKey(keyCol.typ, k, valueOf(rows[end], keyCol.index)) {
+			end++
+		}
+		if err := kw.writeGroup(rows[start:end]); err != nil {
+			return fs, err
+		}
+		fs.Keys++
+		rgRows += int64(end - start)
+		start = end
+		if rgRows >= o.RowGroupRows && start < len(rows) {
+			if err := kw.endRowGroup(); err != nil {
+				return fs, err
+			}
+			rgRows = 0
+		}
+	}
+	if rgRows > 0 {
+		kw.countPending()
+		fs.RowGroups++
+	}
+	if err := pw.Close(); err != nil {
+		return fs, err
+	}
+	if err := bw.Flush(); err != nil {
+		return fs, err
+	}
+	for _, rg := range pw.File().Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			fs.PageIndexBytes += int64(cc.ColumnIndexLength) + int64(cc.OffsetIndexLength)
+		}
+	}
+	if err := sw.Close(); err != nil {
+		return fs, err
+	}
+	committed = true
+	fs.Rows = int64(len(rows))
+	fs.Bytes = cw.n
+	for _, p := range fs.PagesPerColumn {
+		fs.Pages += p
+	}
+	return fs, nil
+}
+
+// sameKey reports whether two key values are equal (two nulls are).
+func sameKey(t parquet.Type, a, b parquet.Value) bool { return compareValues(t, a, b) == 0 }
+
+type countingWriter struct {
+	w store.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
