@@ -56,6 +56,9 @@ type Options struct {
 	// bucketBy(Buckets, key). 0 or 1: one file per partition. Write ignores
 	// it (it writes one file) but records it in the marker.
 	Buckets int
+	// Bucket is the bucket id that Write records in the marker of a file of
+	// a bucketed set (Buckets > 1); PrepareFiles sets it per file.
+	Bucket int
 	// PageBytes is the target size of a data page in uncompressed value
 	// bytes. Whole keys are packed into a page while they fit; a key larger
 	// than PageBytes gets pages of its own, split at row boundaries. 0 means
@@ -137,6 +140,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Buckets < 0 || o.RowGroupRows < 0 || o.MemoryBytes < 0 {
 		return o, aerr.Invalid("prepared: negative buckets, row group rows or memory bytes")
+	}
+	if o.Buckets > 1 && (o.Bucket < 0 || o.Bucket >= o.Buckets) {
+		return o, aerr.Invalid("prepared: bucket %d out of [0, %d)", o.Bucket, o.Buckets)
 	}
 	seen := map[string]bool{o.Key: true}
 	for _, c := range o.Sort {

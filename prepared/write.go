@@ -57,7 +57,11 @@ func Write(ctx context.Context, st store.Store, key string, schema *parquet.Sche
 	}
 	report(o, Progress{Phase: "read", Done: 1, Total: 1, Rows: n})
 	sortRows(cols, held)
-	fs, err := writeSorted(ctx, st, key, cols, held, o, -1)
+	bucket := -1
+	if o.Buckets > 1 {
+		bucket = o.Bucket
+	}
+	fs, err := writeSorted(ctx, st, key, cols, held, o, bucket)
 	if err == nil {
 		report(o, Progress{Phase: "write", Done: 1, Total: 1, Rows: fs.Rows, Bytes: fs.Bytes})
 	}

@@ -2,8 +2,10 @@
 // the row index's tests and benchmark run on: a seeded stream of plays
 // (user_id with Zipf-skewed activity, ts, track_uri, duration_ms, a JSON
 // context blob) written as Parquet with parquet-go into daily partitions
-// (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, either in arrival (time)
-// order or bucketed and sorted by user (Spark's bucketBy/sortBy layout).
+// (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, in one of three layouts
+// of the same rows: arrival (time) order, bucketed and sorted by user
+// (Spark's bucketBy/sortBy layout), or that bucketed layout written as
+// prepared Parquet (package prepared: key-aligned pages).
 package lakegen
 
 import (
@@ -16,6 +18,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -67,6 +70,15 @@ type Config struct {
 	//
 	// Both layouts hold exactly the same rows; only their placement differs.
 	Sorted bool
+	// Prepared writes the third layout: the rows, files and order of the
+	// Sorted layout (whatever Sorted says), written by the prepared writer
+	// (prepared.Write: key user_id, sort ts, key-aligned pages of
+	// PreparedPageBytes, Buckets FilesPerDay recorded in the marker).
+	// RowGroupRows applies; PageBytes does not.
+	Prepared bool
+	// PreparedPageBytes is the prepared layout's page target in
+	// uncompressed value bytes (default DefaultPreparedPageBytes).
+	PreparedPageBytes int
 	// RowGroupRows caps row groups (default 256 Ki rows ≈ 15 MB).
 	RowGroupRows int64
 	// PageBytes is the target page size (default 64 KiB).
@@ -74,6 +86,20 @@ type Config struct {
 	// Prefix is prepended to every key ("lake/" gives lake/date=.../...).
 	Prefix string
 }
+
+// DefaultPreparedPageBytes is the prepared layout's page target: 8 KiB of
+// uncompressed values. A row is ≈214 bytes uncompressed (user_id 8, ts 8,
+// track_uri 4+36, duration_ms 4, context 4+≈150), so an 8 KiB page holds
+// ≈50 rows of the context column and ≈1,000 of user_id or ts. The median
+// user has ≈4 plays a month, ≈1 in a daily file, so a lookup decodes one
+// small page per column per file holding the key: ≈5 × 8 KiB = 40 KiB per
+// file instead of five 64 KiB compressed pages (≈250 KiB compressed, over
+// 1 MB decoded). Smaller targets cost more than they save: every page
+// carries ≈60 bytes of header, offset-index and column-index entries,
+// which is ≈3% of an 8 KiB page compressed ≈4× (≈2 KiB) but ≈12% at 2 KiB,
+// and one page per key (target 0) would give every light user five pages
+// per file (≈300 bytes of overhead for ≈40 bytes of data).
+const DefaultPreparedPageBytes = 8 << 10
 
 // DefaultConfig is the benchmark lake: about 1 GB in 30 days × 4 files.
 func DefaultConfig() Config {
@@ -99,6 +125,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.RowGroupRows = cmp.Or(c.RowGroupRows, d.RowGroupRows)
 	c.PageBytes = cmp.Or(c.PageBytes, d.PageBytes)
+	c.PreparedPageBytes = cmp.Or(c.PreparedPageBytes, DefaultPreparedPageBytes)
 	return c
 }
 
@@ -128,12 +155,18 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(day*cfg.FilesPerDay+part)))
 			batches[part] = genRows(rng, cfg, date, part, rowsPerFile)
 		}
-		if cfg.Sorted {
+		if cfg.Sorted || cfg.Prepared {
 			batches = bucketAndSort(batches)
 		}
 		for part, rows := range batches {
 			key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
-			size, err := writeFile(ctx, st, key, rows, cfg)
+			var size int64
+			var err error
+			if cfg.Prepared {
+				size, err = writePrepared(ctx, st, key, rows, cfg, part)
+			} else {
+				size, err = writeFile(ctx, st, key, rows, cfg)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -218,6 +251,20 @@ func writeFile(ctx context.Context, st store.Store, key string, rows []Listen, c
 		return 0, err
 	}
 	return cw.n, nil
+}
+
+// writePrepared writes a bucket's rows with the prepared writer. They are
+// already in (user_id, ts) order, which its stable sort keeps.
+func writePrepared(ctx context.Context, st store.Store, key string, rows []Listen, cfg Config, bucket int) (int64, error) {
+	buf := parquet.NewGenericBuffer[Listen]()
+	if _, err := buf.Write(rows); err != nil {
+		return 0, err
+	}
+	fs, err := prepared.Write(ctx, st, key, buf.Schema(), buf.Rows(), prepared.Options{
+		Key: "user_id", Sort: []string{"ts"}, Buckets: cfg.FilesPerDay, Bucket: bucket, PageBytes: cfg.PreparedPageBytes,
+		RowGroupRows: cfg.RowGroupRows, Overwrite: true,
+	})
+	return fs.Bytes, err
 }
 
 type countingWriter struct {

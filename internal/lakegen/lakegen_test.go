@@ -4,18 +4,34 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
-func small(sorted bool) Config {
-	return Config{Seed: 5, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 500, Sorted: sorted, RowGroupRows: 3000}
+// layouts are the three layouts of the same rows.
+var layouts = []string{"arrival", "sorted", "prepared"}
+
+func small(layout string) Config {
+	return Config{Seed: 5, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 500,
+		Sorted: layout == "sorted", Prepared: layout == "prepared", RowGroupRows: 3000}
+}
+
+// goldenSHA256 pins the bytes of the small lakes of the two original
+// layouts (SHA-256 of their files concatenated in key order), as generated
+// by Version 3 before the prepared layout existed: lakes cached by Version
+// stay valid only while these hold.
+var goldenSHA256 = map[string]string{
+	"arrival": "e1dd1026d11d14d7fbad6d8eb431c5855cfc7e6646ad78ec40fdf2881c48d5c8",
+	"sorted":  "3481241f203e59cf968797b8a6270fb83f4fafc19f3841da7e874e6379eb3e50",
 }
 
 func read(t *testing.T, st store.Store, key string) []Listen {
@@ -33,18 +49,22 @@ func read(t *testing.T, st store.Store, key string) []Listen {
 
 func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 	ctx := context.Background()
-	// rowsOfDay[sorted][day] is the sorted list of every row of the day, so
-	// that the two layouts can be checked to hold the same rows.
-	rowsOfDay := map[bool]map[string][]string{}
-	for _, sorted := range []bool{true, false} {
-		rowsOfDay[sorted] = map[string][]string{}
+	// rowsOfDay[layout][day] is the list of every row of the day (sorted
+	// for the comparison), so that the layouts can be checked to hold the
+	// same rows; rowsOfFile the rows of each file in file order.
+	rowsOfDay := map[string]map[string][]string{}
+	rowsOfFile := map[string]map[string][]string{}
+	for _, layout := range layouts {
+		rowsOfDay[layout] = map[string][]string{}
+		rowsOfFile[layout] = map[string][]string{}
+		bucketed := layout != "arrival"
 		a, _ := store.Open(ctx, "mem://")
 		b, _ := store.Open(ctx, "mem://")
-		fa, err := Generate(ctx, a, small(sorted))
+		fa, err := Generate(ctx, a, small(layout))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, err := Generate(ctx, b, small(sorted))
+		fb, err := Generate(ctx, b, small(layout))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +74,24 @@ func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 		if !strings.HasPrefix(fa[0].Key, "date=2024-06-01/part-00000") || !strings.HasPrefix(fa[3].Key, "date=2024-06-02/part-00001") {
 			t.Fatalf("keys %v", fa)
 		}
+		sum := sha256.New()
 		for i, f := range fa {
 			x, _ := store.ReadAll(ctx, a, f.Key)
 			y, _ := store.ReadAll(ctx, b, f.Key)
 			if !bytes.Equal(x, y) || int64(len(x)) != f.Size {
 				t.Fatalf("%s: not reproducible or wrong size", f.Key)
+			}
+			sum.Write(x)
+			pf, err := parquet.OpenFile(bytes.NewReader(x), int64(len(x)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, isPrepared, err := prepared.MarkerOf(pf)
+			if err != nil || isPrepared != (layout == "prepared") {
+				t.Fatalf("%s: prepared marker %v, %v in layout %s", f.Key, isPrepared, err, layout)
+			}
+			if isPrepared && (m.Key != "user_id" || m.Buckets != 2 || m.Bucket != i%2 || m.PageBytes != DefaultPreparedPageBytes) {
+				t.Fatalf("%s: marker %+v", f.Key, m)
 			}
 			rows := read(t, a, f.Key)
 			if int64(len(rows)) != f.Rows || len(rows) == 0 {
@@ -69,8 +102,8 @@ func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 				return cmp.Or(cmp.Compare(p.UserID, q.UserID), p.TS.Compare(q.TS))
 			})
 			byTime := slices.IsSortedFunc(rows, func(p, q Listen) int { return p.TS.Compare(q.TS) })
-			if sorted && !byUserTime || !sorted && !byTime {
-				t.Fatalf("%s: sorted=%v but by (user, ts) %v, by time %v", f.Key, sorted, byUserTime, byTime)
+			if bucketed && !byUserTime || !bucketed && !byTime {
+				t.Fatalf("%s: layout %s but by (user, ts) %v, by time %v", f.Key, layout, byUserTime, byTime)
 			}
 			part := i % 2
 			for _, r := range rows {
@@ -79,20 +112,31 @@ func TestGenerateIsReproducibleAndShaped(t *testing.T) {
 				}
 				// Bucketed: every play of a user on a day is in the file of
 				// the user's bucket.
-				if sorted && BucketOf(r.UserID, 2) != part {
+				if bucketed && BucketOf(r.UserID, 2) != part {
 					t.Fatalf("%s: user %d of bucket %d in file %d", f.Key, r.UserID, BucketOf(r.UserID, 2), part)
 				}
-				rowsOfDay[sorted][day] = append(rowsOfDay[sorted][day], fmt.Sprintf("%+v", r))
+				s := fmt.Sprintf("%+v", r)
+				rowsOfDay[layout][day] = append(rowsOfDay[layout][day], s)
+				rowsOfFile[layout][f.Key] = append(rowsOfFile[layout][f.Key], s)
+			}
+		}
+		if want, ok := goldenSHA256[layout]; ok {
+			if got := fmt.Sprintf("%x", sum.Sum(nil)); got != want {
+				t.Errorf("layout %s: bytes changed (SHA-256 %s, pinned %s): bump Version", layout, got, want)
 			}
 		}
 	}
-	for day, rows := range rowsOfDay[true] {
-		other := rowsOfDay[false][day]
+	for day, rows := range rowsOfDay["sorted"] {
+		other := rowsOfDay["arrival"][day]
 		slices.Sort(rows)
 		slices.Sort(other)
 		if !slices.Equal(rows, other) {
 			t.Fatalf("%s: the bucketed layout holds %d rows, the arrival layout %d, or other rows", day, len(rows), len(other))
 		}
+	}
+	// The prepared layout is the sorted layout's files, row for row.
+	if !maps.EqualFunc(rowsOfFile["sorted"], rowsOfFile["prepared"], slices.Equal) {
+		t.Fatal("the prepared layout holds other rows, or in another order, than the sorted layout")
 	}
 }
 
