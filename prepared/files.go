@@ -70,7 +70,11 @@ func Sources(ctx context.Context, res Resolver, uris []string) ([]Source, error)
 			if part == "." {
 				part = ""
 			}
-			out = append(out, Source{URI: strings.TrimSuffix(u, "/") + "/" + rel, Partition: part})
+			uri := rel
+			if u != "" {
+				uri = strings.TrimSuffix(u, "/") + "/" + rel
+			}
+			out = append(out, Source{URI: uri, Partition: part})
 			n++
 		}
 		if n == 0 {

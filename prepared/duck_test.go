@@ -1,0 +1,71 @@
+package prepared
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/internal/duck"
+)
+
+// duckText renders an event as the DuckDB query of TestDuckDBReadsTheSameRows
+// renders a row.
+func (e event) duckText() string {
+	u, n := "null", "null"
+	if e.User != nil {
+		u = fmt.Sprint(*e.User)
+	}
+	if e.Name != nil {
+		n = *e.Name
+	}
+	return fmt.Sprintf("%s|%d|%s|%d|%d|%x|%s", u, e.TS.UnixMicro(), n, int64(e.Score*4), e.N, e.Blob, strings.Join(e.Tags, ","))
+}
+
+// TestDuckDBReadsTheSameRows: DuckDB's own Parquet reader returns the rows
+// written, for each page policy (pages of one key, packed, split keys).
+func TestDuckDBReadsTheSameRows(t *testing.T) {
+	ctx := context.Background()
+	evs := genEvents(6, 10_000)
+	var want []string
+	for _, e := range evs {
+		want = append(want, e.duckText())
+	}
+	slices.Sort(want)
+	db, err := duck.Open(ctx, duck.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := fileStore(t)
+	for _, target := range []int{0, 4096} {
+		name := fmt.Sprintf("p%d.parquet", target)
+		schema, rows := eventRows(t, evs)
+		if _, err := Write(ctx, st, name, schema, rows, Options{Key: "user", Sort: []string{"ts"}, PageBytes: target, RowGroupRows: 3000}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(strings.TrimPrefix(st.URL(), "file://"), name)
+		q := `SELECT concat_ws('|', coalesce(CAST("user" AS VARCHAR), 'null'), CAST(epoch_us(ts) AS VARCHAR), coalesce(name, 'null'),
+			CAST(CAST(score * 4 AS BIGINT) AS VARCHAR), CAST(n AS VARCHAR), lower(hex(blob)), coalesce(array_to_string(tags, ','), ''))
+			FROM read_parquet(` + duck.String(path) + `)`
+		_, res, err := db.QueryAll(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range res {
+			got = append(got, fmt.Sprint(r[0]))
+		}
+		slices.Sort(got)
+		if len(got) != len(want) {
+			t.Fatalf("page %d: DuckDB reads %d rows, %d written", target, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("page %d: DuckDB row %q, written %q", target, got[i], want[i])
+			}
+		}
+	}
+}
