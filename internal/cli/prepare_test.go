@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+func TestPrepareCommand(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lakeDir := t.TempDir()
+	lake, err := store.Open(ctx, "file://"+lakeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := lakegen.Config{Seed: 3, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 300, Tracks: 500}
+	files, err := lakegen.Generate(ctx, lake, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcRows int64
+	for _, f := range files {
+		srcRows += f.Rows
+	}
+	out := filepath.Join(t.TempDir(), "prepared")
+	code, stdout, stderr := run(t, dir, "--json", "prepare", lakeDir, "--out", out, "--key", "user_id", "--sort", "ts",
+		"--buckets", "2", "--page-bytes", "4096", "--row-group-rows", "5000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res := decode(t, stdout)
+	if res["rows"] != float64(srcRows) || res["sources"] != 4.0 || len(res["files"].([]any)) != 4 || res["pages"].(float64) == 0 {
+		t.Fatalf("result %v", res)
+	}
+	if !strings.Contains(stderr, "read") || !strings.Contains(stderr, "4/4") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+	// The partition folders are kept; every file carries the marker.
+	for _, f := range res["files"].([]any) {
+		key := f.(map[string]any)["key"].(string)
+		b, err := os.ReadFile(filepath.Join(out, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok, err := prepared.MarkerOf(pf)
+		if !ok || err != nil || m.Key != "user_id" || m.PageBytes != 4096 || m.Buckets != 2 || !strings.HasPrefix(key, "date=2024-06-0") {
+			t.Errorf("%s: marker %+v %v %v", key, m, ok, err)
+		}
+	}
+	// Human output.
+	code, stdout, stderr = run(t, dir, "prepare", filepath.Join(lakeDir, files[0].Key), "--out", out+"2", "--key", "user_id")
+	if code != 0 || !strings.Contains(stdout, "prepared 1 source file(s)") || !strings.Contains(stdout, "pages") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	// Refuses to overwrite; an unknown key is a typed error; missing flags are usage errors.
+	for _, c := range []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"prepare", lakeDir, "--out", out, "--key", "user_id", "--buckets", "2"}, 1, "precondition failed"},
+		{[]string{"prepare", lakeDir, "--out", out + "3", "--key", "nope"}, 1, "column not found"},
+		{[]string{"prepare", lakeDir, "--out", out + "3", "--key", "user_id", "--sort", "user_id"}, 1, "invalid argument"},
+		{[]string{"prepare", lakeDir, "--key", "user_id"}, 2, "usage"},
+	} {
+		code, stdout, _ := run(t, dir, append([]string{"--json"}, c.args...)...)
+		if code != c.code || decode(t, stdout)["kind"] != c.kind {
+			t.Errorf("%v: exit %d, %s; want exit %d kind %q", c.args, code, stdout, c.code, c.kind)
+		}
+	}
+	if _, err := os.Stat(out + "3"); err == nil {
+		if ents, _ := os.ReadDir(out + "3"); len(ents) > 0 {
+			t.Errorf("failed runs left %d entries", len(ents))
+		}
+	}
+}
