@@ -511,8 +511,8 @@ func match(fs []Filter, idx map[string]int, vals []any) (bool, error) {
 
 // entries returns the fragment entries whose key lies in [lo, hi] (nil:
 // open), reading one row group per fragment for an equality lookup on a hash
-// index, and the overlapping row groups on a sorted one. Fragments are read
-// concurrently.
+// index, and the overlapping row groups on a sorted one, without the
+// entries of removed files (dropRemoved). Fragments are read concurrently.
 func (ri *RowIndex) entries(ctx context.Context, m *meter, man *Manifest, lo, hi []byte, isRange bool) ([]entry, error) {
 	var bucket int32 = -1
 	if !isRange && man.Kind == KindHash {
