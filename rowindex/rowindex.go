@@ -208,7 +208,8 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 		ri.cache.put(k, b, int64(len(b))+64)
 	}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{g.Offset, b}}, fallThrough: true}
-	es, err := decodeGroup(fm, gi, pr)
+	man, _ := ri.snapshot()
+	es, err := decodeGroup(fm, gi, pr, man.Kind)
 	if err != nil {
 		return nil, err
 	}
