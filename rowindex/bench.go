@@ -35,6 +35,10 @@ type BenchConfig struct {
 	// Lake is the generated data (default lakegen.DefaultConfig(), sorted
 	// by user).
 	Lake lakegen.Config
+	// Kind is the kind of the row index the lookups use (default sorted:
+	// its fragments leave row numbers implied over files sorted by the key,
+	// see diskEntry). The other kind is built too, for its size.
+	Kind Kind
 	// Lookups per local-disk scenario (default 200); LatencyLookups per
 	// injected-latency scenario (default 50); ExternalLookups per external
 	// engine (default 20).
@@ -63,8 +67,14 @@ type BenchResult struct {
 // BenchReport is what Bench measured.
 type BenchReport struct {
 	// Sorted reports the lake's layout: bucketed and sorted by user
-	// (lakegen.Config.Sorted) or in arrival order.
-	Sorted        bool          `json:"sorted"`
+	// (lakegen.Config.Sorted) or in arrival order; Prepared, bucketed and
+	// sorted by the prepared writer (key-aligned pages).
+	Sorted   bool `json:"sorted"`
+	Prepared bool `json:"prepared,omitempty"`
+	// Kind is the row index kind the lookups used; Sizes gives the index
+	// size of each kind.
+	Kind          Kind          `json:"kind"`
+	Sizes         []IndexSize   `json:"sizes"`
 	Files         int           `json:"files"`
 	Rows          int64         `json:"rows"`
 	DataBytes     int64         `json:"dataBytes"`
@@ -77,10 +87,20 @@ type BenchReport struct {
 	Results       []BenchResult `json:"results"`
 }
 
+// IndexSize is the size of one row index of the benchmark.
+type IndexSize struct {
+	Kind    Kind  `json:"kind"`
+	Entries int64 `json:"entries"`
+	Bytes   int64 `json:"bytes"`
+}
+
 func (c *BenchConfig) defaults() {
 	if c.Lake.TargetBytes == 0 {
 		c.Lake = lakegen.DefaultConfig()
 		c.Lake.Sorted = true
+	}
+	if c.Kind == "" {
+		c.Kind = KindSorted
 	}
 	if c.Lookups == 0 {
 		c.Lookups = 200
@@ -125,20 +145,31 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		return nil, err
 	}
 	var uris []string
-	rep := &BenchReport{Sorted: cfg.Lake.Sorted, Files: len(files)}
+	rep := &BenchReport{Sorted: cfg.Lake.Sorted || cfg.Lake.Prepared, Prepared: cfg.Lake.Prepared, Kind: cfg.Kind, Files: len(files)}
 	for _, f := range files {
 		uris = append(uris, f.Key)
 		rep.Rows += f.Rows
 	}
 	fmt.Fprintf(cfg.Progress, "building the row index over %d files...\n", len(files))
 	start := time.Now()
-	man, bs, err := Create(ctx, idx, Definition{Name: "by_user", Key: "user_id"}, StoreResolver{local}, uris)
+	man, bs, err := Create(ctx, idx, Definition{Name: "by_user", Key: "user_id", Kind: cfg.Kind}, StoreResolver{local}, uris)
 	if err != nil {
 		return nil, err
 	}
 	rep.BuildTime, rep.Build = time.Since(start), bs
 	rep.DataBytes, rep.IndexBytes, rep.Entries = man.DataBytes(), man.IndexBytes(), man.Entries()
-	covMan, _, err := Create(ctx, idx, Definition{Name: "by_user_covered", Key: "user_id", Cover: []string{"duration_ms"},
+	rep.Sizes = append(rep.Sizes, IndexSize{cfg.Kind, man.Entries(), man.IndexBytes()})
+	other := KindHash
+	if cfg.Kind == KindHash {
+		other = KindSorted
+	}
+	fmt.Fprintf(cfg.Progress, "building the %s row index, for its size...\n", other)
+	otherMan, _, err := Create(ctx, idx, Definition{Name: "by_user_" + string(other), Key: "user_id", Kind: other}, StoreResolver{local}, uris)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sizes = append(rep.Sizes, IndexSize{other, otherMan.Entries(), otherMan.IndexBytes()})
+	covMan, _, err := Create(ctx, idx, Definition{Name: "by_user_covered", Key: "user_id", Kind: cfg.Kind, Cover: []string{"duration_ms"},
 		Aggregates: []Aggregate{{Op: "count"}, {Op: "sum", Column: "duration_ms"}}}, StoreResolver{local}, uris)
 	if err != nil {
 		return nil, err
@@ -329,6 +360,17 @@ func benchKeys(c lakegen.Config, n int) []int64 {
 	return keys
 }
 
+// Layout names the lake's layout.
+func (r *BenchReport) Layout() string {
+	switch {
+	case r.Prepared:
+		return "prepared: bucketed, sorted, key-aligned pages"
+	case r.Sorted:
+		return "bucketed and sorted by user"
+	}
+	return "arrival order"
+}
+
 func finish(r BenchResult, lats []time.Duration) BenchResult {
 	r.Lookups = len(lats)
 	if len(lats) == 0 {
@@ -349,14 +391,14 @@ func finish(r BenchResult, lats []time.Duration) BenchResult {
 
 // Format writes the report as the tables of docs/rowindex.md.
 func (r *BenchReport) Format(w io.Writer) {
-	layout := "arrival order"
-	if r.Sorted {
-		layout = "bucketed and sorted by user"
-	}
-	fmt.Fprintf(w, "Lake (%s): %d files, %d rows, %.1f MB. Row index: %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry, %.2f rows/entry), built in %v (%d requests, %.1f MB read).\n",
-		layout, r.Files, r.Rows, float64(r.DataBytes)/1e6, r.Entries, float64(r.IndexBytes)/1e6,
+	fmt.Fprintf(w, "Lake (%s): %d files, %d rows, %.1f MB. Row index (%s): %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry, %.2f rows/entry), built in %v (%d requests, %.1f MB read).\n",
+		r.Layout(), r.Files, r.Rows, float64(r.DataBytes)/1e6, r.Kind, r.Entries, float64(r.IndexBytes)/1e6,
 		100*float64(r.IndexBytes)/float64(r.DataBytes), float64(r.IndexBytes)/float64(max(r.Entries, 1)),
 		float64(r.Rows)/float64(max(r.Entries, 1)), r.BuildTime.Round(time.Millisecond), r.Build.Requests, float64(r.Build.BytesRead)/1e6)
+	for _, sz := range r.Sizes {
+		fmt.Fprintf(w, "Index size, %s kind: %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry).\n", sz.Kind, sz.Entries,
+			float64(sz.Bytes)/1e6, 100*float64(sz.Bytes)/float64(max(r.DataBytes, 1)), float64(sz.Bytes)/float64(max(sz.Entries, 1)))
+	}
 	fmt.Fprintf(w, "Covered index (cover duration_ms, count, sum): %.2f MB = %.2f%% of data.\n\n",
 		float64(r.CoveredBytes)/1e6, 100*float64(r.CoveredBytes)/float64(r.DataBytes))
 	fmt.Fprintln(w, "| system | storage | lookups | p50 | p99 | requests/lookup | bytes/lookup | rows/lookup |")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -31,14 +32,29 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var dir string
 	var sizeMB int
 	var lookups int
+	var layout, kind string
 	rc := &cobra.Command{
-		Use:   "rowindex [--dir DIR] [--size-mb N] [--lookups N]",
+		Use:   "rowindex [--dir DIR] [--size-mb N] [--lookups N] [--layout sorted|prepared|arrival] [--kind sorted|hash]",
 		Short: "Row index lookups vs a standard Parquet reader (and DuckDB, in the duckbench test) on a generated listening history",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := rowindex.BenchConfig{Dir: dir, Lookups: lookups, Progress: g.env.Stderr}
+			cfg := rowindex.BenchConfig{Dir: dir, Lookups: lookups, Kind: rowindex.Kind(kind), Progress: g.env.Stderr}
+			if kind != "" && cfg.Kind != rowindex.KindHash && cfg.Kind != rowindex.KindSorted {
+				return aerr.Invalid("--kind wants sorted or hash, got %q", kind)
+			}
+			cfg.Lake = lakegen.DefaultConfig()
 			if sizeMB > 0 {
 				cfg.Lake = benchLake(sizeMB)
+			}
+			switch layout {
+			case "sorted":
+				cfg.Lake.Sorted = true
+			case "prepared":
+				cfg.Lake.Sorted, cfg.Lake.Prepared = false, true
+			case "arrival":
+				cfg.Lake.Sorted = false
+			default:
+				return aerr.Invalid("--layout wants sorted, prepared or arrival, got %q", layout)
 			}
 			var err error
 			if cfg.Dir, err = g.benchDir(dir); err != nil {
@@ -54,6 +70,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 	rc.Flags().StringVar(&dir, "dir", "", "folder for the generated lake (reused between runs) and the index")
 	rc.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB (default: the generator's, about 1 GB)")
 	rc.Flags().IntVar(&lookups, "lookups", 0, "lookups per local-disk scenario (default 200)")
+	rc.Flags().StringVar(&layout, "layout", "sorted", "lake layout: sorted (bucketed and sorted by user), prepared (the same, written by the prepared writer with key-aligned pages) or arrival")
+	rc.Flags().StringVar(&kind, "kind", "", "row index kind the lookups use: sorted (default) or hash")
 	cmd.AddCommand(rc)
 	cmd.AddCommand(newBenchFileIndexCmd(g))
 	return cmd

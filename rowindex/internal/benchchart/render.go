@@ -78,10 +78,7 @@ func Render(w io.Writer, rep *rowindex.BenchReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
-	layout := "arrival order"
-	if rep.Sorted {
-		layout = "bucketed and sorted by user"
-	}
+	layout := rep.Layout()
 	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15" font-weight="bold">Lookup by user_id, %d files, %.0f MB, %s: bar = p50, whisker = p99</text>`+"\n",
 		plotLeft, rep.Files, float64(rep.DataBytes)/1e6, layout)
 	// Decade grid lines and labels.

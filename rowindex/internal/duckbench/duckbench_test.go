@@ -16,16 +16,27 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// TestRowIndexMatchesDuckDB checks, on sorted and unsorted data, that the row
-// index returns exactly DuckDB's rows for hot, cold and absent users.
+// TestRowIndexMatchesDuckDB checks, on the three layouts (arrival order,
+// bucketed and sorted, prepared) and through both kinds of row index, that
+// the row index returns exactly DuckDB's rows for hot, cold and absent users.
 func TestRowIndexMatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
-	for _, sorted := range []bool{true, false} {
-		t.Run(fmt.Sprintf("sorted=%v", sorted), func(t *testing.T) {
+	for _, tc := range []struct {
+		layout           string
+		sorted, prepared bool
+		kind             rowindex.Kind
+	}{
+		{"arrival", false, false, rowindex.KindHash},
+		{"arrival", false, false, rowindex.KindSorted},
+		{"sorted", true, false, rowindex.KindHash},
+		{"sorted", true, false, rowindex.KindSorted},
+		{"prepared", false, true, rowindex.KindSorted},
+	} {
+		t.Run(tc.layout+"/"+string(tc.kind), func(t *testing.T) {
 			dir := t.TempDir()
 			data, _ := store.Open(ctx, "file://"+dir)
 			files, err := lakegen.Generate(ctx, data, lakegen.Config{Seed: 3, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2,
-				Users: 3000, Sorted: sorted, RowGroupRows: 5000, PageBytes: 8 << 10})
+				Users: 3000, Sorted: tc.sorted, Prepared: tc.prepared, RowGroupRows: 5000, PageBytes: 8 << 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +46,7 @@ func TestRowIndexMatchesDuckDB(t *testing.T) {
 				paths = append(paths, filepath.Join(dir, f.Key))
 			}
 			idx, _ := store.Open(ctx, "mem://")
-			if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user_id"}, rowindex.StoreResolver{Store: data}, uris); err != nil {
+			if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user_id", Kind: tc.kind}, rowindex.StoreResolver{Store: data}, uris); err != nil {
 				t.Fatal(err)
 			}
 			ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: data}})
@@ -82,7 +93,9 @@ func TestRowIndexMatchesDuckDB(t *testing.T) {
 // of docs/rowindex.md. It runs only when ARIADNE_BENCH_DIR names a folder
 // (the lake is generated there once and reused); ARIADNE_BENCH_MB sets the
 // lake size (default 1024), ARIADNE_BENCH_LAYOUT=arrival benchmarks the
-// unsorted (arrival-order) layout instead of the bucketed, sorted one. The
+// unsorted (arrival-order) layout and =prepared the prepared one (bucketed,
+// sorted, key-aligned pages) instead of the bucketed, sorted one, and
+// ARIADNE_BENCH_KIND=hash looks up through a hash row index. The
 // report is also written as JSON to ARIADNE_BENCH_DIR/report.json, the input
 // of the chart (rowindex/internal/benchchart):
 //
@@ -94,14 +107,22 @@ func TestBenchReport(t *testing.T) {
 		t.Skip("set ARIADNE_BENCH_DIR to run the benchmark")
 	}
 	lake := lakegen.DefaultConfig()
-	lake.Sorted = os.Getenv("ARIADNE_BENCH_LAYOUT") != "arrival"
+	switch layout := os.Getenv("ARIADNE_BENCH_LAYOUT"); layout {
+	case "", "sorted":
+		lake.Sorted = true
+	case "prepared":
+		lake.Prepared = true
+	case "arrival":
+	default:
+		t.Fatalf("ARIADNE_BENCH_LAYOUT=%s: want sorted, prepared or arrival", layout)
+	}
 	if s := os.Getenv("ARIADNE_BENCH_MB"); s != "" {
 		var mb int64
 		fmt.Sscan(s, &mb)
 		lake.TargetBytes = mb << 20
 	}
 	rep, err := rowindex.Bench(context.Background(), rowindex.BenchConfig{
-		Dir: dir, Lake: lake, External: []rowindex.ExternalFactory{Factory}, Progress: os.Stderr,
+		Dir: dir, Lake: lake, Kind: rowindex.Kind(os.Getenv("ARIADNE_BENCH_KIND")), External: []rowindex.ExternalFactory{Factory}, Progress: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)
