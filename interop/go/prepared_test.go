@@ -1,0 +1,104 @@
+package interop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestPreparedFilesReadByEngines: prepared Parquet (package prepared), with
+// one page per key and with packed pages, is ordinary Parquet to pyarrow
+// and Spark: both return exactly the rows our writer wrote (pyarrow in file
+// order), and pyarrow sees the marker, the sorting columns and the page
+// index.
+func TestPreparedFilesReadByEngines(t *testing.T) {
+	env := loadEnv(t)
+	ctx := testContext(t, 5*time.Minute)
+	dir := t.TempDir()
+	st := openStore(t, ctx, dir)
+	cfg := lakegen.Config{Seed: 9, TargetBytes: 1 << 20, Days: 1, FilesPerDay: 2, Users: 300, Tracks: 500, Prepared: true, RowGroupRows: 4000}
+	files, err := lakegen.Generate(ctx, st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(dir, f.Key))
+	}
+	// One more with one page per key, written by prepared.Write directly.
+	rows, err := store.ReadAll(ctx, st, files[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := parquet.OpenFile(bytes.NewReader(rows), int64(len(rows)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prepared.Write(ctx, st, "one-page-per-key.parquet", src.Schema(), parquet.NewReader(src),
+		prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, filepath.Join(dir, "one-page-per-key.parquet"))
+	keys := []string{files[0].Key, files[1].Key, "one-page-per-key.parquet"}
+
+	out, err := env.RunScript(ctx, "prepared_check.py", paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]struct {
+		Pyarrow, Spark struct{ Rows []string }
+		Metadata       struct {
+			Marker         *string
+			SortingColumns [][][]any `json:"sorting_columns"`
+			PageIndex      []bool    `json:"page_index"`
+			NumRowGroups   int       `json:"num_row_groups"`
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for i, p := range paths {
+		b, err := store.ReadAll(ctx, st, keys[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := parquet.Read[lakegen.Listen](bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, l := range ls {
+			want = append(want, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
+		}
+		g := got[p]
+		if !slices.Equal(g.Pyarrow.Rows, want) {
+			t.Errorf("%s: pyarrow reads %d rows, not the %d written in order", keys[i], len(g.Pyarrow.Rows), len(want))
+		}
+		sparkRows := slices.Clone(g.Spark.Rows)
+		slices.Sort(sparkRows)
+		slices.Sort(want)
+		if !slices.Equal(sparkRows, want) {
+			t.Errorf("%s: Spark reads %d rows, not the %d written", keys[i], len(sparkRows), len(want))
+		}
+		m := g.Metadata
+		if m.Marker == nil || m.NumRowGroups < 1 || len(m.SortingColumns) != m.NumRowGroups || !slices.Equal(m.PageIndex, []bool{true, true, true, true, true}) {
+			t.Errorf("%s: metadata as pyarrow sees it: %+v", keys[i], m)
+		}
+		for _, sc := range m.SortingColumns {
+			if fmt.Sprint(sc) != "[[0 false true] [1 false true]]" {
+				t.Errorf("%s: sorting columns %v, want user_id then ts, ascending, nulls first", keys[i], sc)
+			}
+		}
+		t.Logf("%s: %d rows, %d row groups, marker %s", keys[i], len(want), m.NumRowGroups, *m.Marker)
+	}
+}
