@@ -138,7 +138,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	keyCol := cols.order[0]
 	rgRows := int64(0)
 	for start := 0; start < len(rows); {
-		if start%4096 == 0 {
+		if fs.Keys%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return fs, err
 			}
