@@ -76,6 +76,7 @@ func TestPrepareCommand(t *testing.T) {
 		{[]string{"prepare", lakeDir, "--out", out + "3", "--key", "nope"}, 1, "column not found"},
 		{[]string{"prepare", lakeDir, "--out", out + "3", "--key", "user_id", "--sort", "user_id"}, 1, "invalid argument"},
 		{[]string{"prepare", lakeDir, "--key", "user_id"}, 2, "usage"},
+		{[]string{"prepare", lakeDir, "--out", out + "3", "--key", "user_id", "--memory-mb", "1"}, 1, "memory budget"},
 	} {
 		code, stdout, _ := run(t, dir, append([]string{"--json"}, c.args...)...)
 		if code != c.code || decode(t, stdout)["kind"] != c.kind {

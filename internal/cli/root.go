@@ -21,6 +21,7 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/metadata"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -189,6 +190,7 @@ func errorKind(err error) string {
 		{pqrow.ErrCorrupt, "corrupt file"},
 		{fileindex.ErrComputedExpression, "computed expression"},
 		{metadata.ErrConcurrentUpdate, "concurrent update"},
+		{prepared.ErrMemoryBudget, "memory budget"},
 		{context.Canceled, "canceled"},
 	} {
 		if errors.Is(err, s.sentinel) {
