@@ -85,6 +85,19 @@ type BenchReport struct {
 	CoveredBytes  int64         `json:"coveredIndexBytes"`
 	CoveredResult BenchResult   `json:"covered"`
 	Results       []BenchResult `json:"results"`
+	// Versus compares the warm local row index with each External engine
+	// on the same keys (the first ExternalLookups), in the same run.
+	Versus []Versus `json:"versus"`
+}
+
+// Versus is the warm local row index against another engine, p50 over the
+// same keys.
+type Versus struct {
+	System  string        `json:"system"`
+	Lookups int           `json:"lookups"`
+	Ours    time.Duration `json:"oursP50"`
+	Theirs  time.Duration `json:"theirsP50"`
+	Speedup float64       `json:"speedup"`
 }
 
 // IndexSize is the size of one row index of the benchmark.
@@ -187,6 +200,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		return nil
 	}
 
+	var localWarm []time.Duration // per key, in key order
 	storages := []time.Duration{0}
 	storages = append(storages, cfg.Latencies...)
 	for _, lat := range storages {
@@ -281,6 +295,9 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 			}
 		}
 		rep.Results = append(rep.Results, finish(warm, lats))
+		if lat == 0 {
+			localWarm = slices.Clone(lats)
+		}
 	}
 
 	// Covered lookups (aggregates and a cover column): zero data reads.
@@ -337,7 +354,14 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 		}
 		e.Close()
 		res.Requests, res.Bytes = -1, -1 // not observable
-		rep.Results = append(rep.Results, finish(res, lats))
+		res = finish(res, lats)
+		rep.Results = append(rep.Results, res)
+		if m := min(len(lats), len(localWarm)); m > 0 {
+			ours := finish(BenchResult{}, localWarm[:m]).P50
+			theirs := finish(BenchResult{}, lats[:m]).P50
+			rep.Versus = append(rep.Versus, Versus{System: res.System, Lookups: m, Ours: ours, Theirs: theirs,
+				Speedup: float64(theirs) / float64(max(ours, 1))})
+		}
 	}
 	return rep, nil
 }
@@ -410,5 +434,9 @@ func (r *BenchReport) Format(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %d | %v | %v | %s | %s | %.1f |\n", x.System, x.Storage, x.Lookups,
 			x.P50.Round(time.Microsecond), x.P99.Round(time.Microsecond), req, by, x.Rows)
+	}
+	for _, v := range r.Versus {
+		fmt.Fprintf(w, "\nSame %d keys, local disk, p50: row index (warm) %v, %s %v: %.0f× faster.\n", v.Lookups,
+			v.Ours.Round(time.Microsecond), v.System, v.Theirs.Round(time.Microsecond), v.Speedup)
 	}
 }
