@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
@@ -37,41 +38,88 @@ type entry struct {
 // implied (row_gap 0, which ZSTD reduces to almost nothing). A hash row index
 // cannot profit from that, because a group holds a few hash buckets, a thin
 // sample of every file's rows, so it keeps lookup order, where repeated keys
-// sit side by side (−60% on the key column against data-file order).
-// Measured on the 1 GB bucketed benchmark lake, in bytes per entry (format 1:
-// 4.55 either kind): sorted 2.76 (1.67% of the data), hash 4.26 (2.58%); see
-// docs/rowindex.md, "Index size". The decoder restores lookup order and
-// recomputes the bucket (not stored: it is the key's hash), so nothing
-// outside this file sees either.
-//
-// The key column is PLAIN in a hash row index and dictionary-encoded in a
-// sorted one (diskEntrySorted): in data-file order each key recurs once per
-// file holding it, which a per-group dictionary turns into a ≈10-bit index
-// (−11%), while in lookup order the repeats are adjacent and ZSTD does
-// better on PLAIN (dictionary +85%).
+// sit side by side (−60% on the key column against data-file order). The
+// decoder restores lookup order and recomputes the bucket (not stored: it is
+// the key's hash), so nothing outside this file sees either.
 //
 // row_gap is the row number minus the one implied by the previous stored
-// entry (impliedRow). n and row_gap are PLAIN: their values are small and
-// irregular, which ZSTD codes in ≈0.4 bytes (n) where DELTA_BINARY_PACKED's
-// miniblock bit widths took ≈0.9.
+// entry (impliedRow). Column encodings (fragmentSchema) were chosen by
+// measuring the 1 GB benchmark lakes; see docs/rowindex.md, "Index size".
 type diskEntry struct {
-	Key   []byte `parquet:"key"`
-	File  int32  `parquet:"file,delta"`
-	RG    int32  `parquet:"rg,delta"`
-	Gap   int64  `parquet:"row_gap,plain"`
-	N     int64  `parquet:"n,plain"`
-	Cover []byte `parquet:"cover"`
+	Key   []byte
+	File  int32
+	RG    int32
+	Gap   int64
+	N     int64
+	Cover []byte
 }
 
-// diskEntrySorted is diskEntry in a sorted row index: the same columns, the
-// key dictionary-encoded.
-type diskEntrySorted struct {
-	Key   []byte `parquet:"key,dict"`
-	File  int32  `parquet:"file,delta"`
-	RG    int32  `parquet:"rg,delta"`
-	Gap   int64  `parquet:"row_gap,plain"`
-	N     int64  `parquet:"n,plain"`
-	Cover []byte `parquet:"cover"`
+// fragmentSchema is the schema of a format-2 fragment:
+//
+//   - key: dictionary-encoded in a sorted row index, where each key recurs
+//     once per file holding it and a per-group dictionary turns it into a
+//     ≈10-bit index (−11% on the bucketed lake); PLAIN in a hash row index,
+//     where the repeats are adjacent and ZSTD codes them in a byte (a
+//     dictionary costs +85% there);
+//   - file, rg: DELTA_BINARY_PACKED (runs of equal values in either order);
+//   - row_gap: PLAIN when most gaps are 0 (clustered data under a sorted
+//     row index: ZSTD then stores the zeros in almost nothing, where
+//     DELTA_BINARY_PACKED's miniblocks pay the width of the occasional large
+//     gap for all 32 values: 0.23 against 0.52 bytes per entry), otherwise
+//     DELTA_BINARY_PACKED (scattered rows: −16% of the whole index in
+//     arrival order);
+//   - n: PLAIN (small irregular run lengths: ZSTD ≈0.4 bytes, delta ≈0.9);
+//   - cover: PLAIN.
+//
+// The reader does not depend on these choices: Parquet pages name their
+// encoding.
+func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
+	delta := func(n parquet.Node) parquet.Node { return parquet.Encoded(n, &parquet.DeltaBinaryPacked) }
+	plain := func(n parquet.Node) parquet.Node { return parquet.Encoded(n, &parquet.Plain) }
+	key := plain(parquet.Leaf(parquet.ByteArrayType))
+	if kind == KindSorted {
+		key = parquet.Encoded(parquet.Leaf(parquet.ByteArrayType), &parquet.RLEDictionary)
+	}
+	gap := delta(parquet.Leaf(parquet.Int64Type))
+	if plainGaps {
+		gap = plain(parquet.Leaf(parquet.Int64Type))
+	}
+	return parquet.NewSchema("entry", parquet.Group{
+		"key":     key,
+		"file":    delta(parquet.Leaf(parquet.Int32Type)),
+		"rg":      delta(parquet.Leaf(parquet.Int32Type)),
+		"row_gap": gap,
+		"n":       plain(parquet.Leaf(parquet.Int64Type)),
+		"cover":   plain(parquet.Leaf(parquet.ByteArrayType)),
+	})
+}
+
+// fragmentRow encodes a diskEntry as a row of fragmentSchema; col gives
+// each column's index in the schema (parquet.Group orders columns by name).
+func fragmentRow(d *diskEntry, col *fragmentCols) parquet.Row {
+	row := make(parquet.Row, fragmentColumns)
+	row[col.key] = parquet.ByteArrayValue(d.Key).Level(0, 0, col.key)
+	row[col.file] = parquet.Int32Value(d.File).Level(0, 0, col.file)
+	row[col.rg] = parquet.Int32Value(d.RG).Level(0, 0, col.rg)
+	row[col.gap] = parquet.Int64Value(d.Gap).Level(0, 0, col.gap)
+	row[col.n] = parquet.Int64Value(d.N).Level(0, 0, col.n)
+	row[col.cover] = parquet.ByteArrayValue(d.Cover).Level(0, 0, col.cover)
+	return row
+}
+
+// fragmentCols is the column index of each field of diskEntry.
+type fragmentCols struct{ key, file, rg, gap, n, cover int }
+
+func fragmentColsOf(s *parquet.Schema) (*fragmentCols, error) {
+	var c fragmentCols
+	for name, at := range map[string]*int{"key": &c.key, "file": &c.file, "rg": &c.rg, "row_gap": &c.gap, "n": &c.n, "cover": &c.cover} {
+		leaf, ok := s.Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("rowindex: fragment schema has no column %s", name)
+		}
+		*at = leaf.ColumnIndex
+	}
+	return &c, nil
 }
 
 // entryV1 is a fragment row of fragment format 1 (FormatVersion 1 manifests):
@@ -212,10 +260,46 @@ func boundary(kind Kind, a, b *entry) bool {
 }
 
 func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, es []entry) (FragmentEntry, error) {
+	// Cut the row groups in lookup order, then put each in stored order.
+	var groups []Group
+	var stored [][]diskEntry
+	zeroGaps, start := 0, 0
+	var sz int64
+	cut := func(end int) {
+		if end == start {
+			return
+		}
+		g := Group{BucketLo: es[start].Bucket, BucketHi: es[end-1].Bucket, Rows: int64(end - start)}
+		if kind == KindSorted {
+			g.KeyLo, g.KeyHi = es[start].Key, es[end-1].Key
+		}
+		groups = append(groups, g)
+		ds := toDisk(es[start:end], kind)
+		for i := range ds {
+			if ds[i].Gap == 0 {
+				zeroGaps++
+			}
+		}
+		stored = append(stored, ds)
+		start, sz = end, 0
+	}
+	for i := range es {
+		sz += es[i].size()
+		if sz >= fragmentRowGroupBytes && i+1 < len(es) && boundary(kind, &es[i], &es[i+1]) {
+			cut(i + 1)
+		}
+	}
+	cut(len(es))
+
+	schema := fragmentSchema(kind, 2*zeroGaps >= len(es))
+	cols, err := fragmentColsOf(schema)
+	if err != nil {
+		return FragmentEntry{}, err
+	}
 	var buf bytes.Buffer
-	opts := []parquet.WriterOption{
+	w := parquet.NewWriter(&buf, schema,
 		parquet.Compression(&parquet.Zstd),
-		parquet.PageBufferSize(64 << 10),
+		parquet.PageBufferSize(64<<10),
 		parquet.KeyValueMetadata("ariadne.rowindex", name),
 		// No page statistics and no column-index bounds: lookups find
 		// groups through the manifest's key directory and decode whole
@@ -223,42 +307,20 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 		// weight (≈3% of a fragment). The offset index, which lookups use,
 		// is still written.
 		parquet.DataPageStatistics(false),
-		parquet.SkipPageBounds("key"), parquet.SkipPageBounds("file"),
-		parquet.SkipPageBounds("rg"), parquet.SkipPageBounds("row"), parquet.SkipPageBounds("n"),
-		parquet.SkipPageBounds("cover"),
-	}
-	w, write := newFragmentWriter(&buf, kind, opts)
-	var groups []Group
-	start := 0
-	var sz int64
-	flush := func(end int) error {
-		if end == start {
-			return nil
+		parquet.SkipPageBounds("key"), parquet.SkipPageBounds("file"), parquet.SkipPageBounds("rg"),
+		parquet.SkipPageBounds("row_gap"), parquet.SkipPageBounds("n"), parquet.SkipPageBounds("cover"),
+	)
+	for _, ds := range stored {
+		rows := make([]parquet.Row, len(ds))
+		for i := range ds {
+			rows[i] = fragmentRow(&ds[i], cols)
 		}
-		if err := write(es[start:end]); err != nil {
-			return err
+		if _, err := w.WriteRows(rows); err != nil {
+			return FragmentEntry{}, err
 		}
 		if err := w.Flush(); err != nil {
-			return err
+			return FragmentEntry{}, err
 		}
-		g := Group{BucketLo: es[start].Bucket, BucketHi: es[end-1].Bucket, Rows: int64(end - start)}
-		if kind == KindSorted {
-			g.KeyLo, g.KeyHi = es[start].Key, es[end-1].Key
-		}
-		groups = append(groups, g)
-		start, sz = end, 0
-		return nil
-	}
-	for i := range es {
-		sz += es[i].size()
-		if sz >= fragmentRowGroupBytes && i+1 < len(es) && boundary(kind, &es[i], &es[i+1]) {
-			if err := flush(i + 1); err != nil {
-				return FragmentEntry{}, err
-			}
-		}
-	}
-	if err := flush(len(es)); err != nil {
-		return FragmentEntry{}, err
 	}
 	if err := w.Close(); err != nil {
 		return FragmentEntry{}, err
@@ -291,32 +353,6 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 		return FragmentEntry{}, err
 	}
 	return FragmentEntry{Path: rel, Size: int64(len(data)), Entries: int64(len(es)), Groups: groups}, nil
-}
-
-// newFragmentWriter returns a Parquet writer of fragment rows for a row index
-// of kind, and the function that writes a row group's entries (in lookup
-// order) to it in stored order.
-func newFragmentWriter(buf *bytes.Buffer, kind Kind, opts []parquet.WriterOption) (interface {
-	Flush() error
-	Close() error
-}, func([]entry) error) {
-	if kind == KindSorted {
-		w := parquet.NewGenericWriter[diskEntrySorted](buf, opts...)
-		return w, func(es []entry) error {
-			ds := toDisk(es, kind)
-			rows := make([]diskEntrySorted, len(ds))
-			for i := range ds {
-				rows[i] = diskEntrySorted(ds[i])
-			}
-			_, err := w.Write(rows)
-			return err
-		}
-	}
-	w := parquet.NewGenericWriter[diskEntry](buf, opts...)
-	return w, func(es []entry) error {
-		_, err := w.Write(toDisk(es, kind))
-		return err
-	}
 }
 
 // decodeGroup decodes every entry of row group rg of a fragment whose bytes
