@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/google/uuid"
@@ -359,7 +361,7 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 // are in r, in lookup order (compareEntries), for a row index of kind.
 func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error) {
 	g := fm.f.RowGroups()[rg]
-	n := g.NumRows()
+	n := int(g.NumRows())
 	ccs := g.ColumnChunks()
 	names := []string{"key", "file", "rg", "row_gap", "n", "cover"}
 	v1 := len(ccs) == fragmentColumnsV1
@@ -368,20 +370,31 @@ func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error
 	} else if len(ccs) != fragmentColumns {
 		return nil, corrupt("fragment has %d columns, want %d", len(ccs), fragmentColumns)
 	}
-	cols := make(map[string][][]parquet.Value, len(names))
+	cols := make(map[string]*fragmentColumn, len(names))
 	for _, name := range names {
 		c := fm.f.Root().Column(name)
 		if c == nil {
 			return nil, corrupt("fragment has no column %q", name)
 		}
-		col, err := readColumn(ccs[c.Index()], r, 0, n, true)
+		col, err := readFragmentColumn(ccs[c.Index()], r, n)
 		if err != nil {
 			return nil, corrupt("fragment column %s: %v", name, err)
 		}
-		if int64(len(col)) != n {
-			return nil, corrupt("fragment column %s has %d rows, want %d", name, len(col), n)
-		}
 		cols[name] = col
+	}
+	keys, covers := cols["key"].bytes, cols["cover"].bytes
+	files, rgs, ns := cols["file"].ints, cols["rg"].ints, cols["n"].ints
+	if keys == nil || covers == nil || files == nil || rgs == nil || ns == nil {
+		return nil, corrupt("fragment columns have unexpected types")
+	}
+	var rows, buckets []int64
+	if v1 {
+		rows, buckets = cols["row"].ints, cols["bucket"].ints
+	} else {
+		rows = cols["row_gap"].ints
+	}
+	if rows == nil || v1 && buckets == nil {
+		return nil, corrupt("fragment columns have unexpected types")
 	}
 	es := make([]entry, n)
 	order := storedOrder(kind)
@@ -391,20 +404,16 @@ func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error
 	var prev *entry
 	for i := range es {
 		e := &es[i]
-		e.Key = cols["key"][i][0].ByteArray()
-		e.File = cols["file"][i][0].Int32()
-		e.RG = cols["rg"][i][0].Int32()
-		e.N = cols["n"][i][0].Int64()
-		e.Cover = cols["cover"][i][0].ByteArray()
+		e.Key, e.Cover = keys[i], covers[i]
+		e.File, e.RG, e.N = int32(files[i]), int32(rgs[i]), ns[i]
 		switch {
 		case v1:
-			e.Bucket = cols["bucket"][i][0].Int32()
-			e.Row = cols["row"][i][0].Int64()
+			e.Bucket, e.Row = int32(buckets[i]), rows[i]
 		case kind == KindSorted:
-			e.Row = impliedRow(prev, e) + cols["row_gap"][i][0].Int64()
+			e.Row = impliedRow(prev, e) + rows[i]
 		default:
 			e.Bucket = bucketOf(e.Key)
-			e.Row = impliedRow(prev, e) + cols["row_gap"][i][0].Int64()
+			e.Row = impliedRow(prev, e) + rows[i]
 		}
 		if prev != nil && order(prev, e) > 0 {
 			return nil, corrupt("fragment row group %d is not in the order of a %s row index", rg, kind)
@@ -415,4 +424,91 @@ func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error
 		slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
 	}
 	return es, nil
+}
+
+// fragmentColumn is one decoded column of a fragment row group: integers
+// (INT32 or INT64) or byte arrays.
+type fragmentColumn struct {
+	ints  []int64
+	bytes [][]byte
+}
+
+// readFragmentColumn decodes all n values of a required fragment column
+// straight from its pages' typed buffers (Page.Data), which is ≈4× faster
+// than going through parquet.Value: a warm lookup that misses the decoded
+// cache decodes a whole ≈3,200-entry group. Byte arrays are copied into one
+// backing array, since parquet-go may reuse page buffers.
+func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragmentColumn, error) {
+	fcc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return nil, fmt.Errorf("column chunk %T is not a file column chunk", cc)
+	}
+	pages := fcc.PagesFrom(r)
+	defer pages.Close()
+	var out fragmentColumn
+	var arena []byte
+	var spans [][2]int // byte ranges in arena, turned into slices at the end
+	got := 0
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if page.NumNulls() > 0 {
+			parquet.Release(page)
+			return nil, errors.New("null in a required column")
+		}
+		data := page.Data()
+		var dict []byte
+		var dictOffsets []uint32
+		if d := page.Dictionary(); d != nil {
+			dv := d.Page().Data()
+			dict, dictOffsets = dv.ByteArray()
+		}
+		switch page.Type().Kind() {
+		case parquet.Int32:
+			for _, v := range data.Int32() {
+				out.ints = append(out.ints, int64(v))
+			}
+		case parquet.Int64:
+			out.ints = append(out.ints, data.Int64()...)
+		case parquet.ByteArray:
+			if dict != nil {
+				for _, ix := range data.Int32() {
+					if int(ix)+1 >= len(dictOffsets) {
+						parquet.Release(page)
+						return nil, fmt.Errorf("dictionary index %d out of range", ix)
+					}
+					at := len(arena)
+					arena = append(arena, dict[dictOffsets[ix]:dictOffsets[ix+1]]...)
+					spans = append(spans, [2]int{at, len(arena)})
+				}
+			} else {
+				b, offs := data.ByteArray()
+				for i := 0; i+1 < len(offs); i++ {
+					at := len(arena)
+					arena = append(arena, b[offs[i]:offs[i+1]]...)
+					spans = append(spans, [2]int{at, len(arena)})
+				}
+			}
+		default:
+			parquet.Release(page)
+			return nil, fmt.Errorf("unexpected type %v", page.Type())
+		}
+		got += int(page.NumValues())
+		parquet.Release(page)
+	}
+	if spans != nil {
+		out.bytes = make([][]byte, len(spans))
+		for i, sp := range spans {
+			out.bytes[i] = arena[sp[0]:sp[1]:sp[1]]
+		}
+	}
+	if got != n || len(out.ints)+len(out.bytes) != n {
+		return nil, fmt.Errorf("%d values, want %d", got, n)
+	}
+	return &out, nil
 }
