@@ -351,19 +351,8 @@ type dataFile struct {
 	rel  string
 	part PartitionValues
 	w    store.Writer
-	cw   *countingWriter
+	cw   *store.CountingWriter
 	pw   *pqrow.Writer
-}
-
-type countingWriter struct {
-	w store.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func (tx *txn) newSink(st *schema.Struct, opts WriteOptions) (*sink, error) {
@@ -467,7 +456,7 @@ func (s *sink) startFile(ctx context.Context, dir string, pv PartitionValues) (*
 	if err != nil {
 		return nil, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &store.CountingWriter{W: w}
 	return &dataFile{key: rel, rel: rel, part: pv, w: w, cw: cw, pw: pqrow.NewWriter(cw, s.data, s.wopts)}, nil
 }
 
@@ -483,7 +472,7 @@ func (s *sink) finish(df *dataFile) error {
 	s.done = append(s.done, AddFile{
 		Path:             EncodePath(df.rel),
 		PartitionValues:  df.part,
-		Size:             df.cw.n,
+		Size:             df.cw.N,
 		ModificationTime: time.Now().UnixMilli(),
 		DataChange:       true,
 		Stats:            fs.JSON(),

@@ -110,7 +110,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 			sw.Abort()
 		}
 	}()
-	cw := &countingWriter{w: sw}
+	cw := &store.CountingWriter{W: sw}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	sorting := make([]parquet.SortingColumn, len(cols.order))
 	for i, c := range cols.order {
@@ -181,7 +181,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	}
 	committed = true
 	fs.Rows = int64(len(rows))
-	fs.Bytes = cw.n
+	fs.Bytes = cw.N
 	for _, p := range fs.PagesPerColumn {
 		fs.Pages += p
 	}
@@ -190,14 +190,3 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 
 // sameKey reports whether two key values are equal (two nulls are).
 func sameKey(t parquet.Type, a, b parquet.Value) bool { return compareValues(t, a, b) == 0 }
-
-type countingWriter struct {
-	w store.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}

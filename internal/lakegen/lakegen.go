@@ -229,7 +229,7 @@ func writeFile(ctx context.Context, st store.Store, key string, rows []Listen, c
 	if err != nil {
 		return 0, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &store.CountingWriter{W: w}
 	pw := parquet.NewGenericWriter[Listen](cw,
 		parquet.Compression(&parquet.Zstd),
 		parquet.PageBufferSize(cfg.PageBytes),
@@ -254,7 +254,7 @@ func writeFile(ctx context.Context, st store.Store, key string, rows []Listen, c
 	if err := w.Close(); err != nil {
 		return 0, err
 	}
-	return cw.n, nil
+	return cw.N, nil
 }
 
 // writePrepared writes a bucket's rows with the prepared writer. They are
@@ -269,15 +269,4 @@ func writePrepared(ctx context.Context, st store.Store, key string, rows []Liste
 		RowGroupRows: cfg.RowGroupRows, Overwrite: true,
 	})
 	return fs.Bytes, err
-}
-
-type countingWriter struct {
-	w store.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
