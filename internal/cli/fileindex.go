@@ -339,7 +339,7 @@ func newDeleteFilesCmd(g *globals) *cobra.Command {
 func newCompactCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "compact NAME",
-		Short: "Bin-pack the index tables' small files (OPTIMIZE) and reset the auto-compact counter",
+		Short: "Bin-pack the index tables' small files (OPTIMIZE), reset the auto-compact counter, and compact every row index",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -348,9 +348,16 @@ func newCompactCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": args[0], "tables": res.Tables}, func(w io.Writer) {
+				rows, err := compactRowIndexes(ctx, fi.Index())
+				if err != nil {
+					return err
+				}
+				return g.emit(map[string]any{"name": args[0], "tables": res.Tables, "row_indexes": rows}, func(w io.Writer) {
 					for _, t := range slices.Sorted(maps.Keys(res.Tables)) {
 						fmt.Fprintf(w, "%s: %+v\n", t, res.Tables[t])
+					}
+					for _, n := range slices.Sorted(maps.Keys(rows)) {
+						printRowIndexCompaction(w, n, rows[n])
 					}
 				})
 			})

@@ -162,7 +162,7 @@ func nonNil[T any](s []T) []T {
 func newDescribeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe [NAME]",
-		Short: "Describe one index, or all of them",
+		Short: "Describe one index (with its row indexes), or all of them",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -172,12 +172,20 @@ func newDescribeCmd(g *globals) *cobra.Command {
 			}
 			defer done()
 			var sums []index.Summary
+			var rows []rowIndexInfo // describe NAME only
 			if len(args) == 1 {
 				s, err := cat.Describe(ctx, args[0])
 				if err != nil {
 					return err
 				}
 				sums = []index.Summary{s}
+				ix, err := cat.Get(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if rows, err = describeRowIndexes(ctx, ix); err != nil {
+					return err
+				}
 			} else {
 				var warns []error
 				sums, warns, err = cat.DescribeAll(ctx)
@@ -189,7 +197,10 @@ func newDescribeCmd(g *globals) *cobra.Command {
 				}
 			}
 			if g.jsonOut && len(args) == 1 {
-				return g.emit(sums[0], nil)
+				return g.emit(struct {
+					index.Summary
+					RowIndexes []rowIndexInfo `json:"row_indexes"`
+				}{sums[0], rows}, nil)
 			}
 			return g.emit(map[string]any{"indexes": nonNil(sums)}, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -199,6 +210,10 @@ func newDescribeCmd(g *globals) *cobra.Command {
 						list(s.RegularIndexes), list(s.BloomIndexes), list(s.ComputedIndexes), list(s.TemporalIndexes), list(s.RangeIndexes), list(s.ExplodedFieldIndexes))
 				}
 				tw.Flush()
+				if len(args) == 1 {
+					fmt.Fprintln(w)
+					printRowIndexes(w, rows)
+				}
 			})
 		},
 	}

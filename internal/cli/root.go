@@ -22,6 +22,7 @@ import (
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -86,7 +87,7 @@ func newRoot(g *globals) *cobra.Command {
 		newCreateCmd(g), newListCmd(g), newDescribeCmd(g), newRemoveCmd(g), newFindIndexesCmd(g),
 		newAddFilesCmd(g), newFilesCmd(g), newAddIndexCmd(g), newUpdateCmd(g), newLocateCmd(g), newJoinCmd(g),
 		newStatsCmd(g), newDeleteFilesCmd(g), newCompactCmd(g), newVacuumCmd(g), newAddRowIndexCmd(g), newLookupCmd(g),
-		newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g),
+		newDropRowIndexCmd(g), newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g),
 	)
 	return root
 }
@@ -191,6 +192,14 @@ func errorKind(err error) string {
 		{fileindex.ErrComputedExpression, "computed expression"},
 		{metadata.ErrConcurrentUpdate, "concurrent update"},
 		{prepared.ErrMemoryBudget, "memory budget"},
+		{rowindex.ErrNotFound, "row index not found"},
+		{rowindex.ErrExists, "row index exists"},
+		{rowindex.ErrConcurrentUpdate, "concurrent update"},
+		{rowindex.ErrStaleAggregates, "stale aggregates"},
+		{rowindex.ErrDataFileChanged, "data file changed"},
+		{rowindex.ErrBadQuery, "bad query"},
+		{rowindex.ErrBadKeyColumn, "bad column"},
+		{rowindex.ErrCorrupt, "corrupt row index"},
 		{context.Canceled, "canceled"},
 	} {
 		if errors.Is(err, s.sentinel) {
