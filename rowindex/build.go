@@ -137,7 +137,9 @@ func Update(ctx context.Context, idx store.Store, name string, res Resolver, uri
 		if !ok {
 			break
 		}
-		man = next
+		// man is now head plus what this Update adds: the base of the
+		// next rebase is head, not the version Update started from.
+		cur, man = head, next
 	}
 	if err != nil {
 		deleteFragments(ctx, idx, name, man.Fragments[len(man.Fragments)-st.Fragments:])
