@@ -28,10 +28,16 @@ const (
 	// already exceeds MaxBackoff for any retry interval of at least 1 s, so
 	// the cap only keeps the shift from overflowing.
 	maxBackoffExponent = 6
-	// healAttempts is how many times Acquire deletes a stale, corrupt or
-	// vanished lock and tries again before giving up: a lock that is corrupt
+	// healAttempts is how many times Acquire deletes a stale or corrupt
+	// lock and tries again before giving up: a lock that is corrupt
 	// again after 3 heals is being rewritten by something broken.
 	healAttempts = 3
+	// handOverAttempts bounds how many times in a row Acquire finds the lock
+	// taken on create and gone on read (released by a holder in between).
+	// Each such round means another writer held and released the lock, so
+	// the system progresses; 1,000 rounds is seconds of continuous hand-overs
+	// on object storage, far beyond any fair contention.
+	handOverAttempts = 1000
 	// casAttempts bounds the read-check-swap loops of Release and Refresh.
 	// A swap loses only when the lock changed between our read and our
 	// write; for the holder that happens only when its own heartbeat

@@ -187,7 +187,10 @@ func checkID(op, id string) error {
 //  2. If a lock exists: a stale or corrupt one is deleted (that exact
 //     version only) and step 1 is retried, at most 3 times in all, then
 //     Acquire fails with aerr.ErrIndexLock ("Failed to acquire lock … after
-//     3 attempts …"); one that vanished meanwhile is retried the same way.
+//     3 attempts …"). One that vanished between our create and our read
+//     (its holder released it) is no heal: create is retried at once, up
+//     to handOverAttempts times in a row (the original counted it as a
+//     heal; docs/compatibility.md).
 //  3. A fresh lock is waited for: sleep with exponential backoff (see
 //     Config), re-read; a stale lock is healed and re-created, a vanished or
 //     corrupt one re-created (put-if-absent), a fresh one waited for again.
@@ -206,7 +209,8 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 	if err := checkID("acquire", correlationID); err != nil {
 		return err
 	}
-	for range healAttempts {
+	heals, handOvers := 0, 0
+	for heals < healAttempts {
 		start := l.now()
 		ok, err := l.create(ctx, correlationID)
 		if err != nil || ok {
@@ -218,7 +222,19 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 		}
 		switch {
 		case cur.state == absent:
-			continue // released between our create and our read
+			// Released between our create and our read: the normal
+			// hand-over between contending writers, not a broken lock.
+			// The original counts it as a heal, so under contention a
+			// healthy acquirer could fail with "possible persistent corrupt
+			// lock file"; we retry at once, boundedly.
+			if handOvers++; handOvers >= handOverAttempts {
+				return aerr.New(aerr.ErrIndexLock,
+					"Failed to acquire lock for index '%s': it changed hands %d times in a row (%s)", l.index, handOvers, l.key)
+			}
+			if err := ctx.Err(); err != nil {
+				return aerr.Wrap(aerr.ErrIndexLock, err, "Lock acquisition interrupted for index '%s'", l.index)
+			}
+			continue
 		case cur.state == corrupt:
 			l.cfg.Logger.Warn("deleting corrupt lock", "index", l.index, "key", l.key)
 		case l.stale(cur.info):
@@ -231,6 +247,7 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 		if err := l.deleteVersion(ctx, cur.etag); err != nil {
 			return err
 		}
+		heals++
 	}
 	return aerr.New(aerr.ErrIndexLock,
 		"Failed to acquire lock for index '%s' after %d attempts (possible persistent corrupt lock file at %s)",

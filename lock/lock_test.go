@@ -599,3 +599,46 @@ func TestRequestCounts(t *testing.T) {
 		}
 	}
 }
+
+// handOverStore makes the first n put-if-absent creates of the lock fail as
+// if another writer held it, while the lock is absent when read: each round
+// is a holder that released the lock between our create and our read.
+type handOverStore struct {
+	store.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (h *handOverStore) NewWriter(ctx context.Context, key string, opts *store.WriteOptions) (store.Writer, error) {
+	h.mu.Lock()
+	busy := h.n > 0 && opts != nil && opts.IfNotExist
+	if busy {
+		h.n--
+	}
+	h.mu.Unlock()
+	if busy {
+		return nil, store.ErrPrecondition
+	}
+	return h.Store.NewWriter(ctx, key, opts)
+}
+
+// TestHandOversAreNotHeals: a lock that keeps changing hands between our
+// create and our read is contention, not corruption. The original counts
+// each round as a heal and fails after 3 ("possible persistent corrupt lock
+// file"); we acquire, and only an unbounded stream of hand-overs fails.
+func TestHandOversAreNotHeals(t *testing.T) {
+	ctx := context.Background()
+	s, _ := store.Open(ctx, "mem://")
+	hs := &handOverStore{Store: s, n: 5}
+	if err := New(hs, lockKey, "i", Config{MaxWait: -1}).Acquire(ctx, "a"); err != nil {
+		t.Fatalf("5 hand-overs: %v", err)
+	}
+	if ok, _ := store.Exists(ctx, s, lockKey); !ok {
+		t.Fatal("lock not created")
+	}
+	s2, _ := store.Open(ctx, "mem://")
+	err := New(&handOverStore{Store: s2, n: 1 << 30}, lockKey, "i", Config{MaxWait: -1}).Acquire(ctx, "a")
+	if !errors.Is(err, aerr.ErrIndexLock) || !strings.Contains(err.Error(), "changed hands") {
+		t.Fatalf("endless hand-overs: err = %v", err)
+	}
+}
