@@ -142,7 +142,7 @@ func Update(ctx context.Context, idx store.Store, name string, res Resolver, uri
 		cur, man = head, next
 	}
 	if err != nil {
-		deleteFragments(ctx, idx, name, man.Fragments[len(man.Fragments)-st.Fragments:])
+		abandonFragments(ctx, idx, name, man.Fragments[len(man.Fragments)-st.Fragments:], err)
 		return nil, st, err
 	}
 	return man, st, nil
@@ -170,6 +170,33 @@ func rebase(head, base, man *Manifest) (*Manifest, bool) {
 	next.Fragments = append(next.Fragments, man.Fragments[len(base.Fragments):]...)
 	next.NextFileID = man.NextFileID
 	return next, true
+}
+
+// abandonFragments deletes the fragments whose commit failed with
+// commitErr, unless that commit may have landed after all: a store error
+// other than losing the race (a lost reply, a timeout) leaves them, and so
+// does a newest manifest that lists them (a retried put-if-absent whose
+// first try landed reports the precondition failure of its own write). A
+// fragment left behind costs space; deleting a listed one would break the
+// row index.
+func abandonFragments(ctx context.Context, idx store.Store, name string, frags []FragmentEntry, commitErr error) {
+	if !errors.Is(commitErr, ErrConcurrentUpdate) {
+		return
+	}
+	head, err := loadManifest(context.WithoutCancel(ctx), idx, name, new(meter))
+	if err != nil {
+		return
+	}
+	mine := make(map[string]bool, len(frags))
+	for _, f := range frags {
+		mine[f.Path] = true
+	}
+	for _, f := range head.Fragments {
+		if mine[f.Path] {
+			return
+		}
+	}
+	deleteFragments(ctx, idx, name, frags)
 }
 
 // deleteFragments deletes fragment files that no committed manifest lists

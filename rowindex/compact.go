@@ -70,7 +70,7 @@ func Compact(ctx context.Context, idx store.Store, name string) (*Manifest, erro
 	}
 	man.Fragments = frags
 	if err := commitManifest(ctx, idx, man); err != nil {
-		deleteFragments(ctx, idx, name, frags)
+		abandonFragments(ctx, idx, name, frags, err)
 		return nil, err
 	}
 	deleteFragments(ctx, idx, name, cur.Fragments) // unreferenced either way

@@ -212,8 +212,8 @@ func compareEntries(a, b *entry) int {
 // is cut (at the next bucket or key boundary): ≈3,200 entries of ~41 bytes,
 // ≈13–20 KiB after ZSTD. A lookup decodes one such group per fragment from
 // the cache (≈0.2–0.5 ms), and a cold one reads it in one small request.
-// Every group costs ≈1 KiB whatever its size (7 column chunks × (page
-// header + chunk metadata + offset index)): at 64 KiB that was 10–15% of the
+// Every group costs ≈1 KiB whatever its size (6 column chunks × (page
+// header + chunk metadata + offset index); measured on format 1): at 64 KiB that was 10–15% of the
 // index of the 1 GB lake (3,869 groups for 6.4M entries), at 128 KiB it is
 // ≈5% (1,969 groups), at 256 KiB ≈2.5% but each lookup decodes twice the
 // entries. The key directory costs ≈100 bytes of manifest per group.

@@ -1,0 +1,97 @@
+package rowindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// lostReplyStore lands every manifest write but reports failure: err itself
+// (a reply lost on the network), or ErrPrecondition (an SDK retry whose
+// first try had landed).
+type lostReplyStore struct {
+	store.Store
+	err error
+}
+
+func (s *lostReplyStore) NewWriter(ctx context.Context, key string, opts *store.WriteOptions) (store.Writer, error) {
+	w, err := s.Store.NewWriter(ctx, key, opts)
+	if err != nil || !strings.Contains(key, "/_manifest/") {
+		return w, err
+	}
+	return &lostReplyWriter{Writer: w, err: s.err}, nil
+}
+
+type lostReplyWriter struct {
+	store.Writer
+	err error
+}
+
+func (w *lostReplyWriter) Close() error {
+	if err := w.Writer.Close(); err != nil {
+		return err
+	}
+	return w.err
+}
+
+// TestUncertainCommitKeepsFragments: when a manifest commit lands but
+// reports failure, Update and Compact must not delete the fragments the
+// landed manifest lists: the row index stays readable, and every listed
+// fragment exists.
+func TestUncertainCommitKeepsFragments(t *testing.T) {
+	ctx := context.Background()
+	for _, failure := range []error{errors.New("connection reset"), store.ErrPrecondition} {
+		t.Run(fmt.Sprint(failure), func(t *testing.T) {
+			dir := t.TempDir()
+			data, uris, _ := testLake(t, dir, true)
+			res := StoreResolver{data}
+			idx, _ := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
+			if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, res, uris[:2]); err != nil {
+				t.Fatal(err)
+			}
+			lost := &lostReplyStore{Store: idx, err: failure}
+			if _, _, err := Update(ctx, lost, "u", res, uris); err == nil {
+				t.Fatal("Update reported success through a lost reply")
+			}
+			check := func(stage string) {
+				t.Helper()
+				ri, err := Open(ctx, idx, "u", Options{Resolver: res})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var listed []string
+				for _, f := range ri.Manifest().Fragments {
+					listed = append(listed, f.Path)
+				}
+				slices.Sort(listed)
+				onDisk := fragmentFiles(t, ctx, idx, "u")
+				for _, p := range listed {
+					if !slices.Contains(onDisk, p) {
+						t.Fatalf("%s: the manifest lists fragment %s, which was deleted", stage, p)
+					}
+				}
+				if len(ri.Manifest().Files) != len(uris) {
+					t.Fatalf("%s: %d files listed, want %d (the commit landed)", stage, len(ri.Manifest().Files), len(uris))
+				}
+				k := hot(0)
+				kb, _ := EncodeKey(k)
+				r, err := ri.Lookup(ctx, Query{Key: k})
+				if err != nil {
+					t.Fatalf("%s: %v", stage, err)
+				}
+				checkRows(t, stage, r.Rows, fullScan(t, dir, uris, "user_id", kb, kb))
+			}
+			check("after Update")
+			if _, err := Compact(ctx, lost, "u"); err == nil {
+				t.Fatal("Compact reported success through a lost reply")
+			}
+			check("after Compact")
+		})
+	}
+}
