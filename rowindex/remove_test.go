@@ -419,6 +419,25 @@ func fragmentFiles(t *testing.T, ctx context.Context, idx store.Store, name stri
 	return out
 }
 
+// listing opens row index name and returns the data-file URIs and the
+// (sorted) fragment paths its newest manifest lists.
+func listing(t *testing.T, ctx context.Context, idx store.Store, name string, res Resolver) (files, frags []string, ri *RowIndex) {
+	t.Helper()
+	ri, err := Open(ctx, idx, name, Options{Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := ri.Manifest()
+	for _, f := range man.Files {
+		files = append(files, f.URI)
+	}
+	for _, f := range man.Fragments {
+		frags = append(frags, f.Path)
+	}
+	slices.Sort(frags)
+	return files, frags, ri
+}
+
 // TestConcurrentUpdateAndRemove: an Update and a Remove that race both land
 // whichever commits first; two Updates that race leave one with
 // ErrConcurrentUpdate and no orphan fragment.
@@ -439,21 +458,10 @@ func TestConcurrentUpdateAndRemove(t *testing.T) {
 	// like a scan of what it lists.
 	landed := func(idx store.Store) {
 		t.Helper()
-		ri, err := Open(ctx, idx, "u", Options{Resolver: res})
-		if err != nil {
-			t.Fatal(err)
-		}
-		man := ri.Manifest()
-		var listed, frags []string
-		for _, f := range man.Files {
-			listed = append(listed, f.URI)
-		}
-		for _, f := range man.Fragments {
-			frags = append(frags, f.Path)
-		}
-		slices.Sort(frags)
-		if !slices.Equal(listed, uris[1:]) || len(man.Removed) != 1 || !slices.Equal(frags, fragmentFiles(t, ctx, idx, "u")) {
-			t.Fatalf("files %v (want %v), tombstones %v, fragments %v on disk %v", listed, uris[1:], man.Removed, frags, fragmentFiles(t, ctx, idx, "u"))
+		listed, frags, ri := listing(t, ctx, idx, "u", res)
+		removed := ri.Manifest().Removed
+		if !slices.Equal(listed, uris[1:]) || len(removed) != 1 || !slices.Equal(frags, fragmentFiles(t, ctx, idx, "u")) {
+			t.Fatalf("files %v (want %v), tombstones %v, fragments %v on disk %v", listed, uris[1:], removed, frags, fragmentFiles(t, ctx, idx, "u"))
 		}
 		kb, _ := EncodeKey(hot(0))
 		r, err := ri.Lookup(ctx, Query{Key: hot(0)})

@@ -75,19 +75,7 @@ func TestUpdateRebasesTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	ri, err := Open(ctx, idx, "u", Options{Resolver: res})
-	if err != nil {
-		t.Fatal(err)
-	}
-	man := ri.Manifest()
-	var listed, frags []string
-	for _, f := range man.Files {
-		listed = append(listed, f.URI)
-	}
-	for _, f := range man.Fragments {
-		frags = append(frags, f.Path)
-	}
-	slices.Sort(frags)
+	listed, frags, ri := listing(t, ctx, idx, "u", res)
 	if !slices.Equal(listed, uris[1:]) || !slices.Equal(frags, fragmentFiles(t, ctx, idx, "u")) {
 		t.Fatalf("files %v (want %v), fragments %v on disk %v", listed, uris[1:], frags, fragmentFiles(t, ctx, idx, "u"))
 	}
