@@ -27,6 +27,7 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 	// Values go to one backing slice; rows are cut from it at the end
 	// (one allocation instead of one per row).
 	var vals []parquet.Value
+	var arena valueArena
 	starts := make([]int, 0, n+1)
 	buf := make([]parquet.Value, 512)
 	finish := func() [][]parquet.Value {
@@ -72,7 +73,7 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 				if len(starts) == 0 {
 					continue // tail of a row that started before first
 				}
-				vals = append(vals, v.Clone())
+				vals = append(vals, arena.keep(v))
 			}
 			if err == io.EOF || k == 0 && err == nil {
 				break
@@ -89,16 +90,55 @@ func readColumn(cc parquet.ColumnChunk, r io.ReaderAt, first, n int64, aligned b
 	}
 }
 
+// valueArena copies the bytes of byte-array values out of pages that go
+// back to parquet-go's pool, into a few large blocks instead of one
+// allocation per value (Value.Clone): a hot key returns thousands of rows.
+// A block that is full is left to the values already pointing into it.
+type valueArena struct{ block []byte }
+
+// arenaBlock caps the size of a fresh block; blocks start small (a light
+// key needs a few hundred bytes per column) and double.
+const arenaBlock = 64 << 10
+
+func (a *valueArena) keep(v parquet.Value) parquet.Value {
+	k := v.Kind()
+	if k != parquet.ByteArray && k != parquet.FixedLenByteArray || v.IsNull() {
+		return v.Clone() // no bytes to copy: Clone is a plain copy
+	}
+	b := v.ByteArray()
+	if len(b) > cap(a.block)-len(a.block) {
+		a.block = make([]byte, 0, max(min(2*cap(a.block), arenaBlock), 512, len(b)))
+	}
+	at := len(a.block)
+	a.block = append(a.block, b...)
+	kept := a.block[at:len(a.block):len(a.block)]
+	var out parquet.Value
+	if k == parquet.FixedLenByteArray {
+		out = parquet.FixedLenByteArrayValue(kept)
+	} else {
+		out = parquet.ByteArrayValue(kept)
+	}
+	return out.Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+}
+
 // assembleRows zips per-column rows (all of the same length) into Parquet
-// rows, leaf columns in increasing column index.
+// rows, leaf columns in increasing column index, cut from one backing
+// array.
 func assembleRows(cols [][][]parquet.Value, n int) []parquet.Row {
+	total := 0
+	for _, c := range cols {
+		for i := range n {
+			total += len(c[i])
+		}
+	}
+	backing := make([]parquet.Value, 0, total)
 	out := make([]parquet.Row, n)
 	for i := range n {
-		var row parquet.Row
+		start := len(backing)
 		for _, c := range cols {
-			row = append(row, c[i]...)
+			backing = append(backing, c[i]...)
 		}
-		out[i] = row
+		out[i] = backing[start:len(backing):len(backing)]
 	}
 	return out
 }
