@@ -155,25 +155,11 @@ func benchUpdate(ctx context.Context, fi *FileIndex, rep *BenchReport, idxDir st
 // loads the view of the table version first.
 func benchColdLocate(ctx context.Context, ix *index.Index, root *store.Counting, keys *benchKeys, n, queries int) (BenchLocate, error) {
 	out := BenchLocate{Keys: n, Cold: true, Queries: queries}
-	var lats []time.Duration
-	for range queries {
-		q := Query{"user_id": keys.query(n)}
+	err := timeLocates(ctx, &out, root, keys, func() *FileIndex {
 		runtime.GC()
-		fi := New(ix, Options{})
-		before := root.Snapshot()
-		t0 := time.Now()
-		files, err := fi.Locate(ctx, q)
-		if err != nil {
-			return out, err
-		}
-		lats = append(lats, time.Since(t0))
-		d := root.Snapshot().Sub(before)
-		out.Requests += float64(d.Total.Requests)
-		out.Bytes += float64(d.Read.Bytes)
-		out.Files += float64(len(files))
-	}
-	out.finish(lats)
-	return out, nil
+		return New(ix, Options{})
+	})
+	return out, err
 }
 
 // benchWarmLocate times locates on fi after one untimed query has loaded
@@ -183,14 +169,23 @@ func benchWarmLocate(ctx context.Context, fi *FileIndex, root *store.Counting, k
 	if _, err := fi.Locate(ctx, Query{"user_id": keys.query(n)}); err != nil {
 		return out, err
 	}
+	err := timeLocates(ctx, &out, root, keys, func() *FileIndex { return fi })
+	return out, err
+}
+
+// timeLocates runs out.Queries locates of out.Keys keys, each on the
+// FileIndex that handle returns (untimed), and records latency, requests,
+// bytes and files located.
+func timeLocates(ctx context.Context, out *BenchLocate, root *store.Counting, keys *benchKeys, handle func() *FileIndex) error {
 	var lats []time.Duration
-	for range queries {
-		q := Query{"user_id": keys.query(n)}
+	for range out.Queries {
+		q := Query{"user_id": keys.query(out.Keys)}
+		fi := handle()
 		before := root.Snapshot()
 		t0 := time.Now()
 		files, err := fi.Locate(ctx, q)
 		if err != nil {
-			return out, err
+			return err
 		}
 		lats = append(lats, time.Since(t0))
 		d := root.Snapshot().Sub(before)
@@ -199,7 +194,7 @@ func benchWarmLocate(ctx context.Context, fi *FileIndex, root *store.Counting, k
 		out.Files += float64(len(files))
 	}
 	out.finish(lats)
-	return out, nil
+	return nil
 }
 
 func (l *BenchLocate) finish(lats []time.Duration) {
