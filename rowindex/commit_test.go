@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -94,4 +95,56 @@ func TestUncertainCommitKeepsFragments(t *testing.T) {
 			check("after Compact")
 		})
 	}
+}
+
+// TestVacuumDeletesOnlyOrphans: after a Compact whose commit landed with a
+// lost reply (its old fragments stay behind) and a stray fragment, Vacuum
+// keeps everything younger than the retention, then deletes exactly the
+// fragments the newest manifest does not list; lookups are unchanged.
+func TestVacuumDeletesOnlyOrphans(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, uris, _ := testLake(t, dir, true)
+	res := StoreResolver{data}
+	idx, _ := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, res, uris[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Update(ctx, idx, "u", res, uris); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compact(ctx, &lostReplyStore{Store: idx, err: errors.New("timeout")}, "u"); err == nil {
+		t.Fatal("Compact reported success through a lost reply")
+	}
+	if err := store.WriteAll(ctx, idx, folderOf("u")+"fragments/stray.parquet", []byte("PAR1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, listed, _ := listing(t, ctx, idx, "u", res)
+	if got := len(fragmentFiles(t, ctx, idx, "u")); got != len(listed)+3 {
+		t.Fatalf("%d fragment files, want the %d listed + 2 replaced + 1 stray", got, len(listed))
+	}
+	r, err := Vacuum(ctx, idx, "u", time.Hour)
+	if err != nil || len(r.Deleted) != 0 || r.Kept != 3 {
+		t.Fatalf("retain 1h: %+v, %v; want nothing deleted, 3 kept", r, err)
+	}
+	all, err := VacuumAll(ctx, idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := all["u"]; len(r.Deleted) != 3 || r.Bytes == 0 {
+		t.Fatalf("retain 0: %+v; want the 3 orphans deleted", r)
+	}
+	if got := fragmentFiles(t, ctx, idx, "u"); !slices.Equal(got, listed) {
+		t.Fatalf("fragment files %v, want exactly the listed %v", got, listed)
+	}
+	ri, err := Open(ctx, idx, "u", Options{Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := EncodeKey(hot(0))
+	got, err := ri.Lookup(ctx, Query{Key: hot(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "after vacuum", got.Rows, fullScan(t, dir, uris, "user_id", kb, kb))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -369,7 +370,7 @@ func newVacuumCmd(g *globals) *cobra.Command {
 	var retain time.Duration
 	cmd := &cobra.Command{
 		Use:   "vacuum NAME [--retain DURATION]",
-		Short: "Delete index files no longer referenced and older than the retention",
+		Short: "Delete index files (and row index fragments) no longer referenced and older than the retention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -382,8 +383,21 @@ func newVacuumCmd(g *globals) *cobra.Command {
 				for _, d := range res.Deleted {
 					n += len(d)
 				}
-				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String()}, func(w io.Writer) {
+				rows, err := rowindex.VacuumAll(ctx, indexFolder(fi.Index()), retain)
+				if err != nil {
+					return err
+				}
+				rowsJSON := map[string]any{}
+				for name, r := range rows {
+					rowsJSON[name] = map[string]any{"deleted": append([]string{}, r.Deleted...), "bytes": r.Bytes, "kept": r.Kept}
+				}
+				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String(), "row_indexes": rowsJSON}, func(w io.Writer) {
 					fmt.Fprintf(w, "deleted %d unreferenced file(s) older than %s\n", n, retain)
+					for _, name := range slices.Sorted(maps.Keys(rows)) {
+						r := rows[name]
+						fmt.Fprintf(w, "row index %s: deleted %d orphan fragment(s) (%d bytes), kept %d younger than the retention\n",
+							name, len(r.Deleted), r.Bytes, r.Kept)
+					}
 				})
 			})
 		},

@@ -175,6 +175,26 @@ func TestRowIndexMaintenance(t *testing.T) {
 		t.Fatalf("lookups changed by compacting a removal:\n%s\n---\n%s", strings.Join(deleted, "\n"), strings.Join(after, "\n"))
 	}
 
+	// vacuum deletes a row index's orphan fragments (a writer that crashed
+	// before committing), never the listed ones.
+	g := &globals{storeURL: "file://" + dir, env: Env{LookupEnv: func(string) (string, bool) { return "", false }}}
+	if err := g.withIndex(ctx, "plays", func(ix *index.Index) error {
+		return store.WriteAll(ctx, indexFolder(ix), rowindex.Folder+"/user_id/fragments/orphan.parquet", []byte("PAR1"), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	kept := mustJSON("vacuum", "plays")["row_indexes"].(map[string]any)["user_id"].(map[string]any)
+	if kept["kept"] != 1.0 || len(kept["deleted"].([]any)) != 0 {
+		t.Fatalf("vacuum with the default retention: %v", kept)
+	}
+	vac := mustJSON("vacuum", "plays", "--retain", "0s")["row_indexes"].(map[string]any)["user_id"].(map[string]any)
+	if del := vac["deleted"].([]any); len(del) != 1 || del[0] != "fragments/orphan.parquet" {
+		t.Fatalf("vacuum --retain 0s: %v", vac)
+	}
+	if after := lookups(keys); !slices.Equal(after, deleted) {
+		t.Fatalf("lookups changed by vacuum")
+	}
+
 	// drop-row-index removes one row index and nothing else.
 	if got := mustJSON("drop-row-index", "plays", "by_duration"); got["dropped"] != "by_duration" {
 		t.Fatalf("drop-row-index: %v", got)
