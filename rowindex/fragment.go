@@ -124,18 +124,6 @@ func fragmentColsOf(s *parquet.Schema) (*fragmentCols, error) {
 	return &c, nil
 }
 
-// entryV1 is a fragment row of fragment format 1 (FormatVersion 1 manifests):
-// entries in lookup order with every field stored. Read only.
-type entryV1 struct {
-	Bucket int32  `parquet:"bucket,delta"`
-	Key    []byte `parquet:"key"`
-	File   int32  `parquet:"file,delta"`
-	RG     int32  `parquet:"rg,delta"`
-	Row    int64  `parquet:"row,delta"`
-	N      int64  `parquet:"n,plain"`
-	Cover  []byte `parquet:"cover"`
-}
-
 // compareDisk is the data-file order of a sorted row index's fragment row
 // group: (file, rg, row), then lookup order to make it total (aggregate
 // records share file, rg and row).
@@ -188,7 +176,9 @@ func impliedRow(prev, e *entry) int64 {
 const aggFile = -1
 
 // fragmentColumns is the number of leaf columns of a fragment (the fields of
-// diskEntry), and fragmentColumnsV1 of a format-1 fragment (entryV1).
+// diskEntry), and fragmentColumnsV1 of a format-1 fragment (FormatVersion 1,
+// read only): bucket, key, file, rg, row, n, cover, every entry in lookup
+// order with its row number, integers DELTA_BINARY_PACKED.
 const (
 	fragmentColumns   = 6
 	fragmentColumnsV1 = 7

@@ -19,7 +19,7 @@ import (
 //
 // Version 2: fragment row groups store entries in data-file order with
 // implied row numbers and no bucket column (diskEntry). A version-1 build
-// cannot read them, hence the bump; fragments of format 1 (entryV1) are
+// cannot read them, hence the bump; fragments of format 1 (fragmentColumnsV1) are
 // still read, and a row index mixing both (an Update or Compact by this
 // build of a version-1 index) is version 2.
 const FormatVersion = 2
