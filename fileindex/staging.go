@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math"
 	"math/big"
 	"slices"
 	"sort"
@@ -290,9 +289,9 @@ func renderJSON(b *bytes.Buffer, v any) {
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case float32:
-		renderFloat(b, float64(x), 32)
+		pqrow.WriteJSONFloat(b, float64(x), 32)
 	case float64:
-		renderFloat(b, x, 64)
+		pqrow.WriteJSONFloat(b, x, 64)
 	case time.Time:
 		b.WriteString(strconv.Quote(x.UTC().Format("2006-01-02T15:04:05.000000Z")))
 	case pqrow.Decimal:
@@ -327,19 +326,6 @@ func renderJSON(b *bytes.Buffer, v any) {
 		b.WriteByte(']')
 	default:
 		fmt.Fprintf(b, "%v", x)
-	}
-}
-
-func renderFloat(b *bytes.Buffer, f float64, bits int) {
-	switch {
-	case math.IsNaN(f):
-		b.WriteString(`"NaN"`)
-	case math.IsInf(f, 1):
-		b.WriteString(`"Infinity"`)
-	case math.IsInf(f, -1):
-		b.WriteString(`"-Infinity"`)
-	default:
-		b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -33,9 +32,9 @@ func jsonValue(b *bytes.Buffer, v any, t schema.Type) {
 	case []byte:
 		writeJSONString(b, base64.StdEncoding.EncodeToString(v))
 	case float32:
-		writeFloat(b, float64(v), 32)
+		pqrow.WriteJSONFloat(b, float64(v), 32)
 	case float64:
-		writeFloat(b, v, 64)
+		pqrow.WriteJSONFloat(b, v, 64)
 	case []pqrow.KV:
 		var kt, vt schema.Type
 		if m, ok := t.(*schema.Map); ok {
@@ -103,19 +102,6 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	b.Truncate(b.Len() - 1) // Encode appends a newline
-}
-
-func writeFloat(b *bytes.Buffer, f float64, bits int) {
-	switch {
-	case math.IsNaN(f):
-		b.WriteString(`"NaN"`)
-	case math.IsInf(f, 1):
-		b.WriteString(`"Infinity"`)
-	case math.IsInf(f, -1):
-		b.WriteString(`"-Infinity"`)
-	default:
-		b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
-	}
 }
 
 // csvValue renders a value for a CSV cell: scalars as text (timestamps RFC
