@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // run executes the command line with a store in dir and returns exit code,
@@ -22,6 +25,33 @@ func run(t *testing.T, dir string, args ...string) (int, string, string) {
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	})
 	return code, out.String(), errb.String()
+}
+
+// runOK runs the command line like run, fails the test on a non-zero exit
+// and returns stdout.
+func runOK(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	code, out, errs := run(t, dir, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	return out
+}
+
+// genLake generates the lake cfg describes into a new temporary folder and
+// returns the folder and the files, in key order.
+func genLake(t *testing.T, cfg lakegen.Config) (string, []lakegen.File) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := lakegen.Generate(context.Background(), st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, files
 }
 
 func decode(t *testing.T, s string) map[string]any {

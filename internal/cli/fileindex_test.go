@@ -13,14 +13,7 @@ func TestFileIndexCommands(t *testing.T) {
 	data, _ := filepath.Abs(testdata)
 	p0, p1 := filepath.Join(data, "table1_part0.csv"), filepath.Join(data, "table1_part1.csv")
 	u0, u1 := "file://"+filepath.ToSlash(p0), "file://"+filepath.ToSlash(p1)
-	mustRun := func(args ...string) string {
-		t.Helper()
-		code, out, errs := run(t, dir, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mustRun := func(args ...string) string { t.Helper(); return runOK(t, dir, args...) }
 	mustRun("create", "t1", "--format", "csv", "--read-option", "header=true", "--infer-from", p0)
 	mustRun("add-files", "t1", p0, p1)
 	mustRun("add-index", "t1", "--regular", "Id", "--regular", "Version", "--range", "Value")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,22 +11,11 @@ import (
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
-	"github.com/ariadne-go/ariadne/store"
 )
 
 func TestPrepareCommand(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
-	lakeDir := t.TempDir()
-	lake, err := store.Open(ctx, "file://"+lakeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := lakegen.Config{Seed: 3, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 300, Tracks: 500}
-	files, err := lakegen.Generate(ctx, lake, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lakeDir, files := genLake(t, lakegen.Config{Seed: 3, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 300, Tracks: 500})
 	var srcRows int64
 	for _, f := range files {
 		srcRows += f.Rows

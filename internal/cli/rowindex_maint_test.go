@@ -21,31 +21,19 @@ import (
 // typed error) and refuses an unknown name.
 func TestRowIndexMaintenance(t *testing.T) {
 	ctx := context.Background()
-	dir, lakeDir := t.TempDir(), t.TempDir()
-	lake, err := store.Open(ctx, "file://"+lakeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := lakegen.Config{Seed: 11, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 300, Tracks: 500, Sorted: true}
-	lf, err := lakegen.Generate(ctx, lake, cfg)
-	if err != nil || len(lf) != 4 {
-		t.Fatalf("lake: %d files, %v", len(lf), err)
+	dir := t.TempDir()
+	lakeDir, lf := genLake(t, lakegen.Config{Seed: 11, TargetBytes: 1 << 20, Days: 2, FilesPerDay: 2, Users: 300, Tracks: 500, Sorted: true})
+	if len(lf) != 4 {
+		t.Fatalf("lake: %d files", len(lf))
 	}
 	files := make([]string, len(lf))
 	for i, f := range lf {
 		files[i] = filepath.Join(lakeDir, f.Key)
 	}
-	runOK := func(args ...string) string {
-		t.Helper()
-		code, out, errs := run(t, dir, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mustRun := func(args ...string) string { t.Helper(); return runOK(t, dir, args...) }
 	mustJSON := func(args ...string) map[string]any {
 		t.Helper()
-		return decode(t, runOK(append([]string{"--json"}, args...)...))
+		return decode(t, mustRun(append([]string{"--json"}, args...)...))
 	}
 	// manifest reads a row index's newest manifest with the rowindex package.
 	manifest := func(name string) *rowindex.Manifest {
@@ -115,12 +103,12 @@ func TestRowIndexMaintenance(t *testing.T) {
 		return out
 	}
 
-	runOK("create", "plays", "--format", "parquet", "--infer-from", files[0])
-	runOK("add-files", "plays", files[0], files[1])
-	runOK("add-row-index", "plays", "--key", "user_id", "--cover", "duration_ms", "--aggregate", "count")
-	runOK("add-files", "plays", files[2], files[3])
-	runOK("update", "plays") // the second fragment of user_id
-	runOK("add-row-index", "plays", "--key", "duration_ms", "--kind", "sorted", "--name", "by_duration", "--aggregate", "sum:duration_ms")
+	mustRun("create", "plays", "--format", "parquet", "--infer-from", files[0])
+	mustRun("add-files", "plays", files[0], files[1])
+	mustRun("add-row-index", "plays", "--key", "user_id", "--cover", "duration_ms", "--aggregate", "count")
+	mustRun("add-files", "plays", files[2], files[3])
+	mustRun("update", "plays") // the second fragment of user_id
+	mustRun("add-row-index", "plays", "--key", "duration_ms", "--kind", "sorted", "--name", "by_duration", "--aggregate", "sum:duration_ms")
 
 	d := describe()
 	if len(d) != 2 || d["user_id"]["fragments"] != 2.0 || d["user_id"]["files"] != 4.0 || d["by_duration"]["fragments"] != 1.0 {
@@ -152,7 +140,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 	}
 
 	// delete-files leaves tombstones; compact drops their entries.
-	runOK("delete-files", "plays", files[0])
+	mustRun("delete-files", "plays", files[0])
 	d = describe()
 	if d["user_id"]["removed"] != 1.0 || d["user_id"]["files"] != 3.0 || d["user_id"]["entries"] != ui["entries_after"] {
 		t.Fatalf("describe after delete-files: %v", d["user_id"])
@@ -161,7 +149,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 	if slices.Equal(deleted, before) {
 		t.Fatal("delete-files changed no lookup")
 	}
-	out := runOK("compact", "plays")
+	out := mustRun("compact", "plays")
 	if !strings.Contains(out, "row index user_id: fragments 1 → 1") || !strings.Contains(out, "1 removed file(s) dropped") {
 		t.Fatalf("compact output:\n%s", out)
 	}
@@ -209,7 +197,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 	if got := lookups(keys[:3]); !slices.Equal(got, deleted[:3]) {
 		t.Fatalf("user_id lookups changed by dropping another row index: %v", got)
 	}
-	human := runOK("describe", "plays")
+	human := mustRun("describe", "plays")
 	if !strings.Contains(human, "ROW INDEX") || !strings.Contains(human, "user_id") || strings.Contains(human, "by_duration") {
 		t.Fatalf("describe output:\n%s", human)
 	}

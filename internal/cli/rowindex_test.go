@@ -1,36 +1,21 @@
 package cli
 
 import (
-	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
-	"github.com/ariadne-go/ariadne/store"
 )
 
 func TestRowIndexCommands(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
-	lakeDir := t.TempDir()
-	lake, err := store.Open(ctx, "file://"+lakeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := lakegen.Config{Seed: 7, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000, Sorted: true}
-	files, err := lakegen.Generate(ctx, lake, cfg)
-	if err != nil || len(files) != 4 {
-		t.Fatalf("lake: %v files, %v", len(files), err)
+	lakeDir, files := genLake(t, cfg)
+	if len(files) != 4 {
+		t.Fatalf("lake: %v files", len(files))
 	}
-	mustRun := func(args ...string) string {
-		t.Helper()
-		code, out, errs := run(t, dir, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		return out
-	}
+	mustRun := func(args ...string) string { t.Helper(); return runOK(t, dir, args...) }
 	first := filepath.Join(lakeDir, files[0].Key)
 	mustRun("create", "plays", "--format", "parquet", "--infer-from", first)
 	// Two files now, two later: the later ones must be row-indexed by update.
