@@ -399,6 +399,27 @@ func TestExpandFiles(t *testing.T) {
 	if _, err := ix.ExpandFiles(ctx, []string{filepath.Join(data, "missing.csv")}); !errors.Is(err, store.ErrNotExist) {
 		t.Fatal(err)
 	}
+
+	// A last-segment glob that matches partition folders expands to the
+	// files below them; a glob in an earlier segment is refused.
+	lake := t.TempDir()
+	for _, f := range []string{"date=2024-06-01/p0.parquet", "date=2024-06-01/_SUCCESS", "date=2024-06-02/p0.parquet",
+		"date=2024-06-02/p1.parquet", "date=2024-06-03/p0.parquet"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(lake, f)), 0o755)
+		os.WriteFile(filepath.Join(lake, f), []byte("x"), 0o644)
+	}
+	got, err = ix.ExpandFiles(ctx, []string{filepath.Join(lake, "date=2024-06-0[1-2]")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u = "file://" + filepath.ToSlash(lake) + "/"
+	want = []string{u + "date=2024-06-01/p0.parquet", u + "date=2024-06-02/p0.parquet", u + "date=2024-06-02/p1.parquet"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("folder glob: got %v\nwant %v", got, want)
+	}
+	if _, err := ix.ExpandFiles(ctx, []string{filepath.Join(lake, "date=*", "*.parquet")}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Fatalf("glob in a folder segment: %v", err)
+	}
 }
 
 func readFile(t *testing.T, path string) string {

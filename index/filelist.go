@@ -190,7 +190,8 @@ func (ix *Index) removeFiles(ctx context.Context, names []string) error {
 // a local path becomes file:///abs/path; an object URI is kept; a folder
 // (a prefix with objects below it and no object of its own) expands to the
 // files below it; a glob (*, ?, [) in the last segment expands to matching
-// files. Hidden files (names starting with '.' or '_', such as _SUCCESS and
+// files and to the files below matching folders (a glob in an earlier
+// segment is refused with aerr.ErrInvalidArgument). Hidden files (names starting with '.' or '_', such as _SUCCESS and
 // .crc files written by Spark) are skipped in expansions, as Spark's readers
 // skip them. This closes the identity mismatch of §9 item 5: what the
 // FileList records is what the index rows are keyed by.
@@ -202,10 +203,35 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 	join := func(dir, rel string) (string, error) {
 		return store.Canonical(strings.TrimSuffix(dir, "/") + "/" + rel)
 	}
+	// folder appends the files below key (what the user typed as in) and
+	// returns how many.
+	folder := func(s store.Store, key, in string) (int, error) {
+		prefix := strings.TrimSuffix(key, "/") + "/"
+		n := 0
+		for info, err := range s.List(ctx, store.ListOptions{Prefix: prefix}) {
+			if err != nil {
+				return n, err
+			}
+			rel := strings.TrimPrefix(info.Key, prefix)
+			if hiddenPath(rel) {
+				continue
+			}
+			u, err := join(in, rel)
+			if err != nil {
+				return n, err
+			}
+			out = append(out, u)
+			n++
+		}
+		return n, nil
+	}
 	for _, in := range inputs {
 		dirRaw, last := in, ""
 		if i := strings.LastIndex(in, "/"); i >= 0 {
 			dirRaw, last = in[:i], in[i+1:]
+		}
+		if strings.ContainsAny(dirRaw, "*?[") {
+			return nil, aerr.Invalid("%s: glob patterns are matched in the last path segment only (a pattern may match folders: date=2024-06-0[1-3])", in)
 		}
 		if strings.ContainsAny(last, "*?[") {
 			if _, err := path.Match(last, ""); err != nil {
@@ -225,18 +251,27 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 				if err != nil {
 					return nil, err
 				}
-				name := strings.TrimPrefix(info.Key, prefix)
-				if info.IsDir || hidden(name) {
+				name := strings.TrimSuffix(strings.TrimPrefix(info.Key, prefix), "/")
+				if hidden(name) {
 					continue
 				}
-				if ok, _ := path.Match(last, name); ok {
-					u, err := join(dirRaw, name)
+				if ok, _ := path.Match(last, name); !ok {
+					continue
+				}
+				if info.IsDir { // a matching folder: the files below it
+					k, err := folder(s, prefix+name, strings.TrimSuffix(dirRaw, "/")+"/"+name)
 					if err != nil {
 						return nil, err
 					}
-					out = append(out, u)
-					n++
+					n += k
+					continue
 				}
+				u, err := join(dirRaw, name)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, u)
+				n++
 			}
 			if n == 0 {
 				return nil, fmt.Errorf("%s: no files match: %w", in, store.ErrNotExist)
@@ -257,22 +292,9 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 		} else if !errors.Is(err, store.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", in, err)
 		}
-		prefix := strings.TrimSuffix(key, "/") + "/"
-		n := 0
-		for info, err := range s.List(ctx, store.ListOptions{Prefix: prefix}) {
-			if err != nil {
-				return nil, err
-			}
-			rel := strings.TrimPrefix(info.Key, prefix)
-			if hiddenPath(rel) {
-				continue
-			}
-			u, err := join(in, rel)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, u)
-			n++
+		n, err := folder(s, key, in)
+		if err != nil {
+			return nil, err
 		}
 		if n == 0 {
 			return nil, fmt.Errorf("%s: %w", in, store.ErrNotExist)
