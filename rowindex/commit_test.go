@@ -148,3 +148,23 @@ func TestVacuumDeletesOnlyOrphans(t *testing.T) {
 	}
 	checkRows(t, "after vacuum", got.Rows, fullScan(t, dir, uris, "user_id", kb, kb))
 }
+
+// TestLookupOnEmptyIndex: a row index created before any data file is
+// indexed answers every lookup, typed or text, with no rows and no reads.
+func TestLookupOnEmptyIndex(t *testing.T) {
+	ctx := context.Background()
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id", Kind: KindSorted}, StoreResolver{idx}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{idx}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Query{{KeyText: "42"}, {Key: int64(42)}, {LowText: "1", HighText: "9", Range: true}} {
+		r, err := ri.Lookup(ctx, q)
+		if err != nil || len(r.Rows) != 0 || r.Plan.Requests() != 0 {
+			t.Fatalf("%+v: %v rows, %d requests, %v", q, len(r.Rows), r.Plan.Requests(), err)
+		}
+	}
+}

@@ -250,6 +250,12 @@ func (ri *RowIndex) lookup(ctx context.Context, q Query) (*Result, error) {
 	if q.KeyColumn != "" && q.KeyColumn != man.Key {
 		return nil, badQuery("row index %s is on column %q, not %q", man.Name, man.Key, q.KeyColumn)
 	}
+	if man.KeyClass == "" {
+		// Nothing indexed yet (an index with no data files): no key can
+		// match, and the key column's class, which parses KeyText, is
+		// not known.
+		return res, nil
+	}
 	lo, hi, isRange, err := q.keyBounds(man.KeyClass)
 	if err != nil {
 		return nil, err
