@@ -95,11 +95,11 @@ type Row struct {
 
 // KeyAggregates is the aggregates of one key.
 type KeyAggregates struct {
-	Key any
+	Key any `json:"key"`
 	// Values maps the aggregate's name ("count", "sum:duration_ms",
 	// "count-by:kind") to its value: int64 or float64 for count and sum, the
 	// column's value for min and max, map[string]int64 for count-by.
-	Values map[string]any
+	Values map[string]any `json:"values"`
 }
 
 // Result is a lookup's answer.

@@ -2,8 +2,10 @@ package rowindex
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // Record returns row i of the result as a map from top-level column name to
@@ -46,7 +48,41 @@ func (r *Result) Record(i int) (map[string]any, error) {
 		if err := s.Reconstruct(&m, sub); err != nil {
 			return nil, fmt.Errorf("rowindex: column %s: %w", c.Name(), err)
 		}
-		out[c.Name()] = m[c.Name()]
+		out[c.Name()] = logicalValue(c, m[c.Name()])
 	}
 	return out, nil
+}
+
+// logicalValue turns the physical value of a top-level primitive column with
+// a date or timestamp logical type into a time.Time (UTC), so that records
+// show instants rather than day counts or epoch units; other values are
+// returned as they are.
+func logicalValue(n parquet.Node, v any) any {
+	if !n.Leaf() {
+		return v
+	}
+	lt := n.Type().LogicalType()
+	if lt == nil {
+		return v
+	}
+	switch t := lt.Value.(type) {
+	case *format.TimestampType:
+		x, ok := v.(int64)
+		if !ok {
+			return v
+		}
+		switch t.Unit.Value.(type) {
+		case *format.MilliSeconds:
+			return time.UnixMilli(x).UTC()
+		case *format.NanoSeconds:
+			return time.Unix(0, x).UTC()
+		default:
+			return time.UnixMicro(x).UTC()
+		}
+	case *format.DateType:
+		if x, ok := v.(int32); ok {
+			return time.Unix(int64(x)*86400, 0).UTC()
+		}
+	}
+	return v
 }

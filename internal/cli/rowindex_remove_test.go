@@ -88,7 +88,7 @@ func TestRowIndexForgetsDeletedFiles(t *testing.T) {
 		slices.Sort(ds)
 		var count any
 		if aggs, ok := res["aggregates"].([]any); ok {
-			count = aggs[0].(map[string]any)["Values"].(map[string]any)["count"]
+			count = aggs[0].(map[string]any)["values"].(map[string]any)["count"]
 		}
 		return ds, count
 	}
