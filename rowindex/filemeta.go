@@ -41,7 +41,9 @@ type fileMeta struct {
 	// are known); otherwise the chunk has one location spanning all its data
 	// pages and rows are found by decoding from its first page.
 	aligned []bool
-	charge  int64 // bytes charged to the cache
+	// maxRep is each leaf column's maximum repetition level.
+	maxRep []int
+	charge int64 // bytes charged to the cache
 	// scanRequests and scanBytes are what building the page locations cost.
 	scanRequests, scanBytes int64
 	// scanned are the page locations built by scanning page headers.
@@ -133,6 +135,7 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 		return nil, err
 	}
 	fm.aligned = aligned
+	fm.maxRep = maxRepetitionLevels(md.Schema)
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
 		return nil, corrupt("%s: %v", o.uri, err)
 	}

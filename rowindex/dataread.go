@@ -1,0 +1,323 @@
+package rowindex
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// fileWork is the data reading of one file for one batch of a lookup.
+type fileWork struct {
+	fe      *FileEntry
+	fm      *fileMeta
+	o       object
+	pieces  []*piece
+	rgs     []*rgWork // row groups holding pieces, in order
+	leaves  []int
+	keyLeaf int
+	ranges  []brange
+	dicts   []dictKey
+	fetch   []*fetch
+	sp      spans
+	err     error
+}
+
+// rgWork is the selected rows of one row group: runs in row order (one per
+// piece), and one chunkRead per requested leaf column.
+type rgWork struct {
+	rg     int
+	runs   []selRun
+	base   []int // base[k]: selected rows before run k
+	chunks []*chunkRead
+}
+
+// readPieces reads the selected rows from the data files: metadata first
+// (cached), then every page range of every file at once, then each column
+// chunk's selected rows, decoding every page once (decodeChunk), chunks in
+// parallel. The rows come back in the pieces' order.
+func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids map[int32]*FileEntry, pieces []*piece, columns []string, plan *Plan) ([]Row, error) {
+	byFile := map[int32]*fileWork{}
+	var works []*fileWork
+	total := 0
+	for _, p := range pieces {
+		w, ok := byFile[p.file]
+		if !ok {
+			w = &fileWork{fe: ids[p.file]}
+			byFile[p.file] = w
+			works = append(works, w)
+		}
+		w.pieces = append(w.pieces, p)
+		p.at = total
+		total += int(p.n)
+	}
+	// Metadata of every file, concurrently (cache hits when warm).
+	var wg sync.WaitGroup
+	for _, w := range works {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.fm, w.o, w.err = ri.dataMeta(ctx, m, w.fe)
+		}()
+	}
+	wg.Wait()
+	for _, w := range works {
+		if w.err != nil {
+			return nil, w.err
+		}
+	}
+	// Page ranges.
+	var fetches []*fetch
+	var chunks []*chunkRead
+	for _, w := range works {
+		if err := ri.planFile(w, man, columns); err != nil {
+			return nil, err
+		}
+		for _, r := range coalesce(w.ranges, ri.gapFor(w.o.st)) {
+			f := &fetch{obj: w.o, r: r}
+			w.fetch = append(w.fetch, f)
+			fetches = append(fetches, f)
+		}
+		for _, g := range w.rgs {
+			chunks = append(chunks, g.chunks...)
+		}
+	}
+	plan.ByteRanges += len(fetches)
+	if err := fetchAll(ctx, m, fetches); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			for _, w := range works {
+				for _, f := range w.fetch {
+					if f.data == nil {
+						return nil, &FileChangedError{URI: w.fe.URI, Reason: "truncated", Err: err}
+					}
+				}
+			}
+		}
+		return nil, err
+	}
+	for _, w := range works {
+		for _, f := range w.fetch {
+			w.sp.add(span{f.r.off, f.data})
+		}
+		for _, dk := range w.dicts {
+			if b, ok := ri.cache.get(dk); ok {
+				w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
+			}
+		}
+	}
+	// Decode, chunks in parallel (CPU-bound: one goroutine per core).
+	errs := make([]error, len(chunks))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, c := range chunks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = ri.decodeChunkRead(ctx, m, c)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, &FileChangedError{URI: chunks[i].w.fe.URI, Reason: "undecodable pages", Err: err}
+		}
+	}
+	rows := make([]Row, total)
+	for _, w := range works {
+		ri.cacheDicts(w)
+		if err := w.assemble(rows, plan); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// decodeChunkRead decodes one chunk's selected rows. A read that falls
+// outside the prefetched ranges (which happens only if the planned ranges
+// missed a page) is retried reading through to storage.
+func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead) error {
+	w := c.w
+	fm := w.fm
+	g := fm.f.RowGroups()[c.rg]
+	aligned := fm.aligned[c.rg*fm.ncol()+c.leaf]
+	locs := fm.offsetIndex(c.rg, c.leaf)
+	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
+	cc := g.ColumnChunks()[c.leaf]
+	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp}
+	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
+	if err != nil && isOutside(err, pr) {
+		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true}
+		err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
+	}
+	return err
+}
+
+// assemble writes each piece's rows into rows (at the piece's position),
+// cut from one backing array per file, checking the key column where it was
+// read.
+func (w *fileWork) assemble(rows []Row, plan *Plan) error {
+	f := w.fm.f
+	keyAt := slices.Index(w.leaves, w.keyLeaf)
+	nvals := 0
+	for _, g := range w.rgs {
+		for _, c := range g.chunks {
+			nvals += len(c.vals)
+		}
+	}
+	backing := make([]parquet.Value, 0, nvals)
+	var returned int64
+	var kbuf []byte
+	for _, g := range w.rgs {
+		for k, run := range g.runs {
+			p := run.p
+			kv, _ := DecodeKey(p.key)
+			for i := range int(p.n) {
+				sel := g.base[k] + i
+				start := len(backing)
+				for _, c := range g.chunks {
+					backing = append(backing, c.row(sel)...)
+				}
+				r := parquet.Row(backing[start:len(backing):len(backing)])
+				rowNum := rowInFile(w.fe, p.rg, p.row+int64(i))
+				if keyAt >= 0 {
+					v := g.chunks[keyAt].row(sel)
+					if len(v) != 1 || v[0].IsNull() || !bytes.Equal(appendKeyValue(kbuf[:0], v[0]), p.key) {
+						return &FileChangedError{URI: w.fe.URI, Reason: fmt.Sprintf("row %d no longer holds key %s", rowNum, keyString(p.key))}
+					}
+				}
+				for _, v := range r {
+					if v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray {
+						returned += int64(len(v.ByteArray()))
+					} else if !v.IsNull() {
+						returned += 8
+					}
+				}
+				rows[p.at+i] = Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowNum, Values: r, file: f}
+			}
+		}
+	}
+	plan.BytesReturned += returned
+	return nil
+}
+
+// planFile computes the leaf columns, the row groups' runs and chunks, and
+// the byte ranges of a file's pieces: per column chunk, the pages holding a
+// selected row, each once.
+func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error {
+	f := w.fm.f
+	w.keyLeaf = -1
+	if c := f.Root().Column(man.Key); c != nil && c.Leaf() {
+		w.keyLeaf = c.Index()
+	}
+	if columns == nil {
+		for i := range w.fm.ncol() {
+			w.leaves = append(w.leaves, i)
+		}
+	} else {
+		for _, name := range columns {
+			c := f.Root().Column(name)
+			if c == nil {
+				return badQuery("column %q is not in %s", name, w.fe.URI)
+			}
+			w.leaves = append(w.leaves, leavesOf(c)...)
+		}
+		slices.Sort(w.leaves)
+		w.leaves = slices.Compact(w.leaves)
+	}
+	byRG := map[int32]*rgWork{}
+	for _, p := range w.pieces {
+		if int(p.rg) >= len(f.RowGroups()) {
+			return &FileChangedError{URI: w.fe.URI, Reason: "row group missing"}
+		}
+		g, ok := byRG[p.rg]
+		if !ok {
+			g = &rgWork{rg: int(p.rg)}
+			byRG[p.rg] = g
+			w.rgs = append(w.rgs, g)
+		}
+		g.runs = append(g.runs, selRun{row: p.row, n: p.n, p: p})
+	}
+	slices.SortFunc(w.rgs, func(a, b *rgWork) int { return cmp.Compare(a.rg, b.rg) })
+	ncol := w.fm.ncol()
+	for _, g := range w.rgs {
+		// A range lookup's keys interleave in the file: decode in row order.
+		slices.SortFunc(g.runs, func(a, b selRun) int { return cmp.Compare(a.row, b.row) })
+		g.base = make([]int, len(g.runs))
+		sel := 0
+		for k, r := range g.runs {
+			g.base[k] = sel
+			sel += int(r.n)
+		}
+		for at, c := range w.leaves {
+			g.chunks = append(g.chunks, &chunkRead{w: w, rg: g.rg, leaf: c, at: at, runs: g.runs, selected: sel})
+			locs := w.fm.offsetIndex(g.rg, c)
+			if len(locs) == 0 {
+				continue
+			}
+			if !w.fm.aligned[g.rg*ncol+c] {
+				// Rows are found by decoding from the chunk's first page.
+				last := g.runs[len(g.runs)-1]
+				i1 := max(sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex >= last.row+last.n })-1, 0)
+				w.ranges = append(w.ranges, brange{locs[0].Offset, locs[i1].Offset + int64(locs[i1].CompressedPageSize)})
+			} else {
+				// The runs are in row order: walk the pages once.
+				pi := 0
+				for _, r := range g.runs {
+					for pi+1 < len(locs) && locs[pi+1].FirstRowIndex <= r.row {
+						pi++
+					}
+					for j := pi; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
+						rg := brange{locs[j].Offset, locs[j].Offset + int64(locs[j].CompressedPageSize)}
+						if n := len(w.ranges); n > 0 && w.ranges[n-1] == rg {
+							continue
+						}
+						w.ranges = append(w.ranges, rg)
+					}
+				}
+			}
+			if dr := w.fm.dictRange(g.rg, c); dr.end > dr.off {
+				dk := dictKey{w.fe.ID, g.rg, c}
+				w.dicts = append(w.dicts, dk)
+				if _, ok := ri.cache.get(dk); !ok {
+					w.ranges = append(w.ranges, dr)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// leavesOf returns the leaf column indexes under c.
+func leavesOf(c *parquet.Column) []int {
+	if c.Leaf() {
+		return []int{c.Index()}
+	}
+	var out []int
+	for _, k := range c.Columns() {
+		out = append(out, leavesOf(k)...)
+	}
+	return out
+}
+
+// cacheDicts keeps the dictionary pages a lookup fetched.
+func (ri *RowIndex) cacheDicts(w *fileWork) {
+	for _, dk := range w.dicts {
+		if _, ok := ri.cache.get(dk); ok {
+			continue
+		}
+		dr := w.fm.dictRange(dk.rg, dk.col)
+		b := make([]byte, dr.end-dr.off)
+		if w.sp.serve(b, dr.off) == len(b) {
+			ri.cache.put(dk, b, int64(len(b))+64)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package rowindex
+
+import (
+	"bytes"
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"sort"
+	"sync"
+)
+
+// entryStream yields the entries of a key (or key range) in lookup order
+// (compareEntries), merging the fragments' streams. Each fragment's
+// candidate row groups (those whose directory range holds the key) are
+// decoded only when the merge reaches them, so a lookup with a limit decodes
+// the first groups of each fragment and stops, whatever the key's size.
+// Entries of removed files are dropped here, before anything is read from
+// them.
+type entryStream struct {
+	ri     *RowIndex
+	ctx    context.Context
+	m      *meter
+	kind   Kind
+	lo, hi []byte
+	bucket int32 // the key's bucket on a hash row index, else -1
+	gone   tombstones
+	h      fragHeap
+}
+
+// fragCursor is one fragment's position in an entryStream.
+type fragCursor struct {
+	fr     *FragmentEntry
+	groups []int     // candidate row groups, in order
+	next   int       // index in groups of the next group to decode
+	ready  [][]entry // decoded ahead (prefetch), by position in groups
+	buf    []entry   // the current group's matching entries
+	pos    int
+}
+
+// head returns the cursor's current entry.
+func (c *fragCursor) head() *entry { return &c.buf[c.pos] }
+
+type fragHeap []*fragCursor
+
+func (h fragHeap) Len() int           { return len(h) }
+func (h fragHeap) Less(i, j int) bool { return compareEntries(h[i].head(), h[j].head()) < 0 }
+func (h fragHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *fragHeap) Push(x any)        { *h = append(*h, x.(*fragCursor)) }
+func (h *fragHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// prefetchAll: decode every candidate group up front, concurrently (the
+// lookup will read the key's every entry); otherwise the first group of
+// each fragment is decoded up front and the rest on demand.
+func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest, lo, hi []byte, isRange, prefetchAll bool) (*entryStream, error) {
+	s := &entryStream{ri: ri, ctx: ctx, m: m, kind: man.Kind, lo: lo, hi: hi, bucket: -1, gone: man.tombstones()}
+	if !isRange && man.Kind == KindHash {
+		s.bucket = bucketOf(lo)
+	}
+	var cursors []*fragCursor
+	for i := range man.Fragments {
+		fr := &man.Fragments[i]
+		c := &fragCursor{fr: fr}
+		for gi, g := range fr.Groups {
+			if s.bucket >= 0 {
+				if s.bucket < g.BucketLo || s.bucket > g.BucketHi {
+					continue
+				}
+			} else if man.Kind == KindSorted {
+				if lo != nil && bytes.Compare(g.KeyHi, lo) < 0 || hi != nil && bytes.Compare(g.KeyLo, hi) > 0 {
+					continue
+				}
+			}
+			c.groups = append(c.groups, gi)
+		}
+		if len(c.groups) > 0 {
+			c.ready = make([][]entry, len(c.groups))
+			cursors = append(cursors, c)
+		}
+	}
+	// Decode ahead, concurrently: a cold lookup's fragment reads are one
+	// round.
+	type job struct {
+		c *fragCursor
+		i int
+	}
+	var jobs []job
+	for _, c := range cursors {
+		n := 1
+		if prefetchAll {
+			n = len(c.groups)
+		}
+		for i := range n {
+			jobs = append(jobs, job{c, i})
+		}
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrentReads)
+	for k, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			j.c.ready[j.i], errs[k] = s.load(j.c.fr, j.c.groups[j.i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, c := range cursors {
+		if err := s.advance(c); err != nil {
+			return nil, err
+		}
+		if c.pos < len(c.buf) {
+			s.h = append(s.h, c)
+		}
+	}
+	heap.Init(&s.h)
+	return s, nil
+}
+
+// load decodes one group and returns its entries in the key range.
+func (s *entryStream) load(fr *FragmentEntry, gi int) ([]entry, error) {
+	es, err := s.ri.group(s.ctx, s.m, fr, gi)
+	if err != nil {
+		return nil, err
+	}
+	from := 0
+	if s.lo != nil {
+		from = sort.Search(len(es), func(k int) bool {
+			return cmp.Or(cmp.Compare(es[k].Bucket, max(s.bucket, 0)), bytes.Compare(es[k].Key, s.lo)) >= 0
+		})
+	}
+	to := from
+	for to < len(es) {
+		e := &es[to]
+		if s.bucket >= 0 && e.Bucket != s.bucket || s.hi != nil && bytes.Compare(e.Key, s.hi) > 0 {
+			break
+		}
+		to++
+	}
+	return dropRemoved(es[from:to:to], s.gone), nil
+}
+
+// advance moves c to its next group holding a matching entry (buf empty when
+// there is none).
+func (s *entryStream) advance(c *fragCursor) error {
+	c.buf, c.pos = nil, 0
+	for c.next < len(c.groups) {
+		i := c.next
+		c.next++
+		es := c.ready[i]
+		c.ready[i] = nil
+		if es == nil {
+			var err error
+			if es, err = s.load(c.fr, c.groups[i]); err != nil {
+				return err
+			}
+		}
+		if len(es) > 0 {
+			c.buf = es
+			return nil
+		}
+	}
+	return nil
+}
+
+// next returns the next entry in lookup order; ok is false at the end. The
+// entry may be shared with the cache: the caller must not modify it.
+func (s *entryStream) next() (e entry, ok bool, err error) {
+	if len(s.h) == 0 {
+		return entry{}, false, nil
+	}
+	c := s.h[0]
+	e = *c.head()
+	c.pos++
+	if c.pos == len(c.buf) {
+		if err := s.advance(c); err != nil {
+			return entry{}, false, err
+		}
+	}
+	if c.pos < len(c.buf) {
+		heap.Fix(&s.h, 0)
+	} else {
+		heap.Pop(&s.h)
+	}
+	return e, true, nil
+}

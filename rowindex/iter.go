@@ -1,0 +1,389 @@
+package rowindex
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// batchRows is how many rows a RowIter selects before reading them: a
+// batch's pages are fetched in one round of concurrent reads and decoded
+// once, and a hot key's rows pass through memory a batch at a time.
+const batchRows = 1 << 16
+
+// RowIter streams the rows of one lookup in (key, file id, row group, row)
+// order, a batch at a time, so that a key with millions of rows never
+// holds them all in memory. It is not safe for concurrent use; the RowIndex
+// it came from is.
+//
+//	it, err := ri.Iter(ctx, q)
+//	if err != nil { ... }
+//	defer it.Close()
+//	for it.Next() {
+//		row := it.Row()
+//		...
+//	}
+//	if err := it.Err(); err != nil { ... }
+type RowIter struct {
+	ri   *RowIndex
+	ctx  context.Context
+	q    Query
+	man  *Manifest
+	ids  map[int32]*FileEntry
+	im   *meter // index reads
+	dm   *meter // data reads
+	plan Plan
+
+	stream    *entryStream
+	cur       *cursor
+	coverIdx  map[string]int
+	covered   bool
+	needCover bool
+	aggs      map[string]*aggState
+	files     map[int32]bool // data files read so far
+	columns   []string
+
+	batch     []Row
+	i         int
+	total     int    // rows selected so far
+	last      *piece // the last piece selected
+	cursorOut string // Result.Cursor: set when the limit cut the rows
+	drained   bool   // the entry stream is exhausted
+	done      bool
+	err       error
+	start     time.Time
+}
+
+// Iter starts a lookup whose rows are read as the caller consumes them.
+// Query.Limit and Query.Cursor work as in Lookup: the iterator stops after
+// Limit rows, and Cursor (after the last row) continues it. Aggregates
+// complete once Next has returned false.
+func (ri *RowIndex) Iter(ctx context.Context, q Query) (*RowIter, error) {
+	it, err := ri.iter(ctx, q)
+	if errors.Is(err, errFragmentGone) {
+		if rerr := ri.Refresh(ctx); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		it, err = ri.iter(ctx, q)
+	}
+	return it, err
+}
+
+func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
+	man, ids := ri.snapshot()
+	it := &RowIter{ri: ri, ctx: ctx, q: q, man: man, ids: ids, im: new(meter), dm: new(meter),
+		plan: Plan{Kind: man.Kind}, files: map[int32]bool{}, aggs: map[string]*aggState{}, start: time.Now(), columns: q.Columns}
+	if q.KeyColumn != "" && q.KeyColumn != man.Key {
+		return nil, badQuery("row index %s is on column %q, not %q", man.Name, man.Key, q.KeyColumn)
+	}
+	if man.KeyClass == "" {
+		// Nothing indexed yet (an index with no data files): no key can
+		// match, and the key column's class, which parses KeyText, is
+		// not known.
+		it.drained, it.done = true, true
+		return it, nil
+	}
+	lo, hi, isRange, err := q.keyBounds(man.KeyClass)
+	if err != nil {
+		return nil, err
+	}
+	if isRange && man.Kind != KindSorted {
+		return nil, badQuery("row index %s is a hash index: range lookups need kind sorted", man.Name)
+	}
+	if q.Cursor != "" {
+		if it.cur, err = decodeCursor(q.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	it.coverIdx = map[string]int{}
+	for i, c := range man.Cover {
+		it.coverIdx[c] = i
+	}
+	for _, f := range q.Where {
+		if _, ok := it.coverIdx[f.Column]; !ok {
+			return nil, badQuery("filter on %q: only cover columns %v can be filtered", f.Column, man.Cover)
+		}
+	}
+	// Covered: every requested column is a cover column or the key itself.
+	it.covered = len(q.Columns) > 0
+	for _, c := range q.Columns {
+		if _, ok := it.coverIdx[c]; !ok && c != man.Key {
+			it.covered = false
+		}
+	}
+	it.needCover = it.covered && len(man.Cover) > 0 || len(q.Where) > 0
+	// Every entry of the key is read when aggregates are kept (they sum
+	// over all of them) or no limit cuts the rows: then decode all
+	// candidate groups at once.
+	all := q.Limit == 0 || len(man.Aggregates) > 0
+	if it.stream, err = ri.newEntryStream(ctx, it.im, man, lo, hi, isRange, all); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// Next advances to the next row, reading the next batch when the current
+// one is used up. It returns false at the end or on an error (see Err).
+func (it *RowIter) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	it.i++
+	for it.i >= len(it.batch) {
+		if it.done {
+			it.finish()
+			return false
+		}
+		it.batch, it.i = nil, 0
+		if err := it.fill(); err != nil {
+			it.err = err
+			it.batch = nil
+			return false
+		}
+	}
+	return true
+}
+
+// Row returns the current row.
+func (it *RowIter) Row() Row { return it.batch[it.i] }
+
+// Err returns the error that stopped the iteration, if any.
+func (it *RowIter) Err() error { return it.err }
+
+// Close releases the iterator. It is safe to call more than once.
+func (it *RowIter) Close() error {
+	it.batch, it.stream, it.done = nil, nil, true
+	return nil
+}
+
+// Cursor continues after the last row returned when the limit cut the rows
+// ("" when no row is left). It is final once Next has returned false.
+func (it *RowIter) Cursor() string { return it.cursorOut }
+
+// Columns returns the top-level columns of the rows (Query.Columns, or every
+// column of the data files once a row was read).
+func (it *RowIter) Columns() []string { return it.columns }
+
+// Aggregates returns the key's aggregates, complete once Next has returned
+// false.
+func (it *RowIter) Aggregates() []KeyAggregates {
+	var out []KeyAggregates
+	for _, k := range slicesSortedKeys(it.aggs) {
+		kv, _ := DecodeKey([]byte(k))
+		out = append(out, KeyAggregates{Key: kv, Values: it.aggs[k].values(it.man.Aggregates)})
+	}
+	return out
+}
+
+// Plan returns what the lookup found and cost so far.
+func (it *RowIter) Plan() Plan {
+	p := it.plan
+	p.Index, p.Data = it.im.cost(), it.dm.cost()
+	p.Files = len(it.files)
+	p.Elapsed = time.Since(it.start)
+	return p
+}
+
+func (it *RowIter) finish() {
+	if it.cursorOut != "" && it.total == 0 {
+		it.cursorOut = ""
+	}
+}
+
+// fill selects the next batch of rows from the entry stream and reads them.
+func (it *RowIter) fill() error {
+	man := it.man
+	var pieces []*piece
+	rows := 0
+	limitHit := it.q.Limit > 0 && it.total >= it.q.Limit
+	for !it.drained && rows < batchRows {
+		e, ok, err := it.stream.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			it.drained = true
+			break
+		}
+		if e.isStale() {
+			kv, _ := DecodeKey(e.Key)
+			return &StaleAggregatesError{Index: man.Name, Key: kv}
+		}
+		if e.isAggregate() {
+			s, err := decodeAggState(man.Aggregates, e.Cover)
+			if err != nil {
+				return err
+			}
+			if acc, ok := it.aggs[string(e.Key)]; ok {
+				acc.merge(man.Aggregates, s)
+			} else {
+				it.aggs[string(e.Key)] = s
+			}
+			continue
+		}
+		it.plan.Entries++
+		if it.q.NoRows || limitHit {
+			if limitHit && len(man.Aggregates) == 0 {
+				it.drained = true // nothing more to learn from the entries
+			}
+			continue
+		}
+		if _, ok := it.ids[e.File]; !ok {
+			return corrupt("entry names unknown file id %d", e.File)
+		}
+		n, hit, err := it.selectRows(&e, &pieces)
+		if err != nil {
+			return err
+		}
+		rows += n
+		if hit {
+			limitHit = true
+			if len(man.Aggregates) == 0 {
+				it.drained = true
+			}
+		}
+	}
+	if it.drained {
+		it.done = true
+	}
+	if len(pieces) == 0 {
+		return nil
+	}
+	for _, p := range pieces {
+		it.files[p.file] = true
+	}
+	it.plan.RowRanges += len(pieces)
+	if it.covered {
+		it.plan.Covered = true
+		it.batch = it.coveredRows(pieces)
+	} else {
+		batch, err := it.ri.readPieces(it.ctx, it.dm, man, it.ids, pieces, it.q.Columns, &it.plan)
+		if err != nil {
+			return err
+		}
+		it.batch = batch
+		if it.columns == nil {
+			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
+				for _, c := range fm.(*fileMeta).f.Root().Columns() {
+					it.columns = append(it.columns, c.Name())
+				}
+			}
+		}
+	}
+	it.plan.Rows += len(it.batch)
+	return nil
+}
+
+// selectRows appends the rows of run e that pass the cursor, the filters
+// and the limit to pieces. It returns how many it selected and whether the
+// limit cut the rows (a further row exists: the cursor is set).
+func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
+	man := it.man
+	var cov [][]any
+	if it.needCover {
+		vals, err := decodeValues(e.Cover)
+		if err != nil {
+			return 0, false, err
+		}
+		w := len(man.Cover)
+		if int64(len(vals)) != e.N*int64(w) {
+			return 0, false, corrupt("cover of %d values for %d rows × %d columns", len(vals), e.N, w)
+		}
+		cov = make([][]any, e.N)
+		for i := range cov {
+			cov[i] = vals[i*w : (i+1)*w]
+		}
+	}
+	// A run entirely at or before the cursor is skipped whole.
+	if c := it.cur; c != nil && len(it.q.Where) == 0 && cmpPos(e.Key, e.File, e.RG, e.Row+e.N-1, c) <= 0 {
+		return 0, false, nil
+	}
+	var p *piece
+	n := 0
+	for i := range e.N {
+		row := e.Row + i
+		keep := it.cur == nil || cmpPos(e.Key, e.File, e.RG, row, it.cur) > 0
+		if keep && len(it.q.Where) > 0 {
+			var err error
+			if keep, err = match(it.q.Where, it.coverIdx, cov[i]); err != nil {
+				return n, false, err
+			}
+		}
+		if !keep {
+			p = nil
+			continue
+		}
+		if it.q.Limit > 0 && it.total >= it.q.Limit {
+			if l := it.last; l != nil {
+				it.cursorOut = cursor{Key: l.key, File: l.file, RG: l.rg, Row: l.row + l.n - 1}.encode()
+			}
+			return n, true, nil
+		}
+		if p == nil {
+			p = &piece{key: e.Key, file: e.File, rg: e.RG, row: row}
+			*pieces = append(*pieces, p)
+			it.last = p
+		}
+		p.n++
+		if cov != nil {
+			p.cover = append(p.cover, cov[i])
+		}
+		it.total++
+		n++
+	}
+	return n, false, nil
+}
+
+// coveredRows answers pieces from the index alone.
+func (it *RowIter) coveredRows(pieces []*piece) []Row {
+	var rows []Row
+	for _, p := range pieces {
+		fe := it.ids[p.file]
+		kv, _ := DecodeKey(p.key)
+		for i := range p.n {
+			vals := make([]any, len(it.q.Columns))
+			for j, c := range it.q.Columns {
+				if k, ok := it.coverIdx[c]; ok {
+					vals[j] = p.cover[i][k]
+				} else {
+					vals[j] = kv // the key column
+				}
+				it.plan.BytesReturned += sizeOfValue(vals[j])
+			}
+			rows = append(rows, Row{Key: kv, File: fe.URI, RowGroup: int(p.rg), Row: rowInFile(fe, p.rg, p.row+i), Covered: vals})
+		}
+	}
+	return rows
+}
+
+// lookup collects an iterator's rows into a Result.
+func (ri *RowIndex) lookup(ctx context.Context, q Query) (*Result, error) {
+	it, err := ri.iter(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	res := &Result{}
+	// Whole batches, copied once into a slice of the final size.
+	var batches [][]Row
+	n := 0
+	for it.Next() {
+		batches = append(batches, it.batch[it.i:])
+		n += len(it.batch) - it.i
+		it.i = len(it.batch) - 1
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		res.Rows = make([]Row, 0, n)
+		for _, b := range batches {
+			res.Rows = append(res.Rows, b...)
+		}
+	}
+	res.Columns = it.Columns()
+	res.Aggregates = it.Aggregates()
+	res.Cursor = it.Cursor()
+	res.Plan = it.Plan()
+	return res, nil
+}

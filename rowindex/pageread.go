@@ -1,0 +1,248 @@
+package rowindex
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// selRun is a run of selected rows of one row group: rows [row, row+n),
+// delivered to piece p (whose first row is p.row).
+type selRun struct {
+	row, n int64
+	p      *piece
+}
+
+// chunkRead is the decoding of one column chunk for one lookup batch: the
+// runs of rows selected in its row group, in row order, not overlapping,
+// and, once decoded, their values.
+type chunkRead struct {
+	w        *fileWork
+	rg       int
+	leaf     int // leaf column index in the file
+	at       int // position of leaf in w.leaves
+	runs     []selRun
+	selected int // rows selected: the sum of the runs' n
+
+	// vals holds every leaf value of the selected rows in row order;
+	// starts[i] is where selected row i's values begin (nil for a
+	// non-repeated column, where selected row i is vals[i]).
+	vals   []parquet.Value
+	starts []int32
+	arena  valueArena
+}
+
+// row returns the values of selected row i.
+func (c *chunkRead) row(i int) []parquet.Value {
+	if c.starts == nil {
+		return c.vals[i : i+1 : i+1]
+	}
+	e := len(c.vals)
+	if i+1 < len(c.starts) {
+		e = int(c.starts[i+1])
+	}
+	return c.vals[c.starts[i]:e:e]
+}
+
+// keep appends v to the chunk's values, starting a new selected row when
+// newRow is set (repeated columns).
+func (c *chunkRead) keep(v parquet.Value, repeated, newRow bool) {
+	if repeated && newRow {
+		c.starts = append(c.starts, int32(len(c.vals)))
+	}
+	c.vals = append(c.vals, c.arena.keep(v))
+}
+
+// decode decodes the selected rows of the column chunk cc through r,
+// decoding each page that holds a selected row exactly once and the chunk's
+// dictionary at most once (parquet-go's FilePages keeps it across seeks).
+// Byte-array values are copied out of the pages (which go back to
+// parquet-go's pools) into the chunk's arena.
+//
+// With aligned page locations (an offset index, or page locations whose
+// first rows are known) pages holding no selected row are skipped without
+// being read; otherwise the chunk is decoded as a stream from its first page
+// up to the last selected row.
+func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.PageLocation, aligned, repeated bool, chunkRows int64) error {
+	fcc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return fmt.Errorf("rowindex: column chunk %T is not a file column chunk", cc)
+	}
+	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
+	if repeated {
+		c.starts = make([]int32, 0, c.selected)
+	}
+	runs := c.runs
+	if len(runs) == 0 {
+		return nil
+	}
+	pages := fcc.PagesFrom(r)
+	defer pages.Close()
+	if !aligned || len(locs) == 0 {
+		return c.stream(pages, repeated)
+	}
+	var buf []parquet.Value
+	var starts []int32
+	k := 0
+	next := runs[0].row // next selected row not yet delivered
+	for k < len(runs) {
+		pi := sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex > next }) - 1
+		if pi < 0 {
+			return fmt.Errorf("rowindex: row %d before the chunk's first page", next)
+		}
+		first := locs[pi].FirstRowIndex
+		end := chunkRows
+		if pi+1 < len(locs) {
+			end = locs[pi+1].FirstRowIndex
+		}
+		if err := pages.SeekToRow(first); err != nil {
+			return err
+		}
+		page, err := pages.ReadPage()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		buf, err = pageValues(page, buf[:0])
+		if err != nil {
+			parquet.Release(page)
+			return err
+		}
+		starts = starts[:0]
+		rows := int64(len(buf))
+		if repeated {
+			for i, v := range buf {
+				if v.RepetitionLevel() == 0 {
+					starts = append(starts, int32(i))
+				}
+			}
+			rows = int64(len(starts))
+		}
+		if rows < end-first {
+			parquet.Release(page)
+			return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, rows, end-first)
+		}
+		for k < len(runs) && next < end {
+			run := &runs[k]
+			stop := min(run.row+run.n, end)
+			lo, hi := int(next-first), int(stop-first)
+			if repeated {
+				vs, ve := int(starts[lo]), len(buf)
+				if hi < len(starts) {
+					ve = int(starts[hi])
+				}
+				for i := vs; i < ve; i++ {
+					c.keep(buf[i], true, buf[i].RepetitionLevel() == 0)
+				}
+			} else {
+				for i := lo; i < hi; i++ {
+					c.keep(buf[i], false, false)
+				}
+			}
+			next = stop
+			if stop == run.row+run.n {
+				k++
+				if k < len(runs) {
+					next = runs[k].row
+				}
+			}
+		}
+		// The values point into the page's buffers until kept: release it
+		// only now.
+		parquet.Release(page)
+	}
+	return c.check(repeated)
+}
+
+// stream decodes a chunk whose page boundaries are not known to be row
+// boundaries (data page v1 of a repeated column without offset index): every
+// page from the first, counting rows by repetition levels, until the last
+// selected row is complete.
+func (c *chunkRead) stream(pages parquet.Pages, repeated bool) error {
+	if err := pages.SeekToRow(0); err != nil {
+		return err
+	}
+	runs := c.runs
+	var buf []parquet.Value
+	row := int64(-1)
+	k := 0
+	last := runs[len(runs)-1]
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		buf, err = pageValues(page, buf[:0])
+		if err != nil {
+			parquet.Release(page)
+			return err
+		}
+		done := false
+		for _, v := range buf {
+			newRow := v.RepetitionLevel() == 0
+			if newRow {
+				row++
+				for k < len(runs) && row >= runs[k].row+runs[k].n {
+					k++
+				}
+				if row >= last.row+last.n {
+					done = true
+					break
+				}
+			}
+			if k < len(runs) && row >= runs[k].row {
+				c.keep(v, repeated, newRow)
+			}
+		}
+		parquet.Release(page)
+		if done {
+			break
+		}
+	}
+	return c.check(repeated)
+}
+
+// check verifies that every selected row was found.
+func (c *chunkRead) check(repeated bool) error {
+	got := len(c.vals)
+	if repeated {
+		got = len(c.starts)
+	}
+	if got != c.selected {
+		return fmt.Errorf("rowindex: %d of %d selected rows found", got, c.selected)
+	}
+	return nil
+}
+
+// pageValues appends every value of page to buf.
+func pageValues(page parquet.Page, buf []parquet.Value) ([]parquet.Value, error) {
+	// One more than the page says, so a full read ends in io.EOF.
+	if n := int(page.NumValues()) + 1; cap(buf)-len(buf) < n {
+		buf = append(make([]parquet.Value, 0, len(buf)+n), buf...)
+	}
+	vr := page.Values()
+	for {
+		if len(buf) == cap(buf) { // the page held more values than it said
+			buf = append(buf, parquet.Value{})[:len(buf)]
+		}
+		k, err := vr.ReadValues(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case k == 0:
+			return buf, errors.New("rowindex: page reader made no progress")
+		}
+	}
+}
