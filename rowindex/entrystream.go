@@ -83,8 +83,22 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 			cursors = append(cursors, c)
 		}
 	}
-	// Decode ahead, concurrently: a cold lookup's fragment reads are one
-	// round.
+	// Fragment footers first, one load each (concurrent group loads of a
+	// cold fragment would each miss and read its footer), then the groups:
+	// a cold lookup's index reads are two rounds.
+	metaErrs := make([]error, len(cursors))
+	var wg sync.WaitGroup
+	for i, c := range cursors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, metaErrs[i] = ri.fragmentMeta(ctx, m, c.fr)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(metaErrs...); err != nil {
+		return nil, err
+	}
 	type job struct {
 		c *fragCursor
 		i int
@@ -100,7 +114,6 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 		}
 	}
 	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxConcurrentReads)
 	for k, j := range jobs {
 		wg.Add(1)

@@ -209,6 +209,15 @@ func compareEntries(a, b *entry) int {
 // entries. The key directory costs ≈100 bytes of manifest per group.
 const fragmentRowGroupBytes = 128 << 10
 
+// fragmentSplitBytes is the size at which a row group is cut even inside
+// one key (sorted) or bucket (hash): a hot key of an arrival-order lake has
+// millions of entries, and a group that holds them all must be decoded whole
+// before its first row is known, even for a lookup with a limit of 100.
+// The key directory's ranges of consecutive groups then share that key or
+// bucket; a lookup reads every group whose range holds its key, in order,
+// which is lookup order (readers before this rule did so too).
+const fragmentSplitBytes = 4 * fragmentRowGroupBytes
+
 // fragmentFileBytes is the uncompressed size at which a fragment file is cut
 // (at a bucket boundary), so that a large build is spread over files of
 // ≈ 20 MiB that can be fetched, cached and compacted independently, and a
@@ -277,7 +286,7 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 	}
 	for i := range es {
 		sz += es[i].size()
-		if sz >= fragmentRowGroupBytes && i+1 < len(es) && boundary(kind, &es[i], &es[i+1]) {
+		if i+1 < len(es) && (sz >= fragmentRowGroupBytes && boundary(kind, &es[i], &es[i+1]) || sz >= fragmentSplitBytes) {
 			cut(i + 1)
 		}
 	}
