@@ -322,7 +322,7 @@ func scanFile(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	}
 	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
-	fe.FooterCRC = fm.footerCRC
+	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
 	f := fm.f
 	fe.Rows = f.NumRows()
 	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)

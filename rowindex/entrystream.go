@@ -6,6 +6,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -83,22 +84,10 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 			cursors = append(cursors, c)
 		}
 	}
-	// Fragment footers first, one load each (concurrent group loads of a
-	// cold fragment would each miss and read its footer), then the groups:
-	// a cold lookup's index reads are two rounds.
-	metaErrs := make([]error, len(cursors))
-	var wg sync.WaitGroup
-	for i, c := range cursors {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, metaErrs[i] = ri.fragmentMeta(ctx, m, c.fr)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(metaErrs...); err != nil {
-		return nil, err
-	}
+	// One round of reads: every fragment's footer (one load each:
+	// concurrent group loads of a cold fragment would each miss and read
+	// it) and the bytes of the groups decoded ahead; then the groups are
+	// decoded, concurrently.
 	type job struct {
 		c *fragCursor
 		i int
@@ -113,16 +102,35 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 			jobs = append(jobs, job{c, i})
 		}
 	}
-	errs := make([]error, len(jobs))
+	errs := make([]error, len(cursors)+len(jobs))
+	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxConcurrentReads)
-	for k, j := range jobs {
+	run := func(k int, f func() error) {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			j.c.ready[j.i], errs[k] = s.load(j.c.fr, j.c.groups[j.i])
+			errs[k] = f()
 		}()
+	}
+	for i, c := range cursors {
+		run(i, func() error { _, err := ri.fragmentMeta(ctx, m, c.fr); return err })
+	}
+	for k, j := range jobs {
+		run(len(cursors)+k, func() error { _, err := ri.groupBytes(ctx, m, j.c.fr, j.c.groups[j.i]); return err })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sem = make(chan struct{}, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
+	for k, j := range jobs {
+		run(k, func() error {
+			var err error
+			j.c.ready[j.i], err = s.load(j.c.fr, j.c.groups[j.i])
+			return err
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -41,6 +41,11 @@ type fileMeta struct {
 	// are known); otherwise the chunk has one location spanning all its data
 	// pages and rows are found by decoding from its first page.
 	aligned []bool
+	// tail is the length of the file's tail: from the first byte of its
+	// offset indexes (or of its footer, if it has none) to its end. It is
+	// recorded in the manifest (FileEntry.TailBytes) so a cold lookup
+	// reads footer and offset indexes in one request.
+	tail int64
 	// maxRep is each leaf column's maximum repetition level.
 	maxRep []int
 	charge int64 // bytes charged to the cache
@@ -86,13 +91,21 @@ func (fm *fileMeta) dictRange(rg, col int) brange {
 // ScannedPages) for chunks without an offset index; chunks neither in the
 // file's page index nor in known are scanned now.
 func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC uint32, known []ChunkPages) (*fileMeta, error) {
+	return loadFileMetaTail(ctx, m, o, size, wantCRC, known, 0)
+}
+
+// loadFileMetaTail is loadFileMeta with the size of the file's tail (page
+// index and footer, fileMeta.tail) known from the manifest: the first read
+// fetches all of it, so footer and offset index cost one request, not a
+// chain of two.
+func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantCRC uint32, known []ChunkPages, tailHint int64) (*fileMeta, error) {
 	changed := func(reason string, err error) error {
 		return &FileChangedError{URI: o.uri, Reason: reason, Err: err}
 	}
 	if size < 12 {
 		return nil, changed("too small for Parquet", nil)
 	}
-	tailLen := min(size, footerReadAhead)
+	tailLen := min(size, max(footerReadAhead, tailHint))
 	tail, err := readRange(ctx, m, o, size-tailLen, tailLen)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -129,8 +142,8 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
 		return nil, changed("unreadable footer", err)
 	}
-	fm := &fileMeta{size: size, footerCRC: crc}
-	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm, known)
+	fm := &fileMeta{size: size, footerCRC: crc, tail: footerLen + 8}
+	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm, known, span{size - tailLen, tail})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +162,7 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 // offsetIndexes returns an offset index for every column chunk of md, in
 // row-group-major order: read from the file where it has one, built by
 // scanning page headers where it has none.
-func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaData, fm *fileMeta, known []ChunkPages) ([]format.OffsetIndex, []bool, error) {
+func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaData, fm *fileMeta, known []ChunkPages, tail span) ([]format.OffsetIndex, []bool, error) {
 	knownAt := map[[2]int]*ChunkPages{}
 	for i := range known {
 		knownAt[[2]int{known[i].RowGroup, known[i].Column}] = &known[i]
@@ -172,9 +185,14 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 	aligned := make([]bool, 0, n)
 	var region []byte
 	if lo >= 0 {
-		var err error
-		if region, err = readRange(ctx, m, o, lo, hi-lo); err != nil {
-			return nil, nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+		fm.tail = max(fm.tail, fm.size-lo)
+		if lo >= tail.off && hi <= tail.end() {
+			region = tail.data[lo-tail.off : hi-tail.off] // read with the footer
+		} else {
+			var err error
+			if region, err = readRange(ctx, m, o, lo, hi-lo); err != nil {
+				return nil, nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+			}
 		}
 	}
 	schema := md.Schema

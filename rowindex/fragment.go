@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -353,7 +355,7 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 	if err := store.WriteAll(ctx, st, folderOf(name)+rel, data, &store.WriteOptions{IfNotExist: true}); err != nil {
 		return FragmentEntry{}, err
 	}
-	return FragmentEntry{Path: rel, Size: int64(len(data)), Entries: int64(len(es)), Groups: groups}, nil
+	return FragmentEntry{Path: rel, Size: int64(len(data)), Entries: int64(len(es)), Groups: groups, TailBytes: tailBytes(data, rgs)}, nil
 }
 
 // decodeGroup decodes every entry of row group rg of a fragment whose bytes
@@ -510,4 +512,19 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 		return nil, fmt.Errorf("%d values, want %d", got, n)
 	}
 	return &out, nil
+}
+
+// tailBytes returns the length of a Parquet file's tail: from its first
+// offset index (or its footer) to its end (see FileEntry.TailBytes).
+func tailBytes(data []byte, rgs []format.RowGroup) int64 {
+	size := int64(len(data))
+	start := size - 8 - int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	for _, rg := range rgs {
+		for _, c := range rg.Columns {
+			if c.OffsetIndexOffset > 0 {
+				start = min(start, c.OffsetIndexOffset)
+			}
+		}
+	}
+	return size - start
 }

@@ -132,6 +132,10 @@ type FileEntry struct {
 	// index (empty for files written with one), so that lookups never scan
 	// page headers.
 	ScannedPages []ChunkPages `json:"scannedPages,omitempty"`
+	// TailBytes is the length of the file's page index and footer, read in
+	// one request by a cold lookup (0: unknown, read 64 KiB and what is
+	// missing after).
+	TailBytes int64 `json:"tailBytes,omitempty"`
 }
 
 // Group is one row group of a fragment: the key directory entry that makes
@@ -152,6 +156,9 @@ type FragmentEntry struct {
 	Size    int64   `json:"size"`
 	Entries int64   `json:"entries"`
 	Groups  []Group `json:"groups"`
+	// TailBytes is the length of the fragment's page index and footer (see
+	// FileEntry.TailBytes).
+	TailBytes int64 `json:"tailBytes,omitempty"`
 }
 
 // Manifest is one version of a row index.

@@ -165,7 +165,7 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 		return v.(*fileMeta), nil
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	fm, err := loadFileMeta(ctx, m, o, fr.Size, 0, nil)
+	fm, err := loadFileMetaTail(ctx, m, o, fr.Size, 0, nil, fr.TailBytes)
 	if errors.Is(err, store.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
 	}
@@ -191,23 +191,12 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	if err != nil {
 		return nil, err
 	}
-	g := fr.Groups[gi]
-	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	k := fragGroupKey{fr.Path, gi}
-	var b []byte
-	if v, ok := ri.cache.get(k); ok {
-		m.hits.Add(1)
-		b = v.([]byte)
-	} else {
-		if b, err = readRange(ctx, m, o, g.Offset, g.Length); err != nil {
-			if errors.Is(err, store.ErrNotExist) {
-				return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
-			}
-			return nil, err
-		}
-		ri.cache.put(k, b, int64(len(b))+64)
+	b, err := ri.groupBytes(ctx, m, fr, gi)
+	if err != nil {
+		return nil, err
 	}
-	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{g.Offset, b}}, fallThrough: true}
+	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
+	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true}
 	man, _ := ri.snapshot()
 	es, err := decodeGroup(fm, gi, pr, man.Kind)
 	if err != nil {
@@ -219,6 +208,27 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	}
 	ri.decoded.put(dk, es, charge)
 	return es, nil
+}
+
+// groupBytes returns the compressed bytes of one fragment row group, from
+// the cache or in one ranged read.
+func (ri *RowIndex) groupBytes(ctx context.Context, m *meter, fr *FragmentEntry, gi int) ([]byte, error) {
+	k := fragGroupKey{fr.Path, gi}
+	if v, ok := ri.cache.get(k); ok {
+		m.hits.Add(1)
+		return v.([]byte), nil
+	}
+	g := fr.Groups[gi]
+	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
+	b, err := readRange(ctx, m, o, g.Offset, g.Length)
+	if err != nil {
+		if errors.Is(err, store.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
+		}
+		return nil, err
+	}
+	ri.cache.put(k, b, int64(len(b))+64)
+	return b, nil
 }
 
 // dataMeta returns the cached metadata of a data file, loading it (and
@@ -236,7 +246,7 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 		m.hits.Add(1)
 		return v.(*fileMeta), o, nil
 	}
-	fm, err := loadFileMeta(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages)
+	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes)
 	if err != nil {
 		return nil, o, err
 	}
