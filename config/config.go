@@ -7,7 +7,7 @@
 // (which is accepted too): largeIndexLimit, stagingConsolidationThreshold,
 // indexRepartitionCount, repartitionDataFiles, debug, lockTimeout,
 // lockRetryInterval, lockMaxWait, lockRefreshInterval, autoCompactThreshold,
-// autoBloomFpr. The environment variable for a key is ARIADNE_ followed by
+// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes. The environment variable for a key is ARIADNE_ followed by
 // the key in upper snake case (ARIADNE_LARGE_INDEX_LIMIT).
 //
 // A Config is a plain value: no global state. Callers resolve one per
@@ -58,6 +58,12 @@ type Config struct {
 	HasAutoCompact       bool
 	// AutoBloomFPR is the false-positive rate of auto-bloom filters.
 	AutoBloomFPR float64
+	// RowIndexCacheBytes is a row index handle's metadata and index cache
+	// budget (0: the rowindex default). Ours, not the Spark library's.
+	RowIndexCacheBytes int64
+	// RowIndexPageCacheBytes is a row index handle's decoded data-page
+	// cache budget (0: the rowindex default; negative: no page cache).
+	RowIndexPageCacheBytes int64
 }
 
 // Defaults returns the documented defaults of §7.
@@ -77,7 +83,7 @@ func Defaults() Config {
 var Keys = []string{
 	"largeIndexLimit", "stagingConsolidationThreshold", "indexRepartitionCount", "repartitionDataFiles",
 	"debug", "lockTimeout", "lockRetryInterval", "lockMaxWait", "lockRefreshInterval",
-	"autoCompactThreshold", "autoBloomFpr",
+	"autoCompactThreshold", "autoBloomFpr", "rowIndexCacheBytes", "rowIndexPageCacheBytes",
 }
 
 // UnknownKeyError reports a key that is not one of Keys.
@@ -165,6 +171,10 @@ func (c *Config) Set(key, value string) (warning string, err error) {
 		var n int64
 		n, ok = anyInt(0)
 		c.AutoCompactThreshold, c.HasAutoCompact = int(n), ok
+	case "rowIndexCacheBytes":
+		c.RowIndexCacheBytes, ok = posInt(0)
+	case "rowIndexPageCacheBytes":
+		c.RowIndexPageCacheBytes, ok = anyInt(0)
 	case "autoBloomFpr":
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > 0 && f < 1) {

@@ -15,6 +15,17 @@ import (
 // (64 MiB ≈ 650,000 entries ≈ 400 groups) holds the hot buckets.
 const DefaultCacheBytes = 256 << 20
 
+// DefaultPageCacheBytes is the default budget of the decoded data-page
+// cache: a decoded value costs 24 bytes plus its bytes, ≈3× its page's
+// uncompressed size, so 64 MiB holds ≈1,000 pages of 16 KiB, the pages of
+// the few hundred keys an online service asks for again (a user paging
+// through their history, an agent's follow-up questions).
+const DefaultPageCacheBytes = 64 << 20
+
+// pageCacheMaxPages is the most pages a lookup batch may decode and still
+// fill the page cache: larger lookups (a hot key's scan) would flush it.
+const pageCacheMaxPages = 256
+
 // cache is an LRU of values charged by their size in bytes. It is safe for
 // concurrent use. Concurrent misses on one key may load it twice; the second
 // Put wins (loads are pure, so both values are equivalent).

@@ -91,6 +91,16 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 	}
 	plan.ByteRanges += len(fetches)
+	// The page cache is filled only by lookups small enough not to flush
+	// it (ranges are one per page before coalescing).
+	planned := 0
+	for _, w := range works {
+		planned += len(w.ranges)
+	}
+	for _, c := range chunks {
+		c.m, c.pages = m, ri.pages
+		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
+	}
 	if err := fetchAll(ctx, m, fetches); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			for _, w := range works {
@@ -276,6 +286,11 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 						pi++
 					}
 					for j := pi; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
+						if ri.pages != nil {
+							if _, ok := ri.pages.get(pageKey{w.fe.ID, g.rg, c, j}); ok {
+								continue // decoded in the page cache: nothing to read
+							}
+						}
 						rg := brange{locs[j].Offset, locs[j].Offset + int64(locs[j].CompressedPageSize)}
 						if n := len(w.ranges); n > 0 && w.ranges[n-1] == rg {
 							continue

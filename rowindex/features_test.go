@@ -418,6 +418,13 @@ func TestChangedDataFileIsAnError(t *testing.T) {
 	}
 	t.Run("truncate-warm", func(t *testing.T) {
 		fx := newFixture(t, true, Definition{Name: "u", Key: "user_id"})
+		// Without the page cache, which would serve the pages read before
+		// the change (as every cache serves what it read).
+		ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}, PageCacheBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.ri = ri
 		k := hot(0)
 		res, err := fx.ri.Lookup(ctx, Query{Key: k})
 		if err != nil {

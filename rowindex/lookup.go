@@ -114,12 +114,16 @@ type Cost struct {
 	// Misses are reads that fell through the prefetched ranges during
 	// decoding (zero on the normal path).
 	Misses, MissBytes int64
+	// Pages is the data pages decoded; PageHits the pages served decoded
+	// from the page cache instead.
+	Pages, PageHits int64
 }
 
 func (m *meter) cost() Cost {
 	return Cost{
 		Requests: m.requests.Load(), BytesRead: m.bytes.Load(), CacheHits: m.hits.Load(),
 		Misses: m.misses.Load(), MissBytes: m.missBytes.Load(),
+		Pages: m.pages.Load(), PageHits: m.pageHits.Load(),
 	}
 }
 

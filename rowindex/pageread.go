@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
@@ -34,6 +35,18 @@ type chunkRead struct {
 	vals   []parquet.Value
 	starts []int32
 	arena  valueArena
+
+	m     *meter
+	pages *cache // the page cache (nil: none)
+	fill  bool   // this batch may add pages to it
+}
+
+// cachedPage is a decoded data page in the page cache: its values, byte
+// arrays copied out of parquet-go's buffers (immutable, so rows may point
+// into them), and for a repeated column where each row starts.
+type cachedPage struct {
+	vals   []parquet.Value
+	starts []int32
 }
 
 // row returns the values of selected row i.
@@ -85,8 +98,8 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 	if !aligned || len(locs) == 0 {
 		return c.stream(pages, repeated)
 	}
-	var buf []parquet.Value
-	var starts []int32
+	var buf, scratch []parquet.Value
+	var starts, scratchStarts []int32
 	k := 0
 	next := runs[0].row // next selected row not yet delivered
 	for k < len(runs) {
@@ -99,34 +112,65 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 		if pi+1 < len(locs) {
 			end = locs[pi+1].FirstRowIndex
 		}
-		if err := pages.SeekToRow(first); err != nil {
-			return err
-		}
-		page, err := pages.ReadPage()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
+		// The page's values: from the page cache, or decoded now (and
+		// then, copied, into the cache).
+		var page parquet.Page
+		kept := false // buf's values are immutable copies: no arena copy needed
+		pk := pageKey{c.w.fe.ID, c.rg, c.leaf, pi}
+		if v, ok := c.cachedPage(pk); ok {
+			buf, starts, kept = v.vals, v.starts, true
+			c.m.pageHits.Add(1)
+		} else {
+			if err := pages.SeekToRow(first); err != nil {
+				return err
 			}
-			return err
-		}
-		buf, err = pageValues(page, buf[:0])
-		if err != nil {
-			parquet.Release(page)
-			return err
-		}
-		starts = starts[:0]
-		rows := int64(len(buf))
-		if repeated {
-			for i, v := range buf {
-				if v.RepetitionLevel() == 0 {
-					starts = append(starts, int32(i))
+			var err error
+			if page, err = pages.ReadPage(); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return err
+			}
+			c.m.pages.Add(1)
+			if scratch, err = pageValues(page, scratch[:0]); err != nil {
+				parquet.Release(page)
+				return err
+			}
+			scratchStarts = scratchStarts[:0]
+			if repeated {
+				for i, v := range scratch {
+					if v.RepetitionLevel() == 0 {
+						scratchStarts = append(scratchStarts, int32(i))
+					}
 				}
 			}
+			buf, starts = scratch, scratchStarts
+			if c.fill {
+				cp := copyPage(buf, starts)
+				c.pages.put(pk, cp, cp.charge())
+				parquet.Release(page)
+				page = nil
+				buf, starts, kept = cp.vals, cp.starts, true
+			}
+		}
+		rows := int64(len(buf))
+		if repeated {
 			rows = int64(len(starts))
 		}
 		if rows < end-first {
-			parquet.Release(page)
+			if page != nil {
+				parquet.Release(page)
+			}
 			return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, rows, end-first)
+		}
+		keep := func(v parquet.Value, newRow bool) {
+			if !kept {
+				v = c.arena.keep(v)
+			}
+			if repeated && newRow {
+				c.starts = append(c.starts, int32(len(c.vals)))
+			}
+			c.vals = append(c.vals, v)
 		}
 		for k < len(runs) && next < end {
 			run := &runs[k]
@@ -138,11 +182,11 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 					ve = int(starts[hi])
 				}
 				for i := vs; i < ve; i++ {
-					c.keep(buf[i], true, buf[i].RepetitionLevel() == 0)
+					keep(buf[i], buf[i].RepetitionLevel() == 0)
 				}
 			} else {
 				for i := lo; i < hi; i++ {
-					c.keep(buf[i], false, false)
+					keep(buf[i], false)
 				}
 			}
 			next = stop
@@ -155,9 +199,51 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 		}
 		// The values point into the page's buffers until kept: release it
 		// only now.
-		parquet.Release(page)
+		if page != nil {
+			parquet.Release(page)
+		}
 	}
 	return c.check(repeated)
+}
+
+// cachedPage returns a page from the page cache.
+func (c *chunkRead) cachedPage(k pageKey) (*cachedPage, bool) {
+	if c.pages == nil {
+		return nil, false
+	}
+	v, ok := c.pages.get(k)
+	if !ok {
+		return nil, false
+	}
+	return v.(*cachedPage), true
+}
+
+// copyPage copies a page's values, byte arrays into one block, for the
+// page cache.
+func copyPage(vals []parquet.Value, starts []int32) *cachedPage {
+	n := 0
+	for _, v := range vals {
+		if k := v.Kind(); (k == parquet.ByteArray || k == parquet.FixedLenByteArray) && !v.IsNull() {
+			n += len(v.ByteArray())
+		}
+	}
+	a := valueArena{block: make([]byte, 0, n)}
+	cp := &cachedPage{vals: make([]parquet.Value, len(vals)), starts: slices.Clone(starts)}
+	for i, v := range vals {
+		cp.vals[i] = a.keep(v)
+	}
+	return cp
+}
+
+// charge is the page's cost in the page cache.
+func (p *cachedPage) charge() int64 {
+	n := int64(24*len(p.vals)+4*len(p.starts)) + 64
+	for _, v := range p.vals {
+		if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+			n += int64(len(v.ByteArray()))
+		}
+	}
+	return n
 }
 
 // stream decodes a chunk whose page boundaries are not known to be row
@@ -181,6 +267,7 @@ func (c *chunkRead) stream(pages parquet.Pages, repeated bool) error {
 		if err != nil {
 			return err
 		}
+		c.m.pages.Add(1)
 		buf, err = pageValues(page, buf[:0])
 		if err != nil {
 			parquet.Release(page)

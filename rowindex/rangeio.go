@@ -27,6 +27,8 @@ type meter struct {
 	misses    atomic.Int64 // reads that fell through the prefetched ranges
 	missBytes atomic.Int64
 	hits      atomic.Int64 // cache hits (metadata, dictionaries, index blocks)
+	pages     atomic.Int64 // data pages decoded
+	pageHits  atomic.Int64 // data pages served decoded from the page cache
 }
 
 // readRange issues exactly one ranged read of n bytes at off. A short object

@@ -43,6 +43,12 @@ type Options struct {
 	Resolver Resolver
 	// CacheBytes is the metadata cache budget (DefaultCacheBytes if 0).
 	CacheBytes int64
+	// PageCacheBytes bounds the cache of decoded data pages, shared by the
+	// handle's lookups (0: DefaultPageCacheBytes; negative: no page
+	// cache). Only lookups that decode at most pageCacheMaxPages pages fill
+	// it, so one hot key's scan does not flush the pages of many light
+	// keys.
+	PageCacheBytes int64
 	// CoalesceGap is the coalescing gap of data reads. 0 picks per data
 	// store: LocalCoalesceGap for file:// and mem://, DefaultCoalesceGap
 	// otherwise (see CoalesceGapFor). Negative coalesces only overlapping or
@@ -61,6 +67,8 @@ type RowIndex struct {
 	// decoded holds decoded fragment groups of recent lookups (≈100 bytes
 	// per entry in Go memory), within a quarter of the budget.
 	decoded *cache
+	// pages holds decoded data pages (nil: no page cache).
+	pages *cache
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -75,6 +83,12 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 		budget = DefaultCacheBytes
 	}
 	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(budget - budget/4), decoded: newCache(budget / 4)}
+	switch pb := opts.PageCacheBytes; {
+	case pb == 0:
+		ri.pages = newCache(DefaultPageCacheBytes)
+	case pb > 0:
+		ri.pages = newCache(pb)
+	}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -119,11 +133,22 @@ func (ri *RowIndex) snapshot() (*Manifest, map[int32]*FileEntry) {
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	b1, n1 := ri.cache.stats()
 	b2, n2 := ri.decoded.stats()
-	return b1 + b2, n1 + n2
+	var b3 int64
+	var n3 int
+	if ri.pages != nil {
+		b3, n3 = ri.pages.stats()
+	}
+	return b1 + b2 + b3, n1 + n2 + n3
 }
 
 // DropCache empties the caches (the next lookups are cold).
-func (ri *RowIndex) DropCache() { ri.cache.clear(); ri.decoded.clear() }
+func (ri *RowIndex) DropCache() {
+	ri.cache.clear()
+	ri.decoded.clear()
+	if ri.pages != nil {
+		ri.pages.clear()
+	}
+}
 
 // gapFor returns the coalescing gap for reads of st.
 func (ri *RowIndex) gapFor(st store.Store) int64 {
@@ -152,7 +177,11 @@ type (
 	}
 	fragDecodedKey fragGroupKey
 	dataMetaKey    struct{ id int32 }
-	dictKey        struct {
+	pageKey        struct {
+		id            int32
+		rg, col, page int
+	}
+	dictKey struct {
 		id      int32
 		rg, col int
 	}

@@ -98,7 +98,7 @@ func buildJSON(st rowindex.BuildStats) map[string]any {
 }
 
 // openRowIndex opens the row index serving key column col (or named so).
-func openRowIndex(ctx context.Context, ix *index.Index, col string) (*rowindex.RowIndex, error) {
+func (g *globals) openRowIndex(ctx context.Context, ix *index.Index, col string) (*rowindex.RowIndex, error) {
 	folder := indexFolder(ix)
 	defs, err := rowindex.List(ctx, folder)
 	if err != nil {
@@ -113,7 +113,12 @@ func openRowIndex(ctx context.Context, ix *index.Index, col string) (*rowindex.R
 	if name == "" {
 		return nil, fmt.Errorf("index %s has no row index on %q: %w", ix.Name(), col, rowindex.ErrNotFound)
 	}
-	return rowindex.Open(ctx, folder, name, rowindex.Options{Resolver: ix.Catalog().Resolver()})
+	cfg, err := g.config()
+	if err != nil {
+		return nil, err
+	}
+	return rowindex.Open(ctx, folder, name, rowindex.Options{Resolver: ix.Catalog().Resolver(),
+		CacheBytes: cfg.RowIndexCacheBytes, PageCacheBytes: cfg.RowIndexPageCacheBytes})
 }
 
 func newLookupCmd(g *globals) *cobra.Command {
@@ -134,7 +139,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 			q.Columns = splitList(strings.Join(columns, ","))
 			q.Limit, q.Cursor = limit, cursor
 			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				ri, err := openRowIndex(ctx, ix, q.KeyColumn)
+				ri, err := g.openRowIndex(ctx, ix, q.KeyColumn)
 				if err != nil {
 					return err
 				}
@@ -162,8 +167,18 @@ func planJSON(p rowindex.Plan) map[string]any {
 		"rows": p.Rows, "covered": p.Covered, "requests": p.Requests(), "bytes_read": p.BytesRead(),
 		"bytes_returned": p.BytesReturned, "index_requests": p.Index.Requests, "data_requests": p.Data.Requests,
 		"cache_hits": p.Index.CacheHits + p.Data.CacheHits, "misses": p.Index.Misses + p.Data.Misses,
+		"pages_decoded": p.Data.Pages, "page_cache_hits": p.Data.PageHits, "page_cache_hit_ratio": pageHitRatio(p),
 		"elapsed_ms": float64(p.Elapsed.Microseconds()) / 1000,
 	}
+}
+
+// pageHitRatio is the share of the data pages a lookup needed that the page
+// cache served (0 when it needed none).
+func pageHitRatio(p rowindex.Plan) float64 {
+	if n := p.Data.Pages + p.Data.PageHits; n > 0 {
+		return float64(p.Data.PageHits) / float64(n)
+	}
+	return 0
 }
 
 func (g *globals) printLookup(res *rowindex.Result, explain bool) error {
@@ -206,6 +221,7 @@ func (g *globals) printLookup(res *rowindex.Result, explain bool) error {
 			fmt.Fprintf(w, "cost: %d requests (index %d, data %d), %d bytes read, %d bytes returned, %d cache hits, %s\n",
 				p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead(), p.BytesReturned,
 				p.Index.CacheHits+p.Data.CacheHits, p.Elapsed.Round(time.Microsecond))
+			fmt.Fprintf(w, "pages: %d decoded, %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.PageHits, pageHitRatio(p))
 		}
 	})
 }

@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -123,6 +124,58 @@ func TestHotKeyInArrivalOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkRows(t, "iterator", streamed, want)
+		})
+	}
+}
+
+// TestPageCache: a repeated lookup is served from decoded pages with no data
+// read and the same rows; without a page cache it reads again; a lookup too
+// large to fill the cache leaves it as it was.
+func TestPageCache(t *testing.T) {
+	ctx := context.Background()
+	for _, pageCache := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("PageCacheBytes=%d", pageCache), func(t *testing.T) {
+			dir := t.TempDir()
+			data, uris, _ := testLake(t, dir, false)
+			idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "indexes", "plays"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
+				t.Fatal(err)
+			}
+			ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: pageCache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A light key: few enough pages to fill the cache.
+			k := hot(1500)
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, uris, "user_id", kb, kb)
+			if len(want) == 0 {
+				t.Fatal("the key has no rows")
+			}
+			first, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, "first", first.Rows, want)
+			if first.Plan.Data.Pages == 0 || first.Plan.Data.PageHits != 0 {
+				t.Fatalf("first lookup: %d pages decoded, %d page hits", first.Plan.Data.Pages, first.Plan.Data.PageHits)
+			}
+			again, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, "again", again.Rows, want)
+			if pageCache >= 0 {
+				if again.Plan.Data.Requests != 0 || again.Plan.Data.Pages != 0 || again.Plan.Data.PageHits != first.Plan.Data.Pages {
+					t.Fatalf("repeated lookup: %d data requests, %d pages decoded, %d page hits (first decoded %d)",
+						again.Plan.Data.Requests, again.Plan.Data.Pages, again.Plan.Data.PageHits, first.Plan.Data.Pages)
+				}
+			} else if again.Plan.Data.Requests == 0 || again.Plan.Data.PageHits != 0 {
+				t.Fatalf("no page cache: repeated lookup made %d data requests, %d page hits", again.Plan.Data.Requests, again.Plan.Data.PageHits)
+			}
 		})
 	}
 }
