@@ -1,8 +1,11 @@
-// Package duckbench owns the row index benchmark's DuckDB baseline: an
-// embedded DuckDB (github.com/duckdb/duckdb-go/v2, cgo) answering
-// SELECT * WHERE user_id = ? over local Parquet files. It lives apart from
-// package rowindex so that only the benchmark pays DuckDB's build cost.
-package duckbench
+// Package duckdb owns the benchmarks' DuckDB baseline: an embedded DuckDB
+// (github.com/duckdb/duckdb-go/v2, cgo) answering
+// SELECT * FROM read_parquet([...]) WHERE key = ? [LIMIT n] over local
+// Parquet files, as a user would point DuckDB at a lake. Unlike
+// internal/duck (the product's SQL engine, fed by our own readers), DuckDB
+// reads the files itself here: that scan is what the benchmarks compare
+// with.
+package duckdb
 
 import (
 	"context"
@@ -11,20 +14,19 @@ import (
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
-
-	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 // Engine is an in-memory DuckDB database querying a fixed set of Parquet
-// files. It is not safe for concurrent use.
+// files on one key column. It is not safe for concurrent use.
 type Engine struct {
-	db   *sql.DB
-	stmt *sql.Stmt
+	db       *sql.DB
+	all, lim *sql.Stmt
 }
 
-// Open opens an engine over local Parquet paths (SELECT * FROM
-// read_parquet([...]) WHERE user_id = ?, prepared once).
-func Open(ctx context.Context, paths []string) (*Engine, error) {
+// Open opens an engine over local Parquet paths, with the lookup of rows
+// whose column keyCol equals a value prepared once (with and without a
+// LIMIT).
+func Open(ctx context.Context, paths []string, keyCol string) (*Engine, error) {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return nil, err
@@ -34,35 +36,55 @@ func Open(ctx context.Context, paths []string) (*Engine, error) {
 	for i, p := range paths {
 		quoted[i] = "'" + strings.ReplaceAll(p, "'", "''") + "'"
 	}
-	stmt, err := db.PrepareContext(ctx, "SELECT * FROM read_parquet(["+strings.Join(quoted, ",")+"]) WHERE user_id = ?")
+	q := "SELECT * FROM read_parquet([" + strings.Join(quoted, ",") + "]) WHERE \"" +
+		strings.ReplaceAll(keyCol, `"`, `""`) + "\" = ?"
+	e := &Engine{db: db}
+	if e.all, err = db.PrepareContext(ctx, q); err == nil {
+		e.lim, err = db.PrepareContext(ctx, q+" LIMIT ?")
+	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("duckbench: %w", err)
+		return nil, fmt.Errorf("duckdb: %w", err)
 	}
-	return &Engine{db: db, stmt: stmt}, nil
-}
-
-// Factory opens an Engine as a rowindex.External, for rowindex.Bench.
-func Factory(ctx context.Context, paths []string) (rowindex.External, error) {
-	return Open(ctx, paths)
+	return e, nil
 }
 
 // Name names the engine in reports.
-func (e *Engine) Name() string { return "DuckDB scan" }
+func (e *Engine) Name() string { return "DuckDB" }
 
-// Rows returns the rows whose user_id equals key, each as its column
-// values (user_id, ts, track_uri, duration_ms, context).
-func (e *Engine) Rows(ctx context.Context, key int64) ([][]any, error) {
-	rows, err := e.stmt.QueryContext(ctx, key)
+// Rows returns the rows whose key equals key, at most limit of them (0: all),
+// each as its column values in file order. Every value is scanned into Go,
+// as a caller consuming the rows would.
+func (e *Engine) Rows(ctx context.Context, key any, limit int) ([][]any, error) {
+	var out [][]any
+	err := e.scan(ctx, key, limit, func(vals []any) { out = append(out, vals) })
+	return out, err
+}
+
+// Count returns the number of rows whose key equals key (at most limit; 0:
+// no limit), scanning every value into Go like Rows but keeping none.
+func (e *Engine) Count(ctx context.Context, key any, limit int) (int, error) {
+	n := 0
+	err := e.scan(ctx, key, limit, func([]any) { n++ })
+	return n, err
+}
+
+func (e *Engine) scan(ctx context.Context, key any, limit int, each func([]any)) error {
+	var rows *sql.Rows
+	var err error
+	if limit > 0 {
+		rows, err = e.lim.QueryContext(ctx, key, limit)
+	} else {
+		rows, err = e.all.QueryContext(ctx, key)
+	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out [][]any
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -70,21 +92,16 @@ func (e *Engine) Rows(ctx context.Context, key int64) ([][]any, error) {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, vals)
+		each(vals)
 	}
-	return out, rows.Err()
-}
-
-// Lookup returns the number of rows whose user_id equals key.
-func (e *Engine) Lookup(ctx context.Context, key int64) (int, error) {
-	rows, err := e.Rows(ctx, key)
-	return len(rows), err
+	return rows.Err()
 }
 
 // Close releases the database.
 func (e *Engine) Close() error {
-	e.stmt.Close()
+	e.all.Close()
+	e.lim.Close()
 	return e.db.Close()
 }

@@ -1,7 +1,8 @@
-package rowindex
+package rowindexbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,110 +11,86 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// External is another engine the benchmark compares with (DuckDB in
-// rowindex/internal/duckbench), answering the same lookups over the same
-// local files.
-type External interface {
-	Name() string
-	// Lookup returns the number of rows whose user_id equals key.
-	Lookup(ctx context.Context, key int64) (int, error)
-	Close() error
-}
-
-// ExternalFactory opens an External over local Parquet paths.
-type ExternalFactory func(ctx context.Context, paths []string) (External, error)
-
-// BenchConfig configures Bench. Zero fields take defaults.
-type BenchConfig struct {
-	// Dir holds the lake (Dir/lake, generated once and reused while the
-	// lake config is unchanged) and the index (Dir/index, rebuilt).
+// Config configures Run on a generated lake. Zero fields take defaults.
+type Config struct {
+	// Dir holds the lake (Dir/lake, generated once and reused while its
+	// config is unchanged) and the index (Dir/index, rebuilt every run).
 	Dir string
-	// Lake is the generated data (default lakegen.DefaultConfig(), sorted
-	// by user).
-	Lake lakegen.Config
-	// Kind is the kind of the row index the lookups use (default sorted:
-	// its fragments leave row numbers implied over files sorted by the key,
-	// see diskEntry). The other kind is built too, for its size.
-	Kind Kind
-	// Lookups per local-disk scenario (default 200); LatencyLookups per
-	// injected-latency scenario (default 50); ExternalLookups per external
-	// engine (default 20).
-	Lookups, LatencyLookups, ExternalLookups int
-	// Latencies are the injected per-request latencies (store.NewFaulty) of
-	// the remote scenarios (default 2 ms and 20 ms).
-	Latencies []time.Duration
-	// External engines to compare on local disk.
-	External []ExternalFactory
+	// Layout is one of Layouts (default LayoutSorted); SizeMB the lake's
+	// size (default DefaultSizeMB). Lake, if its TargetBytes is set,
+	// replaces the lake LakeConfig(Layout, SizeMB) gives.
+	Layout string
+	SizeMB int
+	Lake   lakegen.Config
+	// Kind is the kind of the row index the lookups use (default sorted).
+	// The other kind is built too, for its size.
+	Kind rowindex.Kind
+	// Classes configures the per key class measurement.
+	Classes ClassConfig
+	// Overview adds the system table: the standard parquet-go reader and
+	// the row index cold and warm, on local disk and behind each of
+	// Latencies (default 2 ms and 20 ms), Lookups keys on local disk
+	// (default 200) and LatencyLookups behind latency (default 50), and
+	// covered lookups.
+	Overview                bool
+	Lookups, LatencyLookups int
+	Latencies               []time.Duration
 	// Progress, if set, receives progress lines.
 	Progress io.Writer
 }
 
-// BenchResult is one system on one storage.
-type BenchResult struct {
-	System   string        `json:"system"`
-	Storage  string        `json:"storage"`
-	Lookups  int           `json:"lookups"`
-	P50      time.Duration `json:"p50"`
-	P99      time.Duration `json:"p99"`
-	Requests float64       `json:"requestsPerLookup"`
-	Bytes    float64       `json:"bytesPerLookup"`
-	Rows     float64       `json:"rowsPerLookup"`
+// ClassConfig configures the per key class measurement. Zero fields take
+// defaults.
+type ClassConfig struct {
+	// KeysPerClass is the number of keys drawn per class and sampling
+	// (default 20); TopRepeats the lookups of the top key, with and without
+	// the limit (default 5); Limit the limit of the limited top-key lookups
+	// (default 100).
+	KeysPerClass, TopRepeats, Limit int
+	// Timeout, if set, cuts each lookup of either system (the lookup counts
+	// as a timeout at that time). Budget, if set, stops drawing keys of a
+	// class once both systems together spent that long on it.
+	Timeout, Budget time.Duration
+	// Seed makes the key draw reproducible (default 1).
+	Seed uint64
 }
 
-// BenchReport is what Bench measured.
-type BenchReport struct {
-	// Sorted reports the lake's layout: bucketed and sorted by user
-	// (lakegen.Config.Sorted) or in arrival order; Prepared, bucketed and
-	// sorted by the prepared writer (key-aligned pages).
-	Sorted   bool `json:"sorted"`
-	Prepared bool `json:"prepared,omitempty"`
-	// Kind is the row index kind the lookups used; Sizes gives the index
-	// size of each kind.
-	Kind          Kind          `json:"kind"`
-	Sizes         []IndexSize   `json:"sizes"`
-	Files         int           `json:"files"`
-	Rows          int64         `json:"rows"`
-	DataBytes     int64         `json:"dataBytes"`
-	IndexBytes    int64         `json:"indexBytes"`
-	Entries       int64         `json:"entries"`
-	Build         BuildStats    `json:"build"`
-	BuildTime     time.Duration `json:"buildTime"`
-	CoveredBytes  int64         `json:"coveredIndexBytes"`
-	CoveredResult BenchResult   `json:"covered"`
-	Results       []BenchResult `json:"results"`
-	// Versus compares the warm local row index with each External engine
-	// on the same keys (the first ExternalLookups), in the same run.
-	Versus []Versus `json:"versus"`
+func (c *ClassConfig) defaults() {
+	if c.KeysPerClass <= 0 {
+		c.KeysPerClass = 20
+	}
+	if c.TopRepeats <= 0 {
+		c.TopRepeats = 5
+	}
+	if c.Limit <= 0 {
+		c.Limit = 100
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
 }
 
-// Versus is the warm local row index against another engine, p50 over the
-// same keys.
-type Versus struct {
-	System  string        `json:"system"`
-	Lookups int           `json:"lookups"`
-	Ours    time.Duration `json:"oursP50"`
-	Theirs  time.Duration `json:"theirsP50"`
-	Speedup float64       `json:"speedup"`
-}
-
-// IndexSize is the size of one row index of the benchmark.
-type IndexSize struct {
-	Kind    Kind  `json:"kind"`
-	Entries int64 `json:"entries"`
-	Bytes   int64 `json:"bytes"`
-}
-
-func (c *BenchConfig) defaults() {
+func (c *Config) defaults() error {
+	if c.Layout == "" {
+		c.Layout = LayoutSorted
+	}
 	if c.Lake.TargetBytes == 0 {
-		c.Lake = lakegen.DefaultConfig()
-		c.Lake.Sorted = true
+		lake, err := LakeConfig(c.Layout, c.SizeMB)
+		if err != nil {
+			return err
+		}
+		c.Lake = lake
 	}
 	if c.Kind == "" {
-		c.Kind = KindSorted
+		c.Kind = rowindex.KindSorted
 	}
 	if c.Lookups == 0 {
 		c.Lookups = 200
@@ -121,25 +98,27 @@ func (c *BenchConfig) defaults() {
 	if c.LatencyLookups == 0 {
 		c.LatencyLookups = 50
 	}
-	if c.ExternalLookups == 0 {
-		c.ExternalLookups = 20
-	}
 	if c.Latencies == nil {
 		c.Latencies = []time.Duration{2 * time.Millisecond, 20 * time.Millisecond}
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
+	c.Classes.defaults()
+	return nil
 }
 
-// Bench generates (or reuses) a lake, builds a row index on user_id and
-// compares lookups by our row index (warm), a well-behaved standard
-// parquet-go reader (row-group statistics → bloom filter → page index →
-// pages, nothing cached) and the External engines, on local disk and
-// through injected per-request latency. Every system must return the same
-// rows for every key, or Bench fails.
-func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
-	cfg.defaults()
+// keyColumn is the generated lakes' key.
+const keyColumn = "user_id"
+
+// Run generates (or reuses) a lake, builds a row index on user_id and
+// measures lookups per key class against DuckDB on the same files, and, with
+// Overview, the system table. Every system must return, for every key, the
+// number of rows a scan of the key column counted, or Run fails.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
 	lakeDir := filepath.Join(cfg.Dir, "lake")
 	files, err := lakegen.Ensure(ctx, lakeDir, cfg.Lake, cfg.Progress)
 	if err != nil {
@@ -149,6 +128,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer local.Close()
 	idxDir := filepath.Join(cfg.Dir, "index")
 	if err := os.RemoveAll(idxDir); err != nil {
 		return nil, err
@@ -157,286 +137,269 @@ func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer idx.Close()
 	var uris []string
-	rep := &BenchReport{Sorted: cfg.Lake.Sorted || cfg.Lake.Prepared, Prepared: cfg.Lake.Prepared, Kind: cfg.Kind, Files: len(files)}
 	for _, f := range files {
 		uris = append(uris, f.Key)
-		rep.Rows += f.Rows
 	}
-	fmt.Fprintf(cfg.Progress, "building the row index over %d files...\n", len(files))
-	start := time.Now()
-	man, bs, err := Create(ctx, idx, Definition{Name: "by_user", Key: "user_id", Kind: cfg.Kind}, StoreResolver{local}, uris)
+	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake)}
+	rep.Lake.ZipfTopShare = lakegen.TopShare(cfg.Lake)
+	lk := lakeRun{data: local, lakeDir: lakeDir, uris: uris, keyCol: keyColumn, idx: idx, kind: cfg.Kind, progress: cfg.Progress}
+	h, err := lk.prepare(ctx, rep)
 	if err != nil {
 		return nil, err
 	}
-	rep.BuildTime, rep.Build = time.Since(start), bs
-	rep.DataBytes, rep.IndexBytes, rep.Entries = man.DataBytes(), man.IndexBytes(), man.Entries()
-	rep.Sizes = append(rep.Sizes, IndexSize{cfg.Kind, man.Entries(), man.IndexBytes()})
-	other := KindHash
-	if cfg.Kind == KindHash {
-		other = KindSorted
+	if cfg.Overview {
+		if err := overview(ctx, cfg, lk, h, rep); err != nil {
+			return nil, err
+		}
 	}
-	fmt.Fprintf(cfg.Progress, "building the %s row index, for its size...\n", other)
-	otherMan, _, err := Create(ctx, idx, Definition{Name: "by_user_" + string(other), Key: "user_id", Kind: other}, StoreResolver{local}, uris)
-	if err != nil {
+	if rep.Classes, err = lk.classes(ctx, cfg.Classes, h); err != nil {
 		return nil, err
-	}
-	rep.Sizes = append(rep.Sizes, IndexSize{other, otherMan.Entries(), otherMan.IndexBytes()})
-	covMan, _, err := Create(ctx, idx, Definition{Name: "by_user_covered", Key: "user_id", Kind: cfg.Kind, Cover: []string{"duration_ms"},
-		Aggregates: []Aggregate{{Op: "count"}, {Op: "sum", Column: "duration_ms"}}}, StoreResolver{local}, uris)
-	if err != nil {
-		return nil, err
-	}
-	rep.CoveredBytes = covMan.IndexBytes()
-
-	keys := benchKeys(cfg.Lake, max(cfg.Lookups, cfg.LatencyLookups, cfg.ExternalLookups))
-	// Reference counts: the standard reader on local disk.
-	want := map[int64]int{}
-	check := func(system string, key int64, n int) error {
-		if w, ok := want[key]; ok && w != n {
-			return fmt.Errorf("rowindex bench: %s returned %d rows for user %d, the standard reader %d", system, n, key, w)
-		}
-		want[key] = n
-		return nil
-	}
-
-	var localWarm []time.Duration // per key, in key order
-	storages := []time.Duration{0}
-	storages = append(storages, cfg.Latencies...)
-	for _, lat := range storages {
-		name := "local"
-		n := cfg.Lookups
-		var base store.Store = local
-		if lat > 0 {
-			name = fmt.Sprintf("latency %v", lat)
-			n = cfg.LatencyLookups
-			base = store.NewFaulty(local, store.Faults{Latency: lat})
-		}
-		cs := store.NewCounting(base)
-		fmt.Fprintf(cfg.Progress, "%s: standard reader...\n", name)
-		sr := &standardReader{st: cs, keyCol: "user_id"}
-		for _, f := range man.Files {
-			sr.files = append(sr.files, object{st: cs, key: f.URI, uri: f.URI})
-			sr.sizes = append(sr.sizes, f.Size)
-		}
-		res := BenchResult{System: "parquet-go standard reader", Storage: name}
-		var lats []time.Duration
-		for _, k := range keys[:n] {
-			before := cs.Snapshot()
-			t0 := time.Now()
-			rows, err := sr.lookup(ctx, k)
-			if err != nil {
-				return nil, err
-			}
-			lats = append(lats, time.Since(t0))
-			d := cs.Snapshot().Sub(before)
-			res.Requests += float64(d.Total.Requests)
-			res.Bytes += float64(d.Read.Bytes)
-			res.Rows += float64(len(rows))
-			if err := check(res.System, k, len(rows)); err != nil {
-				return nil, err
-			}
-		}
-		rep.Results = append(rep.Results, finish(res, lats))
-
-		fmt.Fprintf(cfg.Progress, "%s: row index...\n", name)
-		// The break-even gap of the storage: local disk, or object storage
-		// (≈50 MB/s per stream) behind the injected latency.
-		gap := int64(LocalCoalesceGap)
-		if lat > 0 {
-			gap = CoalesceGapFor(lat, 50e6)
-		}
-		ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{cs}, CoalesceGap: gap})
-		if err != nil {
-			return nil, err
-		}
-		// Cold: an empty cache before every lookup.
-		cold := BenchResult{System: "row index (cold)", Storage: name}
-		lats = lats[:0]
-		for _, k := range keys[:min(n, 50)] {
-			ri.DropCache()
-			t0 := time.Now()
-			r, err := ri.Lookup(ctx, Query{Key: k})
-			if err != nil {
-				return nil, err
-			}
-			lats = append(lats, time.Since(t0))
-			cold.Requests += float64(r.Plan.Requests())
-			cold.Bytes += float64(r.Plan.BytesRead())
-			cold.Rows += float64(len(r.Rows))
-			if err := check(cold.System, k, len(r.Rows)); err != nil {
-				return nil, err
-			}
-		}
-		rep.Results = append(rep.Results, finish(cold, lats))
-		// Warm: Warm, then one pass to cache dictionary pages, then timed.
-		if _, err := ri.Warm(ctx); err != nil {
-			return nil, err
-		}
-		for _, k := range keys[:n] {
-			if _, err := ri.Lookup(ctx, Query{Key: k}); err != nil {
-				return nil, err
-			}
-		}
-		warm := BenchResult{System: "row index (warm)", Storage: name}
-		lats = lats[:0]
-		for _, k := range keys[:n] {
-			t0 := time.Now()
-			r, err := ri.Lookup(ctx, Query{Key: k})
-			if err != nil {
-				return nil, err
-			}
-			lats = append(lats, time.Since(t0))
-			warm.Requests += float64(r.Plan.Requests())
-			warm.Bytes += float64(r.Plan.BytesRead())
-			warm.Rows += float64(len(r.Rows))
-			if err := check(warm.System, k, len(r.Rows)); err != nil {
-				return nil, err
-			}
-		}
-		rep.Results = append(rep.Results, finish(warm, lats))
-		if lat == 0 {
-			localWarm = slices.Clone(lats)
-		}
-	}
-
-	// Covered lookups (aggregates and a cover column): zero data reads.
-	cri, err := Open(ctx, idx, "by_user_covered", Options{Resolver: StoreResolver{local}})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := cri.Warm(ctx); err != nil {
-		return nil, err
-	}
-	cov := BenchResult{System: "row index (covered, warm)", Storage: "local"}
-	var lats []time.Duration
-	for _, k := range keys[:cfg.Lookups] {
-		t0 := time.Now()
-		r, err := cri.Lookup(ctx, Query{Key: k, Columns: []string{"duration_ms"}})
-		if err != nil {
-			return nil, err
-		}
-		lats = append(lats, time.Since(t0))
-		cov.Requests += float64(r.Plan.Requests())
-		cov.Bytes += float64(r.Plan.BytesRead())
-		cov.Rows += float64(len(r.Rows))
-		if err := check(cov.System, k, len(r.Rows)); err != nil {
-			return nil, err
-		}
-	}
-	rep.CoveredResult = finish(cov, lats)
-
-	var paths []string
-	for _, f := range files {
-		paths = append(paths, filepath.Join(lakeDir, filepath.FromSlash(f.Key)))
-	}
-	for _, open := range cfg.External {
-		e, err := open(ctx, paths)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(cfg.Progress, "local: %s...\n", e.Name())
-		res := BenchResult{System: e.Name(), Storage: "local"}
-		lats = lats[:0]
-		for _, k := range keys[:cfg.ExternalLookups] {
-			t0 := time.Now()
-			n, err := e.Lookup(ctx, k)
-			if err != nil {
-				e.Close()
-				return nil, err
-			}
-			lats = append(lats, time.Since(t0))
-			res.Rows += float64(n)
-			if err := check(res.System, k, n); err != nil {
-				e.Close()
-				return nil, err
-			}
-		}
-		e.Close()
-		res.Requests, res.Bytes = -1, -1 // not observable
-		res = finish(res, lats)
-		rep.Results = append(rep.Results, res)
-		if m := min(len(lats), len(localWarm)); m > 0 {
-			ours := finish(BenchResult{}, localWarm[:m]).P50
-			theirs := finish(BenchResult{}, lats[:m]).P50
-			rep.Versus = append(rep.Versus, Versus{System: res.System, Lookups: m, Ours: ours, Theirs: theirs,
-				Speedup: float64(theirs) / float64(max(ours, 1))})
-		}
 	}
 	return rep, nil
 }
 
-// benchKeys draws lookup keys: even positions by activity (Zipf: hot
-// users), odd positions uniformly over the user space (cold users, some
-// with no plays at all).
-func benchKeys(c lakegen.Config, n int) []int64 {
-	rng := rand.New(rand.NewPCG(c.Seed+99, 7))
-	users := max(c.Users, 2)
-	zipf := rand.NewZipf(rng, max(c.ZipfS, 1.01), max(c.ZipfV, 1), uint64(users-1))
-	keys := make([]int64, n)
-	for i := range keys {
-		if i%2 == 0 {
-			keys[i] = lakegen.UserID(zipf.Uint64())
-		} else {
-			keys[i] = lakegen.UserID(uint64(rng.IntN(users)))
+// lakeRun is one measured lake: its files and the row index over them.
+type lakeRun struct {
+	data     store.Store // the files, local
+	lakeDir  string      // data's folder
+	uris     []string    // keys of data
+	keyCol   string
+	idx      store.Store // the index folder
+	kind     rowindex.Kind
+	progress io.Writer
+}
+
+// indexName is the row index the lookups use.
+const indexName = "bench"
+
+func (lk lakeRun) paths() []string {
+	var out []string
+	for _, u := range lk.uris {
+		out = append(out, filepath.Join(lk.lakeDir, filepath.FromSlash(u)))
+	}
+	return out
+}
+
+// prepare describes the lake, counts its keys and builds both kinds of row
+// index (the lookups use lk.kind).
+func (lk lakeRun) prepare(ctx context.Context, rep *Report) (*histogram, error) {
+	if err := describeFiles(ctx, lk.data, lk.uris, lk.keyCol, &rep.Lake); err != nil {
+		return nil, err
+	}
+	rep.Lake.Dir, rep.Lake.KeyColumn = lk.lakeDir, lk.keyCol
+	fmt.Fprintf(lk.progress, "counting the keys of %s in %d files...\n", lk.keyCol, len(lk.uris))
+	h, err := scanKeys(ctx, lk.data, lk.uris, lk.keyCol)
+	if err != nil {
+		return nil, err
+	}
+	if h.rows == 0 {
+		return nil, fmt.Errorf("rowindexbench: column %s holds no non-null key", lk.keyCol)
+	}
+	rep.Lake.DistinctKeys, rep.Lake.TopKeyRows = len(h.keys), h.counts[0]
+	rep.Lake.TopKeyShare = float64(h.counts[0]) / float64(rep.Lake.Rows)
+
+	res := rowindex.StoreResolver{Store: lk.data}
+	fmt.Fprintf(lk.progress, "building the %s row index...\n", lk.kind)
+	start := time.Now()
+	man, bs, err := rowindex.Create(ctx, lk.idx, rowindex.Definition{Name: indexName, Key: lk.keyCol, Kind: lk.kind}, res, lk.uris)
+	if err != nil {
+		return nil, err
+	}
+	rep.Index = Index{Kind: lk.kind, Entries: man.Entries(), Bytes: man.IndexBytes(), BuildMS: ms(time.Since(start)),
+		BuildRequests: bs.Requests, BuildBytes: bs.BytesRead}
+	rep.Index.Sizes = append(rep.Index.Sizes, IndexSize{lk.kind, man.Entries(), man.IndexBytes()})
+	other := rowindex.KindHash
+	if lk.kind == rowindex.KindHash {
+		other = rowindex.KindSorted
+	}
+	fmt.Fprintf(lk.progress, "building the %s row index, for its size...\n", other)
+	om, _, err := rowindex.Create(ctx, lk.idx, rowindex.Definition{Name: indexName + "_" + string(other), Key: lk.keyCol, Kind: other}, res, lk.uris)
+	if err != nil {
+		return nil, err
+	}
+	rep.Index.Sizes = append(rep.Index.Sizes, IndexSize{other, om.Entries(), om.IndexBytes()})
+	return h, nil
+}
+
+// describeFiles fills the file-level facts of l from the files' footers.
+func describeFiles(ctx context.Context, st store.Store, uris []string, keyCol string, l *Lake) error {
+	l.Files, l.PageIndex = len(uris), true
+	codecs := map[string]bool{}
+	for _, u := range uris {
+		attrs, err := st.Stat(ctx, u)
+		if err != nil {
+			return err
+		}
+		f, err := parquet.OpenFile(store.NewReaderAt(ctx, st, u, attrs.Size), attrs.Size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		if err != nil {
+			return fmt.Errorf("%s: %w", u, err)
+		}
+		l.DataBytes += attrs.Size
+		l.Rows += f.NumRows()
+		col := f.Root().Column(keyCol)
+		if col == nil {
+			return fmt.Errorf("rowindexbench: %s has no column %q", u, keyCol)
+		}
+		for _, g := range f.Metadata().RowGroups {
+			l.RowGroups++
+			cc := g.Columns[col.Index()]
+			if cc.OffsetIndexOffset == 0 {
+				l.PageIndex = false
+			}
+			codecs[cc.MetaData.Codec.String()] = true
 		}
 	}
-	return keys
-}
-
-// Layout names the lake's layout.
-func (r *BenchReport) Layout() string {
-	switch {
-	case r.Prepared:
-		return "prepared: bucketed, sorted, key-aligned pages"
-	case r.Sorted:
-		return "bucketed and sorted by user"
-	}
-	return "arrival order"
-}
-
-func finish(r BenchResult, lats []time.Duration) BenchResult {
-	r.Lookups = len(lats)
-	if len(lats) == 0 {
-		return r
-	}
-	s := slices.Clone(lats)
-	slices.Sort(s)
-	r.P50 = s[len(s)/2]
-	r.P99 = s[min(len(s)-1, len(s)*99/100)]
-	n := float64(len(lats))
-	if r.Requests >= 0 {
-		r.Requests /= n
-		r.Bytes /= n
-	}
-	r.Rows /= n
-	return r
-}
-
-// Format writes the report as the tables of docs/rowindex.md.
-func (r *BenchReport) Format(w io.Writer) {
-	fmt.Fprintf(w, "Lake (%s): %d files, %d rows, %.1f MB. Row index (%s): %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry, %.2f rows/entry), built in %v (%d requests, %.1f MB read).\n",
-		r.Layout(), r.Files, r.Rows, float64(r.DataBytes)/1e6, r.Kind, r.Entries, float64(r.IndexBytes)/1e6,
-		100*float64(r.IndexBytes)/float64(r.DataBytes), float64(r.IndexBytes)/float64(max(r.Entries, 1)),
-		float64(r.Rows)/float64(max(r.Entries, 1)), r.BuildTime.Round(time.Millisecond), r.Build.Requests, float64(r.Build.BytesRead)/1e6)
-	for _, sz := range r.Sizes {
-		fmt.Fprintf(w, "Index size, %s kind: %d entries, %.2f MB = %.3f%% of data (%.2f bytes/entry).\n", sz.Kind, sz.Entries,
-			float64(sz.Bytes)/1e6, 100*float64(sz.Bytes)/float64(max(r.DataBytes, 1)), float64(sz.Bytes)/float64(max(sz.Entries, 1)))
-	}
-	fmt.Fprintf(w, "Covered index (cover duration_ms, count, sum): %.2f MB = %.2f%% of data.\n\n",
-		float64(r.CoveredBytes)/1e6, 100*float64(r.CoveredBytes)/float64(r.DataBytes))
-	fmt.Fprintln(w, "| system | storage | lookups | p50 | p99 | requests/lookup | bytes/lookup | rows/lookup |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-	for _, x := range append(slices.Clone(r.Results), r.CoveredResult) {
-		req, by := "n/a", "n/a"
-		if x.Requests >= 0 {
-			req, by = fmt.Sprintf("%.1f", x.Requests), fmt.Sprintf("%.0f", x.Bytes)
+	for c := range codecs {
+		if l.Compression != "" {
+			l.Compression += ","
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %v | %v | %s | %s | %.1f |\n", x.System, x.Storage, x.Lookups,
-			x.P50.Round(time.Microsecond), x.P99.Round(time.Microsecond), req, by, x.Rows)
+		l.Compression += c
 	}
-	for _, v := range r.Versus {
-		fmt.Fprintf(w, "\nSame %d keys, local disk, p50: row index (warm) %v, %s %v: %.0f× faster.\n", v.Lookups,
-			v.Ours.Round(time.Microsecond), v.System, v.Theirs.Round(time.Microsecond), v.Speedup)
+	return nil
+}
+
+// classes measures every key class under both samplings, the top key and
+// the top key with a limit, through a warm row index and DuckDB.
+func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([]ClassResult, error) {
+	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}})
+	if err != nil {
+		return nil, err
 	}
+	if _, err := ri.Warm(ctx); err != nil {
+		return nil, err
+	}
+	eng, err := duckdb.Open(ctx, lk.paths(), lk.keyCol)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	m := &measurer{ri: ri, eng: eng, h: h, cfg: cfg, progress: lk.progress}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 11))
+	n := cfg.KeysPerClass
+	// Untimed first lookups: DuckDB's first query and the row index's
+	// first data reads pay one-off setup.
+	if _, err := m.measure(ctx, SamplingFixed, "warm-up", h.sample(rng, 0, len(h.keys), 3, SamplingDistinct), 0); err != nil {
+		return nil, err
+	}
+	var out []ClassResult
+	add := func(sampling, class string, keys []any, limit int) error {
+		if len(keys) == 0 {
+			return nil
+		}
+		r, err := m.measure(ctx, sampling, class, keys, limit)
+		if err == nil {
+			out = append(out, r)
+		}
+		return err
+	}
+	if err := add(SamplingFixed, Classes[0].Name, h.absent(rng, n), 0); err != nil {
+		return nil, err
+	}
+	for _, s := range []string{SamplingRows, SamplingDistinct} {
+		for _, c := range Classes[1:] {
+			lo, hi := h.span(c)
+			if err := add(s, c.Name, h.sample(rng, lo, hi, n, s), 0); err != nil {
+				return nil, err
+			}
+		}
+		if err := add(s, ClassAll, h.sample(rng, 0, len(h.keys), n, s), 0); err != nil {
+			return nil, err
+		}
+	}
+	top := slices.Repeat([]any{h.keys[0]}, cfg.TopRepeats)
+	if err := add(SamplingFixed, ClassTop, top, cfg.Limit); err != nil {
+		return nil, err
+	}
+	if err := add(SamplingFixed, ClassTop, top, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// measurer times both systems on keys and checks their row counts.
+type measurer struct {
+	ri       *rowindex.RowIndex
+	eng      *duckdb.Engine
+	h        *histogram
+	cfg      ClassConfig
+	progress io.Writer
+}
+
+// measure looks every key up in both systems, one after the other, until
+// the class budget is spent.
+func (m *measurer) measure(ctx context.Context, sampling, class string, keys []any, limit int) (ClassResult, error) {
+	res := ClassResult{Sampling: sampling, Class: class, Limit: limit}
+	fmt.Fprintf(m.progress, "class %s (%s sampling, limit %d): %d keys...\n", class, sampling, limit, len(keys))
+	var ours, theirs []time.Duration
+	var oursOut, theirsOut int
+	var spent time.Duration
+	distinct := map[any]bool{}
+	for _, k := range keys {
+		if m.cfg.Budget > 0 && spent > m.cfg.Budget {
+			break
+		}
+		want := m.h.exact[k]
+		if limit > 0 {
+			want = min(want, int64(limit))
+		}
+		q := m.h.queryValue(k)
+		d, r, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (*rowindex.Result, error) {
+			return m.ri.Lookup(ctx, rowindex.Query{Key: q, Limit: limit})
+		})
+		switch {
+		case cut:
+			oursOut++
+		case err != nil:
+			return res, fmt.Errorf("rowindexbench: row index, key %v: %w", k, err)
+		case int64(len(r.Rows)) != want:
+			return res, fmt.Errorf("rowindexbench: the row index returned %d rows for key %v, the scan counted %d", len(r.Rows), k, want)
+		default:
+			res.RequestsPerLookup += float64(r.Plan.Requests())
+			res.BytesPerLookup += float64(r.Plan.BytesRead())
+		}
+		ours = append(ours, d)
+		d2, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.eng.Count(ctx, q, limit) })
+		switch {
+		case cut:
+			theirsOut++
+		case err != nil:
+			return res, fmt.Errorf("rowindexbench: DuckDB, key %v: %w", k, err)
+		case int64(n) != want:
+			return res, fmt.Errorf("rowindexbench: DuckDB returned %d rows for key %v, the scan counted %d", n, k, want)
+		}
+		theirs = append(theirs, d2)
+		spent += d + d2
+		res.RowsPerLookup += float64(want)
+		res.MaxRows = max(res.MaxRows, want)
+		distinct[k] = true
+	}
+	res.Keys, res.DistinctKeys = len(ours), len(distinct)
+	if done := float64(len(ours) - oursOut); done > 0 {
+		res.RequestsPerLookup /= done
+		res.BytesPerLookup /= done
+	}
+	res.RowsPerLookup /= float64(max(len(ours), 1))
+	res.RowIndex, res.DuckDB = latencyOf(ours, oursOut), latencyOf(theirs, theirsOut)
+	res.RatioP50 = ratio(res.RowIndex.P50MS, res.DuckDB.P50MS)
+	res.RatioP90 = ratio(res.RowIndex.P90MS, res.DuckDB.P90MS)
+	res.RatioP99 = ratio(res.RowIndex.P99MS, res.DuckDB.P99MS)
+	return res, nil
+}
+
+// timed runs f under the timeout (none if 0) and returns its duration, and
+// whether f failed because the timeout (not the caller's context) ran out.
+func timed[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (time.Duration, T, bool, error) {
+	fctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	t0 := time.Now()
+	v, err := f(fctx)
+	d := time.Since(t0)
+	cut := err != nil && ctx.Err() == nil && errors.Is(fctx.Err(), context.DeadlineExceeded)
+	return d, v, cut, err
 }
