@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 	"github.com/ariadne-go/ariadne/fileindex"
-	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
@@ -29,64 +30,83 @@ func (g *globals) benchDir(dir string) (string, error) {
 
 func newBenchCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Reproducible benchmarks on generated data"}
-	var dir string
-	var sizeMB int
-	var lookups int
-	var layout, kind string
+	cmd.AddCommand(newBenchRowIndexCmd(g))
+	cmd.AddCommand(newBenchFileIndexCmd(g))
+	return cmd
+}
+
+// newBenchRowIndexCmd is `ariadne bench rowindex`: the row index against
+// DuckDB per key class (package bench/rowindexbench), on a generated lake
+// or, with --dir, on the user's own Parquet files.
+func newBenchRowIndexCmd(g *globals) *cobra.Command {
+	var work, dir, key, layout, kind string
+	var sizeMB, lookups int
+	var overview bool
+	var cc rowindexbench.ClassConfig
 	rc := &cobra.Command{
-		Use:   "rowindex [--dir DIR] [--size-mb N] [--lookups N] [--layout sorted|prepared|arrival] [--kind sorted|hash]",
-		Short: "Row index lookups vs a standard Parquet reader (and DuckDB, in the duckbench test) on a generated listening history",
-		Args:  cobra.NoArgs,
+		Use:   "rowindex [--layout L] [--size-mb N] [--work DIR] | --dir PATH --key COL",
+		Short: "Row index lookups vs DuckDB per key class, on a generated lake or on existing Parquet files",
+		Long: `Builds a row index and looks keys up through it (warm) and through DuckDB's
+read_parquet(...) WHERE key = ? on the same files, in the same run, per key class: absent keys, keys of
+1-100, 101-1k, 1k-10k, 10k-100k and >100k rows, drawn two ways (the key of a random row, so hot keys count
+as often as traffic asks for them, and uniformly over distinct keys), the top key, and the top key with
+--limit. Reports p50/p90/p99 of both, their ratio (row index / DuckDB), and the row index's requests and
+bytes per lookup. Every system must return the scanned row count for every key, or the run fails.
+
+Generated lakes (--layout): sorted (bucketed and sorted by user), prepared (the same, key-aligned pages),
+arrival (arrival order), skewed (arrival order, a top user with ~19 % of the rows, 12k-row row groups,
+16 KiB pages), arrow (arrival order written by arrow-go with default properties: one row group and 1 MiB
+pages per file, dictionaries, no page index, no compression). The lake is generated once into
+WORK/lake and reused; --overview adds the standard parquet-go reader and the row index cold, on local disk
+and behind 2 ms and 20 ms of injected latency.
+
+--dir PATH --key COL measures the *.parquet files under PATH instead (the index is built in a temporary
+folder and removed).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := rowindex.BenchConfig{Dir: dir, Lookups: lookups, Kind: rowindex.Kind(kind), Progress: g.env.Stderr}
-			if kind != "" && cfg.Kind != rowindex.KindHash && cfg.Kind != rowindex.KindSorted {
+			k := rowindex.Kind(kind)
+			if kind != "" && k != rowindex.KindHash && k != rowindex.KindSorted {
 				return aerr.Invalid("--kind wants sorted or hash, got %q", kind)
 			}
-			cfg.Lake = lakegen.DefaultConfig()
-			if sizeMB > 0 {
-				cfg.Lake = benchLake(sizeMB)
-			}
-			switch layout {
-			case "sorted":
-				cfg.Lake.Sorted = true
-			case "prepared":
-				cfg.Lake.Sorted, cfg.Lake.Prepared = false, true
-			case "arrival":
-				cfg.Lake.Sorted = false
-			default:
-				return aerr.Invalid("--layout wants sorted, prepared or arrival, got %q", layout)
-			}
+			var rep *rowindexbench.Report
 			var err error
-			if cfg.Dir, err = g.benchDir(dir); err != nil {
-				return err
+			if dir != "" || key != "" {
+				if dir == "" || key == "" {
+					return aerr.Invalid("--dir PATH and --key COL go together (the generated lake's work folder is --work)")
+				}
+				rep, err = rowindexbench.RunDir(cmd.Context(), rowindexbench.DirConfig{Path: dir, Key: key, Kind: k, Classes: cc, Progress: g.env.Stderr})
+			} else {
+				if _, err := rowindexbench.LakeConfig(layout, sizeMB); err != nil {
+					return err
+				}
+				cfg := rowindexbench.Config{Layout: layout, SizeMB: sizeMB, Kind: k, Classes: cc, Overview: overview,
+					Lookups: lookups, Progress: g.env.Stderr}
+				if cfg.Dir, err = g.benchDir(work); err != nil {
+					return err
+				}
+				rep, err = rowindexbench.Run(cmd.Context(), cfg)
 			}
-			rep, err := rowindex.Bench(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			return g.emit(rep, func(w io.Writer) { rep.Format(w) })
 		},
 	}
-	rc.Flags().StringVar(&dir, "dir", "", "folder for the generated lake (reused between runs) and the index")
-	rc.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB (default: the generator's, about 1 GB)")
-	rc.Flags().IntVar(&lookups, "lookups", 0, "lookups per local-disk scenario (default 200)")
-	rc.Flags().StringVar(&layout, "layout", "sorted", "lake layout: sorted (bucketed and sorted by user), prepared (the same, written by the prepared writer with key-aligned pages) or arrival")
-	rc.Flags().StringVar(&kind, "kind", "", "row index kind the lookups use: sorted (default) or hash")
-	cmd.AddCommand(rc)
-	cmd.AddCommand(newBenchFileIndexCmd(g))
-	return cmd
-}
-
-// benchLake scales the default benchmark lake to about sizeMB megabytes,
-// keeping users and tracks proportional so per-key statistics stay alike.
-func benchLake(sizeMB int) lakegen.Config {
-	c := lakegen.DefaultConfig()
-	scale := float64(sizeMB) * (1 << 20) / float64(c.TargetBytes)
-	c.TargetBytes = int64(sizeMB) << 20
-	c.Users = max(1000, int(float64(c.Users)*scale))
-	c.Tracks = max(1000, int(float64(c.Tracks)*scale))
-	c.Sorted = true
-	return c
+	f := rc.Flags()
+	f.StringVar(&work, "work", "", "folder for the generated lake (reused between runs) and the index (default: a new temporary folder)")
+	f.IntVar(&sizeMB, "size-mb", rowindexbench.DefaultSizeMB, "approximate size of the generated lake in MB (the documented runs use 1024)")
+	f.StringVar(&layout, "layout", rowindexbench.LayoutSorted, "generated lake layout: "+strings.Join(rowindexbench.Layouts, ", "))
+	f.StringVar(&dir, "dir", "", "measure the existing *.parquet files under this local folder (with --key)")
+	f.StringVar(&key, "key", "", "key column of --dir's files")
+	f.StringVar(&kind, "kind", "", "row index kind the lookups use: sorted (default) or hash")
+	f.IntVar(&cc.KeysPerClass, "keys", 20, "keys drawn per class and sampling")
+	f.IntVar(&cc.TopRepeats, "top-repeats", 5, "lookups of the top key, with and without --limit")
+	f.IntVar(&cc.Limit, "limit", 100, "row limit of the limited top-key lookups")
+	f.DurationVar(&cc.Timeout, "timeout", 0, "cut each lookup of either system after this long (0: never); cut lookups count at the timeout")
+	f.DurationVar(&cc.Budget, "budget", 0, "stop drawing keys of a class once both systems spent this long on it (0: no budget)")
+	f.BoolVar(&overview, "overview", false, "generated lakes: add the standard reader and the cold row index, on local disk and behind injected latency")
+	f.IntVar(&lookups, "lookups", 0, "--overview: lookups per local-disk scenario (default 200)")
+	return rc
 }
 
 // newBenchFileIndexCmd is `ariadne bench fileindex`: the file index's

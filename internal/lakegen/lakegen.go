@@ -5,7 +5,9 @@
 // (date=YYYY-MM-DD/part-NNNNN.parquet) of any store, in one of three layouts
 // of the same rows: arrival (time) order, bucketed and sorted by user
 // (Spark's bucketBy/sortBy layout), or that bucketed layout written as
-// prepared Parquet (package prepared: key-aligned pages).
+// prepared Parquet (package prepared: key-aligned pages). Any layout can
+// instead be written by arrow-go's pqarrow writer with its default
+// properties (Config.Writer), as other writers produce files.
 package lakegen
 
 import (
@@ -85,7 +87,20 @@ type Config struct {
 	PageBytes int
 	// Prefix is prepended to every key ("lake/" gives lake/date=.../...).
 	Prefix string
+	// Writer names the Parquet writer: "" (parquet-go, with the page,
+	// row-group, ZSTD and bloom-filter settings above) or WriterArrow.
+	// Prepared wins over Writer.
+	Writer string
 }
+
+// WriterArrow writes files with arrow-go's pqarrow writer and its default
+// properties (nil *parquet.WriterProperties, pqarrow.DefaultWriterProps):
+// every file one row group (the default cap is 64 Mi rows), dictionary
+// encoding with PLAIN fallback past a 1 MiB dictionary, data pages of
+// 1 MiB, no compression, chunk statistics but no page index and no bloom
+// filter. RowGroupRows and PageBytes do not apply. It is what a reader meets
+// in files that other tools wrote with their defaults.
+const WriterArrow = "arrow"
 
 // DefaultPreparedPageBytes is the prepared layout's page target: 16 KiB of
 // uncompressed values. A row is ≈190 bytes uncompressed (measured column
@@ -166,9 +181,14 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 			key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
 			var size int64
 			var err error
-			if cfg.Prepared {
+			switch {
+			case cfg.Prepared:
 				size, err = writePrepared(ctx, st, key, rows, cfg, part)
-			} else {
+			case cfg.Writer == WriterArrow:
+				size, err = writeArrow(ctx, st, key, rows)
+			case cfg.Writer != "":
+				return nil, fmt.Errorf("lakegen: unknown writer %q", cfg.Writer)
+			default:
 				size, err = writeFile(ctx, st, key, rows, cfg)
 			}
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +177,71 @@ func TestActivityIsSkewed(t *testing.T) {
 	}
 	if top := count[UserID(0)]; top < 10*count[UserID(5000)] || top == 0 {
 		t.Fatalf("user of rank 0 has %d plays, rank 5000 %d: not skewed", top, count[UserID(5000)])
+	}
+}
+
+// TestHeavySkewTopShare checks the heavy-skew lake's top user against the
+// share TopShare predicts, on generated rows (±15 % of the share).
+func TestHeavySkewTopShare(t *testing.T) {
+	if s := TopShare(HeavySkewConfig()); s < 0.18 || s > 0.20 {
+		t.Fatalf("TopShare(HeavySkewConfig()) = %.4f, documented as 0.189", s)
+	}
+	ctx := context.Background()
+	st, _ := store.Open(ctx, "mem://")
+	c := HeavySkewConfig()
+	c.TargetBytes, c.Days, c.FilesPerDay = 2<<20, 1, 2
+	files, err := Generate(ctx, st, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, all := 0, 0
+	for _, f := range files {
+		for _, r := range read(t, st, f.Key) {
+			all++
+			if r.UserID == UserID(0) {
+				top++
+			}
+		}
+	}
+	got, want := float64(top)/float64(all), TopShare(c)
+	if math.Abs(got-want) > 0.15*want {
+		t.Fatalf("top user holds %.3f of %d rows, TopShare says %.3f", got, all, want)
+	}
+}
+
+// TestArrowWriterDefaults checks that the arrow writer's files hold the
+// same rows as parquet-go's, in one row group, without a page index.
+func TestArrowWriterDefaults(t *testing.T) {
+	ctx := context.Background()
+	a, _ := store.Open(ctx, "mem://")
+	b, _ := store.Open(ctx, "mem://")
+	c := small("arrival")
+	fa, err := Generate(ctx, a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Writer = WriterArrow
+	fb, err := Generate(ctx, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fa {
+		x, y := read(t, a, fa[i].Key), read(t, b, fb[i].Key)
+		if !slices.EqualFunc(x, y, func(p, q Listen) bool {
+			return p.UserID == q.UserID && p.TS.Equal(q.TS) && p.TrackURI == q.TrackURI && p.DurationMS == q.DurationMS && p.Context == q.Context
+		}) {
+			t.Fatalf("%s: the arrow file holds other rows", fb[i].Key)
+		}
+		raw, _ := store.ReadAll(ctx, b, fb[i].Key)
+		pf, err := parquet.OpenFile(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(pf.RowGroups()); n != 1 {
+			t.Fatalf("%s: %d row groups, want 1", fb[i].Key, n)
+		}
+		if cc := pf.Metadata().RowGroups[0].Columns[0]; cc.ColumnIndexOffset != 0 || cc.OffsetIndexOffset != 0 {
+			t.Fatalf("%s: a page index was written", fb[i].Key)
+		}
 	}
 }

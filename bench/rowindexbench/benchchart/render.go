@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 )
 
 // Chart geometry, in SVG user units (pixels).
@@ -56,8 +56,11 @@ func y(d time.Duration) float64 {
 // Render writes rep as an SVG bar chart: for each storage (local disk, then
 // each injected latency), one bar per system up to its p50 latency, with a
 // thin whisker from p50 to p99, on a log scale.
-func Render(w io.Writer, rep *rowindex.BenchReport) error {
-	results := append(slices.Clone(rep.Results), rep.CoveredResult)
+func Render(w io.Writer, rep *rowindexbench.Report) error {
+	results := slices.Clone(rep.Overview)
+	if rep.Covered != nil {
+		results = append(results, *rep.Covered)
+	}
 	var storages []string
 	for _, r := range results {
 		if r.Storage != "" && !slices.Contains(storages, r.Storage) {
@@ -67,20 +70,19 @@ func Render(w io.Writer, rep *rowindex.BenchReport) error {
 	if len(storages) == 0 {
 		return fmt.Errorf("benchchart: the report has no results")
 	}
-	find := func(system, storage string) (rowindex.BenchResult, bool) {
+	find := func(system, storage string) (rowindexbench.SystemResult, bool) {
 		for _, r := range results {
 			if r.System == system && r.Storage == storage && r.Lookups > 0 {
 				return r, true
 			}
 		}
-		return rowindex.BenchResult{}, false
+		return rowindexbench.SystemResult{}, false
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
-	layout := rep.Layout()
 	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15" font-weight="bold">Lookup by user_id, %d files, %.0f MB, %s: bar = p50, whisker = p99</text>`+"\n",
-		plotLeft, rep.Files, float64(rep.DataBytes)/1e6, layout)
+		plotLeft, rep.Lake.Files, float64(rep.Lake.DataBytes)/1e6, rep.Description)
 	// Decade grid lines and labels.
 	for d := yMin; d <= yMax; d *= 10 {
 		yy := y(d)
@@ -100,13 +102,14 @@ func Render(w io.Writer, rep *rowindex.BenchReport) error {
 				continue
 			}
 			x := x0 + float64(si)*(barW+barGap)
-			top := y(r.P50)
+			p50d, p99d := dur(r.P50MS), dur(r.P99MS)
+			top := y(p50d)
 			fmt.Fprintf(&b, `<rect class="p50" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: p50 %v, p99 %v, %s</title></rect>`+"\n",
-				x, top, barW, plotBottom-top, s.color, s.label, st, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), requests(r))
-			cx, p99 := x+barW/2, y(r.P99)
+				x, top, barW, plotBottom-top, s.color, s.label, st, p50d.Round(time.Microsecond), p99d.Round(time.Microsecond), requests(r))
+			cx, p99 := x+barW/2, y(p99d)
 			fmt.Fprintf(&b, `<line class="p99" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", cx, top, cx, p99)
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", cx-barW/4, p99, cx+barW/4, p99)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", cx, min(top, p99)-4, short(r.P50))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", cx, min(top, p99)-4, short(p50d))
 		}
 	}
 	for si, s := range series {
@@ -127,12 +130,16 @@ func storageLabel(s string) string {
 	return strings.Replace(s, "latency ", "", 1) + " per request"
 }
 
-func requests(r rowindex.BenchResult) string {
-	if r.Requests < 0 {
+func requests(r rowindexbench.SystemResult) string {
+	if r.RequestsPerLookup == nil {
 		return "requests not observable"
 	}
-	return fmt.Sprintf("%.1f requests, %.0f bytes per lookup", r.Requests, r.Bytes)
+	return fmt.Sprintf("%.1f requests, %.0f bytes per lookup", *r.RequestsPerLookup, *r.BytesPerLookup)
 }
+
+// dur converts the report's milliseconds to a duration (to the nanosecond
+// the report was measured in).
+func dur(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
 
 // short formats a latency with two or three significant digits.
 func short(d time.Duration) string {

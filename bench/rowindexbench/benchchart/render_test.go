@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 )
 
 // TestCommittedChartIsCurrent checks that docs/rowindex-bench.svg is the
@@ -77,10 +77,10 @@ func TestBarsFollowTheReport(t *testing.T) {
 			whiskers = append(whiskers, e)
 		}
 	}
-	var want []rowindex.BenchResult
+	var want []rowindexbench.SystemResult
 	for _, st := range []string{"local", "latency 2ms", "latency 20ms"} {
 		for _, s := range series {
-			for _, r := range append(rep.Results, rep.CoveredResult) {
+			for _, r := range append(rep.Overview, *rep.Covered) {
 				if r.System == s.system && r.Storage == st {
 					want = append(want, r)
 				}
@@ -91,12 +91,13 @@ func TestBarsFollowTheReport(t *testing.T) {
 		t.Fatalf("%d bars and %d whiskers for %d results", len(bars), len(whiskers), len(want))
 	}
 	for i, r := range want {
+		p50, p99 := dur(r.P50MS), dur(r.P99MS)
 		top := num(bars[i].Y)
-		if math.Abs(top-y(r.P50)) > 0.1 || math.Abs(top+num(bars[i].Height)-plotBottom) > 0.1 {
-			t.Fatalf("%s/%s: bar from %.1f to %.1f, p50 %v is at %.1f", r.System, r.Storage, top, top+num(bars[i].Height), r.P50, y(r.P50))
+		if math.Abs(top-y(p50)) > 0.1 || math.Abs(top+num(bars[i].Height)-plotBottom) > 0.1 {
+			t.Fatalf("%s/%s: bar from %.1f to %.1f, p50 %v is at %.1f", r.System, r.Storage, top, top+num(bars[i].Height), p50, y(p50))
 		}
-		if math.Abs(num(whiskers[i].Y2)-y(r.P99)) > 0.1 || math.Abs(num(whiskers[i].Y1)-top) > 0.1 {
-			t.Fatalf("%s/%s: whisker %s..%s, want %.1f..%.1f", r.System, r.Storage, whiskers[i].Y1, whiskers[i].Y2, top, y(r.P99))
+		if math.Abs(num(whiskers[i].Y2)-y(p99)) > 0.1 || math.Abs(num(whiskers[i].Y1)-top) > 0.1 {
+			t.Fatalf("%s/%s: whisker %s..%s, want %.1f..%.1f", r.System, r.Storage, whiskers[i].Y1, whiskers[i].Y2, top, y(p99))
 		}
 	}
 }

@@ -1,11 +1,11 @@
 // Command benchchart draws the row index benchmark chart of
 // docs/rowindex.md (docs/rowindex-bench.svg) from the JSON report that the
-// benchmark writes (rowindex.BenchReport): p50 and p99 latency per system,
+// benchmark writes (rowindexbench.Report): p50 and p99 latency per system,
 // per storage (local disk and injected latencies), on a log scale.
 //
-//	ARIADNE_BENCH_DIR=/tmp/ribench go test ./rowindex/internal/duckbench -run TestBenchReport -v -timeout 2h
-//	cp /tmp/ribench/report.json rowindex/internal/benchchart/testdata/report.json
-//	go run ./rowindex/internal/benchchart -in rowindex/internal/benchchart/testdata/report.json -out docs/rowindex-bench.svg
+//	ARIADNE_BENCH_DIR=/tmp/ribench go test ./bench/rowindexbench -run TestBenchReport -v -timeout 2h
+//	cp /tmp/ribench/report.json bench/rowindexbench/benchchart/testdata/report.json
+//	go run ./bench/rowindexbench/benchchart -in bench/rowindexbench/benchchart/testdata/report.json -out docs/rowindex-bench.svg
 //
 // The report behind the committed chart is kept in testdata/report.json,
 // and a test checks that the committed chart is its rendering.
@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 )
 
 func main() {
@@ -46,12 +46,12 @@ func run(in, out string) error {
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
-func load(path string) (*rowindex.BenchReport, error) {
+func load(path string) (*rowindexbench.Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var rep rowindex.BenchReport
+	var rep rowindexbench.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("benchchart: %s: %w", path, err)
 	}

@@ -1,7 +1,8 @@
-package rowindex
+package rowindexbench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 
@@ -17,14 +18,16 @@ import (
 // column index, read them to find the matching rows, then read those rows of
 // every column by seeking through the offset index. Files are processed in
 // parallel; inside a file each step depends on the previous one. Nothing is
-// cached between lookups. It is the benchmark's baseline and the reference
-// of its correctness check.
+// cached between lookups. It is the overview's baseline.
 type standardReader struct {
 	st     store.Store
-	files  []object
+	files  []string // keys of st
 	sizes  []int64
 	keyCol string
 }
+
+// standardConcurrency caps the files the standard reader reads at once.
+const standardConcurrency = 256
 
 // standardReadBuffer is the baseline's read size: a reader that knows the
 // page it wants fetches it in one request (pages are ≤ 1 MiB here), instead
@@ -36,7 +39,7 @@ func (s *standardReader) lookup(ctx context.Context, key int64) ([]parquet.Row, 
 	out := make([][]parquet.Row, len(s.files))
 	errs := make([]error, len(s.files))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxConcurrentReads)
+	sem := make(chan struct{}, standardConcurrency)
 	for i := range s.files {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -58,8 +61,7 @@ func (s *standardReader) lookup(ctx context.Context, key int64) ([]parquet.Row, 
 }
 
 func (s *standardReader) lookupFile(ctx context.Context, i int, key int64) ([]parquet.Row, error) {
-	o := s.files[i]
-	ra := store.NewReaderAt(ctx, o.st, o.key, s.sizes[i])
+	ra := store.NewReaderAt(ctx, s.st, s.files[i], s.sizes[i])
 	f, err := parquet.OpenFile(ra, s.sizes[i], parquet.SkipMagicBytes(true), parquet.SkipBloomFilters(true),
 		parquet.ReadBufferSize(standardReadBuffer))
 	if err != nil {
@@ -67,7 +69,7 @@ func (s *standardReader) lookupFile(ctx context.Context, i int, key int64) ([]pa
 	}
 	col := f.Root().Column(s.keyCol)
 	if col == nil {
-		return nil, &ColumnError{URI: o.uri, Column: s.keyCol, Reason: "no such column"}
+		return nil, fmt.Errorf("%s: no column %q", s.files[i], s.keyCol)
 	}
 	kc := col.Index()
 	want := parquet.ValueOf(key)

@@ -1,0 +1,224 @@
+package rowindexbench
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// smallLake is a lake of a few MB for tests and the quick benchmark.
+func smallLake(mb int64) lakegen.Config {
+	c := lakegen.DefaultConfig()
+	c.TargetBytes = mb << 20
+	c.Days, c.FilesPerDay, c.Users = 4, 2, 20_000
+	c.Sorted = true
+	c.RowGroupRows = 32 << 10
+	return c
+}
+
+// TestRunSmoke runs the whole benchmark on a tiny lake: every system must
+// return the scanned row count for every key (Run checks), every populated
+// class is reported with both systems' percentiles, the warm row index
+// meets its request targets, and the JSON report has snake_case keys with
+// durations in milliseconds.
+func TestRunSmoke(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		Dir: t.TempDir(), Layout: LayoutSorted, Lake: smallLake(2), Overview: true, Lookups: 8, LatencyLookups: 4,
+		Latencies: []time.Duration{time.Millisecond}, Classes: ClassConfig{KeysPerClass: 4, TopRepeats: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Format(&sb)
+	t.Log("\n" + sb.String())
+	seen := map[string]bool{}
+	for _, c := range rep.Classes {
+		seen[c.Sampling+"/"+c.Class+"/"+strconv.Itoa(c.Limit)] = true
+		if c.Keys == 0 || c.RowIndex.P50MS <= 0 || c.DuckDB.P50MS <= 0 || c.RatioP50 <= 0 || c.RowIndex.P99MS < c.RowIndex.P50MS {
+			t.Errorf("class %+v: empty or inconsistent", c)
+		}
+		if c.Class == "absent" && (c.RowsPerLookup != 0 || c.BytesPerLookup != 0) {
+			t.Errorf("absent keys: %.1f rows, %.0f bytes per lookup", c.RowsPerLookup, c.BytesPerLookup)
+		}
+		if c.Class == ClassTop && c.Limit == 100 && c.RowsPerLookup != float64(min(100, rep.Lake.TopKeyRows)) {
+			t.Errorf("top key with limit 100: %.1f rows per lookup", c.RowsPerLookup)
+		}
+	}
+	for _, want := range []string{"fixed/absent/0", "rows/1-100/0", "distinct/1-100/0", "rows/all/0", "distinct/all/0", "fixed/top key/100", "fixed/top key/0"} {
+		if !seen[want] {
+			t.Errorf("class %s missing: %v", want, seen)
+		}
+	}
+	if rep.Lake.TopKeyRows == 0 || rep.Lake.DistinctKeys == 0 || !rep.Lake.PageIndex || rep.Lake.Compression != "ZSTD" {
+		t.Errorf("lake facts: %+v", rep.Lake)
+	}
+	for _, r := range rep.Overview {
+		if r.System == "row index (warm)" && r.RowsPerLookup > 0 && *r.RequestsPerLookup > float64(rep.Lake.Files) {
+			t.Errorf("%s on %s: %.1f requests per lookup for %d files", r.System, r.Storage, *r.RequestsPerLookup, rep.Lake.Files)
+		}
+	}
+	if rep.Covered == nil || *rep.Covered.RequestsPerLookup != 0 {
+		t.Errorf("covered lookups: %+v", rep.Covered)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		t.Fatal(err)
+	}
+	cls := generic["classes"].([]any)[0].(map[string]any)
+	if _, ok := cls["row_index"].(map[string]any)["p50_ms"].(float64); !ok {
+		t.Errorf("classes[0].row_index.p50_ms is not a number: %v", cls)
+	}
+	if _, ok := cls["ratio_p50"].(float64); !ok {
+		t.Errorf("classes[0].ratio_p50 is not a number: %v", cls)
+	}
+}
+
+// TestSampling checks the two samplings on a known histogram: by rows a key
+// is drawn in proportion to its rows, over distinct keys uniformly; class
+// spans hold exactly the keys of their row range.
+func TestSampling(t *testing.T) {
+	h := &histogram{kind: keyInt, exact: map[any]int64{}}
+	// One key of 900 rows, 100 keys of 1 row.
+	h.keys, h.counts = []any{int64(0)}, []int64{900}
+	for i := range 100 {
+		h.keys, h.counts = append(h.keys, int64(i+1)), append(h.counts, 1)
+	}
+	for i, k := range h.keys {
+		h.exact[k] = h.counts[i]
+	}
+	lo, hi := h.span(Classes[1]) // 1-100
+	if lo != 1 || hi != 101 {
+		t.Fatalf("span of 1-100 = [%d, %d), want [1, 101)", lo, hi)
+	}
+	if lo, hi := h.span(Classes[2]); lo != 0 || hi != 1 {
+		t.Fatalf("span of 101-1k = [%d, %d), want [0, 1)", lo, hi)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	hot := 0
+	for _, k := range h.sample(rng, 0, len(h.keys), 2000, SamplingRows) {
+		if k == int64(0) {
+			hot++
+		}
+	}
+	if hot < 1700 || hot > 1900 { // expected 1800 (90 %)
+		t.Errorf("by rows the 900-row key was drawn %d of 2000 times, want ≈1800", hot)
+	}
+	ks := h.sample(rng, 0, len(h.keys), 50, SamplingDistinct)
+	seen := map[any]bool{}
+	for _, k := range ks {
+		if seen[k] {
+			t.Fatalf("distinct sampling drew %v twice", k)
+		}
+		seen[k] = true
+	}
+	for _, k := range h.absent(rng, 20) {
+		if _, ok := h.exact[k]; ok {
+			t.Fatalf("absent key %v is present", k)
+		}
+	}
+}
+
+// TestRunDirStringKey runs --dir on existing files (written by arrow-go
+// with default properties) on a string key, track_uri.
+func TestRunDirStringKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, _ := store.Open(ctx, "file://"+dir)
+	c, err := LakeConfig(LayoutArrow, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Days, c.FilesPerDay, c.Tracks = 2, 2, 3000
+	if _, err := lakegen.Generate(ctx, st, c); err != nil {
+		t.Fatal(err)
+	}
+	// Files Spark would skip must be skipped.
+	os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755)
+	os.WriteFile(filepath.Join(dir, "_delta_log", "x.parquet"), []byte("not parquet"), 0o644)
+	rep, err := RunDir(ctx, DirConfig{Path: dir, Key: "track_uri", Classes: ClassConfig{KeysPerClass: 3, TopRepeats: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Format(&sb)
+	t.Log("\n" + sb.String())
+	if rep.Lake.Files != 4 || rep.Lake.PageIndex || rep.Lake.RowGroups != 4 || rep.Lake.Compression != "UNCOMPRESSED" {
+		t.Errorf("lake facts of the arrow files: %+v", rep.Lake)
+	}
+	if len(rep.Classes) < 4 {
+		t.Errorf("%d classes measured", len(rep.Classes))
+	}
+	if _, err := RunDir(ctx, DirConfig{Path: dir, Key: "ts"}); err == nil || !strings.Contains(err.Error(), "temporal") {
+		t.Errorf("a timestamp key: %v, want a clear invalid-argument error", err)
+	}
+}
+
+// BenchmarkLookup compares, on one lake, a warm row index lookup with the
+// standard reader. ARIADNE_BENCH_MB sets the lake size (default 32 MB).
+//
+//	go test ./bench/rowindexbench -run '^$' -bench Lookup -benchtime 200x
+func BenchmarkLookup(b *testing.B) {
+	ctx := context.Background()
+	mb := int64(32)
+	if s := os.Getenv("ARIADNE_BENCH_MB"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mb = n
+	}
+	dir := b.TempDir()
+	lake := smallLake(mb)
+	data, _ := store.Open(ctx, "file://"+dir)
+	files, err := lakegen.Generate(ctx, data, lake)
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, _ := store.Open(ctx, "mem://")
+	sr := &standardReader{st: data, keyCol: keyColumn}
+	var uris []string
+	for _, f := range files {
+		uris = append(uris, f.Key)
+		sr.files, sr.sizes = append(sr.files, f.Key), append(sr.sizes, f.Size)
+	}
+	if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: keyColumn, Kind: rowindex.KindSorted}, rowindex.StoreResolver{Store: data}, uris); err != nil {
+		b.Fatal(err)
+	}
+	ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: data}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	keys := overviewKeys(lake, 1000)
+	b.Run("rowindex-warm", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := ri.Lookup(ctx, rowindex.Query{Key: keys[i%len(keys)]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("standard-reader", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := sr.lookup(ctx, keys[i%len(keys)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package rowindexbench
+
+import (
+	"fmt"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+)
+
+// The generated layouts, all of the same listening history except
+// LayoutSkewed, whose Zipf law is steeper.
+const (
+	// LayoutSorted is Spark's bucketBy(4, user_id).sortBy(user_id, ts) per
+	// day, written by parquet-go (64 KiB pages, page index, bloom filter).
+	LayoutSorted = "sorted"
+	// LayoutPrepared is the sorted layout written by the prepared writer
+	// (key-aligned ≈16 KiB pages).
+	LayoutPrepared = "prepared"
+	// LayoutArrival is arrival (time) order, written by parquet-go.
+	LayoutArrival = "arrival"
+	// LayoutSkewed is issue 10's lake: arrival order, a top user with ≈19 %
+	// of the rows, 12k-row row groups, ≈16 KiB pages with a page index
+	// (lakegen.HeavySkewConfig).
+	LayoutSkewed = "skewed"
+	// LayoutArrow is the arrival-order rows written by arrow-go's pqarrow
+	// writer with its default properties (lakegen.WriterArrow: one row group
+	// per file, 1 MiB pages, dictionaries, no compression, no page index).
+	LayoutArrow = "arrow"
+)
+
+// Layouts lists the generated layouts.
+var Layouts = []string{LayoutSorted, LayoutPrepared, LayoutArrival, LayoutSkewed, LayoutArrow}
+
+// DefaultSizeMB is the generated lake's default size: small enough for a
+// smoke run on a 2-core machine in a minute or two. The documented runs
+// use 1024.
+const DefaultSizeMB = 32
+
+// LakeConfig returns the generated lake of a layout at about sizeMB
+// megabytes (DefaultSizeMB if 0). Users and tracks scale with the size
+// (at least 1,000 each), so rows per key keep their distribution.
+func LakeConfig(layout string, sizeMB int) (lakegen.Config, error) {
+	if sizeMB <= 0 {
+		sizeMB = DefaultSizeMB
+	}
+	c := lakegen.DefaultConfig()
+	if layout == LayoutSkewed {
+		c = lakegen.HeavySkewConfig()
+	}
+	scale := float64(sizeMB) * (1 << 20) / float64(c.TargetBytes)
+	c.TargetBytes = int64(sizeMB) << 20
+	c.Users = max(1000, int(float64(c.Users)*scale))
+	c.Tracks = max(1000, int(float64(c.Tracks)*scale))
+	switch layout {
+	case LayoutSorted:
+		c.Sorted = true
+	case LayoutPrepared:
+		c.Prepared = true
+	case LayoutArrival, LayoutSkewed:
+	case LayoutArrow:
+		c.Writer = lakegen.WriterArrow
+	default:
+		return c, aerr.Invalid("layout %q: want one of %v", layout, Layouts)
+	}
+	return c, nil
+}
+
+// describe says in words how a generated lake is laid out.
+func describe(layout string, c lakegen.Config) string {
+	switch layout {
+	case LayoutSorted:
+		return "bucketed and sorted by user (parquet-go, 64 KiB pages, page index)"
+	case LayoutPrepared:
+		return "prepared: bucketed, sorted, key-aligned 16 KiB pages"
+	case LayoutArrival:
+		return "arrival order (parquet-go, 64 KiB pages, page index)"
+	case LayoutSkewed:
+		return fmt.Sprintf("arrival order, heavy skew (Zipf s=%.1f v=%.0f over %d users), %d-row row groups, %d KiB pages, page index",
+			c.ZipfS, c.ZipfV, c.Users, c.RowGroupRows, c.PageBytes>>10)
+	case LayoutArrow:
+		return "arrival order, written by arrow-go pqarrow with default properties"
+	}
+	return layout
+}
