@@ -412,6 +412,7 @@ func (w *fragmentWriter) finishFragment() error {
 	}
 	return nil
 }
+
 // writeFragment writes the spooled row groups (read from r) as a fragment
 // file: first to a temporary file, then to the store.
 func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries int64, plainGaps bool) (FragmentEntry, error) {
