@@ -341,4 +341,3 @@ func topLevelLeaf(f *parquet.File, uri, name string) (int, error) {
 	}
 	return c.Index(), nil
 }
-
