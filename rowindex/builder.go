@@ -29,7 +29,7 @@ const (
 	// of its own: a smaller budget scans fewer files at once.
 	minWorkerBytes = 16 << 20
 	// maxWorkerBytes caps one worker's sort buffer (runRef offsets are
-	// 31 bits).
+	// 30 bits).
 	maxWorkerBytes = 1 << 30
 	// maxFanIn is the most runs merged at once; more runs are first merged
 	// in groups into longer runs.
@@ -48,7 +48,7 @@ type builder struct {
 	workers int
 	limit   int64 // sort buffer bytes per worker
 
-	mu   sync.Mutex // guards runs, mems, tmp and prog's non-atomic fields
+	mu   sync.Mutex // guards runs, mems and prog's non-atomic fields
 	runs []string   // spilled run files
 	mems []*runBuffer
 	prog BuildProgress
@@ -180,9 +180,7 @@ func uri(uris []string, i int) string { return uris[i] }
 // spill sorts a full buffer, writes it as a run file and empties it.
 func (b *builder) spill(rb *runBuffer) error {
 	rb.sort()
-	b.mu.Lock()
 	f, err := b.tmp.create("run")
-	b.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("rowindex: spilling a sorted run: %w", err)
 	}
@@ -242,6 +240,7 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	}
 	defer mg.close()
 	fw := newFragmentWriter(ctx, idx, name, kind, b.tmp)
+	defer fw.wait() // a fragment in flight when the merge fails
 	fw.onFragment = func(fe FragmentEntry) {
 		b.frags.Add(1)
 		b.written.Add(fe.Size)
@@ -336,9 +335,7 @@ func (b *builder) mergeRuns(paths []string) (string, error) {
 		return "", err
 	}
 	defer mg.close()
-	b.mu.Lock()
 	f, err := b.tmp.create("run")
-	b.mu.Unlock()
 	if err != nil {
 		return "", err
 	}

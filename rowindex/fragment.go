@@ -227,6 +227,7 @@ func writeFragments(ctx context.Context, st store.Store, name string, kind Kind,
 	}
 	defer tmp.remove()
 	w := newFragmentWriter(ctx, st, name, kind, tmp)
+	defer w.wait()
 	for i := range es {
 		if err := w.add(&es[i]); err != nil {
 			return nil, 0, err
@@ -283,8 +284,9 @@ type fragmentWriter struct {
 	entries  int64
 	stored   []diskEntry // reused by cutGroup
 
-	out     []FragmentEntry
-	written int64
+	inFlight chan fragmentDone // the fragment being written, if any
+	out      []FragmentEntry
+	written  int64
 	// onFragment, if set, is called after each fragment is stored.
 	onFragment func(FragmentEntry)
 }
@@ -374,41 +376,77 @@ func (w *fragmentWriter) cutGroup() error {
 // written and their bytes.
 func (w *fragmentWriter) close() ([]FragmentEntry, int64, error) {
 	if err := w.cutGroup(); err != nil {
+		w.wait()
 		return nil, w.written, err
 	}
 	if err := w.finishFragment(); err != nil {
 		return nil, w.written, err
 	}
+	if err := w.wait(); err != nil {
+		return nil, w.written, err
+	}
 	return w.out, w.written, nil
 }
 
-// finishFragment writes the spooled row groups as one fragment file.
+// finishFragment ends the open fragment: its spooled row groups are
+// written as a fragment file in the background (Parquet encoding and ZSTD
+// overlap the merge feeding the next fragment), after the previous
+// fragment's write has finished, so at most one is in flight.
 func (w *fragmentWriter) finishFragment() error {
 	if len(w.groups) == 0 {
 		return nil
 	}
 	spool := w.spool
-	defer func() {
+	w.spool = nil
+	err := w.spoolW.Flush()
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
 		spool.Close()
 		os.Remove(spool.Name())
-	}()
-	w.spool = nil
-	if err := w.spoolW.Flush(); err != nil {
-		return err
-	}
-	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	groups, entries, zeroGaps := w.groups, w.entries, w.zeroGaps
 	w.groups, w.entries, w.zeroGaps, w.fileSz = nil, 0, 0, 0
-	fe, err := w.writeFragment(bufio.NewReaderSize(spool, runWriteBuffer), groups, entries, 2*zeroGaps >= entries)
-	if err != nil {
+	if err := w.wait(); err != nil {
+		spool.Close()
+		os.Remove(spool.Name())
 		return err
 	}
-	w.written += fe.Size
-	w.out = append(w.out, fe)
+	done := make(chan fragmentDone, 1)
+	w.inFlight = done
+	go func() {
+		defer func() {
+			spool.Close()
+			os.Remove(spool.Name())
+		}()
+		fe, err := w.writeFragment(bufio.NewReaderSize(spool, runWriteBuffer), groups, entries, 2*zeroGaps >= entries)
+		done <- fragmentDone{fe, err}
+	}()
+	return nil
+}
+
+// fragmentDone is the outcome of a fragment written in the background.
+type fragmentDone struct {
+	fe  FragmentEntry
+	err error
+}
+
+// wait waits for the fragment in flight, if any, and records it.
+func (w *fragmentWriter) wait() error {
+	if w.inFlight == nil {
+		return nil
+	}
+	d := <-w.inFlight
+	w.inFlight = nil
+	if d.err != nil {
+		return d.err
+	}
+	w.written += d.fe.Size
+	w.out = append(w.out, d.fe)
 	if w.onFragment != nil {
-		w.onFragment(fe)
+		w.onFragment(d.fe)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 )
 
 // The build's external sort. Scanning workers append entries to a runBuffer
@@ -31,15 +32,60 @@ import (
 // followed by the encoded entry.
 
 // runRef locates an encoded entry in a runBuffer's arena and carries the
-// leading fields of its sort order, so most comparisons touch no arena
-// byte: the bucket and the key's first eight bytes (zero-padded, big
-// endian), which decide between two int or float keys (tag and seven of
-// their eight bytes) unless they are equal.
+// leading fields of its sort order, so that most comparisons touch no arena
+// byte:
+//
+//   - hi: the bucket (16 bits), the key's tag byte and its length (capped
+//     at 255);
+//   - prefix: the key's eight bytes after the tag, zero-padded, big endian:
+//     all of an int or float key, so two such keys are equal when hi and
+//     prefix are;
+//   - off: the entry's place in the arena, and slowRef when the order
+//     between equal keys needs the entry's fields (an aggregate record, an
+//     entry outside the blocks, a key longer than nine bytes).
+//
+// Entries that are not slow are added in (file, rg, row) order (a worker
+// scans its files in id order, each row group in row order) and their
+// offsets grow with each addition, so equal keys order by offset.
 type runRef struct {
 	prefix uint64
+	hi     uint32
 	off    uint32
-	bucket int32
 }
+
+const (
+	slowRef   = 1 << 31 // off: compare equal keys by their fields
+	bigRef    = 1 << 30 // off: an index in runBuffer.big, not an arena offset
+	shortKeys = 9       // keys of at most this length are whole in hi and prefix
+)
+
+func (r runRef) bucket() int32 { return int32(r.hi >> 16) }
+
+// compareRefs orders two entries of b in fragment order.
+func (b *runBuffer) compareRefs(x, y runRef) int {
+	if c := cmp.Compare(x.hi>>8, y.hi>>8); c != 0 { // bucket, tag
+		return c
+	}
+	if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
+		return c
+	}
+	lx, ly := x.hi&0xff, y.hi&0xff
+	if lx != ly && min(lx, ly) <= shortKeys {
+		// The shorter key is a prefix of the other (bytes past it are
+		// zero-padded equal).
+		return cmp.Compare(lx, ly)
+	}
+	if lx <= shortKeys && (x.off|y.off)&slowRef == 0 {
+		return cmp.Compare(x.off, y.off) // equal keys, in the order added
+	}
+	var ex, ey entry
+	decodeRecord(b.record(x), &ex)
+	decodeRecord(b.record(y), &ey)
+	return cmp.Or(bytes.Compare(ex.Key, ey.Key), cmp.Compare(ex.File, ey.File), cmp.Compare(ex.RG, ey.RG), cmp.Compare(ex.Row, ey.Row))
+}
+
+// refBytes is the size of a runRef.
+const refBytes = 16
 
 // runBlockBytes is the largest size of a runBuffer's arena blocks (a
 // quarter of the buffer's limit when that is smaller). Blocks are reused
@@ -63,7 +109,7 @@ type runBuffer struct {
 
 // charge is the memory the buffer holds.
 func (b *runBuffer) charge() int64 {
-	n := int64(len(b.blocks))*int64(b.block) + int64(cap(b.refs))*16 + b.extra
+	n := int64(len(b.blocks))*int64(b.block) + int64(cap(b.refs))*refBytes + b.extra
 	for _, x := range b.big {
 		n += int64(cap(x))
 	}
@@ -82,7 +128,7 @@ func (b *runBuffer) full(extra int) bool {
 		grow += int64(b.block)
 	}
 	if len(b.refs) == cap(b.refs) {
-		grow += int64(cap(b.refs)) * 16 * 2 // the new array (old one is garbage)
+		grow += int64(cap(b.refs)) * refBytes * 2 // the new array (old one is garbage)
 	}
 	return b.charge()+grow > b.limit
 }
@@ -92,12 +138,10 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 	total := recordSize(key, row, n, cover)
 	var dst []byte
 	var off int
-	switch {
-	case total > b.block:
-		// Offsets past the blocks address b.big (rare: a huge cover).
+	if total > b.block {
 		dst = make([]byte, 0, total)
-		off = bigOffset + len(b.big)
-	default:
+		off = slowRef | bigRef | len(b.big)
+	} else {
 		if b.cur < len(b.blocks) && len(b.blocks[b.cur])+total > b.block {
 			b.cur++
 		}
@@ -106,6 +150,9 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 		}
 		dst = b.blocks[b.cur]
 		off = b.cur*b.block + len(dst)
+		if len(key) > shortKeys || rg == aggRG || file == aggFile {
+			off |= slowRef
+		}
 	}
 	dst = appendRecord(dst, key, file, rg, row, n, cover)
 	if total > b.block {
@@ -113,12 +160,15 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 	} else {
 		b.blocks[b.cur] = dst
 	}
-	b.refs = append(b.refs, runRef{prefix: keyPrefix(key), off: uint32(off), bucket: bucket})
+	var p [8]byte
+	tag := byte(0)
+	if len(key) > 0 {
+		tag = key[0]
+		copy(p[:], key[1:])
+	}
+	hi := uint32(bucket)<<16 | uint32(tag)<<8 | uint32(min(len(key), 255))
+	b.refs = append(b.refs, runRef{prefix: binary.BigEndian.Uint64(p[:]), hi: hi, off: uint32(off)})
 }
-
-// bigOffset is where runRef offsets of b.big start: blocks address less
-// (a worker's buffer is capped at maxWorkerBytes).
-const bigOffset = 1 << 31
 
 // recordSize is the size of an encoded entry with its length prefix.
 func recordSize(key []byte, row, n int64, cover []byte) int {
@@ -151,46 +201,22 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// keyPrefix is the first eight bytes of key, zero-padded, as a big-endian
-// integer: it orders like bytes.Compare except between keys that differ
-// only after it or in trailing zeros, which the full comparison settles.
-func keyPrefix(key []byte) uint64 {
-	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(key)
-	}
-	var b [8]byte
-	copy(b[:], key)
-	return binary.BigEndian.Uint64(b[:])
-}
-
 // record returns the encoded entry (without its length) that r points to.
 func (b *runBuffer) record(r runRef) []byte {
 	var src []byte
 	var at int
-	if r.off >= bigOffset {
-		src = b.big[r.off-bigOffset]
+	off := int(r.off &^ slowRef)
+	if off&bigRef != 0 {
+		src = b.big[off&^bigRef]
 	} else {
-		src, at = b.blocks[int(r.off)/b.block], int(r.off)%b.block
+		src, at = b.blocks[off/b.block], off%b.block
 	}
 	l, n := binary.Uvarint(src[at:])
 	return src[at+n : at+n+int(l)]
 }
 
 // sort orders the buffer's entries in fragment order.
-func (b *runBuffer) sort() {
-	slices.SortFunc(b.refs, func(x, y runRef) int {
-		if c := cmp.Compare(x.bucket, y.bucket); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
-			return c
-		}
-		var ex, ey entry
-		decodeRecord(b.record(x), &ex)
-		decodeRecord(b.record(y), &ey)
-		return cmp.Or(bytes.Compare(ex.Key, ey.Key), cmp.Compare(ex.File, ey.File), cmp.Compare(ex.RG, ey.RG), cmp.Compare(ex.Row, ey.Row))
-	})
-}
+func (b *runBuffer) sort() { slices.SortFunc(b.refs, b.compareRefs) }
 
 // reset empties the buffer, keeping its blocks and refs for reuse.
 func (b *runBuffer) reset() {
@@ -249,10 +275,11 @@ func decodeRecord(rec []byte, e *entry) error {
 
 var errBadRecord = errors.New("rowindex: corrupt spilled entry")
 
-// spillDir owns the temporary files of one build.
+// spillDir owns the temporary files of one build. It is safe for
+// concurrent use.
 type spillDir struct {
 	dir  string
-	next int
+	next atomic.Int64
 }
 
 func newSpillDir(parent string) (*spillDir, error) {
@@ -263,11 +290,9 @@ func newSpillDir(parent string) (*spillDir, error) {
 	return &spillDir{dir: dir}, nil
 }
 
-// create makes a new temporary file. Not safe for concurrent use: callers
-// hold the build's lock.
+// create makes a new temporary file.
 func (d *spillDir) create(kind string) (*os.File, error) {
-	d.next++
-	return os.Create(filepath.Join(d.dir, fmt.Sprintf("%s-%06d", kind, d.next)))
+	return os.Create(filepath.Join(d.dir, fmt.Sprintf("%s-%06d", kind, d.next.Add(1))))
 }
 
 func (d *spillDir) remove() error { return os.RemoveAll(d.dir) }
@@ -312,7 +337,7 @@ func (rw *runWriter) flush() error { return rw.w.Flush() }
 func writeRun(f *os.File, b *runBuffer) (int64, error) {
 	rw := newRunWriter(f)
 	for _, r := range b.refs {
-		if err := rw.writeEncoded(r.bucket, b.record(r)); err != nil {
+		if err := rw.writeEncoded(r.bucket(), b.record(r)); err != nil {
 			return rw.n, err
 		}
 	}
@@ -342,7 +367,7 @@ func (m *memRun) next() (*entry, error) {
 	if err := decodeRecord(m.b.record(r), &m.e); err != nil {
 		return nil, err
 	}
-	m.e.Bucket = r.bucket
+	m.e.Bucket = r.bucket()
 	return &m.e, nil
 }
 
