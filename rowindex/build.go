@@ -1,12 +1,9 @@
 package rowindex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -63,7 +60,7 @@ const buildGap = 1 << 20
 // Create builds a new row index named def.Name under the index folder idx
 // over the data files uris, and commits its first manifest version. It
 // returns ErrExists if the name is taken.
-func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, uris []string) (*Manifest, BuildStats, error) {
+func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, uris []string, opts ...BuildOption) (*Manifest, BuildStats, error) {
 	if err := def.Validate(); err != nil {
 		return nil, BuildStats{}, err
 	}
@@ -76,7 +73,7 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 		return nil, BuildStats{}, fmt.Errorf("%w: %s", ErrExists, def.Name)
 	}
 	man := &Manifest{Version: 1, Definition: def}
-	st, err := build(ctx, idx, man, res, uris)
+	st, err := build(ctx, idx, man, res, uris, opts...)
 	if err != nil {
 		return nil, st, err
 	}
@@ -97,7 +94,7 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 // no file id meanwhile (a Remove or a Compact), so both land; against a
 // concurrent Update or Create of files it returns ErrConcurrentUpdate and
 // deletes the fragments it wrote.
-func Update(ctx context.Context, idx store.Store, name string, res Resolver, uris []string) (*Manifest, BuildStats, error) {
+func Update(ctx context.Context, idx store.Store, name string, res Resolver, uris []string, opts ...BuildOption) (*Manifest, BuildStats, error) {
 	m := new(meter)
 	cur, err := loadManifest(ctx, idx, name, m)
 	if err != nil {
@@ -119,7 +116,7 @@ func Update(ctx context.Context, idx store.Store, name string, res Resolver, uri
 	}
 	man := cur.clone()
 	man.Version++
-	st, err := build(ctx, idx, man, res, add)
+	st, err := build(ctx, idx, man, res, add, opts...)
 	if err != nil {
 		return nil, st, err
 	}
@@ -207,39 +204,90 @@ func deleteFragments(ctx context.Context, idx store.Store, name string, frags []
 	}
 }
 
+// BuildOption tunes a build (Create, Update, UpdateAll).
+type BuildOption func(*buildConfig)
+
+type buildConfig struct {
+	memory   int64
+	tempDir  string
+	progress func(BuildProgress)
+}
+
+// DefaultBuildMemory is a build's default memory budget (WithMemory).
+const DefaultBuildMemory = 512 << 20
+
+// WithMemory sets the memory budget of a build in bytes (default
+// DefaultBuildMemory; values ≤ 0 mean the default). Entries are sorted in
+// buffers within the budget and spilled to temporary files as sorted runs,
+// which are merged into fragments; a build of any size holds about the
+// budget (plus buildOverhead for scan buffers, the fragment writer and the
+// Go runtime).
+func WithMemory(bytes int64) BuildOption {
+	return func(c *buildConfig) {
+		if bytes > 0 {
+			c.memory = bytes
+		}
+	}
+}
+
+// WithTempDir sets the folder in which a build creates its temporary folder
+// for spilled runs and fragments being written (default os.TempDir()). The
+// temporary folder is removed when the build returns.
+func WithTempDir(dir string) BuildOption { return func(c *buildConfig) { c.tempDir = dir } }
+
+// WithProgress makes a build report its progress to fn, about every
+// progressEvery and at the end of each phase. fn is called from one
+// goroutine at a time.
+func WithProgress(fn func(BuildProgress)) BuildOption {
+	return func(c *buildConfig) { c.progress = fn }
+}
+
+func newBuildConfig(opts []BuildOption) buildConfig {
+	c := buildConfig{memory: DefaultBuildMemory}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// BuildProgress is a snapshot of a build.
+type BuildProgress struct {
+	Phase      string // "scan" (reading data files), "merge" (writing fragments) or "done"
+	Files      int    // data files to scan
+	FilesDone  int    // data files scanned
+	Rows       int64  // rows scanned
+	DataBytes  int64  // bytes of the data files scanned
+	Entries    int64  // entries produced (scan) or written (merge, done)
+	Runs       int    // sorted runs spilled to temporary files
+	SpillBytes int64  // bytes of the spilled runs
+	Fragments  int    // fragment files written
+	IndexBytes int64  // bytes of the fragments written
+	Elapsed    time.Duration
+}
+
+// progressEvery spaces a build's progress reports.
+const progressEvery = time.Second
+
 // build scans uris, adds them to man.Files and their fragments to
 // man.Fragments.
-func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, uris []string) (BuildStats, error) {
+func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, uris []string, opts ...BuildOption) (BuildStats, error) {
 	start := time.Now()
+	cfg := newBuildConfig(opts)
 	var st BuildStats
 	m := new(meter)
-	type result struct {
-		fe    FileEntry
-		es    []entry
-		aggs  map[string]*aggState
-		class KeyClass
-		rows  int64
-		scanR int64
-		scanB int64
-		err   error
+	tmp, err := newSpillDir(cfg.tempDir)
+	if err != nil {
+		return st, err
 	}
-	results := make([]result, len(uris))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, buildWorkers)
-	for i, uri := range uris {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := &results[i]
-			r.fe.URI = uri
-			r.fe.ID = man.NextFileID + int32(i)
-			r.es, r.aggs, r.class, r.err = scanFile(ctx, m, res, &man.Definition, &r.fe, &r.scanR, &r.scanB)
-		}()
+	defer tmp.remove()
+	b := newBuilder(cfg, &man.Definition, tmp, len(uris), start)
+	stop := b.reportEvery(progressEvery)
+	defer stop()
+
+	results, err := b.scanAll(ctx, m, res, man.NextFileID, uris)
+	if err != nil {
+		return st, err
 	}
-	wg.Wait()
-	var es []entry
 	for i := range results {
 		r := &results[i]
 		if r.err != nil {
@@ -251,13 +299,6 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 			return st, &ColumnError{URI: r.fe.URI, Column: man.Key, Reason: fmt.Sprintf("key class %s, the row index has %s", r.class, man.KeyClass)}
 		}
 		man.Files = append(man.Files, r.fe)
-		es = append(es, r.es...)
-		// Aggregate partials per (key, data file), so that removing the
-		// file removes exactly its contribution (see aggRG).
-		for k, s := range r.aggs {
-			key := []byte(k)
-			es = append(es, entry{Bucket: man.bucket(key), Key: key, File: r.fe.ID, RG: aggRG, Cover: s.encode(man.Aggregates)})
-		}
 		st.Files++
 		st.Rows += r.fe.Rows
 		st.DataBytes += r.fe.Size
@@ -265,18 +306,18 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		st.PageScanBytes += r.scanB
 	}
 	man.NextFileID += int32(len(uris))
-	slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
-	frags, written, err := writeFragments(ctx, idx, man.Name, man.Kind, es)
+	frags, written, entries, err := b.merge(ctx, idx, man.Name, man.Kind, man.Aggregates)
 	if err != nil {
 		return st, err
 	}
 	man.Fragments = append(man.Fragments, frags...)
-	st.Entries = int64(len(es))
+	st.Entries = entries
 	st.Fragments = len(frags)
 	st.IndexBytes = written
 	st.Requests = m.requests.Load()
 	st.BytesRead = m.bytes.Load()
 	st.Elapsed = time.Since(start)
+	b.setPhase("done")
 	return st, nil
 }
 
@@ -299,141 +340,4 @@ func topLevelLeaf(f *parquet.File, uri, name string) (int, error) {
 		return 0, &ColumnError{URI: uri, Column: name, Reason: "not a top-level primitive, non-repeated column"}
 	}
 	return c.Index(), nil
-}
-
-// scanFile reads one data file's footer and page locations and scans its
-// key, cover and aggregate columns, returning the file's runs and per-key
-// aggregate partials.
-func scanFile(ctx context.Context, m *meter, res Resolver, def *Definition, fe *FileEntry, scanR, scanB *int64) ([]entry, map[string]*aggState, KeyClass, error) {
-	st, key, err := res.Resolve(ctx, fe.URI)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	o := object{st: st, key: key, uri: fe.URI}
-	m.requests.Add(1)
-	info, err := st.Stat(ctx, key)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	fe.Size, fe.ETag = info.Size, info.ETag
-	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	fe.ScannedPages = fm.scanned
-	*scanR, *scanB = fm.scanRequests, fm.scanBytes
-	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
-	f := fm.f
-	fe.Rows = f.NumRows()
-	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	class, ok := classOfKind(f.Root().Column(def.Key).Type().Kind())
-	if !ok {
-		return nil, nil, "", &ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}
-	}
-	coverCols := make([]int, len(def.Cover))
-	for i, c := range def.Cover {
-		if coverCols[i], err = topLevelLeaf(f, fe.URI, c); err != nil {
-			return nil, nil, "", err
-		}
-	}
-	aggCols := make([]int, len(def.Aggregates))
-	for i, a := range def.Aggregates {
-		aggCols[i] = -1
-		if a.Column != "" {
-			if aggCols[i], err = topLevelLeaf(f, fe.URI, a.Column); err != nil {
-				return nil, nil, "", err
-			}
-		}
-	}
-	needed := []int{keyCol}
-	for _, c := range append(slices.Clone(coverCols), aggCols...) {
-		if c >= 0 && !slices.Contains(needed, c) {
-			needed = append(needed, c)
-		}
-	}
-	var es []entry
-	aggs := map[string]*aggState{}
-	ncol := fm.ncol()
-	var rgStart int64
-	for rg, g := range f.RowGroups() {
-		fe.RowGroupStarts = append(fe.RowGroupStarts, rgStart)
-		n := g.NumRows()
-		rgStart += n
-		if n == 0 {
-			continue
-		}
-		md := &f.Metadata().RowGroups[rg]
-		var rs []brange
-		for _, c := range needed {
-			cm := &md.Columns[c].MetaData
-			s := cm.DataPageOffset
-			if d := cm.DictionaryPageOffset; d > 0 && d < s {
-				s = d
-			}
-			rs = append(rs, brange{s, s + cm.TotalCompressedSize})
-		}
-		var fs []*fetch
-		for _, r := range coalesce(rs, buildGap) {
-			fs = append(fs, &fetch{obj: o, r: r})
-		}
-		if err := fetchAll(ctx, m, fs); err != nil {
-			return nil, nil, "", &FileChangedError{URI: fe.URI, Reason: "read failed", Err: err}
-		}
-		pr := &pageReader{ctx: ctx, m: m, obj: o, fallThrough: true}
-		for _, x := range fs {
-			pr.sp.add(span{x.r.off, x.data})
-		}
-		cols := map[int][][]parquet.Value{}
-		for _, c := range needed {
-			if cols[c], err = readColumn(g.ColumnChunks()[c], pr, 0, n, fm.aligned[rg*ncol+c]); err != nil {
-				return nil, nil, "", fmt.Errorf("rowindex: %s: row group %d column %d: %w", fe.URI, rg, c, err)
-			}
-		}
-		keys := cols[keyCol]
-		run := -1 // index in es of the current run
-		var kbuf []byte
-		aggVals := make([]any, len(def.Aggregates))
-		for i := range n {
-			v := keys[i][0]
-			if v.IsNull() {
-				run = -1
-				continue
-			}
-			kbuf = appendKeyValue(kbuf[:0], v)
-			if run < 0 || !bytes.Equal(es[run].Key, kbuf) {
-				es = append(es, entry{Key: bytes.Clone(kbuf), File: fe.ID, RG: int32(rg), Row: i})
-				run = len(es) - 1
-			}
-			e := &es[run]
-			e.N++
-			for _, c := range coverCols {
-				e.Cover = appendValue(e.Cover, valueOf(cols[c][i][0]))
-			}
-			if len(def.Aggregates) > 0 {
-				s, ok := aggs[string(e.Key)]
-				if !ok {
-					s = newAggState(def.Aggregates)
-					aggs[string(e.Key)] = s
-				}
-				for j, c := range aggCols {
-					if c >= 0 {
-						aggVals[j] = valueOf(cols[c][i][0])
-					}
-				}
-				s.add(def.Aggregates, aggVals)
-			}
-		}
-	}
-	kind := def.Kind
-	for i := range es {
-		if kind == KindSorted {
-			es[i].Bucket = 0
-		} else {
-			es[i].Bucket = bucketOf(es[i].Key)
-		}
-	}
-	return es, aggs, class, nil
 }

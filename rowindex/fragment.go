@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/google/uuid"
@@ -98,17 +100,16 @@ func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
 	})
 }
 
-// fragmentRow encodes a diskEntry as a row of fragmentSchema; col gives
-// each column's index in the schema (parquet.Group orders columns by name).
-func fragmentRow(d *diskEntry, col *fragmentCols) parquet.Row {
-	row := make(parquet.Row, fragmentColumns)
+// fillFragmentRow encodes a diskEntry as a row of fragmentSchema into row
+// (fragmentColumns values); col gives each column's index in the schema
+// (parquet.Group orders columns by name).
+func fillFragmentRow(row parquet.Row, d *diskEntry, col *fragmentCols) {
 	row[col.key] = parquet.ByteArrayValue(d.Key).Level(0, 0, col.key)
 	row[col.file] = parquet.Int32Value(d.File).Level(0, 0, col.file)
 	row[col.rg] = parquet.Int32Value(d.RG).Level(0, 0, col.rg)
 	row[col.gap] = parquet.Int64Value(d.Gap).Level(0, 0, col.gap)
 	row[col.n] = parquet.Int64Value(d.N).Level(0, 0, col.n)
 	row[col.cover] = parquet.ByteArrayValue(d.Cover).Level(0, 0, col.cover)
-	return row
 }
 
 // fragmentCols is the column index of each field of diskEntry.
@@ -227,30 +228,22 @@ const fragmentSplitBytes = 4 * fragmentRowGroupBytes
 const fragmentFileBytes = 64 << 20
 
 // writeFragments writes sorted entries as one or more fragment files under
-// the row index folder and returns their manifest entries.
+// the row index folder and returns their manifest entries (Compact's path;
+// a build streams its entries through a fragmentWriter instead).
 func writeFragments(ctx context.Context, st store.Store, name string, kind Kind, es []entry) ([]FragmentEntry, int64, error) {
-	var out []FragmentEntry
-	var written int64
-	for len(es) > 0 {
-		// Cut the file at a boundary once it passes fragmentFileBytes.
-		var sz int64
-		cut := len(es)
-		for i := range es {
-			sz += es[i].size()
-			if sz >= fragmentFileBytes && i+1 < len(es) && boundary(kind, &es[i], &es[i+1]) {
-				cut = i + 1
-				break
-			}
-		}
-		fe, err := writeFragment(ctx, st, name, kind, es[:cut])
-		if err != nil {
-			return nil, written, err
-		}
-		written += fe.Size
-		out = append(out, fe)
-		es = es[cut:]
+	tmp, err := newSpillDir("")
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, written, nil
+	defer tmp.remove()
+	w := newFragmentWriter(ctx, st, name, kind, tmp)
+	defer w.wait()
+	for i := range es {
+		if err := w.add(&es[i]); err != nil {
+			return nil, 0, err
+		}
+	}
+	return w.close()
 }
 
 // boundary reports whether a row group may end between a and b: between
@@ -262,48 +255,238 @@ func boundary(kind Kind, a, b *entry) bool {
 	return a.Bucket != b.Bucket
 }
 
-func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, es []entry) (FragmentEntry, error) {
-	// Cut the row groups in lookup order, then put each in stored order.
-	var groups []Group
-	var stored [][]diskEntry
-	zeroGaps, start := 0, 0
-	var sz int64
-	cut := func(end int) {
-		if end == start {
-			return
-		}
-		g := Group{BucketLo: es[start].Bucket, BucketHi: es[end-1].Bucket, Rows: int64(end - start)}
-		if kind == KindSorted {
-			g.KeyLo, g.KeyHi = es[start].Key, es[end-1].Key
-		}
-		groups = append(groups, g)
-		ds := toDisk(es[start:end], kind)
-		for i := range ds {
-			if ds[i].Gap == 0 {
-				zeroGaps++
+// fragmentWriter writes entries fed in fragment order (compareEntries) as
+// fragment files, holding one row group of entries in memory at a time:
+//
+//   - row groups are cut at the first bucket (hash) or key (sorted)
+//     boundary once they pass fragmentRowGroupBytes, fragment files at the
+//     first boundary past fragmentFileBytes (with their last row group);
+//   - a finished row group is put in stored order (toDisk) and appended to
+//     a spool file, because the fragment's schema depends on all its row
+//     groups (row_gap is PLAIN when at least half the gaps of the fragment
+//     are 0);
+//   - a finished fragment is written from the spool, row group by row
+//     group, to a temporary Parquet file, then streamed to the store.
+//
+// The result is byte for byte what writing all entries of a fragment at
+// once gives.
+type fragmentWriter struct {
+	ctx  context.Context
+	st   store.Store
+	name string
+	kind Kind
+	tmp  *spillDir
+
+	// The open row group: entries with key and cover copied into arena.
+	group   []entry
+	arena   []byte
+	groupSz int64
+	prev    entry // last entry added (Key in prevKey)
+	prevKey []byte
+	any     bool
+
+	// The open fragment.
+	fileSz   int64
+	spool    *os.File
+	spoolW   *bufio.Writer
+	groups   []Group
+	zeroGaps int64
+	entries  int64
+	stored   []diskEntry // reused by cutGroup
+
+	inFlight chan fragmentDone // the fragment being written, if any
+	out      []FragmentEntry
+	written  int64
+	// onFragment, if set, is called after each fragment is stored.
+	onFragment func(FragmentEntry)
+}
+
+func newFragmentWriter(ctx context.Context, st store.Store, name string, kind Kind, tmp *spillDir) *fragmentWriter {
+	return &fragmentWriter{ctx: ctx, st: st, name: name, kind: kind, tmp: tmp}
+}
+
+// add appends the next entry; e may be reused by the caller afterwards.
+func (w *fragmentWriter) add(e *entry) error {
+	if w.any && boundary(w.kind, &w.prev, e) {
+		if w.fileSz >= fragmentFileBytes {
+			if err := w.cutGroup(); err != nil {
+				return err
+			}
+			if err := w.finishFragment(); err != nil {
+				return err
+			}
+		} else if w.groupSz >= fragmentRowGroupBytes {
+			if err := w.cutGroup(); err != nil {
+				return err
 			}
 		}
-		stored = append(stored, ds)
-		start, sz = end, 0
-	}
-	for i := range es {
-		sz += es[i].size()
-		if i+1 < len(es) && (sz >= fragmentRowGroupBytes && boundary(kind, &es[i], &es[i+1]) || sz >= fragmentSplitBytes) {
-			cut(i + 1)
+	} else if w.any && w.groupSz >= fragmentSplitBytes {
+		// A hot key or bucket: cut inside it (see fragmentSplitBytes).
+		if err := w.cutGroup(); err != nil {
+			return err
 		}
 	}
-	cut(len(es))
+	c := *e
+	at := len(w.arena)
+	w.arena = append(w.arena, e.Key...)
+	w.arena = append(w.arena, e.Cover...)
+	// Slices into the arena stay valid when it grows (they keep the old
+	// array); they are rebuilt below only to drop the aliasing with e.
+	c.Key = w.arena[at : at+len(e.Key) : at+len(e.Key)]
+	c.Cover = w.arena[at+len(e.Key) : len(w.arena) : len(w.arena)]
+	w.group = append(w.group, c)
+	sz := e.size()
+	w.groupSz += sz
+	w.fileSz += sz
+	w.prev = c
+	w.any = true
+	return nil
+}
 
-	schema := fragmentSchema(kind, 2*zeroGaps >= len(es))
+// cutGroup ends the open row group: it goes to the spool in stored order.
+func (w *fragmentWriter) cutGroup() error {
+	es := w.group
+	if len(es) == 0 {
+		return nil
+	}
+	if w.spool == nil {
+		f, err := w.tmp.create("spool")
+		if err != nil {
+			return err
+		}
+		w.spool, w.spoolW = f, bufio.NewWriterSize(f, runWriteBuffer)
+	}
+	g := Group{BucketLo: es[0].Bucket, BucketHi: es[len(es)-1].Bucket, Rows: int64(len(es))}
+	if w.kind == KindSorted {
+		g.KeyLo, g.KeyHi = bytes.Clone(es[0].Key), bytes.Clone(es[len(es)-1].Key)
+	}
+	w.groups = append(w.groups, g)
+	var buf [6 * binary.MaxVarintLen64]byte
+	for _, d := range toDisk(es, w.kind) {
+		if d.Gap == 0 {
+			w.zeroGaps++
+		}
+		b := binary.AppendUvarint(buf[:0], uint64(len(d.Key)))
+		w.spoolW.Write(b)
+		w.spoolW.Write(d.Key)
+		b = binary.AppendVarint(buf[:0], int64(d.File))
+		b = binary.AppendVarint(b, int64(d.RG))
+		b = binary.AppendVarint(b, d.Gap)
+		b = binary.AppendVarint(b, d.N)
+		b = binary.AppendUvarint(b, uint64(len(d.Cover)))
+		w.spoolW.Write(b)
+		if _, err := w.spoolW.Write(d.Cover); err != nil {
+			return err
+		}
+	}
+	w.entries += int64(len(es))
+	// The prev entry must survive the reuse of the arena.
+	w.prevKey = append(w.prevKey[:0], w.prev.Key...)
+	w.prev.Key, w.prev.Cover = w.prevKey, nil
+	w.group, w.arena, w.groupSz = w.group[:0], w.arena[:0], 0
+	return nil
+}
+
+// close ends the last row group and fragment and returns the fragments
+// written and their bytes.
+func (w *fragmentWriter) close() ([]FragmentEntry, int64, error) {
+	if err := w.cutGroup(); err != nil {
+		w.wait()
+		return nil, w.written, err
+	}
+	if err := w.finishFragment(); err != nil {
+		return nil, w.written, err
+	}
+	if err := w.wait(); err != nil {
+		return nil, w.written, err
+	}
+	return w.out, w.written, nil
+}
+
+// finishFragment ends the open fragment: its spooled row groups are
+// written as a fragment file in the background (Parquet encoding and ZSTD
+// overlap the merge feeding the next fragment), after the previous
+// fragment's write has finished, so at most one is in flight.
+func (w *fragmentWriter) finishFragment() error {
+	if len(w.groups) == 0 {
+		return nil
+	}
+	spool := w.spool
+	w.spool = nil
+	err := w.spoolW.Flush()
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		spool.Close()
+		os.Remove(spool.Name())
+		return err
+	}
+	groups, entries, zeroGaps := w.groups, w.entries, w.zeroGaps
+	w.groups, w.entries, w.zeroGaps, w.fileSz = nil, 0, 0, 0
+	if err := w.wait(); err != nil {
+		spool.Close()
+		os.Remove(spool.Name())
+		return err
+	}
+	done := make(chan fragmentDone, 1)
+	w.inFlight = done
+	go func() {
+		defer func() {
+			spool.Close()
+			os.Remove(spool.Name())
+		}()
+		fe, err := w.writeFragment(bufio.NewReaderSize(spool, runWriteBuffer), groups, entries, 2*zeroGaps >= entries)
+		done <- fragmentDone{fe, err}
+	}()
+	return nil
+}
+
+// fragmentDone is the outcome of a fragment written in the background.
+type fragmentDone struct {
+	fe  FragmentEntry
+	err error
+}
+
+// wait waits for the fragment in flight, if any, and records it.
+func (w *fragmentWriter) wait() error {
+	if w.inFlight == nil {
+		return nil
+	}
+	d := <-w.inFlight
+	w.inFlight = nil
+	if d.err != nil {
+		return d.err
+	}
+	w.written += d.fe.Size
+	w.out = append(w.out, d.fe)
+	if w.onFragment != nil {
+		w.onFragment(d.fe)
+	}
+	return nil
+}
+
+// writeFragment writes the spooled row groups (read from r) as a fragment
+// file: first to a temporary file, then to the store.
+func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries int64, plainGaps bool) (FragmentEntry, error) {
+	schema := fragmentSchema(w.kind, plainGaps)
 	cols, err := fragmentColsOf(schema)
 	if err != nil {
 		return FragmentEntry{}, err
 	}
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema,
+	out, err := w.tmp.create("fragment")
+	if err != nil {
+		return FragmentEntry{}, err
+	}
+	defer func() {
+		out.Close()
+		os.Remove(out.Name())
+	}()
+	bw := bufio.NewWriterSize(out, runWriteBuffer)
+	pw := parquet.NewWriter(bw, schema,
 		parquet.Compression(&parquet.Zstd),
 		parquet.PageBufferSize(64<<10),
-		parquet.KeyValueMetadata("ariadne.rowindex", name),
+		parquet.KeyValueMetadata("ariadne.rowindex", w.name),
 		// No page statistics and no column-index bounds: lookups find
 		// groups through the manifest's key directory and decode whole
 		// groups, so min/max values per page (two keys each) are dead
@@ -313,23 +496,52 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 		parquet.SkipPageBounds("key"), parquet.SkipPageBounds("file"), parquet.SkipPageBounds("rg"),
 		parquet.SkipPageBounds("row_gap"), parquet.SkipPageBounds("n"), parquet.SkipPageBounds("cover"),
 	)
-	for _, ds := range stored {
-		rows := make([]parquet.Row, len(ds))
-		for i := range ds {
-			rows[i] = fragmentRow(&ds[i], cols)
+	var rows []parquet.Row
+	var vals []parquet.Value
+	var buf []byte
+	for _, g := range groups {
+		n := int(g.Rows)
+		if cap(vals) < n*fragmentColumns {
+			vals = make([]parquet.Value, n*fragmentColumns)
+			rows = make([]parquet.Row, n)
 		}
-		if _, err := w.WriteRows(rows); err != nil {
+		buf = buf[:0]
+		type span struct{ key, cover [2]int }
+		spans := make([]span, n)
+		ds := make([]diskEntry, n)
+		for i := range n {
+			d, err := readSpooled(r, &buf, &spans[i].key, &spans[i].cover)
+			if err != nil {
+				return FragmentEntry{}, fmt.Errorf("rowindex: reading fragment spool: %w", err)
+			}
+			ds[i] = d
+		}
+		for i := range n {
+			d := &ds[i]
+			d.Key = buf[spans[i].key[0]:spans[i].key[1]]
+			d.Cover = buf[spans[i].cover[0]:spans[i].cover[1]]
+			row := vals[i*fragmentColumns : (i+1)*fragmentColumns : (i+1)*fragmentColumns]
+			fillFragmentRow(row, d, cols)
+			rows[i] = row
+		}
+		if _, err := pw.WriteRows(rows[:n]); err != nil {
 			return FragmentEntry{}, err
 		}
-		if err := w.Flush(); err != nil {
+		if err := pw.Flush(); err != nil {
 			return FragmentEntry{}, err
 		}
 	}
-	if err := w.Close(); err != nil {
+	if err := pw.Close(); err != nil {
 		return FragmentEntry{}, err
 	}
-	data := buf.Bytes()
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err := bw.Flush(); err != nil {
+		return FragmentEntry{}, err
+	}
+	size, err := out.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return FragmentEntry{}, err
+	}
+	f, err := parquet.OpenFile(out, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return FragmentEntry{}, err
 	}
@@ -351,11 +563,66 @@ func writeFragment(ctx context.Context, st store.Store, name string, kind Kind, 
 		}
 		groups[i].Offset, groups[i].Length = lo, hi-lo
 	}
-	rel := "fragments/" + uuid.NewString() + ".parquet"
-	if err := store.WriteAll(ctx, st, folderOf(name)+rel, data, &store.WriteOptions{IfNotExist: true}); err != nil {
+	var trailer [8]byte
+	if _, err := out.ReadAt(trailer[:], size-8); err != nil {
 		return FragmentEntry{}, err
 	}
-	return FragmentEntry{Path: rel, Size: int64(len(data)), Entries: int64(len(es)), Groups: groups, TailBytes: tailBytes(data, rgs)}, nil
+	rel := "fragments/" + uuid.NewString() + ".parquet"
+	if err := copyToStore(w.ctx, w.st, folderOf(w.name)+rel, out, size); err != nil {
+		return FragmentEntry{}, err
+	}
+	return FragmentEntry{Path: rel, Size: size, Entries: entries, Groups: groups, TailBytes: tailBytes(size, trailer, rgs)}, nil
+}
+
+// readSpooled reads one spooled disk entry, appending its key and cover to
+// *buf and recording their spans (the caller slices them once buf stops
+// growing).
+func readSpooled(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, error) {
+	var d diskEntry
+	kl, err := binary.ReadUvarint(r)
+	if err != nil {
+		return d, err
+	}
+	at := len(*buf)
+	*buf = slices.Grow(*buf, int(kl))[:at+int(kl)]
+	if _, err := io.ReadFull(r, (*buf)[at:]); err != nil {
+		return d, err
+	}
+	*key = [2]int{at, at + int(kl)}
+	var ints [4]int64
+	for i := range ints {
+		if ints[i], err = binary.ReadVarint(r); err != nil {
+			return d, err
+		}
+	}
+	d.File, d.RG, d.Gap, d.N = int32(ints[0]), int32(ints[1]), ints[2], ints[3]
+	cl, err := binary.ReadUvarint(r)
+	if err != nil {
+		return d, err
+	}
+	at = len(*buf)
+	*buf = slices.Grow(*buf, int(cl))[:at+int(cl)]
+	if _, err := io.ReadFull(r, (*buf)[at:]); err != nil {
+		return d, err
+	}
+	*cover = [2]int{at, at + int(cl)}
+	return d, nil
+}
+
+// copyToStore streams size bytes of f from its start to key, put-if-absent.
+func copyToStore(ctx context.Context, st store.Store, key string, f *os.File, size int64) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	w, err := st.NewWriter(ctx, key, &store.WriteOptions{IfNotExist: true})
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, io.LimitReader(f, size)); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
 }
 
 // decodeGroup decodes every entry of row group rg of a fragment whose bytes
@@ -515,10 +782,10 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 }
 
 // tailBytes returns the length of a Parquet file's tail: from its first
-// offset index (or its footer) to its end (see FileEntry.TailBytes).
-func tailBytes(data []byte, rgs []format.RowGroup) int64 {
-	size := int64(len(data))
-	start := size - 8 - int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
+// offset index (or its footer) to its end (see FileEntry.TailBytes); trailer
+// is the file's last 8 bytes (footer length and magic).
+func tailBytes(size int64, trailer [8]byte, rgs []format.RowGroup) int64 {
+	start := size - 8 - int64(binary.LittleEndian.Uint32(trailer[:4]))
 	for _, rg := range rgs {
 		for _, c := range rg.Columns {
 			if c.OffsetIndexOffset > 0 {

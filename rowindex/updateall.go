@@ -13,11 +13,12 @@ import (
 // uris it does not list yet (see Update). It is what `update` runs after the
 // file index, so files added to or dropped from an index are row-indexed or
 // forgotten by the same update. It returns the build statistics per row
-// index name (BuildStats.Removed counts the files removed).
+// index name (BuildStats.Removed counts the files removed). opts apply to
+// each row index's build.
 //
 // A row index whose update fails stops the run: the row indexes before it
 // are committed, the rest untouched; running UpdateAll again completes it.
-func UpdateAll(ctx context.Context, idx store.Store, res Resolver, uris []string) (map[string]BuildStats, error) {
+func UpdateAll(ctx context.Context, idx store.Store, res Resolver, uris []string, opts ...BuildOption) (map[string]BuildStats, error) {
 	defs, err := List(ctx, idx)
 	if err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func UpdateAll(ctx context.Context, idx store.Store, res Resolver, uris []string
 		if err != nil {
 			return out, fmt.Errorf("row index %s: %w", d.Name, err)
 		}
-		_, st, err := Update(ctx, idx, d.Name, res, uris)
+		_, st, err := Update(ctx, idx, d.Name, res, uris, opts...)
 		st.Removed = removed
 		out[d.Name] = st
 		if err != nil {

@@ -34,12 +34,17 @@ func (g *globals) withFileIndex(ctx context.Context, name string, progress bool,
 }
 
 func newUpdateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var bf rowIndexBuildFlags
+	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Index the tracked files that are not indexed yet (and backfill new index columns)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			opts, err := bf.options(newProgressPrinter(g.env.Stderr), false)
+			if err != nil {
+				return err
+			}
 			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				start := time.Now()
 				res, err := fi.Update(ctx, fileindex.UpdateOptions{})
@@ -50,7 +55,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 				for i, s := range res.Skipped {
 					vanished[i] = s.URI
 				}
-				rows, err := updateRowIndexes(ctx, fi.Index(), vanished)
+				rows, err := updateRowIndexes(ctx, fi.Index(), vanished, opts...)
 				if err != nil {
 					return err
 				}
@@ -89,6 +94,8 @@ func newUpdateCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	bf.register(cmd.Flags())
+	return cmd
 }
 
 func newLocateCmd(g *globals) *cobra.Command {

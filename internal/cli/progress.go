@@ -46,10 +46,16 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 
 // report is the fileindex.Options.Progress callback.
 func (p *progressPrinter) report(pr fileindex.Progress) {
+	final := pr.Total > 0 && pr.Done >= pr.Total
+	p.print(final, func(elapsed time.Duration) string { return p.format(pr, elapsed) })
+}
+
+// print renders a progress line (made by line from the time elapsed),
+// throttled unless final.
+func (p *progressPrinter) print(final bool, line func(elapsed time.Duration) string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.now()
-	final := pr.Total > 0 && pr.Done >= pr.Total
 	every := logEvery
 	if p.tty {
 		every = redrawEvery
@@ -58,21 +64,21 @@ func (p *progressPrinter) report(pr fileindex.Progress) {
 		return
 	}
 	p.last = t
-	line := p.format(pr, t.Sub(p.start))
+	text := line(t.Sub(p.start))
 	if p.tty {
 		pad := ""
-		if n := p.lastLine - len(line); n > 0 {
+		if n := p.lastLine - len(text); n > 0 {
 			pad = strings.Repeat(" ", n)
 		}
-		fmt.Fprintf(p.w, "\r%s%s", line, pad)
-		p.lastLine = len(line)
+		fmt.Fprintf(p.w, "\r%s%s", text, pad)
+		p.lastLine = len(text)
 		if final {
 			fmt.Fprintln(p.w)
 			p.lastLine = 0
 		}
 		return
 	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, text)
 }
 
 func (p *progressPrinter) format(pr fileindex.Progress, elapsed time.Duration) string {

@@ -35,8 +35,9 @@ func trackedURIs(ctx context.Context, ix *index.Index) ([]string, error) {
 func newAddRowIndexCmd(g *globals) *cobra.Command {
 	var key, kind, name string
 	var cover, aggs []string
+	var bf rowIndexBuildFlags
 	cmd := &cobra.Command{
-		Use:   "add-row-index NAME --key COL [--cover COL,...] [--aggregate count|sum:COL|min:COL|max:COL|count-by:COL]... [--kind hash|sorted] [--name ROWINDEX]",
+		Use:   "add-row-index NAME --key COL [--cover COL,...] [--aggregate count|sum:COL|min:COL|max:COL|count-by:COL]... [--kind hash|sorted] [--name ROWINDEX] [--memory SIZE]",
 		Short: "Build a row index (key → file, row group, rows) over the index's Parquet files",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,6 +56,10 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 				}
 				def.Aggregates = append(def.Aggregates, ag)
 			}
+			opts, err := bf.options(newProgressPrinter(g.env.Stderr), true)
+			if err != nil {
+				return err
+			}
 			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
 				if f := ix.Format(); f != "parquet" {
 					return aerr.Invalid("row indexes serve Parquet data files; index %s holds %s files", ix.Name(), f)
@@ -63,7 +68,7 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, st, err := rowindex.Create(ctx, indexFolder(ix), def, ix.Catalog().Resolver(), uris)
+				_, st, err := rowindex.Create(ctx, indexFolder(ix), def, ix.Catalog().Resolver(), uris, opts...)
 				if err != nil {
 					return err
 				}
@@ -81,6 +86,7 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&aggs, "aggregate", nil, "per-key aggregate computed at build time (repeatable)")
 	f.StringVar(&kind, "kind", "hash", "hash (equality, O(1)) or sorted (ranges)")
 	f.StringVar(&name, "name", "", "row index name (default: the key column)")
+	bf.register(f)
 	return cmd
 }
 
@@ -272,7 +278,7 @@ func newWarmCmd(g *globals) *cobra.Command {
 // forgets the data files the index no longer tracks, and those of vanished
 // (the update's skipped files: their rows cannot be served), and appends
 // fragments for tracked files it does not list yet.
-func updateRowIndexes(ctx context.Context, ix *index.Index, vanished []string) (map[string]rowindex.BuildStats, error) {
+func updateRowIndexes(ctx context.Context, ix *index.Index, vanished []string, opts ...rowindex.BuildOption) (map[string]rowindex.BuildStats, error) {
 	if ix.Format() != "parquet" {
 		return nil, nil
 	}
@@ -290,7 +296,7 @@ func updateRowIndexes(ctx context.Context, ix *index.Index, vanished []string) (
 			uris = append(uris, u)
 		}
 	}
-	return rowindex.UpdateAll(ctx, indexFolder(ix), ix.Catalog().Resolver(), uris)
+	return rowindex.UpdateAll(ctx, indexFolder(ix), ix.Catalog().Resolver(), uris, opts...)
 }
 
 // removeFromRowIndexes runs after the file index's delete-files: every row

@@ -3,6 +3,7 @@ package cli
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -61,3 +62,45 @@ func TestRowIndexCommands(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAddRowIndexMemory: a build under a tiny --memory spills sorted runs,
+// reports them on stderr, and gives the same entries as the default
+// budget.
+func TestAddRowIndexMemory(t *testing.T) {
+	dir := t.TempDir()
+	lakeDir, files := genLake(t, lakegen.Config{Seed: 3, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000})
+	runOK(t, dir, "create", "plays", "--format", "parquet", "--infer-from", filepath.Join(lakeDir, files[0].Key))
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(lakeDir, f.Key))
+	}
+	runOK(t, dir, append([]string{"add-files", "plays"}, paths...)...)
+	wide := decode(t, runOK(t, dir, "--json", "add-row-index", "plays", "--key", "user_id", "--name", "wide"))["build"].(map[string]any)
+	code, out, errs := run(t, dir, "--json", "add-row-index", "plays", "--key", "user_id", "--name", "slim", "--memory", "64KiB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tight := decode(t, out)["build"].(map[string]any)
+	if tight["entries"] != wide["entries"] || tight["index_bytes"] != wide["index_bytes"] || tight["entries"] == 0.0 {
+		t.Fatalf("slim build %v, wide build %v (names of equal length: the name is in the fragment)", tight, wide)
+	}
+	if !strings.Contains(errs, "row index done") || !strings.Contains(errs, "runs spilled") {
+		t.Fatalf("progress on stderr: %q", errs)
+	}
+	if code, _, _ := run(t, dir, "add-row-index", "plays", "--key", "user_id", "--name", "bad", "--memory", "12 parsecs"); code == 0 {
+		t.Fatal("a bad --memory was accepted")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1024": 1024, "64KiB": 64 << 10, "64k": 64 << 10, "512MiB": 512 << 20, "1.5G": 3 << 29, "2GB": 2e9, "10 MB": 1e7} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "-1", "1XB", "1e3"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) succeeded", in)
+		}
+	}
+}

@@ -1,0 +1,632 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// Memory plan of a build (see WithMemory). The budget goes to the sort
+// buffers of the scanning workers (one runBuffer each); what a build holds
+// beside them is bounded by constants: per worker one row group's column
+// chunks and decoded values, the fragment writer's open row group and
+// buffers, the merge's read buffers (maxFanIn × mergeReadBuffer).
+const (
+	// buildOverhead is the part of the budget kept out of the sort
+	// buffers when the budget is large enough.
+	buildOverhead = 32 << 20
+	// minWorkerBytes is the smallest sort buffer worth a scanning worker
+	// of its own: a smaller budget scans fewer files at once.
+	minWorkerBytes = 16 << 20
+	// maxWorkerBytes caps one worker's sort buffer (runRef offsets are
+	// 30 bits).
+	maxWorkerBytes = 1 << 30
+	// maxFanIn is the most runs merged at once; more runs are first merged
+	// in groups into longer runs.
+	maxFanIn = 64
+	// mergeReadBuffer is the read buffer of each run being merged.
+	mergeReadBuffer = 64 << 10
+)
+
+// builder is one build's scan, sort and merge.
+type builder struct {
+	cfg   buildConfig
+	def   *Definition
+	tmp   *spillDir
+	start time.Time
+
+	workers int
+	limit   int64 // sort buffer bytes per worker
+
+	mu   sync.Mutex // guards runs, mems and prog's non-atomic fields
+	runs []string   // spilled run files
+	mems []*runBuffer
+	prog BuildProgress
+
+	filesDone, rows, dataBytes, entries atomic.Int64
+	written, frags                      atomic.Int64
+
+	reportMu sync.Mutex // one progress call at a time
+}
+
+func newBuilder(cfg buildConfig, def *Definition, tmp *spillDir, files int, start time.Time) *builder {
+	sortBudget := cfg.memory - buildOverhead
+	if sortBudget < cfg.memory/2 {
+		sortBudget = cfg.memory / 2
+	}
+	workers := int(min(int64(buildWorkers), max(1, sortBudget/minWorkerBytes), int64(max(files, 1))))
+	b := &builder{cfg: cfg, def: def, tmp: tmp, start: start, workers: workers,
+		limit: min(sortBudget/int64(workers), maxWorkerBytes)}
+	b.prog.Phase, b.prog.Files = "scan", files
+	return b
+}
+
+// snapshot returns the current progress.
+func (b *builder) snapshot() BuildProgress {
+	b.mu.Lock()
+	p := b.prog
+	b.mu.Unlock()
+	p.FilesDone = int(b.filesDone.Load())
+	p.Rows, p.DataBytes, p.Entries = b.rows.Load(), b.dataBytes.Load(), b.entries.Load()
+	p.Fragments, p.IndexBytes = int(b.frags.Load()), b.written.Load()
+	p.Elapsed = time.Since(b.start)
+	return p
+}
+
+func (b *builder) report() {
+	if b.cfg.progress == nil {
+		return
+	}
+	b.reportMu.Lock()
+	defer b.reportMu.Unlock()
+	b.cfg.progress(b.snapshot())
+}
+
+// setPhase starts a phase and reports it.
+func (b *builder) setPhase(phase string) {
+	b.mu.Lock()
+	b.prog.Phase = phase
+	b.mu.Unlock()
+	b.report()
+}
+
+// reportEvery reports progress every d until the returned stop is called.
+func (b *builder) reportEvery(d time.Duration) (stop func()) {
+	if b.cfg.progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				b.report()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// scanResult is one data file's scan.
+type scanResult struct {
+	fe           FileEntry
+	class        KeyClass
+	scanR, scanB int64
+	err          error
+}
+
+// scanAll scans the files with b.workers workers, each filling its own
+// sort buffer and spilling it when full. Files are taken in order, so after
+// a failure no later file is started and every earlier one has finished:
+// the caller reports the first failure in file order.
+func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID int32, uris []string) ([]scanResult, error) {
+	results := make([]scanResult, len(uris))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	errs := make([]error, b.workers)
+	for w := range b.workers {
+		wg.Go(func() {
+			sw := newScanWorker(b)
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(uris) {
+					break
+				}
+				r := &results[i]
+				r.fe.URI = uri(uris, i)
+				r.fe.ID = firstID + int32(i)
+				r.class, r.err = sw.scanFile(ctx, m, res, &r.fe, &r.scanR, &r.scanB)
+				if r.err != nil {
+					failed.Store(true)
+					break
+				}
+				b.filesDone.Add(1)
+			}
+			if failed.Load() {
+				return
+			}
+			// The last buffer stays in memory as a run.
+			if len(sw.rb.refs) > 0 {
+				sw.rb.sort()
+				b.mu.Lock()
+				b.mems = append(b.mems, sw.rb)
+				b.mu.Unlock()
+			}
+			errs[w] = sw.err
+		})
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}
+
+func uri(uris []string, i int) string { return uris[i] }
+
+// spill sorts a full buffer, writes it as a run file and empties it.
+func (b *builder) spill(rb *runBuffer) error {
+	rb.sort()
+	f, err := b.tmp.create("run")
+	if err != nil {
+		return fmt.Errorf("rowindex: spilling a sorted run: %w", err)
+	}
+	n, err := writeRun(f, rb)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("rowindex: spilling a sorted run: %w", err)
+	}
+	rb.reset()
+	b.mu.Lock()
+	b.runs = append(b.runs, f.Name())
+	b.prog.Runs++
+	b.prog.SpillBytes += n
+	b.mu.Unlock()
+	return nil
+}
+
+// merge streams every run, in fragment order, into fragments, combining
+// the aggregate partials of one key and data file that a worker spilled in
+// several pieces. It returns the fragments, their bytes and the entries
+// written.
+func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind Kind, aggs []Aggregate) ([]FragmentEntry, int64, int64, error) {
+	b.setPhase("merge")
+	b.entries.Store(0)
+	// Too many runs to merge at once: merge them in groups first.
+	for len(b.runs) > maxFanIn {
+		group := b.runs[:maxFanIn]
+		merged, err := b.mergeRuns(group)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		b.runs = append(b.runs[maxFanIn:], merged)
+	}
+	var srcs []entrySource
+	closeAll := func() {
+		for _, s := range srcs {
+			s.close()
+		}
+	}
+	for _, p := range b.runs {
+		r, err := openRun(p, mergeReadBuffer)
+		if err != nil {
+			closeAll()
+			return nil, 0, 0, err
+		}
+		srcs = append(srcs, r)
+	}
+	for _, rb := range b.mems {
+		srcs = append(srcs, &memRun{b: rb})
+	}
+	mg, err := newMerger(srcs)
+	if err != nil {
+		closeAll()
+		return nil, 0, 0, err
+	}
+	defer mg.close()
+	fw := newFragmentWriter(ctx, idx, name, kind, b.tmp)
+	defer fw.wait() // a fragment in flight when the merge fails
+	fw.onFragment = func(fe FragmentEntry) {
+		b.frags.Add(1)
+		b.written.Add(fe.Size)
+	}
+	var n int64
+	add := func(e *entry) error {
+		n++
+		if n&0xffff == 0 {
+			b.entries.Store(n)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return fw.add(e)
+	}
+	// pend is a per-file aggregate record held back until the next entry
+	// shows whether more partials of its key and file follow.
+	var pend entry
+	var pendBuf []byte
+	var pendState *aggState
+	havePend := false
+	flushPend := func() error {
+		havePend = false
+		if pendState != nil {
+			pend.Cover = pendState.encode(aggs)
+			pendState = nil
+		}
+		return add(&pend)
+	}
+	for {
+		e, err := mg.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if havePend {
+			if e.RG == aggRG && e.File == pend.File && e.Bucket == pend.Bucket && bytes.Equal(e.Key, pend.Key) {
+				if pendState == nil {
+					if pendState, err = decodeAggState(aggs, pend.Cover); err != nil {
+						return nil, 0, 0, err
+					}
+				}
+				o, err := decodeAggState(aggs, e.Cover)
+				if err != nil {
+					return nil, 0, 0, err
+				}
+				pendState.merge(aggs, o)
+				continue
+			}
+			if err := flushPend(); err != nil {
+				return nil, 0, 0, err
+			}
+		}
+		if e.RG == aggRG && e.File != aggFile {
+			pendBuf = append(append(pendBuf[:0], e.Key...), e.Cover...)
+			pend = *e
+			pend.Key, pend.Cover = pendBuf[:len(e.Key):len(e.Key)], pendBuf[len(e.Key):]
+			havePend = true
+			continue
+		}
+		if err := add(e); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	if havePend {
+		if err := flushPend(); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	b.entries.Store(n)
+	frags, written, err := fw.close()
+	return frags, written, n, err
+}
+
+// mergeRuns merges run files into one and deletes them.
+func (b *builder) mergeRuns(paths []string) (string, error) {
+	var srcs []entrySource
+	for _, p := range paths {
+		r, err := openRun(p, mergeReadBuffer)
+		if err != nil {
+			for _, s := range srcs {
+				s.close()
+			}
+			return "", err
+		}
+		srcs = append(srcs, r)
+	}
+	mg, err := newMerger(srcs)
+	if err != nil {
+		return "", err
+	}
+	defer mg.close()
+	f, err := b.tmp.create("run")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	rw := newRunWriter(f)
+	for {
+		e, err := mg.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := rw.writeEntry(e); err != nil {
+			return "", err
+		}
+	}
+	if err := rw.flush(); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// scanWorker scans data files into its own sort buffer.
+type scanWorker struct {
+	b     *builder
+	rb    *runBuffer
+	err   error
+	cover []byte
+	vals  []chunkValues
+	decs  []chunkDecoder
+	// aggregate partials of the file being scanned, by encoded key
+	aggs      map[string]*aggState
+	aggCharge int64
+	aggVals   []any
+}
+
+func newScanWorker(b *builder) *scanWorker {
+	return &scanWorker{b: b, rb: newRunBuffer(b.limit), aggs: map[string]*aggState{}}
+}
+
+// emit adds an entry to the sort buffer, spilling it first when full.
+func (w *scanWorker) emit(bucket int32, key []byte, file, rg int32, row, n int64, cover []byte) error {
+	if w.rb.full(recordSize(key, row, n, cover)) {
+		if err := w.b.spill(w.rb); err != nil {
+			return err
+		}
+		// Aggregate partials that hold half the budget are spilled too
+		// (the merge combines the pieces of a key), and the buffer gives
+		// back what the partials took since, so that the next run is at
+		// least half the budget.
+		if w.aggCharge > w.rb.limit/2 {
+			if err := w.flushAggs(file); err != nil {
+				return err
+			}
+		}
+		w.rb.trim()
+	}
+	w.rb.add(bucket, key, file, rg, row, n, cover)
+	w.b.entries.Add(1)
+	return nil
+}
+
+// flushAggs emits the aggregate partials of file and empties them.
+func (w *scanWorker) flushAggs(file int32) error {
+	aggs := w.aggs
+	w.aggs, w.aggCharge, w.rb.extra = map[string]*aggState{}, 0, 0
+	for k, s := range aggs {
+		key := []byte(k)
+		if err := w.emit(w.bucket(key), key, file, aggRG, 0, 0, s.encode(w.b.def.Aggregates)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *scanWorker) bucket(key []byte) int32 {
+	if w.b.def.Kind == KindSorted {
+		return 0
+	}
+	return bucketOf(key)
+}
+
+// aggStateBytes estimates the memory of one key's aggregate state.
+func aggStateBytes(key []byte, aggs []Aggregate) int64 {
+	return int64(len(key)) + 96 + 48*int64(len(aggs))
+}
+
+// scanFile reads one data file's footer and page locations and scans its
+// key, cover and aggregate columns a row group at a time, emitting the
+// file's runs and per-key aggregate partials into the worker's buffer.
+func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *FileEntry, scanR, scanB *int64) (KeyClass, error) {
+	def := w.b.def
+	st, key, err := res.Resolve(ctx, fe.URI)
+	if err != nil {
+		return "", err
+	}
+	o := object{st: st, key: key, uri: fe.URI}
+	m.requests.Add(1)
+	info, err := st.Stat(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	fe.Size, fe.ETag = info.Size, info.ETag
+	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
+	if err != nil {
+		return "", err
+	}
+	fe.ScannedPages = fm.scanned
+	*scanR, *scanB = fm.scanRequests, fm.scanBytes
+	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
+	f := fm.f
+	fe.Rows = f.NumRows()
+	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
+	if err != nil {
+		return "", err
+	}
+	class, ok := classOfKind(f.Root().Column(def.Key).Type().Kind())
+	if !ok {
+		return "", &ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}
+	}
+	// Columns decoded per row group: the key (as keys) at 0, then each
+	// distinct cover or aggregate column (as hoisted values).
+	cols := []int{keyCol}
+	hoisted := func(c int) int {
+		if i := slices.Index(cols[1:], c); i >= 0 {
+			return i + 1
+		}
+		cols = append(cols, c)
+		return len(cols) - 1
+	}
+	coverAt := make([]int, len(def.Cover))
+	for i, c := range def.Cover {
+		leaf, err := topLevelLeaf(f, fe.URI, c)
+		if err != nil {
+			return "", err
+		}
+		coverAt[i] = hoisted(leaf)
+	}
+	aggAt := make([]int, len(def.Aggregates))
+	for i, a := range def.Aggregates {
+		aggAt[i] = -1
+		if a.Column != "" {
+			leaf, err := topLevelLeaf(f, fe.URI, a.Column)
+			if err != nil {
+				return "", err
+			}
+			aggAt[i] = hoisted(leaf)
+		}
+	}
+	for len(w.vals) < len(cols) {
+		w.vals = append(w.vals, chunkValues{})
+		w.decs = append(w.decs, chunkDecoder{key: len(w.decs) == 0})
+	}
+	w.aggVals = slices.Grow(w.aggVals[:0], len(def.Aggregates))[:len(def.Aggregates)]
+	var rgStart int64
+	for rg, g := range f.RowGroups() {
+		fe.RowGroupStarts = append(fe.RowGroupStarts, rgStart)
+		n := g.NumRows()
+		rgStart += n
+		if n == 0 {
+			continue
+		}
+		if n > math.MaxInt32 {
+			return "", &ColumnError{URI: fe.URI, Column: def.Key, Reason: "row group too large"}
+		}
+		md := &f.Metadata().RowGroups[rg]
+		var rs []brange
+		for _, c := range cols {
+			cm := &md.Columns[c].MetaData
+			s := cm.DataPageOffset
+			if d := cm.DictionaryPageOffset; d > 0 && d < s {
+				s = d
+			}
+			rs = append(rs, brange{s, s + cm.TotalCompressedSize})
+		}
+		var fs []*fetch
+		for _, r := range coalesce(rs, buildGap) {
+			fs = append(fs, &fetch{obj: o, r: r})
+		}
+		if err := fetchAll(ctx, m, fs); err != nil {
+			return "", &FileChangedError{URI: fe.URI, Reason: "read failed", Err: err}
+		}
+		pr := &pageReader{ctx: ctx, m: m, obj: o, fallThrough: true}
+		for _, x := range fs {
+			pr.sp.add(span{x.r.off, x.data})
+		}
+		for i, c := range cols {
+			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i]); err != nil {
+				return "", fmt.Errorf("rowindex: %s: row group %d column %d: %w", fe.URI, rg, c, err)
+			}
+		}
+		if err := w.runs(fe.ID, int32(rg), int(n), coverAt, aggAt); err != nil {
+			return "", err
+		}
+		w.b.rows.Add(n)
+	}
+	// Aggregate partials per (key, data file), so that removing the file
+	// removes exactly its contribution (see aggRG).
+	if err := w.flushAggs(fe.ID); err != nil {
+		return "", err
+	}
+	w.b.dataBytes.Add(fe.Size)
+	return class, nil
+}
+
+// runs emits the runs of equal consecutive keys of one decoded row group
+// (one entry per run, cover values appended per row) and folds each row
+// into its key's aggregate partials.
+func (w *scanWorker) runs(file, rg int32, n int, coverAt, aggAt []int) error {
+	def := w.b.def
+	keys := &w.vals[0]
+	var runKey []byte
+	runStart, runN := -1, int64(0)
+	flush := func() error {
+		if runStart < 0 {
+			return nil
+		}
+		return w.emit(w.bucket(runKey), runKey, file, rg, int64(runStart), runN, w.cover)
+	}
+	for i := range n {
+		k := keys.row(i)
+		if len(k) == 0 { // null key (encodings are never empty)
+			if err := flush(); err != nil {
+				return err
+			}
+			runStart = -1
+			continue
+		}
+		if runStart < 0 || !bytes.Equal(k, runKey) {
+			if err := flush(); err != nil {
+				return err
+			}
+			runKey, runStart, runN, w.cover = k, i, 0, w.cover[:0]
+		}
+		runN++
+		for _, c := range coverAt {
+			w.cover = append(w.cover, w.vals[c].row(i)...)
+		}
+		if len(def.Aggregates) > 0 {
+			s, ok := w.aggs[string(k)]
+			if !ok {
+				s = newAggState(def.Aggregates)
+				w.aggs[string(k)] = s
+				w.aggCharge += aggStateBytes(k, def.Aggregates)
+				w.rb.extra = w.aggCharge
+			}
+			for j, c := range aggAt {
+				if c >= 0 {
+					v, err := decodeHoisted(w.vals[c].row(i))
+					if err != nil {
+						return err
+					}
+					w.aggVals[j] = v
+				}
+			}
+			s.add(def.Aggregates, w.aggVals)
+		}
+	}
+	return flush()
+}
+
+// decodeHoisted decodes one hoisted value (appendValue).
+func decodeHoisted(b []byte) (any, error) {
+	if len(b) == 0 {
+		return nil, corrupt("empty hoisted value")
+	}
+	switch b[0] {
+	case valNull:
+		return nil, nil
+	case valFalse:
+		return false, nil
+	case valTrue:
+		return true, nil
+	case valInt:
+		i, n := binary.Varint(b[1:])
+		if n <= 0 {
+			return nil, corrupt("bad varint in hoisted value")
+		}
+		return i, nil
+	case valFloat:
+		if len(b) < 9 {
+			return nil, corrupt("short float in hoisted value")
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[1:])), nil
+	case valString:
+		l, n := binary.Uvarint(b[1:])
+		if n <= 0 || uint64(len(b)-1-n) < l {
+			return nil, corrupt("bad string in hoisted value")
+		}
+		return string(b[1+n : 1+n+int(l)]), nil
+	}
+	return nil, corrupt("bad tag %d in hoisted value", b[0])
+}

@@ -1,0 +1,245 @@
+package rowindex
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// chunkValues is one column of one row group decoded for the build: per row
+// an encoding, an encoded key (appendKeyValue) for the key column or a
+// hoisted value (appendValue) for cover and aggregate columns, stored back
+// to back in data; row i is data[ends[i-1]:ends[i]]. A null key has an
+// empty encoding; a null hoisted value is valNull. The buffers are reused
+// from row group to row group.
+type chunkValues struct {
+	data []byte
+	ends []int32
+}
+
+func (c *chunkValues) reset() { c.data, c.ends = c.data[:0], c.ends[:0] }
+
+func (c *chunkValues) row(i int) []byte {
+	s := int32(0)
+	if i > 0 {
+		s = c.ends[i-1]
+	}
+	return c.data[s:c.ends[i]]
+}
+
+// chunkDecoder decodes whole column chunks into chunkValues straight from
+// the pages' typed buffers (Page.Data: int32, int64, float, double and byte
+// array values, plain or dictionary-encoded, with their definition levels),
+// without a parquet.Value per row; a dictionary is encoded once per chunk.
+// Other physical types (boolean, int96, fixed-length byte arrays) go
+// through the page's value reader, a buffer at a time. Encodings are those
+// of appendKeyValue and appendValue(valueOf(v)), so entries equal those of a
+// build through parquet.Value.
+type chunkDecoder struct {
+	key     bool // encode as keys, else as hoisted values
+	buf     []parquet.Value
+	dict    parquet.Dictionary
+	dictEnc chunkValues // the dictionary's values, encoded
+}
+
+// encodeInt appends an integer value.
+func (d *chunkDecoder) encodeInt(dst []byte, v int64) []byte {
+	if d.key {
+		return appendIntKey(dst, v)
+	}
+	return binary.AppendVarint(append(dst, valInt), v)
+}
+
+func (d *chunkDecoder) encodeFloat(dst []byte, v float64) []byte {
+	if d.key {
+		return appendFloatKey(dst, v)
+	}
+	return binary.LittleEndian.AppendUint64(append(dst, valFloat), math.Float64bits(v))
+}
+
+func (d *chunkDecoder) encodeBytes(dst, v []byte) []byte {
+	if d.key {
+		return append(append(dst, tagBytes), v...)
+	}
+	return append(binary.AppendUvarint(append(dst, valString), uint64(len(v))), v...)
+}
+
+func (d *chunkDecoder) encodeValue(dst []byte, v parquet.Value) []byte {
+	if d.key {
+		if v.IsNull() {
+			return dst
+		}
+		return appendKeyValue(dst, v)
+	}
+	return appendValue(dst, valueOf(v))
+}
+
+func (d *chunkDecoder) null(dst []byte) []byte {
+	if d.key {
+		return dst
+	}
+	return append(dst, valNull)
+}
+
+// typed reports whether pages of kind k decode from their typed buffers.
+func typed(k parquet.Kind) bool {
+	switch k {
+	case parquet.Int32, parquet.Int64, parquet.Float, parquet.Double, parquet.ByteArray:
+		return true
+	}
+	return false
+}
+
+// encodeTyped appends the encodings of all values of a typed buffer (a
+// dictionary page's or a plain data page's) to out, one per value.
+func (d *chunkDecoder) encodeTyped(k parquet.Kind, vals encoding.Values, out *chunkValues) {
+	// encoding.Values' accessors have pointer receivers.
+	switch k {
+	case parquet.Int32:
+		for _, v := range vals.Int32() {
+			out.data = d.encodeInt(out.data, int64(v))
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+	case parquet.Int64:
+		for _, v := range vals.Int64() {
+			out.data = d.encodeInt(out.data, v)
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+	case parquet.Float:
+		for _, v := range vals.Float() {
+			out.data = d.encodeFloat(out.data, float64(v))
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+	case parquet.Double:
+		for _, v := range vals.Double() {
+			out.data = d.encodeFloat(out.data, v)
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+	case parquet.ByteArray:
+		b, offs := vals.ByteArray()
+		for i := 0; i+1 < len(offs); i++ {
+			out.data = d.encodeBytes(out.data, b[offs[i]:offs[i+1]])
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+	}
+}
+
+// decode decodes the n rows of a top-level, non-repeated column chunk read
+// through r into out (reset first).
+func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, out *chunkValues) error {
+	fcc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return fmt.Errorf("rowindex: column chunk %T is not a file column chunk", cc)
+	}
+	out.reset()
+	d.dict = nil
+	kind := fcc.Type().Kind()
+	maxDef := byte(0)
+	if fcc.Node().Optional() {
+		maxDef = 1
+	}
+	pages := fcc.PagesFrom(r)
+	defer pages.Close()
+	var plain chunkValues
+	for int64(len(out.ends)) < n {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		err = d.page(page, kind, maxDef, &plain, out)
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	if int64(len(out.ends)) != n {
+		return fmt.Errorf("rowindex: column %v: %d rows found, %d expected", fcc.Node(), len(out.ends), n)
+	}
+	if len(out.data) > math.MaxInt32 {
+		return fmt.Errorf("rowindex: column %v: row group values too large", fcc.Node())
+	}
+	return nil
+}
+
+// page decodes one page's rows into out.
+func (d *chunkDecoder) page(page parquet.Page, kind parquet.Kind, maxDef byte, plain, out *chunkValues) error {
+	nv := int(page.NumValues())
+	defs := page.DefinitionLevels()
+	if len(defs) > 0 && len(defs) != nv {
+		return fmt.Errorf("rowindex: page has %d definition levels for %d values", len(defs), nv)
+	}
+	if !typed(kind) {
+		return d.pageValues(page, out)
+	}
+	// Present values, in order: the dictionary's encodings by index, or
+	// the page's plain values encoded into plain.
+	var idx []int32
+	src := plain
+	if dict := page.Dictionary(); dict != nil {
+		if dict != d.dict {
+			d.dict = dict
+			d.dictEnc.reset()
+			d.encodeTyped(kind, dict.Page().Data(), &d.dictEnc)
+		}
+		data := page.Data()
+		idx = data.Int32()
+		src = &d.dictEnc
+	} else {
+		plain.reset()
+		d.encodeTyped(kind, page.Data(), plain)
+	}
+	present := len(plain.ends)
+	if idx != nil {
+		present = len(idx)
+	}
+	k := 0
+	for j := range nv {
+		if len(defs) > 0 && defs[j] != maxDef {
+			out.data = d.null(out.data)
+			out.ends = append(out.ends, int32(len(out.data)))
+			continue
+		}
+		if k >= present {
+			return fmt.Errorf("rowindex: page has fewer values than its definition levels say")
+		}
+		i := k
+		if idx != nil {
+			i = int(idx[k])
+			if i < 0 || i >= len(src.ends) {
+				return fmt.Errorf("rowindex: dictionary index %d out of range", i)
+			}
+		}
+		k++
+		out.data = append(out.data, src.row(i)...)
+		out.ends = append(out.ends, int32(len(out.data)))
+	}
+	return nil
+}
+
+// pageValues decodes a page through its value reader.
+func (d *chunkDecoder) pageValues(page parquet.Page, out *chunkValues) error {
+	if d.buf == nil {
+		d.buf = make([]parquet.Value, 1024)
+	}
+	vr := page.Values()
+	for {
+		k, err := vr.ReadValues(d.buf)
+		for _, v := range d.buf[:k] {
+			out.data = d.encodeValue(out.data, v)
+			out.ends = append(out.ends, int32(len(out.data)))
+		}
+		if err == io.EOF || k == 0 && err == nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

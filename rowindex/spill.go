@@ -1,0 +1,485 @@
+package rowindex
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+)
+
+// The build's external sort. Scanning workers append entries to a runBuffer
+// (one per worker): a compact arena of encoded entries plus one 16-byte
+// sort reference each, ≈20–40 bytes per entry instead of the ≈150 of an
+// entry struct with its own key and cover slices. A full buffer is sorted
+// and spilled to a run file; the last buffer of each worker stays in memory
+// as a run. mergeRuns then streams every run in fragment order
+// (compareEntries) into the fragment writer.
+//
+// Encoded entry (arena and run files):
+//
+//	uvarint len(rest) | uvarint len(key) | key | file int32 LE | rg int32 LE |
+//	uvarint row | uvarint n | uvarint len(cover) | cover
+//
+// A run file holds, per entry in order, the bucket as a big-endian uint16
+// followed by the encoded entry.
+
+// runRef locates an encoded entry in a runBuffer's arena and carries the
+// leading fields of its sort order, so that most comparisons touch no arena
+// byte:
+//
+//   - hi: the bucket (16 bits), the key's tag byte and its length (capped
+//     at 255);
+//   - prefix: the key's eight bytes after the tag, zero-padded, big endian:
+//     all of an int or float key, so two such keys are equal when hi and
+//     prefix are;
+//   - off: the entry's place in the arena, and slowRef when the order
+//     between equal keys needs the entry's fields (an aggregate record, an
+//     entry outside the blocks, a key longer than nine bytes).
+//
+// Entries that are not slow are added in (file, rg, row) order (a worker
+// scans its files in id order, each row group in row order) and their
+// offsets grow with each addition, so equal keys order by offset.
+type runRef struct {
+	prefix uint64
+	hi     uint32
+	off    uint32
+}
+
+const (
+	slowRef   = 1 << 31 // off: compare equal keys by their fields
+	bigRef    = 1 << 30 // off: an index in runBuffer.big, not an arena offset
+	shortKeys = 9       // keys of at most this length are whole in hi and prefix
+)
+
+func (r runRef) bucket() int32 { return int32(r.hi >> 16) }
+
+// compareRefs orders two entries of b in fragment order.
+func (b *runBuffer) compareRefs(x, y runRef) int {
+	if c := cmp.Compare(x.hi>>8, y.hi>>8); c != 0 { // bucket, tag
+		return c
+	}
+	if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
+		return c
+	}
+	lx, ly := x.hi&0xff, y.hi&0xff
+	if lx != ly && min(lx, ly) <= shortKeys {
+		// The shorter key is a prefix of the other (bytes past it are
+		// zero-padded equal).
+		return cmp.Compare(lx, ly)
+	}
+	if lx <= shortKeys && (x.off|y.off)&slowRef == 0 {
+		return cmp.Compare(x.off, y.off) // equal keys, in the order added
+	}
+	var ex, ey entry
+	decodeRecord(b.record(x), &ex)
+	decodeRecord(b.record(y), &ey)
+	return cmp.Or(bytes.Compare(ex.Key, ey.Key), cmp.Compare(ex.File, ey.File), cmp.Compare(ex.RG, ey.RG), cmp.Compare(ex.Row, ey.Row))
+}
+
+// refBytes is the size of a runRef.
+const refBytes = 16
+
+// runBlockBytes is the largest size of a runBuffer's arena blocks (a
+// quarter of the buffer's limit when that is smaller). Blocks are reused
+// across spills, so a worker's memory stays at its limit.
+const runBlockBytes = 1 << 20
+
+func newRunBuffer(limit int64) *runBuffer {
+	return &runBuffer{limit: limit, block: int(max(min(limit/4, runBlockBytes), 4<<10))}
+}
+
+// runBuffer accumulates entries of one worker until its memory limit.
+type runBuffer struct {
+	limit  int64 // bytes of blocks + refs at which the buffer must be spilled
+	block  int   // size of a block
+	blocks [][]byte
+	cur    int // block being filled
+	refs   []runRef
+	big    [][]byte // entries larger than a block, one allocation each
+	extra  int64    // memory held beside the buffer (the worker's aggregate partials)
+}
+
+// charge is the memory the buffer holds.
+func (b *runBuffer) charge() int64 {
+	n := int64(len(b.blocks))*int64(b.block) + int64(cap(b.refs))*refBytes + b.extra
+	for _, x := range b.big {
+		n += int64(cap(x))
+	}
+	return n
+}
+
+// full reports whether adding an entry of about extra bytes would take the
+// buffer past its limit (a block or the refs would have to grow).
+func (b *runBuffer) full(extra int) bool {
+	if len(b.refs) == 0 {
+		return false
+	}
+	needBlock := b.cur >= len(b.blocks) || len(b.blocks[b.cur])+extra > b.block
+	grow := int64(0)
+	if needBlock && b.cur+1 >= len(b.blocks) {
+		grow += int64(b.block)
+	}
+	if len(b.refs) == cap(b.refs) {
+		grow += int64(cap(b.refs)) * refBytes * 2 // the new array (old one is garbage)
+	}
+	return b.charge()+grow > b.limit
+}
+
+// add appends an entry.
+func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, cover []byte) {
+	total := recordSize(key, row, n, cover)
+	var dst []byte
+	var off int
+	if total > b.block {
+		dst = make([]byte, 0, total)
+		off = slowRef | bigRef | len(b.big)
+	} else {
+		if b.cur < len(b.blocks) && len(b.blocks[b.cur])+total > b.block {
+			b.cur++
+		}
+		if b.cur == len(b.blocks) {
+			b.blocks = append(b.blocks, make([]byte, 0, b.block))
+		}
+		dst = b.blocks[b.cur]
+		off = b.cur*b.block + len(dst)
+		if len(key) > shortKeys || rg == aggRG || file == aggFile {
+			off |= slowRef
+		}
+	}
+	dst = appendRecord(dst, key, file, rg, row, n, cover)
+	if total > b.block {
+		b.big = append(b.big, dst)
+	} else {
+		b.blocks[b.cur] = dst
+	}
+	var p [8]byte
+	tag := byte(0)
+	if len(key) > 0 {
+		tag = key[0]
+		copy(p[:], key[1:])
+	}
+	hi := uint32(bucket)<<16 | uint32(tag)<<8 | uint32(min(len(key), 255))
+	b.refs = append(b.refs, runRef{prefix: binary.BigEndian.Uint64(p[:]), hi: hi, off: uint32(off)})
+}
+
+// recordSize is the size of an encoded entry with its length prefix.
+func recordSize(key []byte, row, n int64, cover []byte) int {
+	rest := uvarintLen(uint64(len(key))) + len(key) + 8 + uvarintLen(uint64(row)) + uvarintLen(uint64(n)) +
+		uvarintLen(uint64(len(cover))) + len(cover)
+	return uvarintLen(uint64(rest)) + rest
+}
+
+// appendRecord appends an encoded entry with its length prefix.
+func appendRecord(dst, key []byte, file, rg int32, row, n int64, cover []byte) []byte {
+	rest := uvarintLen(uint64(len(key))) + len(key) + 8 + uvarintLen(uint64(row)) + uvarintLen(uint64(n)) +
+		uvarintLen(uint64(len(cover))) + len(cover)
+	dst = binary.AppendUvarint(dst, uint64(rest))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(file))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(rg))
+	dst = binary.AppendUvarint(dst, uint64(row))
+	dst = binary.AppendUvarint(dst, uint64(n))
+	dst = binary.AppendUvarint(dst, uint64(len(cover)))
+	return append(dst, cover...)
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// record returns the encoded entry (without its length) that r points to.
+func (b *runBuffer) record(r runRef) []byte {
+	var src []byte
+	var at int
+	off := int(r.off &^ slowRef)
+	if off&bigRef != 0 {
+		src = b.big[off&^bigRef]
+	} else {
+		src, at = b.blocks[off/b.block], off%b.block
+	}
+	l, n := binary.Uvarint(src[at:])
+	return src[at+n : at+n+int(l)]
+}
+
+// sort orders the buffer's entries in fragment order.
+func (b *runBuffer) sort() { slices.SortFunc(b.refs, b.compareRefs) }
+
+// reset empties the buffer, keeping its blocks and refs for reuse.
+func (b *runBuffer) reset() {
+	for i := range b.blocks {
+		b.blocks[i] = b.blocks[i][:0]
+	}
+	b.cur = 0
+	b.refs = b.refs[:0]
+	b.big = nil
+}
+
+// trim releases blocks and refs of an empty buffer until its charge is
+// within its limit.
+func (b *runBuffer) trim() {
+	if len(b.refs) > 0 {
+		return
+	}
+	for b.charge() > b.limit && len(b.blocks) > 0 {
+		b.blocks = b.blocks[:len(b.blocks)-1]
+	}
+	if b.charge() > b.limit {
+		b.refs = nil
+	}
+}
+
+// decodeRecord parses an encoded entry (without its length prefix) into e;
+// Key and Cover alias rec.
+func decodeRecord(rec []byte, e *entry) error {
+	kl, n := binary.Uvarint(rec)
+	if n <= 0 || uint64(len(rec)-n) < kl+8 {
+		return errBadRecord
+	}
+	rec = rec[n:]
+	e.Key, rec = rec[:kl:kl], rec[kl:]
+	e.File = int32(binary.LittleEndian.Uint32(rec))
+	e.RG = int32(binary.LittleEndian.Uint32(rec[4:]))
+	rec = rec[8:]
+	row, n1 := binary.Uvarint(rec)
+	if n1 <= 0 {
+		return errBadRecord
+	}
+	rec = rec[n1:]
+	cnt, n2 := binary.Uvarint(rec)
+	if n2 <= 0 {
+		return errBadRecord
+	}
+	rec = rec[n2:]
+	cl, n3 := binary.Uvarint(rec)
+	if n3 <= 0 || uint64(len(rec)-n3) != cl {
+		return errBadRecord
+	}
+	e.Row, e.N = int64(row), int64(cnt)
+	e.Cover = rec[n3 : n3+int(cl) : n3+int(cl)]
+	return nil
+}
+
+var errBadRecord = errors.New("rowindex: corrupt spilled entry")
+
+// spillDir owns the temporary files of one build. It is safe for
+// concurrent use.
+type spillDir struct {
+	dir  string
+	next atomic.Int64
+}
+
+func newSpillDir(parent string) (*spillDir, error) {
+	dir, err := os.MkdirTemp(parent, "ariadne-rowindex-build-*")
+	if err != nil {
+		return nil, fmt.Errorf("rowindex: build spill folder: %w", err)
+	}
+	return &spillDir{dir: dir}, nil
+}
+
+// create makes a new temporary file.
+func (d *spillDir) create(kind string) (*os.File, error) {
+	return os.Create(filepath.Join(d.dir, fmt.Sprintf("%s-%06d", kind, d.next.Add(1))))
+}
+
+func (d *spillDir) remove() error { return os.RemoveAll(d.dir) }
+
+// runWriteBuffer is the buffer of a run file being written.
+const runWriteBuffer = 256 << 10
+
+// runWriter writes a run file: per entry the bucket (uint16, big endian)
+// and the encoded entry.
+type runWriter struct {
+	w   *bufio.Writer
+	n   int64
+	buf []byte
+}
+
+func newRunWriter(f *os.File) *runWriter {
+	return &runWriter{w: bufio.NewWriterSize(f, runWriteBuffer)}
+}
+
+// writeEncoded writes an encoded entry (without its length prefix).
+func (rw *runWriter) writeEncoded(bucket int32, rec []byte) error {
+	rw.buf = binary.BigEndian.AppendUint16(rw.buf[:0], uint16(bucket))
+	rw.buf = binary.AppendUvarint(rw.buf, uint64(len(rec)))
+	rw.w.Write(rw.buf)
+	_, err := rw.w.Write(rec)
+	rw.n += int64(len(rw.buf) + len(rec))
+	return err
+}
+
+// writeEntry writes an entry.
+func (rw *runWriter) writeEntry(e *entry) error {
+	rw.buf = binary.BigEndian.AppendUint16(rw.buf[:0], uint16(e.Bucket))
+	rw.buf = appendRecord(rw.buf, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+	_, err := rw.w.Write(rw.buf)
+	rw.n += int64(len(rw.buf))
+	return err
+}
+
+func (rw *runWriter) flush() error { return rw.w.Flush() }
+
+// writeRun writes a sorted buffer to f and returns the bytes written.
+func writeRun(f *os.File, b *runBuffer) (int64, error) {
+	rw := newRunWriter(f)
+	for _, r := range b.refs {
+		if err := rw.writeEncoded(r.bucket(), b.record(r)); err != nil {
+			return rw.n, err
+		}
+	}
+	return rw.n, rw.flush()
+}
+
+// entrySource yields entries in fragment order. The entry returned by next
+// is valid until the following call.
+type entrySource interface {
+	next() (*entry, error) // io.EOF at the end
+	close() error
+}
+
+// memRun is a sorted runBuffer read in place.
+type memRun struct {
+	b *runBuffer
+	i int
+	e entry
+}
+
+func (m *memRun) next() (*entry, error) {
+	if m.i >= len(m.b.refs) {
+		return nil, io.EOF
+	}
+	r := m.b.refs[m.i]
+	m.i++
+	if err := decodeRecord(m.b.record(r), &m.e); err != nil {
+		return nil, err
+	}
+	m.e.Bucket = r.bucket()
+	return &m.e, nil
+}
+
+func (m *memRun) close() error { return nil }
+
+// fileRun reads a run file.
+type fileRun struct {
+	f   *os.File
+	r   *bufio.Reader
+	buf []byte
+	e   entry
+}
+
+func openRun(path string, bufSize int) (*fileRun, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &fileRun{f: f, r: bufio.NewReaderSize(f, bufSize)}, nil
+}
+
+func (fr *fileRun) next() (*entry, error) {
+	var bk [2]byte
+	if _, err := io.ReadFull(fr.r, bk[:]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
+	}
+	l, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
+	}
+	if uint64(cap(fr.buf)) < l {
+		fr.buf = make([]byte, l)
+	}
+	fr.buf = fr.buf[:l]
+	if _, err := io.ReadFull(fr.r, fr.buf); err != nil {
+		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
+	}
+	if err := decodeRecord(fr.buf, &fr.e); err != nil {
+		return nil, err
+	}
+	fr.e.Bucket = int32(binary.BigEndian.Uint16(bk[:]))
+	return &fr.e, nil
+}
+
+func (fr *fileRun) close() error { return fr.f.Close() }
+
+// merger merges sources in fragment order (a heap of their heads).
+type merger struct {
+	srcs  []entrySource
+	heads []*entry
+	h     []int // indexes into srcs, a heap by their head entries
+	last  int   // source whose head was returned last (-1: none)
+}
+
+func newMerger(srcs []entrySource) (*merger, error) {
+	m := &merger{srcs: srcs, heads: make([]*entry, len(srcs)), last: -1}
+	for i, s := range srcs {
+		e, err := s.next()
+		if err == io.EOF {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.heads[i] = e
+		m.h = append(m.h, i)
+	}
+	heap.Init(m)
+	return m, nil
+}
+
+func (m *merger) Len() int           { return len(m.h) }
+func (m *merger) Less(i, j int) bool { return compareEntries(m.heads[m.h[i]], m.heads[m.h[j]]) < 0 }
+func (m *merger) Swap(i, j int)      { m.h[i], m.h[j] = m.h[j], m.h[i] }
+func (m *merger) Push(x any)         { m.h = append(m.h, x.(int)) }
+func (m *merger) Pop() any {
+	x := m.h[len(m.h)-1]
+	m.h = m.h[:len(m.h)-1]
+	return x
+}
+
+// next returns the smallest head; it stays valid until the following call.
+func (m *merger) next() (*entry, error) {
+	if m.last >= 0 {
+		// Advance the source returned last, now that its entry is consumed.
+		i := m.last
+		m.last = -1
+		e, err := m.srcs[i].next()
+		switch {
+		case err == io.EOF:
+			heap.Pop(m)
+		case err != nil:
+			return nil, err
+		default:
+			m.heads[i] = e
+			heap.Fix(m, 0)
+		}
+	}
+	if len(m.h) == 0 {
+		return nil, io.EOF
+	}
+	m.last = m.h[0]
+	return m.heads[m.last], nil
+}
+
+func (m *merger) close() error {
+	var errs []error
+	for _, s := range m.srcs {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
