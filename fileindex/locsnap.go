@@ -256,13 +256,15 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 	dir.Files = section(b)
 
 	names, kinds := locSnapColumns(m, snap.Schema())
-	// Blocks go after every small section, so that the first read of a
-	// snapshot holds the directory, the file list and the null lists.
-	type colBlocks struct {
+	// Sections are laid out small first: null lists, then bloom and range
+	// data, then blocks, so that the first read of a snapshot holds the
+	// directory, the file list and the null lists.
+	type colData struct {
 		col    int // in dir.Columns
+		data   []byte
 		blocks []encodedBlock
 	}
-	var pend []colBlocks
+	var pend []colData
 	for i, name := range names {
 		f, _ := snap.Schema().Field(name)
 		col, err := v.load(ctx, f, kinds[i])
@@ -281,7 +283,7 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 			}
 			nulls := section(appendIDs(nil, col.nullIDs))
 			c.Nulls = &nulls
-			pend = append(pend, colBlocks{col: len(dir.Columns), blocks: bs})
+			pend = append(pend, colData{col: len(dir.Columns), blocks: bs})
 		case viewBloom:
 			var d []byte
 			for id := range v.files {
@@ -292,8 +294,7 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 				d = binary.AppendUvarint(d, uint64(len(raw)))
 				d = append(d, raw...)
 			}
-			s := section(d)
-			c.Data = &s
+			pend = append(pend, colData{col: len(dir.Columns), data: d})
 		case viewRange:
 			var d []byte
 			ok := true
@@ -308,12 +309,20 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 			if !ok {
 				continue
 			}
-			s := section(d)
-			c.Data = &s
+			pend = append(pend, colData{col: len(dir.Columns), data: d})
 		}
 		dir.Columns = append(dir.Columns, c)
 	}
 	for _, p := range pend {
+		if p.data != nil {
+			s := section(p.data)
+			dir.Columns[p.col].Data = &s
+		}
+	}
+	for _, p := range pend {
+		if p.data != nil {
+			continue
+		}
 		bs := make([]locBlock, len(p.blocks))
 		for j, blk := range p.blocks {
 			bs[j] = locBlock{First: blk.first, locSection: section(blk.data)}

@@ -295,11 +295,16 @@ func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, pa
 	// The block of each key: the last whose first key is ≤ it.
 	at := make([]int, len(keys))
 	var need []int
+	var wanted map[int]bool
 	lb.mu.Lock()
 	for i, k := range keys {
 		b := sort.Search(len(lb.blocks), func(j int) bool { return string(lb.blocks[j].First) > k }) - 1
 		at[i] = b
-		if b >= 0 && lb.raw[b] == nil && !slices.Contains(need, b) {
+		if b >= 0 && lb.raw[b] == nil && !wanted[b] {
+			if wanted == nil {
+				wanted = make(map[int]bool)
+			}
+			wanted[b] = true
 			need = append(need, b)
 		}
 	}
