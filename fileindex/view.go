@@ -32,6 +32,11 @@ import (
 // queries load a column once; a load that fails (say, a cancelled context)
 // is not cached and the next query retries it.
 //
+// When the version has a locate snapshot (locsnap.go), the file list and the
+// columns come from it instead of the scan: exact and temporal columns as
+// blocks of sorted value keys read on demand (lazyBlocks), the others whole.
+// A view without a usable snapshot scans, and says why (tableView.note).
+//
 // A warm query therefore costs one List of the main table's _delta_log/
 // (delta.Table.Snapshot, to learn the latest version) and nothing else;
 // large-index tables cost one more List each, and reads only of the files
