@@ -231,7 +231,7 @@ func (s *locSnap) loadColumn(ctx context.Context, f schema.Field, kind viewKind,
 			return nil, corrupt("null list")
 		}
 		col.nullIDs = ids
-		col.lazy = &lazyBlocks{snap: s, blocks: c.Blocks, raw: make([][]byte, len(c.Blocks))}
+		col.lazy = &lazyBlocks{snap: s, blocks: c.Blocks, raw: make([][]byte, len(c.Blocks)), unread: len(c.Blocks)}
 		return col, nil
 	}
 	if c.Data == nil {
@@ -285,22 +285,45 @@ type lazyBlocks struct {
 	snap   *locSnap
 	blocks []locBlock
 
-	mu  sync.Mutex
-	raw [][]byte // per block, nil until read
+	mu     sync.Mutex
+	raw    [][]byte // per block, nil until read
+	unread int      // blocks still nil in raw
+	// first is the cost counter of the first locate call that searched
+	// the column (one per call: a per-key locate searches many times).
+	first *locateCost
+	seen  bool
 }
 
 // find calls fn with the index in keys and the payload of every key the
 // column holds; keys absent from it are skipped.
+//
+// The first locate call reads only the blocks its keys need: a CLI process
+// makes one and exits. A column asked by another call is in a long-lived
+// process: that call reads every block still unread (one coalesced read),
+// so that from then on queries read nothing, as with a view built by the
+// scan.
 func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, payload []byte) error) error {
 	// The block of each key: the last whose first key is ≤ it.
 	at := make([]int, len(keys))
 	var need []int
 	var wanted map[int]bool
 	lb.mu.Lock()
+	call := costOf(ctx)
+	if !lb.seen {
+		lb.seen, lb.first = true, call
+	}
+	later := call == nil || call != lb.first
+	if later && lb.unread > 0 {
+		for b, r := range lb.raw {
+			if r == nil {
+				need = append(need, b)
+			}
+		}
+	}
 	for i, k := range keys {
 		b := sort.Search(len(lb.blocks), func(j int) bool { return string(lb.blocks[j].First) > k }) - 1
 		at[i] = b
-		if b >= 0 && lb.raw[b] == nil && !wanted[b] {
+		if !later && b >= 0 && lb.raw[b] == nil && !wanted[b] {
 			if wanted == nil {
 				wanted = make(map[int]bool)
 			}
@@ -330,6 +353,7 @@ func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, pa
 		for i, b := range need {
 			if lb.raw[b] == nil {
 				lb.raw[b] = data[i]
+				lb.unread--
 			}
 		}
 		lb.mu.Unlock()
