@@ -157,6 +157,11 @@ func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter
 	if err != nil {
 		return nil, err
 	}
+	if v != nil {
+		if err := fi.preloadKeys(ctx, v, columns, cats, keys); err != nil {
+			return nil, err
+		}
+	}
 	union := map[string]struct{}{}
 	for _, key := range keys {
 		files := []string{}
@@ -185,4 +190,45 @@ func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter
 		res.Plan = v.plan(cost)
 	}
 	return res, nil
+}
+
+// preloadKeys reads, in one pass per column, the snapshot blocks that the
+// per-key lookups of exact and temporal columns will search, so that they
+// are read together (coalesced) rather than one request per key.
+func (fi *FileIndex) preloadKeys(ctx context.Context, v *tableView, columns []string, cats []category, keys [][]any) error {
+	for i, c := range columns {
+		kind := viewExact
+		switch {
+		case cats[i] == catTemporal:
+			kind = viewTemporal
+		case cats[i] != catRegular:
+			continue
+		}
+		if !v.hasColumn(c) {
+			continue // each key's lookup reports it
+		}
+		col, err := v.column(ctx, c, kind)
+		if err != nil {
+			return err
+		}
+		if col.lazy == nil {
+			continue
+		}
+		vals := make([]any, 0, len(keys))
+		for _, k := range keys {
+			if k[i] != nil {
+				vals = append(vals, k[i])
+			}
+		}
+		ks, err := inKeys(c, col.elem, vals, true)
+		if err != nil {
+			return err
+		}
+		// A damaged block is left to the per-key lookups, which fall back.
+		_ = col.lazy.find(ctx, ks, func(int, []byte) error { return nil })
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
 }

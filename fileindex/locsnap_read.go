@@ -114,7 +114,14 @@ func readRange(ctx context.Context, st store.Store, key string, off, n int64) ([
 		return nil, err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(r)
+	// One allocation of the size asked (ReadAll would grow and copy a
+	// multi-MiB run of blocks several times); fewer bytes at the end.
+	b := make([]byte, n)
+	m, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	b = b[:m]
 	if c := costOf(ctx); c != nil {
 		c.reads.Add(1)
 		c.bytes.Add(int64(len(b)))
@@ -341,13 +348,13 @@ func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, pa
 		if err != nil {
 			return err
 		}
+		// Blocks stay slices of the read that fetched them: a coalesced
+		// read holds little but blocks that are kept too (the gaps of at
+		// most locSnapGapBytes), and the prefix is kept anyway.
 		for i := range need {
 			if len(data[i]) < 4 || 4+4*int64(binary.LittleEndian.Uint32(data[i])) > int64(len(data[i])) {
 				return fmt.Errorf("%w: %s: block header", errLocSnapCorrupt, lb.snap.key)
 			}
-			// A copy: a block kept must not pin the whole coalesced read
-			// (nor the prefix) it was cut from.
-			data[i] = bytes.Clone(data[i])
 		}
 		lb.mu.Lock()
 		for i, b := range need {

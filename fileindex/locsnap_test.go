@@ -353,7 +353,7 @@ func TestLocateSnapshotCorrupt(t *testing.T) {
 func TestLocateKeysPerKey(t *testing.T) {
 	ctx := context.Background()
 	e := newSnapEnv(t)
-	e.addFiles(t, 0, 3)
+	e.addFiles(t, 0, 5) // the id blocks reach beyond the snapshot's first read
 	rows := [][]any{{int64(5), 0.5}, {int64(10005), 0.5}, {int64(10005), 10.5}, {int64(-1), 0.5}, {nil, 0.5}, {int64(5), 0.5}}
 	res, err := e.fi(false).LocateKeys(ctx, []string{"id", "val"}, rowsSeq(rows), KeysOptions{PerKey: true})
 	if err != nil {
@@ -381,6 +381,19 @@ func TestLocateKeysPerKey(t *testing.T) {
 	slices.Sort(union)
 	if !slices.Equal(res.Files, union) || len(union) != 2 {
 		t.Errorf("union %v, per-key union %v", bases(res.Files), bases(union))
+	}
+	// Many keys per key: the blocks they need are read together, not one
+	// request per key.
+	var many [][]any
+	for _, id := range idRange(0, 50000, 250) {
+		many = append(many, []any{id})
+	}
+	mres, err := e.fi(false).LocateKeys(ctx, []string{"id"}, rowsSeq(many), KeysOptions{PerKey: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mres.PerKey) != 200 || mres.Plan.SnapshotReads > 2 {
+		t.Errorf("200 keys: %d answers, %d snapshot reads", len(mres.PerKey), mres.Plan.SnapshotReads)
 	}
 	one, err := e.fi(false).LocateKeys(ctx, []string{"id"}, rowsSeq([][]any{{int64(5)}, {int64(10005)}, {int64(20005)}}), KeysOptions{})
 	if err != nil || len(one.Files) != 3 || one.PerKey != nil {
