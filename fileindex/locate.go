@@ -257,7 +257,8 @@ func (fi *FileIndex) locate(ctx context.Context, m *metadata.Metadata, lks []loo
 	if err != nil || v == nil {
 		return []string{}, plan, err
 	}
-	files, err := fi.locateIn(ctx, v, m, lks)
+	src, _ := fi.ix.StoredSchema() // types of bloom columns; nil tolerated
+	files, err := fi.locateIn(ctx, v, m, src, lks)
 	return files, v.plan(cost), err
 }
 
@@ -275,8 +276,8 @@ func (fi *FileIndex) readyView(ctx context.Context) (*tableView, error) {
 }
 
 // locateIn evaluates the lookups on v: categories in routing order, AND-ed.
-func (fi *FileIndex) locateIn(ctx context.Context, v *tableView, m *metadata.Metadata, lks []lookup) ([]string, error) {
-	src, _ := fi.ix.StoredSchema() // types of bloom columns; nil tolerated
+// src gives the types of bloom columns (nil tolerated).
+func (fi *FileIndex) locateIn(ctx context.Context, v *tableView, m *metadata.Metadata, src *schema.Struct, lks []lookup) ([]string, error) {
 	slices.SortStableFunc(lks, func(a, b lookup) int { return int(a.cat) - int(b.cat) })
 	var result fileSet
 	for _, lk := range lks {

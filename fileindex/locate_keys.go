@@ -162,6 +162,7 @@ func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter
 			return nil, err
 		}
 	}
+	src, _ := fi.ix.StoredSchema() // parsed once, not per key
 	union := map[string]struct{}{}
 	for _, key := range keys {
 		files := []string{}
@@ -173,7 +174,7 @@ func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter
 					lks[i].values = []any{key[i]}
 				}
 			}
-			if files, err = fi.locateIn(ctx, v, m, lks); err != nil {
+			if files, err = fi.locateIn(ctx, v, m, src, lks); err != nil {
 				return nil, err
 			}
 		}
