@@ -391,47 +391,51 @@ func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, pa
 }
 
 // searchBlock finds key in a block by binary search over its entry offsets.
+// A probe decodes only the entry's key; the payload only of the match.
 func searchBlock(blk []byte, key string) ([]byte, bool, error) {
 	n := int(binary.LittleEndian.Uint32(blk))
-	base := 4 + 4*n
-	entries := blk[base:]
-	entry := func(i int) (k, payload []byte, err error) {
+	entries := blk[4+4*n:]
+	keyAt := func(i int) ([]byte, []byte, bool) {
 		off := int(binary.LittleEndian.Uint32(blk[4+4*i:]))
 		if off >= len(entries) {
-			return nil, nil, errors.New("entry offset out of bounds")
+			return nil, nil, false
 		}
 		p := entries[off:]
-		kl, m := binary.Uvarint(p)
-		if m <= 0 || uint64(len(p)-m) < kl {
-			return nil, nil, errors.New("bad entry key")
+		kl, m := uint64(p[0]), 1
+		if kl >= 0x80 {
+			if kl, m = binary.Uvarint(p); m <= 0 {
+				return nil, nil, false
+			}
 		}
-		k, p = p[m:m+int(kl)], p[m+int(kl):]
-		pl, m := binary.Uvarint(p)
-		if m <= 0 || uint64(len(p)-m) < pl {
-			return nil, nil, errors.New("bad entry payload")
+		if uint64(len(p)-m) < kl {
+			return nil, nil, false
 		}
-		return k, p[m : m+int(pl)], nil
+		return p[m : m+int(kl)], p[m+int(kl):], true
 	}
-	var ferr error
+	bad := false
 	i := sort.Search(n, func(i int) bool {
-		k, _, err := entry(i)
-		if err != nil {
-			ferr = err
+		k, _, ok := keyAt(i)
+		if !ok {
+			bad = true
 			return true
 		}
 		return string(k) >= key
 	})
-	if ferr != nil {
-		return nil, false, ferr
+	if bad {
+		return nil, false, errors.New("bad entry")
 	}
 	if i == n {
 		return nil, false, nil
 	}
-	k, payload, err := entry(i)
-	if err != nil || string(k) != key {
-		return nil, false, err
+	k, rest, _ := keyAt(i)
+	if string(k) != key {
+		return nil, false, nil
 	}
-	return payload, true, nil
+	pl, m := binary.Uvarint(rest)
+	if m <= 0 || uint64(len(rest)-m) < pl {
+		return nil, false, errors.New("bad entry payload")
+	}
+	return rest[m : m+int(pl)], true, nil
 }
 
 // decodeTemporal decodes a temporal payload.
