@@ -126,7 +126,8 @@ func (fi *FileIndex) Locate(ctx context.Context, q Query) ([]string, error) {
 		}
 		lks = append(lks, lookup{column: c, cat: cat, values: q[c]})
 	}
-	return fi.locate(ctx, m, lks)
+	files, _, err := fi.locate(ctx, m, lks)
+	return files, err
 }
 
 // LocateFromRows is Locate with the values taken from a relation (spec
@@ -153,7 +154,8 @@ func (fi *FileIndex) LocateFromRows(ctx context.Context, columns []string, rows 
 	if err != nil {
 		return nil, err
 	}
-	return fi.locate(ctx, m, lks)
+	files, _, err := fi.locate(ctx, m, lks)
+	return files, err
 }
 
 // collectLookups reads the relation once and builds one lookup per column.
@@ -244,22 +246,38 @@ func probeBound(fpr float64) int {
 	return bloom.MaxUsefulProbes(fpr)
 }
 
-// locate evaluates the lookups: categories in routing order, AND-ed.
-func (fi *FileIndex) locate(ctx context.Context, m *metadata.Metadata, lks []lookup) ([]string, error) {
+// locate evaluates the lookups on the view of the latest version.
+func (fi *FileIndex) locate(ctx context.Context, m *metadata.Metadata, lks []lookup) ([]string, LocatePlan, error) {
+	plan := LocatePlan{Version: -1}
 	if len(lks) == 0 {
-		return []string{}, nil
+		return []string{}, plan, nil
 	}
+	ctx, cost := withCost(ctx)
+	v, err := fi.readyView(ctx)
+	if err != nil || v == nil {
+		return []string{}, plan, err
+	}
+	src, _ := fi.ix.StoredSchema() // types of bloom columns; nil tolerated
+	files, err := fi.locateIn(ctx, v, m, src, lks)
+	return files, v.plan(cost), err
+}
+
+// readyView returns the view of the latest version with its file list
+// loaded, nil when the index has no main table.
+func (fi *FileIndex) readyView(ctx context.Context) (*tableView, error) {
 	v, err := fi.currentView(ctx)
-	if err != nil {
+	if err != nil || v == nil {
 		return nil, err
-	}
-	if v == nil {
-		return []string{}, nil
 	}
 	if err := v.base(ctx); err != nil {
 		return nil, err
 	}
-	src, _ := fi.ix.StoredSchema() // types of bloom columns; nil tolerated
+	return v, nil
+}
+
+// locateIn evaluates the lookups on v: categories in routing order, AND-ed.
+// src gives the types of bloom columns (nil tolerated).
+func (fi *FileIndex) locateIn(ctx context.Context, v *tableView, m *metadata.Metadata, src *schema.Struct, lks []lookup) ([]string, error) {
 	slices.SortStableFunc(lks, func(a, b lookup) int { return int(a.cat) - int(b.cat) })
 	var result fileSet
 	for _, lk := range lks {
@@ -371,8 +389,12 @@ func (fi *FileIndex) evalTemporal(ctx context.Context, v *tableView, lk lookup) 
 			best[k] = e
 		}
 	}
-	for _, k := range keys {
-		for _, e := range col.temporal[k] {
+	col, found, err := v.temporalEntries(ctx, lk.column, col, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		for _, e := range found[i] {
 			consider(k, e)
 		}
 	}
@@ -504,9 +526,13 @@ func (fi *FileIndex) evalRegular(ctx context.Context, v *tableView, m *metadata.
 	if err != nil {
 		return nil, err
 	}
+	col, found, err := v.exactIDs(ctx, lk.column, col, keys)
+	if err != nil {
+		return nil, err
+	}
 	out := make(fileSet)
-	for _, k := range keys {
-		for _, id := range col.postings[k] {
+	for _, ids := range found {
+		for _, id := range ids {
 			out[id] = struct{}{}
 		}
 	}

@@ -98,7 +98,10 @@ func (fi *FileIndex) DeleteFiles(ctx context.Context, names ...string) error {
 				return err
 			}
 		}
-		return fi.ix.RemoveFiles(ctx, names)
+		if err := fi.ix.RemoveFiles(ctx, names); err != nil {
+			return err
+		}
+		return fi.snapshotAfterCommit(ctx)
 	})
 }
 
@@ -151,13 +154,17 @@ func (fi *FileIndex) Compact(ctx context.Context) (CompactResult, error) {
 			}
 			res.Tables[t.name] = om
 		}
-		return fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
+		err = fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
 			if m.BatchesSinceCompact == 0 {
 				return false, nil
 			}
 			m.BatchesSinceCompact = 0
 			return true, nil
 		})
+		if err != nil {
+			return err
+		}
+		return fi.snapshotAfterCommit(ctx)
 	})
 	return res, err
 }

@@ -110,6 +110,17 @@ func randomCase(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 
+	// Every query runs on three handles: the one that updated (its view of
+	// the new version comes from the locate snapshot the update wrote), a
+	// fresh one (as a new process) and one that scans the main table.
+	scan := New(ix, Options{})
+	scan.views.noSnapshot = true
+	handles := []struct {
+		name     string
+		fi       *FileIndex
+		snapshot bool
+	}{{"updating", fi, true}, {"fresh", New(ix, Options{}), true}, {"scanning", scan, false}}
+
 	// Oracle helpers.
 	exact := func(match func(randRow) bool) []string {
 		var out []string
@@ -170,20 +181,31 @@ func randomCase(t *testing.T, seed uint64) {
 			{Query{"a": {va}, "b": {vb}}, intersect(wantA, wantB), !bRegular},
 		}
 		for _, tc := range cases {
-			got, err := fi.Locate(ctx, tc.query)
-			if err != nil {
-				t.Fatalf("query %d %v: %v", q, tc.query, err)
-			}
-			if tc.superset {
-				for _, w := range tc.want {
-					if !slices.Contains(got, w) {
-						t.Fatalf("seed %d query %v: bloom lost %s (got %v)", seed, tc.query, w, got)
-					}
+			var first []string
+			for i, h := range handles {
+				got, plan, err := h.fi.LocateWithPlan(ctx, tc.query)
+				if err != nil {
+					t.Fatalf("query %d %v: %v", q, tc.query, err)
 				}
-				continue
-			}
-			if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
-				t.Fatalf("seed %d query %v: got %v, want %v", seed, tc.query, got, tc.want)
+				if i == 0 {
+					first = got
+				} else if !slices.Equal(got, first) {
+					t.Fatalf("seed %d query %v: %s handle %v, %s handle %v", seed, tc.query, h.name, got, handles[0].name, first)
+				}
+				if plan.Snapshot != h.snapshot {
+					t.Fatalf("seed %d query %v on the %s handle: plan %+v", seed, tc.query, h.name, plan)
+				}
+				if tc.superset {
+					for _, w := range tc.want {
+						if !slices.Contains(got, w) {
+							t.Fatalf("seed %d query %v (%s): bloom lost %s (got %v)", seed, tc.query, h.name, w, got)
+						}
+					}
+					continue
+				}
+				if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+					t.Fatalf("seed %d query %v (%s): got %v, want %v", seed, tc.query, h.name, got, tc.want)
+				}
 			}
 		}
 	}

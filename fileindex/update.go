@@ -80,7 +80,10 @@ type UpdateResult struct {
 func (fi *FileIndex) Update(ctx context.Context, opts UpdateOptions) (UpdateResult, error) {
 	var res UpdateResult
 	err := fi.ix.WithUpdateLock(ctx, func(ctx context.Context) error {
-		return fi.update(ctx, opts, &res)
+		if err := fi.update(ctx, opts, &res); err != nil {
+			return err
+		}
+		return fi.snapshotAfterCommit(ctx)
 	})
 	return res, err
 }

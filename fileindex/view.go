@@ -32,6 +32,11 @@ import (
 // queries load a column once; a load that fails (say, a cancelled context)
 // is not cached and the next query retries it.
 //
+// When the version has a locate snapshot (locsnap.go), the file list and the
+// columns come from it instead of the scan: exact and temporal columns as
+// blocks of sorted value keys read on demand (lazyBlocks), the others whole.
+// A view without a usable snapshot scans, and says why (tableView.note).
+//
 // A warm query therefore costs one List of the main table's _delta_log/
 // (delta.Table.Snapshot, to learn the latest version) and nothing else;
 // large-index tables cost one more List each, and reads only of the files
@@ -72,21 +77,40 @@ type viewCache struct {
 	main  *delta.Table            // opened main table, nil until it exists
 	views map[int64]*tableView    // by main-table version
 	large map[string]*delta.Table // opened large-index tables by column
+	// noSnapshot makes new views ignore locate snapshots (tests and the
+	// benchmark compare the two paths with it).
+	noSnapshot bool
 }
 
 // tableView is the immutable in-memory view of one version of the main
 // table. Its accessors are safe for concurrent use.
 type tableView struct {
 	snap *delta.Snapshot
+	// snapStore is the locate-snapshot folder; nil: do not use snapshots.
+	snapStore store.Store
 
 	baseMu sync.Mutex
 	based  bool
-	files  []string         // file id → filename
-	ids    map[string]int32 // filename → file id
-	sizes  []int64          // file id → file_size (0 when null or absent)
+	// ls is the locate snapshot of the version (locsnap_read.go), opened
+	// by base; nil when there is none or it cannot be used.
+	ls    *locSnap
+	files []string         // file id → filename
+	ids   map[string]int32 // filename → file id
+	sizes []int64          // file id → file_size (0 when null or absent)
 
 	colMu sync.Mutex
 	cols  map[string]*columnSlot // by table column name
+	// note says why the view scans instead of using a snapshot (a missing,
+	// stale or damaged one), "" when it does not.
+	note string
+	// keepRaw makes load keep the serialized bloom filters (the snapshot
+	// writer encodes them).
+	keepRaw bool
+}
+
+// newTableView returns an empty view of snap.
+func newTableView(snap *delta.Snapshot) *tableView {
+	return &tableView{snap: snap, cols: make(map[string]*columnSlot)}
 }
 
 // columnSlot loads one column once; mu serialises the loaders.
@@ -104,8 +128,14 @@ type viewColumn struct {
 	temporal map[string][]temporalEntry // temporal: value key → entries
 	nullIDs  []int32                    // exact/temporal: files with a null cell, ascending
 
-	blooms []*bloomBits // bloom: per file id, nil for a null cell
-	ranges []rangeCell  // range: per file id
+	blooms    []*bloomBits // bloom: per file id, nil for a null cell
+	rawBlooms [][]byte     // bloom, with tableView.keepRaw: the filters as stored
+	ranges    []rangeCell  // range: per file id
+
+	// lazy, set for an exact or temporal column of a locate snapshot,
+	// replaces postings and temporal: its blocks are read as keys need
+	// them.
+	lazy *lazyBlocks
 }
 
 // temporalEntry is one (file, max_ts) of a temporal value.
@@ -182,7 +212,12 @@ func (fi *FileIndex) currentView(ctx context.Context) (*tableView, error) {
 	if c.views == nil {
 		c.views = make(map[int64]*tableView)
 	}
-	v := &tableView{snap: snap, cols: make(map[string]*columnSlot)}
+	v := newTableView(snap)
+	if c.noSnapshot {
+		v.note = "scan: locate snapshots disabled"
+	} else {
+		v.snapStore = fi.locSnapStore()
+	}
 	c.views[snap.Version()] = v
 	if len(c.views) > maxCachedViews {
 		versions := make([]int64, 0, len(c.views))
@@ -209,6 +244,25 @@ func (v *tableView) base(ctx context.Context) error {
 	defer v.baseMu.Unlock()
 	if v.based {
 		return nil
+	}
+	if v.snapStore != nil {
+		ls, err := openLocSnap(ctx, v.snapStore, v.snap)
+		var files []string
+		var sizes []int64
+		if err == nil {
+			files, sizes, err = ls.files(ctx)
+		}
+		if err == nil {
+			ids := make(map[string]int32, len(files))
+			for i, name := range files {
+				ids[name] = int32(i)
+			}
+			v.ls, v.files, v.ids, v.sizes, v.based = ls, files, ids, sizes, true
+			return nil
+		}
+		if err := v.snapFailed(ctx, err); err != nil {
+			return err
+		}
 	}
 	cols := []string{FilenameColumn}
 	withSize := v.hasColumn(FileSizeColumn)
@@ -260,12 +314,136 @@ func (v *tableView) column(ctx context.Context, name string, kind viewKind) (*vi
 		return slot.col, nil
 	}
 	f, _ := v.snap.Schema().Field(name)
+	if ls := v.snapshot(); ls != nil {
+		if c := ls.column(f, kind); c != nil {
+			col, err := ls.loadColumn(ctx, f, kind, c)
+			if err := v.snapFailed(ctx, err); err != nil {
+				return nil, err
+			}
+			if err == nil && col != nil {
+				slot.col = col
+				return col, nil
+			}
+		}
+	}
 	col, err := v.load(ctx, f, kind)
 	if err != nil {
 		return nil, err
 	}
 	slot.col = col
 	return col, nil
+}
+
+// snapshot returns the view's locate snapshot, nil when it has none or
+// stopped using it.
+func (v *tableView) snapshot() *locSnap {
+	v.colMu.Lock()
+	defer v.colMu.Unlock()
+	if v.note != "" {
+		return nil
+	}
+	return v.ls
+}
+
+// snapFailed records why the snapshot cannot be used and returns nil, so
+// that the caller falls back to the scan; a cancelled context is returned
+// instead (it says nothing about the snapshot). err == nil is a no-op.
+func (v *tableView) snapFailed(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	note := "scan: " + err.Error()
+	if errors.Is(err, store.ErrNotExist) {
+		note = fmt.Sprintf("scan: no locate snapshot of version %d", v.snap.Version())
+	}
+	v.colMu.Lock()
+	if v.note == "" {
+		v.note = note
+	}
+	v.colMu.Unlock()
+	return nil
+}
+
+// rescan replaces a snapshot-backed column whose blocks turned out damaged
+// by the scan's, after recording why.
+func (v *tableView) rescan(ctx context.Context, name string, kind viewKind, old *viewColumn, cause error) (*viewColumn, error) {
+	if err := v.snapFailed(ctx, cause); err != nil {
+		return nil, err
+	}
+	v.colMu.Lock()
+	slot := v.cols[name]
+	v.colMu.Unlock()
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.col != old {
+		return slot.col, nil
+	}
+	f, _ := v.snap.Schema().Field(name)
+	col, err := v.load(ctx, f, kind)
+	if err != nil {
+		return nil, err
+	}
+	slot.col = col
+	return col, nil
+}
+
+// exactIDs returns, per key, the ids of the files whose exact column holds
+// it, and the column the answer came from (another one when a damaged
+// snapshot block made the view fall back to the scan).
+func (v *tableView) exactIDs(ctx context.Context, name string, col *viewColumn, keys []string) (*viewColumn, [][]int32, error) {
+	out := make([][]int32, len(keys))
+	if col.lazy == nil {
+		for i, k := range keys {
+			out[i] = col.postings[k]
+		}
+		return col, out, nil
+	}
+	nf := len(v.files)
+	err := col.lazy.find(ctx, keys, func(i int, p []byte) error {
+		ids, n := readIDs(p, nf)
+		if n == 0 {
+			return fmt.Errorf("%w: %s: postings of column %q", errLocSnapCorrupt, col.lazy.snap.key, name)
+		}
+		out[i] = ids
+		return nil
+	})
+	if err == nil {
+		return col, out, nil
+	}
+	if col, err = v.rescan(ctx, name, viewExact, col, err); err != nil {
+		return nil, nil, err
+	}
+	return v.exactIDs(ctx, name, col, keys)
+}
+
+// temporalEntries is exactIDs for a temporal column.
+func (v *tableView) temporalEntries(ctx context.Context, name string, col *viewColumn, keys []string) (*viewColumn, [][]temporalEntry, error) {
+	out := make([][]temporalEntry, len(keys))
+	if col.lazy == nil {
+		for i, k := range keys {
+			out[i] = col.temporal[k]
+		}
+		return col, out, nil
+	}
+	nf := len(v.files)
+	err := col.lazy.find(ctx, keys, func(i int, p []byte) error {
+		es, ok := decodeTemporal(p, nf)
+		if !ok {
+			return fmt.Errorf("%w: %s: entries of column %q", errLocSnapCorrupt, col.lazy.snap.key, name)
+		}
+		out[i] = es
+		return nil
+	})
+	if err == nil {
+		return col, out, nil
+	}
+	if col, err = v.rescan(ctx, name, viewTemporal, col, err); err != nil {
+		return nil, nil, err
+	}
+	return v.temporalEntries(ctx, name, col, keys)
 }
 
 // load scans (filename, column) once and builds the column's structure.
@@ -352,6 +530,12 @@ func (v *tableView) load(ctx context.Context, f schema.Field, kind viewKind) (*v
 				return nil, fmt.Errorf("fileindex: bloom filter of %s in column %q: %w", name, f.Name, err)
 			}
 			col.blooms[id] = bf
+			if v.keepRaw {
+				if col.rawBlooms == nil {
+					col.rawBlooms = make([][]byte, len(v.files))
+				}
+				col.rawBlooms[id] = b
+			}
 		case viewRange:
 			s, _ := cell.([]any)
 			if len(s) == 2 {

@@ -98,36 +98,6 @@ func newUpdateCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newLocateCmd(g *globals) *cobra.Command {
-	var keys []string
-	cmd := &cobra.Command{
-		Use:   "locate NAME --key COL=V1,V2 [--key COL=...]",
-		Short: "Print the data files that can hold the given keys (AND across columns, OR within values)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			q, err := parseKeys(keys)
-			if err != nil {
-				return err
-			}
-			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
-				files, err := fi.Locate(ctx, q)
-				if err != nil {
-					return err
-				}
-				return g.emit(map[string]any{"name": args[0], "files": nonNil(files)}, func(w io.Writer) {
-					for _, f := range files {
-						fmt.Fprintln(w, f)
-					}
-				})
-			})
-		},
-	}
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "COL=V1,V2,...: values of an index column (repeatable; repeated columns add values)")
-	_ = cmd.MarkFlagRequired("key")
-	return cmd
-}
-
 // parseKeys turns --key COL=V1,V2 flags into a query. Values are passed as
 // strings; the file index coerces them to the column type as Spark does.
 func parseKeys(keys []string) (fileindex.Query, error) {
