@@ -138,7 +138,7 @@ func (f *File) MatchRows(ctx context.Context, fd schema.Field, opts ReadOptions,
 		kc.phys, kc.usePhys = pt, true
 	}
 	for gi, g := range groups {
-		rows, err := f.matchGroup(ctx, g, kc, keys, len(groups), st)
+		rows, err := f.matchGroup(ctx, gi, g, kc, keys, len(groups), st)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func (f *File) MatchRows(ctx context.Context, fd schema.Field, opts ReadOptions,
 // past it the probes cost more than the read they may save.
 const bloomProbeLimit = 64
 
-func (f *File) matchGroup(ctx context.Context, g parquet.RowGroup, kc *keyColumn, keys *KeySet, groups int, st *ScanStats) ([]int64, error) {
+func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *keyColumn, keys *KeySet, groups int, st *ScanStats) ([]int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -180,10 +180,17 @@ func (f *File) matchGroup(ctx context.Context, g parquet.RowGroup, kc *keyColumn
 	}
 	type span struct{ first, end int64 }
 	spans := []span{{0, numRows}}
-	if kc.usePhys && isFile {
-		ci, err1 := fcc.ColumnIndex()
-		oi, err2 := fcc.OffsetIndex()
-		if err1 == nil && err2 == nil && ci.NumPages() == oi.NumPages() {
+	var pages parquet.Pages
+	if isFile {
+		var oi parquet.OffsetIndex
+		var ci parquet.ColumnIndex
+		var err1, err2 error
+		oi, err2 = fcc.OffsetIndex()
+		if kc.usePhys {
+			ci, err1 = fcc.ColumnIndex()
+		}
+		var want []int
+		if kc.usePhys && err1 == nil && err2 == nil && ci.NumPages() == oi.NumPages() {
 			spans = spans[:0]
 			st.Pages += ci.NumPages()
 			for p := range ci.NumPages() {
@@ -191,6 +198,7 @@ func (f *File) matchGroup(ctx context.Context, g parquet.RowGroup, kc *keyColumn
 					st.PagesSkipped++
 					continue
 				}
+				want = append(want, p)
 				first, end := oi.FirstRowIndex(p), numRows
 				if p+1 < oi.NumPages() {
 					end = oi.FirstRowIndex(p + 1)
@@ -201,11 +209,27 @@ func (f *File) matchGroup(ctx context.Context, g parquet.RowGroup, kc *keyColumn
 					spans = append(spans, span{first, end})
 				}
 			}
+		} else if err2 == nil {
+			for p := range oi.NumPages() {
+				want = append(want, p)
+			}
+		}
+		if err2 == nil && oi.NumPages() > 0 {
+			if len(want) == 0 {
+				return nil, nil
+			}
+			sr, err := prefetch(f.pf, pageSpans(oi, want, f.chunkStart(gi, kc.col)))
+			if err != nil {
+				return nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+			}
+			pages = fcc.PagesFrom(sr)
 		}
 	}
-	var match []int64
-	pages := cc.Pages()
+	if pages == nil {
+		pages = cc.Pages()
+	}
 	defer pages.Close()
+	var match []int64
 	buf := make([]parquet.Value, valueBatch)
 	for _, s := range spans {
 		if err := pages.SeekToRow(s.first); err != nil {
@@ -249,6 +273,16 @@ func (f *File) matchGroup(ctx context.Context, g parquet.RowGroup, kc *keyColumn
 	}
 	st.RowsMatched += int64(len(match))
 	return match, nil
+}
+
+// chunkStart is the offset of a column chunk's first page (its
+// dictionary, when it has one).
+func (f *File) chunkStart(rg, col int) int64 {
+	m := f.pf.Metadata().RowGroups[rg].Columns[col].MetaData
+	if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < m.DataPageOffset {
+		return m.DictionaryPageOffset
+	}
+	return m.DataPageOffset
 }
 
 // integral reports whether t is one of Spark's integer types.
@@ -389,11 +423,30 @@ func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 			}
 		}
 	}()
+	var want []byteSpan
 	for i, c := range pl.cols {
 		if c.node.col >= len(chunks) {
 			return nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, c.node.col)
 		}
-		curs[i] = newSeekCursor(chunks[c.node.col], c.conv, c.node.def, c.node.path)
+		curs[i] = newSeekCursor(chunks[c.node.col], c.conv, c.node.def, c.node.rep, c.node.path)
+		if oi := curs[i].oi; oi != nil {
+			var pages []int
+			for _, r := range rows {
+				if p := curs[i].pageOf(r); len(pages) == 0 || pages[len(pages)-1] != p {
+					pages = append(pages, p)
+				}
+			}
+			want = append(want, pageSpans(oi, pages, f.chunkStart(rg, c.node.col))...)
+		}
+	}
+	if len(want) > 0 && len(rows) > 0 {
+		sr, err := prefetch(f.pf, want)
+		if err != nil {
+			return nil, corrupt(err)
+		}
+		for _, c := range curs {
+			c.reader = sr
+		}
 	}
 	entries := make([][]entry, len(pl.cols))
 	out = make([]Row, 0, len(rows))
@@ -433,10 +486,12 @@ func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 // retains) and converts only the rows it returns.
 type seekCursor struct {
 	chunk  parquet.ColumnChunk
+	reader io.ReaderAt // nil: the file's own
 	pages  parquet.Pages
 	oi     parquet.OffsetIndex // nil: no offset index, read forward only
 	conv   leafConv
 	maxDef int
+	maxRep int
 	path   []string
 
 	page    parquet.Page
@@ -448,8 +503,8 @@ type seekCursor struct {
 	eof     bool
 }
 
-func newSeekCursor(cc parquet.ColumnChunk, conv leafConv, maxDef int, path []string) *seekCursor {
-	c := &seekCursor{chunk: cc, conv: conv, maxDef: maxDef, path: path, pageIdx: -1}
+func newSeekCursor(cc parquet.ColumnChunk, conv leafConv, maxDef, maxRep int, path []string) *seekCursor {
+	c := &seekCursor{chunk: cc, conv: conv, maxDef: maxDef, maxRep: maxRep, path: path, pageIdx: -1}
 	if fcc, ok := cc.(*parquet.FileColumnChunk); ok {
 		if oi, err := fcc.OffsetIndex(); err == nil && oi.NumPages() > 0 {
 			c.oi = oi
@@ -502,7 +557,11 @@ func (c *seekCursor) skipTo(target int64) error {
 
 func (c *seekCursor) seek(target int64) error {
 	if c.pages == nil {
-		c.pages = c.chunk.Pages()
+		if fcc, ok := c.chunk.(*parquet.FileColumnChunk); ok && c.reader != nil {
+			c.pages = fcc.PagesFrom(c.reader)
+		} else {
+			c.pages = c.chunk.Pages()
+		}
 	}
 	if err := c.pages.SeekToRow(target); err != nil {
 		return colErr(c.path, ErrCorrupt, "%v", err)
@@ -563,6 +622,13 @@ func (c *seekCursor) refill() error {
 // nextRow appends the converted entries of the row at the cursor to dst.
 func (c *seekCursor) nextRow(dst []entry) ([]entry, error) {
 	for {
+		if c.pos == len(c.vals) && len(dst) > 0 && (c.maxRep == 0 || c.oi != nil) {
+			// The row is complete: a flat column has one value a row, and
+			// with an offset index pages start at row boundaries. Not
+			// looking at the next page keeps reads inside the prefetched
+			// pages.
+			return dst, nil
+		}
 		if c.pos == len(c.vals) {
 			if c.eof {
 				if len(dst) == 0 {

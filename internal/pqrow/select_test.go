@@ -69,6 +69,12 @@ func TestMatchAndReadRowsAt(t *testing.T) {
 	ctx := context.Background()
 	for _, sorted := range []bool{true, false} {
 		f := selFile(t, 3, sorted)
+		if sorted {
+			// Page indexes read at once, or per chunk as needed.
+			if err := f.LoadPageIndex(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var all []Row
 		for r, err := range f.Rows(ctx, selSchema, ReadOptions{}) {
 			if err != nil {
