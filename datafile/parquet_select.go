@@ -38,6 +38,10 @@ func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*Parq
 	if err != nil {
 		return nil, &FileError{URI: uri, Err: parquetErr(err)}
 	}
+	// The page index in one request rather than two per column chunk.
+	if err := f.LoadPageIndex(); err != nil {
+		return nil, &FileError{URI: uri, Err: parquetErr(err)}
+	}
 	return &ParquetFile{uri: uri, plan: p, f: f}, nil
 }
 
