@@ -375,7 +375,7 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		if err != nil {
 			return err
 		}
-		lf := &lateFile{plan: proj, res: cres, col: pf.col, keys: ks, width: len(src.Fields) + 1, stats: &lateStats{}}
+		lf := &lateFile{plan: proj, res: cres, col: pf.col, keys: ks, width: len(src.Fields), stats: &lateStats{}}
 		for _, f := range proj.Schema().Fields {
 			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
 		}

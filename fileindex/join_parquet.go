@@ -158,7 +158,8 @@ func lateColumns(m *metadata.Metadata, src *schema.Struct, on, sel []string) []s
 
 // lateSource is the index side of PathLate as a duck.Source: per located
 // file, in file order, the matching rows with every source column (unread
-// ones null) and the file column last, as datafile.Relation shapes them.
+// ones null). Unlike datafile.Relation's rows they carry no file column:
+// the join never reads it, and it would cost the appender a string a row.
 type lateSource struct {
 	schema *schema.Struct
 	slots  []chan lateResult
@@ -179,7 +180,7 @@ type lateFile struct {
 	col   string
 	keys  *pqrow.KeySet
 	pos   []int // projected column i goes to row position pos[i]
-	width int   // source columns + the file column
+	width int   // source columns
 	stats *lateStats
 }
 
@@ -192,7 +193,7 @@ type lateStats struct {
 
 func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files []string) *lateSource {
 	ctx, cancel := context.WithCancel(ctx)
-	st := &schema.Struct{Fields: append(slices.Clone(full.Fields), schema.Field{Name: joinFileColumn, Type: schema.String})}
+	st := &schema.Struct{Fields: slices.Clone(full.Fields)}
 	s := &lateSource{schema: st, slots: make([]chan lateResult, len(files)), sem: make(chan struct{}, lateReadConcurrency), cancel: cancel}
 	for i := range s.slots {
 		s.slots[i] = make(chan lateResult, 1)
@@ -264,7 +265,6 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 			for i, v := range r {
 				row[lf.pos[i]] = v
 			}
-			row[lf.width-1] = uri
 			out = append(out, row)
 		}
 	}
