@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/parquet-go/parquet-go"
@@ -87,6 +88,9 @@ func (s *ScanStats) Add(o ScanStats) {
 type Match struct {
 	RowGroup int
 	Rows     []int64
+	// Keys holds each matching row's key, converted as Rows converts it:
+	// ReadMatch fills the key column from it instead of reading it again.
+	Keys []any
 }
 
 // keyColumn is how one key column compares with a KeySet.
@@ -138,12 +142,12 @@ func (f *File) MatchRows(ctx context.Context, fd schema.Field, opts ReadOptions,
 		kc.phys, kc.usePhys = pt, true
 	}
 	for gi, g := range groups {
-		rows, err := f.matchGroup(ctx, gi, g, kc, keys, len(groups), st)
+		rows, vals, err := f.matchGroup(ctx, gi, g, kc, keys, len(groups), st)
 		if err != nil {
 			return nil, err
 		}
 		if len(rows) > 0 {
-			out = append(out, Match{RowGroup: gi, Rows: rows})
+			out = append(out, Match{RowGroup: gi, Rows: rows, Keys: vals})
 		}
 	}
 	return out, nil
@@ -153,13 +157,13 @@ func (f *File) MatchRows(ctx context.Context, fd schema.Field, opts ReadOptions,
 // past it the probes cost more than the read they may save.
 const bloomProbeLimit = 64
 
-func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *keyColumn, keys *KeySet, groups int, st *ScanStats) ([]int64, error) {
+func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *keyColumn, keys *KeySet, groups int, st *ScanStats) (match []int64, vals []any, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	chunks := g.ColumnChunks()
 	if kc.col >= len(chunks) {
-		return nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, kc.col)
+		return nil, nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, kc.col)
 	}
 	cc := chunks[kc.col]
 	numRows := g.NumRows()
@@ -167,14 +171,14 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 	if kc.usePhys && isFile {
 		if lo, hi, ok := fcc.Bounds(); ok && !keys.anyIn(kc.phys, lo, hi) {
 			st.RowGroupsSkipped++
-			return nil, nil
+			return nil, nil, nil
 		}
 		// A located file holds some key, so its only row group does too:
 		// the bloom filter is worth its read only among several groups.
 		if groups > 1 && keys.Len() <= bloomProbeLimit {
 			if bf := cc.BloomFilter(); bf != nil && !keys.anyInBloom(kc.phys, bf) {
 				st.RowGroupsSkipped++
-				return nil, nil
+				return nil, nil, nil
 			}
 		}
 	}
@@ -216,11 +220,11 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		}
 		if err2 == nil && oi.NumPages() > 0 {
 			if len(want) == 0 {
-				return nil, nil
+				return nil, nil, nil
 			}
 			sr, err := prefetch(f.pf, pageSpans(oi, want, f.chunkStart(gi, kc.col)))
 			if err != nil {
-				return nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+				return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
 			}
 			pages = fcc.PagesFrom(sr)
 		}
@@ -229,23 +233,22 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		pages = cc.Pages()
 	}
 	defer pages.Close()
-	var match []int64
 	buf := make([]parquet.Value, valueBatch)
 	for _, s := range spans {
 		if err := pages.SeekToRow(s.first); err != nil {
-			return nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+			return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
 		}
 		row := s.first
 		for row < s.end {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			page, err := pages.ReadPage()
 			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("%w: key column has %d rows, its row group %d", ErrCorrupt, row, numRows)
+				return nil, nil, fmt.Errorf("%w: key column has %d rows, its row group %d", ErrCorrupt, row, numRows)
 			}
 			if err != nil {
-				return nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+				return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
 			}
 			vr := page.Values()
 			for row < s.end {
@@ -254,8 +257,11 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 					if row >= s.end {
 						break
 					}
-					if int(v.DefinitionLevel()) == kc.maxDef && !v.IsNull() && kc.matches(v, keys) {
-						match = append(match, row)
+					if int(v.DefinitionLevel()) == kc.maxDef && !v.IsNull() {
+						if x, ok := kc.match(v, keys); ok {
+							match = append(match, row)
+							vals = append(vals, x)
+						}
 					}
 					row++
 				}
@@ -264,7 +270,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 				}
 				if rerr != nil {
 					parquet.Release(page)
-					return nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", rerr)
+					return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", rerr)
 				}
 			}
 			parquet.Release(page)
@@ -272,7 +278,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		st.RowsScanned += s.end - s.first
 	}
 	st.RowsMatched += int64(len(match))
-	return match, nil
+	return match, vals, nil
 }
 
 // chunkStart is the offset of a column chunk's first page (its
@@ -292,37 +298,42 @@ func integral(t schema.Type) bool {
 
 func (kc *keyColumn) name() string { return kc.field }
 
-// matches reports whether the non-null value v is a key.
-func (kc *keyColumn) matches(v parquet.Value, keys *KeySet) bool {
+// match reports whether the non-null value v is a key, and returns it
+// converted as Rows would.
+func (kc *keyColumn) match(v parquet.Value, keys *KeySet) (any, bool) {
 	if kc.usePhys {
+		var ok bool
 		switch kc.phys {
 		case format.Int32:
-			_, ok := keys.ints[int64(v.Int32())]
-			return ok
+			_, ok = keys.ints[int64(v.Int32())]
 		case format.Int64:
-			_, ok := keys.ints[v.Int64()]
-			return ok
+			_, ok = keys.ints[v.Int64()]
 		default:
-			_, ok := keys.strs[string(v.ByteArray())]
-			return ok
+			_, ok = keys.strs[string(v.ByteArray())]
+		}
+		if !ok {
+			return nil, false
 		}
 	}
 	x, err := kc.conv(v)
 	if err != nil {
 		// Not a value of the column's type: it cannot equal a key.
-		return false
+		return nil, false
 	}
-	switch x := x.(type) {
+	if kc.usePhys {
+		return x, true
+	}
+	switch k := x.(type) {
 	case string:
-		_, ok := keys.strs[x]
-		return ok
+		_, ok := keys.strs[k]
+		return x, ok
 	default:
 		if i, ok := AsInt64(x); ok {
 			_, ok = keys.ints[i]
-			return ok
+			return x, ok
 		}
 	}
-	return false
+	return nil, false
 }
 
 // anyIn reports whether some key lies in [lo, hi] (physical values of type
@@ -390,7 +401,21 @@ func (ks *KeySet) anyInBloom(t format.Type, bf parquet.BloomFilter) bool {
 // one; otherwise it reads on from where it is), so only the pages holding
 // those rows are fetched and decoded, and values are converted only for
 // those rows.
-func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptions, rg int, rows []int64) (out []Row, err error) {
+func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptions, rg int, rows []int64) ([]Row, error) {
+	return f.readRowsAt(ctx, st, opts, rg, rows, "", nil)
+}
+
+// ReadMatch reads m's rows as ReadRowsAt does, except that the field
+// named keyField, the one MatchRows matched, is taken from m.Keys instead
+// of being read and converted a second time.
+func (f *File) ReadMatch(ctx context.Context, st *schema.Struct, opts ReadOptions, m Match, keyField string) ([]Row, error) {
+	if len(m.Keys) != len(m.Rows) {
+		keyField = ""
+	}
+	return f.readRowsAt(ctx, st, opts, m.RowGroup, m.Rows, keyField, m.Keys)
+}
+
+func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptions, rg int, rows []int64, keyField string, keys []any) (out []Row, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, recovered(p)
@@ -403,7 +428,12 @@ func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 	g := groups[rg]
 	pl := &planner{byID: opts.ByFieldID}
 	fields := make([]*rnode, len(st.Fields))
+	fill := -1
 	for i, fd := range st.Fields {
+		if keyField != "" && fd.Name == keyField {
+			fill = i
+			continue
+		}
 		c := pl.findChild(f.root, fd)
 		if c == nil {
 			continue
@@ -450,6 +480,8 @@ func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 	}
 	entries := make([][]entry, len(pl.cols))
 	out = make([]Row, 0, len(rows))
+	// One backing array for every row: one allocation instead of one a row.
+	backing := make([]any, len(rows)*len(fields))
 	for k, r := range rows {
 		if r < 0 || r >= g.NumRows() || k > 0 && r <= rows[k-1] {
 			return nil, fmt.Errorf("pqrow: row %d out of order or range [0,%d)", r, g.NumRows())
@@ -467,7 +499,10 @@ func (f *File) ReadRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 				return nil, err
 			}
 		}
-		row := make(Row, len(fields))
+		row := Row(backing[k*len(fields) : (k+1)*len(fields) : (k+1)*len(fields)])
+		if fill >= 0 {
+			row[fill] = keys[k]
+		}
 		for i, fr := range fields {
 			if fr == nil {
 				continue
@@ -597,7 +632,12 @@ func (c *seekCursor) refill() error {
 	c.pageIdx++
 	n := int(page.NumValues())
 	if cap(c.vals) < n {
-		c.vals = make([]parquet.Value, n)
+		c.putVals()
+		if p, _ := valuePool.Get().(*[]parquet.Value); p != nil && cap(*p) >= n {
+			c.vals = *p
+		} else {
+			c.vals = make([]parquet.Value, n)
+		}
 	}
 	c.vals = c.vals[:n]
 	got := 0
@@ -665,8 +705,22 @@ func (c *seekCursor) nextRow(dst []entry) ([]entry, error) {
 	}
 }
 
+// valuePool recycles the cursors' page-sized value buffers (a page of
+// 64 KiB holds up to ~8 K values, 200 KB of parquet.Value): a join opens
+// a cursor per column per matching row group.
+var valuePool sync.Pool
+
+func (c *seekCursor) putVals() {
+	if cap(c.vals) > 0 {
+		v := c.vals[:0]
+		valuePool.Put(&v)
+		c.vals = nil
+	}
+}
+
 func (c *seekCursor) close() {
 	c.release()
+	c.putVals()
 	if c.pages != nil {
 		c.pages.Close()
 	}

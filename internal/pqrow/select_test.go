@@ -128,7 +128,8 @@ func TestMatchAndReadRowsAt(t *testing.T) {
 				}
 			}
 			for _, m := range ms {
-				rows, err := f.ReadRowsAt(ctx, selSchema, ReadOptions{}, m.RowGroup, m.Rows)
+				// The key column comes from the match, not a second read.
+				rows, err := f.ReadMatch(ctx, selSchema, ReadOptions{}, m, selSchema.Fields[tc.col].Name)
 				if err != nil {
 					t.Fatal(err)
 				}
