@@ -63,9 +63,10 @@ func (pf *ParquetFile) MatchRows(ctx context.Context, column string, keys *pqrow
 }
 
 // ReadRows reads the plan's projected columns at m's rows, each row as
-// Reader.Next would return it.
-func (pf *ParquetFile) ReadRows(ctx context.Context, m pqrow.Match) ([]pqrow.Row, error) {
-	rows, err := pf.f.ReadRowsAt(ctx, pf.plan.proj, pqrow.ReadOptions{}, m.RowGroup, m.Rows)
+// Reader.Next would return it; keyColumn, the column m was matched on (""
+// if none), is taken from m instead of being read again.
+func (pf *ParquetFile) ReadRows(ctx context.Context, m pqrow.Match, keyColumn string) ([]pqrow.Row, error) {
+	rows, err := pf.f.ReadMatch(ctx, pf.plan.proj, pqrow.ReadOptions{}, m, keyColumn)
 	if err != nil {
 		return nil, &FileError{URI: pf.uri, Err: parquetErr(err)}
 	}

@@ -256,9 +256,13 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 	}
 	var out []pqrow.Row
 	for _, m := range matches {
-		rows, err := pf.ReadRows(ctx, m)
+		rows, err := pf.ReadRows(ctx, m, lf.col)
 		if err != nil {
 			return nil, err
+		}
+		if lf.identity() {
+			out = append(out, rows...)
+			continue
 		}
 		for _, r := range rows {
 			row := make(pqrow.Row, lf.width)
@@ -270,6 +274,20 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 	}
 	lf.stats.rows.Add(int64(len(out)))
 	return out, nil
+}
+
+// identity reports whether the projection is every source column in
+// order (no selection), so read rows are already full rows.
+func (lf *lateFile) identity() bool {
+	if len(lf.pos) != lf.width {
+		return false
+	}
+	for i, p := range lf.pos {
+		if p != i {
+			return false
+		}
+	}
+	return true
 }
 
 // rowCounter counts the rows that pass through a duck.Source.
