@@ -383,6 +383,9 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		defer ls.Close()
 		in = ls
 		defer func() {
+			// Reads may still be in flight after an error.
+			lf.stats.mu.Lock()
+			defer lf.stats.mu.Unlock()
 			sc := lf.stats.scan
 			stats.RowGroups, stats.RowGroupsSkipped = sc.RowGroups, sc.RowGroupsSkipped
 			stats.Pages, stats.PagesSkipped = sc.Pages, sc.PagesSkipped

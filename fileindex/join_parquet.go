@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/internal/duck"
@@ -77,8 +76,8 @@ type JoinStats struct {
 	// handed to DuckDB as the index side.
 	RowsScanned int64 `json:"rowsScanned"`
 	RowsLoaded  int64 `json:"rowsLoaded"`
-	// Requests and Bytes are the data-file store's read requests and
-	// bytes.
+	// Requests (stats and ranged reads) and Bytes (read) count the
+	// data-file store's work.
 	Requests int64 `json:"requests"`
 	Bytes    int64 `json:"bytes"`
 }
@@ -188,7 +187,6 @@ type lateFile struct {
 type lateStats struct {
 	mu   sync.Mutex
 	scan pqrow.ScanStats
-	rows atomic.Int64
 }
 
 func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files []string) *lateSource {
@@ -272,7 +270,6 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 			out = append(out, row)
 		}
 	}
-	lf.stats.rows.Add(int64(len(out)))
 	return out, nil
 }
 

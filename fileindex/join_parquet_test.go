@@ -2,6 +2,7 @@ package fileindex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/duck"
 	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -371,5 +374,40 @@ func TestJoinLateSkips(t *testing.T) {
 	}
 	if late.RowsLoaded >= full.RowsLoaded {
 		t.Errorf("rows loaded: late %d, full %d", late.RowsLoaded, full.RowsLoaded)
+	}
+}
+
+// TestJoinLateErrors checks that the late path reports a located file that
+// is gone or not Parquet as the relation does: a *datafile.FileError
+// naming it, of the right kind.
+func TestJoinLateErrors(t *testing.T) {
+	ctx := context.Background()
+	uris, paths := pqJoinLake(t, t.TempDir(), 3)
+	ti := newTestIndex(t, "pqerr", pqJoinSchema, "parquet", nil, func(ix *index.Index) error { return ix.AddIndex(ctx, "id") })
+	if _, err := ti.ix.AddFiles(ctx, uris[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ti.fi.Update(ctx, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	join := func() error {
+		r, err := ti.fi.Join(ctx, keys("id", []schema.Type{schema.Long}, []any{int64(1)}, []any{int64(30)}), []string{"id"}, Inner, JoinOptions{})
+		if err == nil {
+			r.Close()
+		}
+		return err
+	}
+	if err := os.WriteFile(paths[1], []byte("not parquet at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var fe *datafile.FileError
+	if err := join(); !errors.As(err, &fe) || fe.URI != uris[1] || !errors.Is(err, datafile.ErrCorruptFile) {
+		t.Errorf("corrupt file: %v", err)
+	}
+	if err := os.Remove(paths[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := join(); !errors.As(err, &fe) || fe.URI != uris[1] || !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }
