@@ -138,6 +138,7 @@ type BenchLocate struct {
 type BenchJoin struct {
 	Keys      int           `json:"keys"`
 	Rows      int64         `json:"rows"` // result rows (identical for both, or Bench fails)
+	Runs      int           `json:"runs"` // repetitions of the pair; times are medians
 	Time      time.Duration `json:"time"`
 	Files     int           `json:"filesRead"`
 	Bytes     int64         `json:"bytesRead"` // data-file bytes read by our join
