@@ -95,6 +95,11 @@ type JoinOptions struct {
 	// index.join(df, ...)); by default the keys are on the left
 	// (df.join(index, ...)).
 	IndexOnLeft bool
+
+	// force, in tests, makes a join that could take a faster path take
+	// PathFiltered or PathFull instead (the reference the paths are
+	// compared with).
+	force JoinPath
 }
 
 // Result is a join's streaming result. Close releases its engine (an
@@ -105,6 +110,7 @@ type Result struct {
 	db    *duck.DB
 	tmp   string
 	files []string
+	stats JoinStats
 }
 
 // Schema returns the result's schema: identical whether or not any file
@@ -119,6 +125,11 @@ func (r *Result) Next(ctx context.Context) ([][]any, error) {
 
 // Files returns the data files the index side read (the located files).
 func (r *Result) Files() []string { return slices.Clone(r.files) }
+
+// Stats returns how the join read its index side: the path taken (see
+// JoinPath), files located, row groups and pages skipped, rows scanned and
+// loaded, and the data files' read requests and bytes.
+func (r *Result) Stats() JoinStats { return r.stats }
 
 // Close releases the result.
 func (r *Result) Close() error {
@@ -214,7 +225,11 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	if err != nil {
 		return fail(err)
 	}
-	if err := fi.loadIndexSide(ctx, db, m, src, files, pf); err != nil {
+	res.stats.FilesLocated = len(files)
+	if opts.force == PathFull {
+		pf = nil
+	}
+	if err := fi.loadIndexSide(ctx, db, m, src, files, pf, opts.force != PathFiltered, lateColumns(m, src, on, opts.Select), &res.stats); err != nil {
 		return fail(err)
 	}
 	sql := joinSQL(m, on, how, opts.IndexOnLeft, keys.Schema().Names(), indexCols)
@@ -325,23 +340,68 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // transform and temporal deduplication applied (§5.9 steps 3–4, §5.8).
 //
 // With a prefilter (see planPrefilter), only the rows whose join key is one
-// of the keys are loaded.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter) error {
+// of the keys are loaded: from Parquet files by late materialization
+// (PathLate, reading only the columns cols, nil = all), from others by
+// filtering every row in Go (PathFiltered). Without one, every row is
+// loaded (PathFull). The path and what it read go to stats.
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, allowLate bool, cols []string, stats *JoinStats) error {
 	opts := map[string]string{}
 	for k, v := range m.ReadOptions.All() {
 		opts[k] = v
 	}
-	plan, err := datafile.Compile(datafile.Spec{Format: m.Format, Schema: src, Options: opts}, nil)
+	spec := datafile.Spec{Format: m.Format, Schema: src, Options: opts}
+	plan, err := datafile.Compile(spec, nil)
 	if err != nil {
 		return err
 	}
-	rel := datafile.NewRelation(plan, fi.res, files, joinFileColumn)
-	defer rel.Close()
-	var in duck.Source = rel
+	cres := &countingResolver{res: fi.res}
+	var in duck.Source
+	stats.Path = PathFull
 	if pf != nil {
-		in = pf.wrap(rel)
+		stats.FilterColumn, stats.Keys = pf.col, len(pf.keys)
 	}
-	if _, err := db.Load(ctx, "raw", in); err != nil {
+	switch {
+	case pf != nil && allowLate && plan.Format() == datafile.Parquet:
+		stats.Path = PathLate
+		keys := make([]any, 0, len(pf.keys))
+		for k := range pf.keys {
+			keys = append(keys, k)
+		}
+		ks, err := pqrow.NewKeySet(keys)
+		if err != nil {
+			return err
+		}
+		proj, err := datafile.Compile(spec, cols)
+		if err != nil {
+			return err
+		}
+		lf := &lateFile{plan: proj, res: cres, col: pf.col, keys: ks, width: len(src.Fields), stats: &lateStats{}}
+		for _, f := range proj.Schema().Fields {
+			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
+		}
+		ls := newLateSource(ctx, src, lf, files)
+		defer ls.Close()
+		in = ls
+		defer func() {
+			// Reads may still be in flight after an error.
+			lf.stats.mu.Lock()
+			defer lf.stats.mu.Unlock()
+			sc := lf.stats.scan
+			stats.RowGroups, stats.RowGroupsSkipped = sc.RowGroups, sc.RowGroupsSkipped
+			stats.Pages, stats.PagesSkipped = sc.Pages, sc.PagesSkipped
+			stats.RowsScanned = sc.RowsScanned
+		}()
+	default:
+		rel := datafile.NewRelation(plan, cres, files, joinFileColumn)
+		defer rel.Close()
+		in = rowCounter{rel, &stats.RowsScanned}
+		if pf != nil {
+			stats.Path = PathFiltered
+			in = pf.wrap(in)
+		}
+	}
+	defer func() { stats.Requests, stats.Bytes = cres.reads() }()
+	if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
 		return err
 	}
 	var computed []duck.Computed

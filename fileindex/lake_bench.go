@@ -137,10 +137,12 @@ type BenchLocate struct {
 // BenchJoin is one key count's inner join, ours against DuckDB's.
 type BenchJoin struct {
 	Keys      int           `json:"keys"`
-	Rows      int64         `json:"rows"` // result rows (equal for both, or Bench fails)
+	Rows      int64         `json:"rows"` // result rows (identical for both, or Bench fails)
+	Runs      int           `json:"runs"` // repetitions of the pair; times are medians
 	Time      time.Duration `json:"time"`
 	Files     int           `json:"filesRead"`
 	Bytes     int64         `json:"bytesRead"` // data-file bytes read by our join
+	Stats     JoinStats     `json:"stats"`     // how our join read the index side
 	DuckTime  time.Duration `json:"duckTime"`  // 0 when skipped
 	DuckFiles int           `json:"duckFiles"` // every lake file
 }
@@ -151,8 +153,8 @@ type BenchJoin struct {
 // columns with the same reader, warm and cold Locates of present (drawn with
 // the lake's skew) and absent users, and inner Joins of K users against the
 // lake, compared with DuckDB joining the same keys against read_parquet over
-// every file. The two joins must return the same number of rows, or Bench
-// fails.
+// every file. The two joins must return the same rows (as a multiset:
+// equal row counts and equal sums of per-row hashes), or Bench fails.
 //
 // Bench is meant for a machine otherwise idle: it measures wall time.
 func Bench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {

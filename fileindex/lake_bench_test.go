@@ -56,6 +56,10 @@ func TestBenchSmoke(t *testing.T) {
 		if j.Rows == 0 || j.DuckTime <= 0 || j.Files == 0 || j.Files > rep.Files || j.Bytes == 0 || j.DuckFiles != rep.Files {
 			t.Errorf("join %+v", j)
 		}
+		// Parquet files and an inner join: late materialization.
+		if j.Stats.Path != PathLate || j.Stats.RowsLoaded != j.Rows {
+			t.Errorf("join of %d keys: stats %+v, want the late path loading exactly the %d result rows", j.Keys, j.Stats, j.Rows)
+		}
 	}
 	// Bucketed by user into 4 files a day: one user's rows are in at most
 	// one file per day.

@@ -1,0 +1,300 @@
+package fileindex
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ariadne-go/ariadne/datafile"
+	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/metadata"
+	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// This file is the join's late-materialization path for Parquet data files
+// and the statistics every path reports. Which path a join takes:
+//
+//   - PathLate: the index's format is Parquet and the join may drop index
+//     rows whose key is not among the keys (the conditions of
+//     planPrefilter: the join type never returns unmatched index rows, the
+//     filter column is a plain source column of the same key class as the
+//     keys, no temporal deduplication ranks on another join column). Each
+//     located file's filter column is read first, skipping row groups by
+//     statistics (and bloom filters when a file has several) and pages by
+//     the column index; the other columns are read only at the matching
+//     rows, seeking through the offset index. Files are read concurrently
+//     (lateReadConcurrency) and handed to DuckDB in file order.
+//   - PathFiltered: the same conditions for CSV and JSON files, which have
+//     no page index: every row is decoded, and rows whose key is not among
+//     the keys are dropped in Go before DuckDB.
+//   - PathFull: every other case (right/full joins with the keys on the
+//     left, left/anti joins with the index on the left, computed or
+//     exploded join columns, keys and column of different types, temporal
+//     ranking on another join column, more than maxPrefilterKeys keys):
+//     every row of every located file is loaded into DuckDB.
+//
+// The paths return the same rows. One difference on bad data: the late
+// path converts the values of matching rows only, so a value that cannot be
+// read as its column's type fails the join only if its row matches a key
+// (DuckDB's own late-materializing reader behaves alike).
+
+// JoinPath names how a join read its index side (see join_parquet.go).
+type JoinPath string
+
+// The join paths.
+const (
+	// PathLate: Parquet files, key column first, other columns only at
+	// matching rows.
+	PathLate JoinPath = "late"
+	// PathFiltered: every row decoded, non-matching rows dropped in Go.
+	PathFiltered JoinPath = "filtered"
+	// PathFull: every row of every located file loaded into DuckDB.
+	PathFull JoinPath = "full"
+)
+
+// JoinStats describes how a join read its index side.
+type JoinStats struct {
+	Path JoinPath `json:"path"`
+	// FilterColumn is the join column whose keys select rows (PathLate and
+	// PathFiltered); Keys its number of distinct non-null keys.
+	FilterColumn string `json:"filterColumn,omitempty"`
+	Keys         int    `json:"keys,omitempty"`
+	// FilesLocated is the number of data files the index located.
+	FilesLocated int `json:"filesLocated"`
+	// Row groups and key-column pages seen and skipped (PathLate only;
+	// pages only where a file has a column index).
+	RowGroups        int `json:"rowGroups,omitempty"`
+	RowGroupsSkipped int `json:"rowGroupsSkipped,omitempty"`
+	Pages            int `json:"pages,omitempty"`
+	PagesSkipped     int `json:"pagesSkipped,omitempty"`
+	// RowsScanned is the number of rows whose key was decoded (PathLate)
+	// or that were decoded whole (the other paths); RowsLoaded the number
+	// handed to DuckDB as the index side.
+	RowsScanned int64 `json:"rowsScanned"`
+	RowsLoaded  int64 `json:"rowsLoaded"`
+	// Requests (stats and ranged reads) and Bytes (read) count the
+	// data-file store's work.
+	Requests int64 `json:"requests"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// lateReadConcurrency bounds the files read at once by the late path (and
+// so the files whose matching rows wait in memory for DuckDB): decoding is
+// CPU-bound on local files, while remote reads want several requests in
+// flight.
+const lateReadConcurrency = 8
+
+// countingResolver counts the requests and bytes of every store it
+// resolves, for JoinStats.
+type countingResolver struct {
+	res    datafile.Resolver
+	mu     sync.Mutex
+	stores []*store.Counting
+}
+
+func (c *countingResolver) Resolve(ctx context.Context, uri string) (store.Store, string, error) {
+	st, key, err := c.res.Resolve(ctx, uri)
+	if err != nil {
+		return nil, "", err
+	}
+	cs := store.NewCounting(st)
+	c.mu.Lock()
+	c.stores = append(c.stores, cs)
+	c.mu.Unlock()
+	return cs, key, nil
+}
+
+// reads returns the read requests and bytes so far.
+func (c *countingResolver) reads() (requests, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.stores {
+		x := s.Snapshot()
+		requests += x.Read.Requests + x.Stat.Requests
+		bytes += x.Read.Bytes
+	}
+	return requests, bytes
+}
+
+// lateColumns returns the source columns the index side needs, or nil for
+// all of them: computed columns may use any column, and otherwise the
+// selection, the join columns, exploded arrays (they decide which rows
+// survive) and temporal timestamps.
+func lateColumns(m *metadata.Metadata, src *schema.Struct, on, sel []string) []string {
+	if sel == nil || m.ComputedIndexes.Len() > 0 {
+		return nil
+	}
+	var cols []string
+	add := func(path string) {
+		root, _, _ := strings.Cut(path, ".")
+		if _, ok := src.Field(root); ok && !slices.Contains(cols, root) {
+			cols = append(cols, root)
+		}
+	}
+	for _, c := range sel {
+		add(c)
+	}
+	for _, c := range on {
+		add(c)
+	}
+	for _, e := range m.ExplodedFieldIndexes {
+		add(e.ArrayColumn)
+	}
+	for _, t := range m.TemporalIndexes {
+		add(t.Column)
+		add(t.TimestampColumn)
+	}
+	// Schema order, as the relation reads them.
+	slices.SortFunc(cols, func(a, b string) int {
+		return slices.Index(src.Names(), a) - slices.Index(src.Names(), b)
+	})
+	return cols
+}
+
+// lateSource is the index side of PathLate as a duck.Source: per located
+// file, in file order, the matching rows with every source column (unread
+// ones null). Unlike datafile.Relation's rows they carry no file column:
+// the join never reads it, and it would cost the appender a string a row.
+type lateSource struct {
+	schema *schema.Struct
+	slots  []chan lateResult
+	sem    chan struct{}
+	cancel context.CancelFunc
+	next   int
+}
+
+type lateResult struct {
+	rows []pqrow.Row
+	err  error
+}
+
+// lateFile is what reading one file needs.
+type lateFile struct {
+	plan  *datafile.Plan // projection: the columns to read
+	res   datafile.Resolver
+	col   string
+	keys  *pqrow.KeySet
+	pos   []int // projected column i goes to row position pos[i]
+	width int   // source columns
+	stats *lateStats
+}
+
+// lateStats gathers the statistics of concurrent file reads.
+type lateStats struct {
+	mu   sync.Mutex
+	scan pqrow.ScanStats
+}
+
+func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files []string) *lateSource {
+	ctx, cancel := context.WithCancel(ctx)
+	st := &schema.Struct{Fields: slices.Clone(full.Fields)}
+	s := &lateSource{schema: st, slots: make([]chan lateResult, len(files)), sem: make(chan struct{}, lateReadConcurrency), cancel: cancel}
+	for i := range s.slots {
+		s.slots[i] = make(chan lateResult, 1)
+	}
+	go func() {
+		for i, uri := range files {
+			select {
+			case s.sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				rows, err := lf.read(ctx, uri)
+				s.slots[i] <- lateResult{rows, err}
+			}()
+		}
+	}()
+	return s
+}
+
+func (s *lateSource) Schema() *schema.Struct { return s.schema }
+
+// Next returns the matching rows of the next file that has any.
+func (s *lateSource) Next(ctx context.Context) ([]pqrow.Row, error) {
+	for s.next < len(s.slots) {
+		var r lateResult
+		select {
+		case r = <-s.slots[s.next]:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.next++
+		<-s.sem
+		if r.err != nil {
+			return nil, r.err
+		}
+		if len(r.rows) > 0 {
+			return r.rows, nil
+		}
+	}
+	return nil, io.EOF
+}
+
+// Close stops the reads in flight.
+func (s *lateSource) Close() { s.cancel() }
+
+// read returns the rows of one file whose key matches.
+func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
+	pf, err := lf.plan.OpenParquet(ctx, lf.res, uri)
+	if err != nil {
+		return nil, err
+	}
+	var st pqrow.ScanStats
+	matches, err := pf.MatchRows(ctx, lf.col, lf.keys, &st)
+	lf.stats.mu.Lock()
+	lf.stats.scan.Add(st)
+	lf.stats.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var out []pqrow.Row
+	for _, m := range matches {
+		rows, err := pf.ReadRows(ctx, m, lf.col)
+		if err != nil {
+			return nil, err
+		}
+		if lf.identity() {
+			out = append(out, rows...)
+			continue
+		}
+		for _, r := range rows {
+			row := make(pqrow.Row, lf.width)
+			for i, v := range r {
+				row[lf.pos[i]] = v
+			}
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// identity reports whether the projection is every source column in
+// order (no selection), so read rows are already full rows.
+func (lf *lateFile) identity() bool {
+	if len(lf.pos) != lf.width {
+		return false
+	}
+	for i, p := range lf.pos {
+		if p != i {
+			return false
+		}
+	}
+	return true
+}
+
+// rowCounter counts the rows that pass through a duck.Source.
+type rowCounter struct {
+	duck.Source
+	n *int64
+}
+
+func (c rowCounter) Next(ctx context.Context) ([]pqrow.Row, error) {
+	rows, err := c.Source.Next(ctx)
+	*c.n += int64(len(rows))
+	return rows, err
+}
