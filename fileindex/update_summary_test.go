@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -455,5 +456,74 @@ func TestSummariesOverBudget(t *testing.T) {
 	}
 	if states[0] != states[1] {
 		t.Fatalf("engine\n%s\nmixed\n%s", states[0], states[1])
+	}
+}
+
+// TestUpdateReadsOnlyWhatIndexesNeed: an update reads nothing from a data
+// file when no index needs a summary (only its size is recorded), and only
+// the indexed columns' chunks otherwise.
+func TestUpdateReadsOnlyWhatIndexesNeed(t *testing.T) {
+	ctx := context.Background()
+	st, err := schema.Parse(sumParquetSchema)
+	must(t, err)
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	var files []string
+	var total int64
+	for f := range 3 {
+		var rows []pqrow.Row
+		for range 3000 {
+			rows = append(rows, sumRow(rng))
+		}
+		var buf bytes.Buffer
+		w := pqrow.NewWriter(&buf, st, pqrow.WriterOptions{})
+		must(t, w.Write(rows...))
+		_, err := w.Close()
+		must(t, err)
+		p := filepath.Join(dir, fmt.Sprintf("r%d.parquet", f))
+		must(t, os.WriteFile(p, buf.Bytes(), 0o644))
+		files = append(files, updFileURI(t, p))
+		total += int64(buf.Len())
+	}
+	for _, tc := range []struct {
+		name     string
+		def      sumDef
+		maxBytes int64
+	}{
+		{"no index column", sumDef{}, 0},
+		{"one int column", sumDef{regular: []string{"i32"}}, total / 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var counted []*store.Counting
+			res := store.NewResolver(store.ResolverOptions{Wrap: func(s store.Store) store.Store {
+				c := store.NewCounting(s)
+				mu.Lock()
+				counted = append(counted, c)
+				mu.Unlock()
+				return c
+			}})
+			defer res.Close()
+			e := newUpdEnv(t)
+			ix := e.open("reads", sumParquetSchema, "parquet", nil)
+			updAddFiles(t, ix, files...)
+			tc.def.apply(t, ix)
+			cfg := e.cfg
+			r, err := New(ix, Options{Config: &cfg, Resolver: res}).Update(ctx, UpdateOptions{})
+			must(t, err)
+			if r.NewFiles != len(files) {
+				t.Fatalf("indexed %d files", r.NewFiles)
+			}
+			var read int64
+			for _, c := range counted {
+				read += c.Snapshot().Read.Bytes
+			}
+			if read > tc.maxBytes {
+				t.Errorf("read %d bytes of %d, want at most %d", read, total, tc.maxBytes)
+			}
+			if got := updMainTable(t, ix); got[files[0]][FileSizeColumn] != updItoa(updFileSize(t, files[0])) {
+				t.Errorf("main table %v", got[files[0]])
+			}
+		})
 	}
 }
