@@ -52,7 +52,7 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(keep) > 0 {
+	if len(files) > 0 {
 		payload := payloadSchema(snap.Schema())
 		main, err := openOrCreate(ctx, fi.updMainStore(), payload)
 		if err != nil {

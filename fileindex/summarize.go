@@ -217,15 +217,18 @@ type valueSet struct {
 	raw map[int64]any
 }
 
-func newValueSet(ops *valueOps, temporal, bloom bool) *valueSet {
-	s := &valueSet{ops: ops, null: -1}
+// newValueSet returns an empty set sized for hint values (the previous
+// file's count: files of a table tend to be alike, and growing a map
+// rehashes it a dozen times on the way to 100,000 entries).
+func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
+	s := &valueSet{ops: ops, null: -1, vals: make([]any, 0, hint)}
 	if ops.intKey != nil {
-		s.ints = map[int64]int32{}
+		s.ints = make(map[int64]int32, hint)
 	} else {
-		s.strs = map[string]int32{}
+		s.strs = make(map[string]int32, hint)
 	}
 	if temporal {
-		s.maxTS = []any{}
+		s.maxTS = make([]any, 0, hint)
 	}
 	if bloom && ops.rawKey != nil {
 		s.raw = map[int64]any{}
@@ -289,15 +292,42 @@ type fileState struct {
 	bytes  int64 // estimated memory of the sets
 }
 
-func (sp *summaryPlan) newState() *fileState {
+// setHints are the previous file's distinct counts per storage and bloom
+// column, which size the next file's sets.
+type setHints struct{ storage, blooms []int }
+
+// newState starts a file's summaries, its sets sized by h (nil: empty).
+func (sp *summaryPlan) newState(h *setHints) *fileState {
 	st := &fileState{sp: sp, mins: make([]any, len(sp.ranges)), maxs: make([]any, len(sp.ranges))}
-	for _, c := range sp.storage {
-		st.sets = append(st.sets, newValueSet(c.ops, c.col.kind == kindTemporal, false))
+	hint := func(n []int, i int) int {
+		if i < len(n) {
+			return n[i]
+		}
+		return 0
 	}
-	for _, b := range sp.blooms {
-		st.blooms = append(st.blooms, newValueSet(b.ops, false, true))
+	var hs, hb []int
+	if h != nil {
+		hs, hb = h.storage, h.blooms
+	}
+	for i, c := range sp.storage {
+		st.sets = append(st.sets, newValueSet(c.ops, c.col.kind == kindTemporal, false, hint(hs, i)))
+	}
+	for i, b := range sp.blooms {
+		st.blooms = append(st.blooms, newValueSet(b.ops, false, true, hint(hb, i)))
 	}
 	return st
+}
+
+// hints returns st's counts.
+func (st *fileState) hints() *setHints {
+	h := &setHints{}
+	for _, set := range st.sets {
+		h.storage = append(h.storage, len(set.vals))
+	}
+	for _, set := range st.blooms {
+		h.blooms = append(h.blooms, len(set.vals))
+	}
+	return h
 }
 
 // add summarises one row.
@@ -501,13 +531,14 @@ type readStats struct {
 // summarizeFile streams the file of a through the reader and summarises it,
 // appending the encoded cells to buf. It fails with errOverflow when the
 // sets exceed limit bytes.
-func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats) (*fileSummary, []byte, error) {
+func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats, hints **setHints) (*fileSummary, []byte, error) {
 	r, err := s.read.Open(ctx, s.fi.res, a.URI)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer r.Close()
-	st := s.sum.newState()
+	st := s.sum.newState(*hints)
+	defer func() { *hints = st.hints() }()
 	t0 := time.Now()
 	for {
 		rows, err := r.Next(ctx)

@@ -110,9 +110,10 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 		go func() {
 			defer wg.Done()
 			var buf []byte
+			var hints *setHints
 			for i := range next {
 				res := summarized{i: i}
-				res.sum, res.buf, res.err = s.summarizeFile(ctx, files[i], limit, buf[:0], &res.stats)
+				res.sum, res.buf, res.err = s.summarizeFile(ctx, files[i], limit, buf[:0], &res.stats, &hints)
 				select {
 				case results <- res:
 				case <-ctx.Done():
