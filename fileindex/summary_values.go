@@ -184,6 +184,12 @@ func opsFor(t schema.Type) (*valueOps, bool) {
 			if !ok {
 				return v, nil
 			}
+			// Our readers already produce the engine's value (UTC, µs;
+			// dates at midnight): keep the boxed value, no allocation.
+			if tm.Location() == time.UTC && tm.Nanosecond()%1000 == 0 &&
+				(!date || tm.Hour() == 0 && tm.Minute() == 0 && tm.Second() == 0 && tm.Nanosecond() == 0) {
+				return v, nil
+			}
 			tm = tm.UTC()
 			if date {
 				y, m, d := tm.Date()

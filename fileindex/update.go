@@ -129,11 +129,15 @@ type updater struct {
 	sinceCompact       int
 	// stagedValues counts the inline values staged since the last merge.
 	stagedValues int64
+	// pending are the batches staged since the last merge (see
+	// consolidateStaged): at most stagedValueBudget values.
+	pending []stagedBatch
 }
 
 // stagedValueBudget bounds the inline values staged between merges. A merge
-// of new files streams; one that upserts (a backfill, a recovery) holds its
-// source rows (the staged arrays) in memory: at ~40 B per value in Go (an interface, the
+// holds its source rows (the staged arrays) in memory — an upsert (a
+// backfill, a recovery) to match them, an append because the batches are
+// kept since staging to spare reading staging/ back: at ~40 B per value in Go (an interface, the
 // boxed value, the writer's copy) 4 M values are ~160 MB. Without it, 50
 // batches (stagingConsolidationThreshold) of up to L = 500,000 values per
 // column could put 25 M values per column in one merge. An early merge only
@@ -307,6 +311,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		if err := fi.stageBatch(ctx, br, uuid.NewString(), u.opts.Now()); err != nil {
 			return 0, err
 		}
+		u.pending = append(u.pending, stagedBatch{schema: br.schema, rows: br.rows})
 		u.res.Batches++
 		u.sinceConsolidation++
 		u.sinceCompact++
@@ -363,7 +368,9 @@ func (u *updater) consolidate(ctx context.Context) error {
 	fi := u.fi
 	fi.updProgress(Progress{Phase: "merge", Done: 0, Total: 1})
 	t0 := time.Now()
-	if _, err := fi.updConsolidate(ctx); err != nil {
+	pending := u.pending
+	u.pending = nil
+	if _, err := fi.consolidateStaged(ctx, pending); err != nil {
 		return err
 	}
 	if u.s != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -525,5 +526,65 @@ func TestUpdateReadsOnlyWhatIndexesNeed(t *testing.T) {
 				t.Errorf("main table %v", got[files[0]])
 			}
 		})
+	}
+}
+
+// TestMergeTakesStagedBatchesFromMemory: the merge of an update's own
+// batches appends them from memory: with every read of a staging data file
+// failing, the update still succeeds (four batches, two merges) and builds
+// the index an unhindered update builds; a recovery, which must read
+// staging/, does fail under the same fault.
+func TestMergeTakesStagedBatchesFromMemory(t *testing.T) {
+	ctx := context.Background()
+	fx := newCrashFixture(t)
+	ref := newUpdEnv(t)
+	refIx := fx.setup(t, ref)
+	updMust(t, ref.fi(refIx))
+	want := indexState(t, refIx)
+
+	e := newUpdEnv(t)
+	ix := fx.setup(t, e)
+	errRead := errors.New("staging read")
+	faulty := store.NewFaulty(e.root, store.Faults{Errors: []store.FaultRule{{
+		Op:  store.OpRead,
+		Key: func(k string) bool { return strings.Contains(k, "/staging/") && strings.HasSuffix(k, ".parquet") },
+		Err: errRead,
+	}}})
+	cfg := e.cfg
+	fix, err := index.NewCatalog(faulty, index.Options{Config: cfg}).Get(ctx, ix.Name())
+	must(t, err)
+	res, err := New(fix, Options{Config: &cfg}).Update(ctx, UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update with unreadable staging files: %v", err)
+	}
+	if res.Batches != 4 || res.Consolidations != 2 {
+		t.Fatalf("fixture does not exercise what it should: %+v", res)
+	}
+	if got := indexState(t, ix); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+
+	// The fault is real: a leftover staging table cannot be recovered.
+	e2 := newUpdEnv(t)
+	ix2 := fx.setup(t, e2)
+	crash := store.NewFaulty(e2.root, store.Faults{CrashAfterWrites: 12})
+	cix, err := index.NewCatalog(crash, index.Options{Config: cfg}).Get(ctx, ix2.Name())
+	must(t, err)
+	if _, err := New(cix, Options{Config: &cfg}).Update(ctx, UpdateOptions{}); err == nil {
+		t.Fatal("the crash did not happen")
+	}
+	if updTableVersion(t, ix2.Root(), ix2.Paths().Staging) < 0 {
+		t.Fatal("no staging left to recover")
+	}
+	must(t, e2.root.Delete(ctx, ix2.Paths().UpdateLock, nil))
+	faulty2 := store.NewFaulty(e2.root, store.Faults{Errors: []store.FaultRule{{
+		Op:  store.OpRead,
+		Key: func(k string) bool { return strings.Contains(k, "/staging/") && strings.HasSuffix(k, ".parquet") },
+		Err: errRead,
+	}}})
+	rix, err := index.NewCatalog(faulty2, index.Options{Config: cfg}).Get(ctx, ix2.Name())
+	must(t, err)
+	if _, err := New(rix, Options{Config: &cfg}).Update(ctx, UpdateOptions{}); !errors.Is(err, errRead) {
+		t.Fatalf("recovery read staging without the fault firing: %v", err)
 	}
 }
