@@ -215,6 +215,13 @@ type valueSet struct {
 	// raw keeps the first value of each distinct rendering when equal
 	// values render differently in a bloom filter (-0.0 and 0.0).
 	raw map[int64]any
+	// last is the entry of the previous non-null value with its key:
+	// files sorted or clustered by a column repeat a value over many rows,
+	// and a comparison is far cheaper than a map lookup.
+	last    int32
+	lastInt int64
+	lastStr string
+	hasLast bool
 }
 
 // newValueSet returns an empty set sized for hint values (the previous
@@ -257,20 +264,32 @@ func (s *valueSet) add(v any) (int32, int64) {
 	}
 	if s.ints != nil {
 		k := s.ops.intKey(v)
-		if i, ok := s.ints[k]; ok {
-			return i, 0
+		if s.hasLast && k == s.lastInt {
+			return s.last, 0
 		}
-		i := s.push(v)
-		s.ints[k] = i
-		return i, entryBytes
+		i, ok := s.ints[k]
+		grew := int64(0)
+		if !ok {
+			i = s.push(v)
+			s.ints[k] = i
+			grew = entryBytes
+		}
+		s.last, s.lastInt, s.hasLast = i, k, true
+		return i, grew
 	}
 	k := s.ops.strKey(v)
-	if i, ok := s.strs[k]; ok {
-		return i, 0
+	if s.hasLast && k == s.lastStr {
+		return s.last, 0
 	}
-	i := s.push(v)
-	s.strs[k] = i
-	return i, entryBytes + int64(len(k))
+	i, ok := s.strs[k]
+	grew := int64(0)
+	if !ok {
+		i = s.push(v)
+		s.strs[k] = i
+		grew = entryBytes + int64(len(k))
+	}
+	s.last, s.lastStr, s.hasLast = i, k, true
+	return i, grew
 }
 
 func (s *valueSet) push(v any) int32 {
@@ -339,7 +358,11 @@ func (st *fileState) add(row pqrow.Row) error {
 		set := st.sets[i]
 		switch c.col.kind {
 		case kindRegular:
-			v, err := c.ops.canon(c.get(row))
+			v := c.get(row)
+			if v == nil {
+				continue
+			}
+			v, err := c.ops.canon(v)
 			if err != nil {
 				return err
 			}
@@ -377,7 +400,11 @@ func (st *fileState) add(row pqrow.Row) error {
 	}
 	for i := range sp.blooms {
 		b := &sp.blooms[i]
-		v, err := b.ops.canon(b.get(row))
+		v := b.get(row)
+		if v == nil {
+			continue
+		}
+		v, err := b.ops.canon(v)
 		if err != nil {
 			return err
 		}

@@ -86,6 +86,9 @@ type summarized struct {
 // outgrew the budget). Progress and the spill writes happen on the calling
 // goroutine, in completion order.
 func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress func(done int, bytes int64)) (engine []*fileAnalysis, err error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
 	if !s.sum.reads() {
 		// No index needs data: a file's row is its name and size.
 		for _, a := range files {
