@@ -549,26 +549,30 @@ func (sp *summaryPlan) decodeCell(i int, b []byte) ([]any, error) {
 // of the memory budget: the engine (which spills) summarises it instead.
 var errOverflow = errors.New("fileindex: summary over budget")
 
-// readStats are the time one file spent in the reader and in the
-// summariser.
+// readStats are the time one file's summariser waited for rows from its
+// reader, and the time it spent summarising.
 type readStats struct {
 	read, summarize time.Duration
 }
 
-// summarizeFile streams the file of a through the reader and summarises it,
-// appending the encoded cells to buf. It fails with errOverflow when the
-// sets exceed limit bytes.
-func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats, hints **setHints) (*fileSummary, []byte, error) {
+// summarizeFile streams the file of a through the reader — decoded ahead
+// by its own goroutine (summarizeReadAhead batches), so that reading and
+// summarising overlap — and summarises it, appending the encoded cells to
+// buf. read is called once the file is read through. It fails with
+// errOverflow when the sets exceed limit bytes.
+func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats, hints **setHints, read func()) (*fileSummary, []byte, error) {
 	r, err := s.read.Open(ctx, s.fi.res, a.URI)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer r.Close()
+	pre := newPrefetch(ctx, r)
+	defer pre.close() // before r.Close
 	st := s.sum.newState(*hints)
 	defer func() { *hints = st.hints() }()
 	t0 := time.Now()
 	for {
-		rows, err := r.Next(ctx)
+		rows, err := pre.Next(ctx)
 		t1 := time.Now()
 		stats.read += t1.Sub(t0)
 		if err == io.EOF {
@@ -588,6 +592,7 @@ func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int6
 		t0 = time.Now()
 		stats.summarize += t0.Sub(t1)
 	}
+	read()
 	t1 := time.Now()
 	sum, buf, err := st.finish(a, buf)
 	stats.summarize += time.Since(t1)

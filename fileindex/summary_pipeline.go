@@ -81,11 +81,14 @@ type summarized struct {
 }
 
 // summarize reads and summarises files concurrently (workers at a time,
-// each within its share of the memory budget) and spills their cells. It
+// each within its share of the memory budget; each file read ahead of its
+// summariser by a goroutine of its own) and spills their cells. Progress
+// reports "read" as files are read through and "summarize" as their
+// summaries are spilled. It
 // returns the files that must go to the engine instead (their value sets
 // outgrew the budget). Progress and the spill writes happen on the calling
 // goroutine, in completion order.
-func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress func(done int, bytes int64)) (engine []*fileAnalysis, err error) {
+func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress func(phase string, done int, bytes int64)) (engine []*fileAnalysis, err error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
@@ -107,6 +110,7 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 	defer cancel()
 	next := make(chan int)
 	results := make(chan summarized, workers)
+	reads := make(chan int, len(files)) // files read through (never blocks)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -116,7 +120,7 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 			var hints *setHints
 			for i := range next {
 				res := summarized{i: i}
-				res.sum, res.buf, res.err = s.summarizeFile(ctx, files[i], limit, buf[:0], &res.stats, &hints)
+				res.sum, res.buf, res.err = s.summarizeFile(ctx, files[i], limit, buf[:0], &res.stats, &hints, func() { reads <- i })
 				select {
 				case results <- res:
 				case <-ctx.Done():
@@ -141,8 +145,24 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 	go func() { wg.Wait(); close(results) }()
 
 	done, bytes := 0, int64(0)
+	nread, readBytes := 0, int64(0)
+	drainReads := func() {
+		for {
+			select {
+			case i := <-reads:
+				nread++
+				readBytes += files[i].Size
+				if err == nil {
+					progress("read", nread, readBytes)
+				}
+			default:
+				return
+			}
+		}
+	}
 	start := time.Now()
 	for res := range results {
+		drainReads()
 		a := files[res.i]
 		s.stats.read += res.stats.read
 		s.stats.summarize += res.stats.summarize
@@ -172,10 +192,11 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 		}
 		done++
 		bytes += a.Size
-		if progress != nil && err == nil {
-			progress(done, bytes)
+		if err == nil {
+			progress("summarize", done, bytes)
 		}
 	}
+	drainReads()
 	s.stats.readWall += time.Since(start)
 	if err != nil {
 		return nil, err

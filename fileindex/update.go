@@ -275,8 +275,8 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 	engine := files
 	if s.sum != nil {
 		fi.updProgress(Progress{Phase: "read", Done: 0, Total: len(files)})
-		engine, err = s.summarize(ctx, files, func(done int, bytes int64) {
-			fi.updProgress(Progress{Phase: "read", Done: done, Total: len(files), Bytes: bytes})
+		engine, err = s.summarize(ctx, files, func(phase string, done int, bytes int64) {
+			fi.updProgress(Progress{Phase: phase, Done: done, Total: len(files), Bytes: bytes})
 		})
 		if err != nil {
 			return 0, err

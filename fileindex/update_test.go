@@ -92,6 +92,9 @@ func TestUpdateBuildLocate(t *testing.T) {
 	if a := last["read"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
 		t.Errorf("last read event %+v", a)
 	}
+	if a := last["summarize"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last summarize event %+v", a)
+	}
 	if b := last["stage"]; b.Done != 1 || b.Total != 1 || b.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
 		t.Errorf("last stage event %+v", b)
 	}
