@@ -23,6 +23,39 @@ type batchResult struct {
 	// values counts the inline array elements: what the merge of this
 	// batch holds in memory.
 	values int64
+	// lazy are the cells decoded from the summary spill, per row: after
+	// staging they can be released and decoded again for the merge (see
+	// release).
+	lazy map[int][]lazyCell
+}
+
+// lazyCell is a row's cell at col holding storage column ci0's summary.
+type lazyCell struct {
+	col, ci0 int
+	a        *fileAnalysis
+}
+
+// release drops the batch's cells that the summary spill can restore and
+// returns the batch as the merge will need it: its value arrays would
+// otherwise stay on the heap until the merge, where the garbage collector
+// scans them over and over while the next files are read.
+func (s *session) release(br *batchResult) stagedBatch {
+	for i, cells := range br.lazy {
+		for _, c := range cells {
+			br.rows[i][c.col] = nil
+		}
+	}
+	lazy := br.lazy
+	return stagedBatch{schema: br.schema, rows: br.rows, fill: func(i int, row []any) error {
+		for _, c := range lazy[i] {
+			cell, err := s.summaryCell(c.a, c.ci0)
+			if err != nil {
+				return err
+			}
+			row[c.col] = cell
+		}
+		return nil
+	}}
 }
 
 // buildBatch computes the index rows of one batch (§5.3.4 as amended by
@@ -102,6 +135,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 	}
 	str := bloom.Stringifier{}
 	var nvalues int64
+	lazy := map[int][]lazyCell{}
 
 	for ci0, c := range p.storage {
 		var large []string
@@ -132,6 +166,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 				continue
 			}
 			rows[i][ci] = cell
+			lazy[i] = append(lazy[i], lazyCell{col: ci, ci0: ci0, a: a})
 			nvalues += int64(len(cell))
 			if fs != nil && fs[i] != nil {
 				for _, v := range cell {
@@ -211,7 +246,7 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 			return nil, err
 		}
 	}
-	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes, values: nvalues}, nil
+	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes, values: nvalues, lazy: lazy}, nil
 }
 
 // summaryCell returns storage column i's cell of summarised file a (nil:

@@ -51,6 +51,8 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 type stagedBatch struct {
 	schema *schema.Struct
 	rows   [][]any
+	// fill, when set, restores the cells of row i released after staging.
+	fill func(i int, row []any) error
 }
 
 // consolidateStaged is updConsolidate, given the batches this update staged
@@ -276,7 +278,14 @@ func pendingRows(snap *delta.Snapshot, payload *schema.Struct, pending []stagedB
 					return
 				}
 			}
-			for _, r := range b.rows {
+			for ri, r := range b.rows {
+				if b.fill != nil {
+					r = slices.Clone(r)
+					if err := b.fill(ri, r); err != nil {
+						yield(nil, err)
+						return
+					}
+				}
 				out := make([]any, len(payload.Fields))
 				for i, v := range r {
 					out[idx[i]] = v

@@ -311,7 +311,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		if err := fi.stageBatch(ctx, br, uuid.NewString(), u.opts.Now()); err != nil {
 			return 0, err
 		}
-		u.pending = append(u.pending, stagedBatch{schema: br.schema, rows: br.rows})
+		u.pending = append(u.pending, s.release(br))
 		u.res.Batches++
 		u.sinceConsolidation++
 		u.sinceCompact++
