@@ -39,7 +39,15 @@ type lazyCell struct {
 // returns the batch as the merge will need it: its value arrays would
 // otherwise stay on the heap until the merge, where the garbage collector
 // scans them over and over while the next files are read.
-func (s *session) release(br *batchResult) stagedBatch {
+//
+// ok is false when the batch has files the engine summarised: their cells
+// are not in the spill.
+func (s *session) release(br *batchResult, batch []*fileAnalysis) (sb stagedBatch, ok bool) {
+	for _, a := range batch {
+		if a.sum == nil {
+			return stagedBatch{}, false
+		}
+	}
 	for i, cells := range br.lazy {
 		for _, c := range cells {
 			br.rows[i][c.col] = nil
@@ -55,7 +63,7 @@ func (s *session) release(br *batchResult) stagedBatch {
 			row[c.col] = cell
 		}
 		return nil
-	}}
+	}}, true
 }
 
 // buildBatch computes the index rows of one batch (§5.3.4 as amended by

@@ -130,14 +130,16 @@ type updater struct {
 	// stagedValues counts the inline values staged since the last merge.
 	stagedValues int64
 	// pending are the batches staged since the last merge (see
-	// consolidateStaged): at most stagedValueBudget values.
-	pending []stagedBatch
+	// consolidateStaged), their value arrays released to the summary
+	// spill; readBack is set when some batch since the last merge had
+	// engine files, whose rows the merge then reads back from staging/.
+	pending  []stagedBatch
+	readBack bool
 }
 
 // stagedValueBudget bounds the inline values staged between merges. A merge
-// holds its source rows (the staged arrays) in memory — an upsert (a
-// backfill, a recovery) to match them, an append because the batches are
-// kept since staging to spare reading staging/ back: at ~40 B per value in Go (an interface, the
+// of new files streams; one that upserts (a backfill, a recovery) holds its
+// source rows (the staged arrays) in memory: at ~40 B per value in Go (an interface, the
 // boxed value, the writer's copy) 4 M values are ~160 MB. Without it, 50
 // batches (stagingConsolidationThreshold) of up to L = 500,000 values per
 // column could put 25 M values per column in one merge. An early merge only
@@ -311,7 +313,13 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		if err := fi.stageBatch(ctx, br, uuid.NewString(), u.opts.Now()); err != nil {
 			return 0, err
 		}
-		u.pending = append(u.pending, s.release(br))
+		// Batches with engine files keep their rows until the merge only
+		// through staging/: their arrays cannot be restored from the spill.
+		if sb, ok := s.release(br, batch); ok && !u.readBack {
+			u.pending = append(u.pending, sb)
+		} else {
+			u.pending, u.readBack = nil, true
+		}
 		u.res.Batches++
 		u.sinceConsolidation++
 		u.sinceCompact++
@@ -369,7 +377,7 @@ func (u *updater) consolidate(ctx context.Context) error {
 	fi.updProgress(Progress{Phase: "merge", Done: 0, Total: 1})
 	t0 := time.Now()
 	pending := u.pending
-	u.pending = nil
+	u.pending, u.readBack = nil, false
 	if _, err := fi.consolidateStaged(ctx, pending); err != nil {
 		return err
 	}

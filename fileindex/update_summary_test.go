@@ -564,6 +564,21 @@ func TestMergeTakesStagedBatchesFromMemory(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 
+	// The engine path's batches are read back from staging/ (their arrays
+	// are not in the spill): the same fault fails it.
+	e1 := newUpdEnv(t)
+	ix1 := fx.setup(t, e1)
+	faulty1 := store.NewFaulty(e1.root, store.Faults{Errors: []store.FaultRule{{
+		Op:  store.OpRead,
+		Key: func(k string) bool { return strings.Contains(k, "/staging/") && strings.HasSuffix(k, ".parquet") },
+		Err: errRead,
+	}}})
+	eix, err := index.NewCatalog(faulty1, index.Options{Config: cfg}).Get(ctx, ix1.Name())
+	must(t, err)
+	if _, err := New(eix, Options{Config: &cfg}).Update(ctx, UpdateOptions{engineOnly: true}); !errors.Is(err, errRead) {
+		t.Fatalf("engine path merged without reading staging/: %v", err)
+	}
+
 	// The fault is real: a leftover staging table cannot be recovered.
 	e2 := newUpdEnv(t)
 	ix2 := fx.setup(t, e2)
