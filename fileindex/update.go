@@ -17,7 +17,9 @@ type UpdateOptions struct {
 	// Now returns the staging time of a batch (§4.3); nil = time.Now.
 	// Tests pin it to make staging ranks predictable.
 	Now func() time.Time
-	// ReadCacheBytes bounds the input whose rows the pre-flight analysis
+	// ReadCacheBytes applies to the files the engine summarises (see
+	// EngineFiles; files summarised in Go are always read once). It bounds
+	// the input whose rows the pre-flight analysis
 	// keeps loaded for the batch builds, so that those files are read once
 	// (0: DefaultReadCacheBytes; negative: none, every file is read by the
 	// analysis and again by its batch). The kept rows spill to the update's
