@@ -206,10 +206,15 @@ func structGetter(st *schema.Struct, path string) (func(any) any, bool) {
 // DISTINCT keeps it), with each entry's newest timestamp for temporal
 // columns.
 type valueSet struct {
-	ops   *valueOps
-	ints  map[int64]int32
-	strs  map[string]int32
+	ops  *valueOps
+	ints map[int64]int32
+	strs map[string]int32
+	// The entries in first-seen order: boxed values, or (sets without
+	// timestamps of a type whose key is its value) the keys themselves,
+	// which spare the garbage collector a pointer per entry.
 	vals  []any
+	ikeys []int64
+	skeys []string
 	maxTS []any // temporal only
 	null  int32 // entry of the null key (temporal), -1 if none
 	// raw keeps the first value of each distinct rendering when equal
@@ -228,7 +233,15 @@ type valueSet struct {
 // file's count: files of a table tend to be alike, and growing a map
 // rehashes it a dozen times on the way to 100,000 entries).
 func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
-	s := &valueSet{ops: ops, null: -1, vals: make([]any, 0, hint)}
+	s := &valueSet{ops: ops, null: -1}
+	switch {
+	case !temporal && ops.fromKey != nil:
+		s.ikeys = make([]int64, 0, hint)
+	case !temporal && ops.isString:
+		s.skeys = make([]string, 0, hint)
+	default:
+		s.vals = make([]any, 0, hint)
+	}
 	if ops.intKey != nil {
 		s.ints = make(map[int64]int32, hint)
 	} else {
@@ -270,7 +283,12 @@ func (s *valueSet) add(v any) (int32, int64) {
 		i, ok := s.ints[k]
 		grew := int64(0)
 		if !ok {
-			i = s.push(v)
+			if s.ikeys != nil {
+				s.ikeys = append(s.ikeys, k)
+				i = int32(len(s.ikeys) - 1)
+			} else {
+				i = s.push(v)
+			}
 			s.ints[k] = i
 			grew = entryBytes
 		}
@@ -284,12 +302,40 @@ func (s *valueSet) add(v any) (int32, int64) {
 	i, ok := s.strs[k]
 	grew := int64(0)
 	if !ok {
-		i = s.push(v)
+		if s.skeys != nil {
+			s.skeys = append(s.skeys, k)
+			i = int32(len(s.skeys) - 1)
+		} else {
+			i = s.push(v)
+		}
 		s.strs[k] = i
 		grew = entryBytes + int64(len(k))
 	}
 	s.last, s.lastStr, s.hasLast = i, k, true
 	return i, grew
+}
+
+// len returns the number of entries.
+func (s *valueSet) len() int {
+	return len(s.vals) + len(s.ikeys) + len(s.skeys)
+}
+
+// each calls fn with every entry's index and value, in first-seen order.
+func (s *valueSet) each(fn func(j int, v any)) {
+	switch {
+	case s.ikeys != nil:
+		for j, k := range s.ikeys {
+			fn(j, s.ops.fromKey(k))
+		}
+	case s.skeys != nil:
+		for j, k := range s.skeys {
+			fn(j, k)
+		}
+	default:
+		for j, v := range s.vals {
+			fn(j, v)
+		}
+	}
 }
 
 func (s *valueSet) push(v any) int32 {
@@ -341,10 +387,10 @@ func (sp *summaryPlan) newState(h *setHints) *fileState {
 func (st *fileState) hints() *setHints {
 	h := &setHints{}
 	for _, set := range st.sets {
-		h.storage = append(h.storage, len(set.vals))
+		h.storage = append(h.storage, set.len())
 	}
 	for _, set := range st.blooms {
-		h.blooms = append(h.blooms, len(set.vals))
+		h.blooms = append(h.blooms, set.len())
 	}
 	return h
 }
@@ -453,7 +499,7 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 	sum := &fileSummary{}
 	for i, c := range sp.storage {
 		set := st.sets[i]
-		n := int64(len(set.vals))
+		n := int64(set.len())
 		a.Counts[c.col.name] = n
 		if n > a.MaxDistinct {
 			a.MaxDistinct = n
@@ -468,20 +514,25 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 			buf = append(buf, 1)
 		}
 		buf = binary.AppendUvarint(buf, uint64(n))
-		for j, v := range set.vals {
-			if c.col.kind == kindTemporal {
+		switch {
+		case set.ikeys != nil: // enc writes the key as a varint
+			for _, k := range set.ikeys {
+				buf = binary.AppendVarint(buf, k)
+			}
+		case c.col.kind == kindTemporal:
+			for j, v := range set.vals {
 				buf = c.ops.encNullable(buf, v)
 				buf = c.tsOps.encNullable(buf, set.maxTS[j])
-			} else {
-				buf = c.ops.enc(buf, v)
 			}
+		default:
+			set.each(func(_ int, v any) { buf = c.ops.enc(buf, v) })
 		}
 		sum.storage = append(sum.storage, spillRef{off: int64(start), n: len(buf) - start})
 	}
 	str := bloom.Stringifier{}
 	for i, b := range sp.blooms {
 		set := st.blooms[i]
-		n := int64(len(set.vals))
+		n := int64(set.len())
 		a.Counts[b.col.name] = n
 		start := len(buf)
 		if n > 0 {
@@ -494,9 +545,7 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 					f.AddString(str.String(v, b.col.typ))
 				}
 			} else {
-				for _, v := range set.vals {
-					f.AddString(str.String(v, b.col.typ))
-				}
+				set.each(func(_ int, v any) { f.AddString(str.String(v, b.col.typ)) })
 			}
 			buf = append(buf, f.Marshal()...)
 		}

@@ -42,6 +42,12 @@ type valueOps struct {
 	// enc and dec are the spill codec of a canonical non-null value.
 	enc func(b []byte, v any) []byte
 	dec func(b []byte) (any, []byte, error)
+	// fromKey, when set, is the value of an integer key: the key is the
+	// value (integers, booleans, dates and timestamps), and enc writes the
+	// key as a varint. Sets of such types keep keys, not boxed values.
+	fromKey func(k int64) any
+	// isString reports the string type, whose key is the value.
+	isString bool
 }
 
 // goSummarizable reports whether values of t are summarised in Go. Nested
@@ -127,6 +133,7 @@ func opsFor(t schema.Type) (*valueOps, bool) {
 	}
 	varint := func(get func(any) int64, make func(int64) any) {
 		o.intKey = get
+		o.fromKey = make
 		o.cmp = func(a, b any) int { return intCmp(get(a), get(b)) }
 		o.enc = func(b []byte, v any) []byte { return binary.AppendVarint(b, get(v)) }
 		o.dec = func(b []byte) (any, []byte, error) {
@@ -139,6 +146,7 @@ func opsFor(t schema.Type) (*valueOps, bool) {
 	}
 	switch p.Name {
 	case "string":
+		o.isString = true
 		o.strKey = func(v any) string { return v.(string) }
 		o.cmp = func(a, b any) int { return strings.Compare(a.(string), b.(string)) }
 		o.enc = func(b []byte, v any) []byte {
