@@ -13,6 +13,9 @@ type fileAnalysis struct {
 	Counts map[string]int64
 	// MaxDistinct is the largest count over the storage columns.
 	MaxDistinct int64
+	// sum is the file's Go summary (summarize.go); nil when the engine
+	// summarises the file.
+	sum *fileSummary
 }
 
 // largeFor reports whether the (file, column) pair is large (§12 item 1):

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/internal/duck"
@@ -48,6 +49,29 @@ type session struct {
 	// srcView is set while src is a view over kept tables.
 	cache   readCache
 	srcView bool
+	// sum is the Go summary plan (nil: the engine builds every file);
+	// spill holds summarised files' cells until their batch; workers and
+	// budget bound the files read at once and their value sets' memory.
+	sum     *summaryPlan
+	spill   *spillFile
+	workers int
+	budget  int64
+	stats   stageStats
+}
+
+// stageStats are the times of an update's pipeline stages (see
+// UpdateResult.Stages).
+type stageStats struct {
+	read, summarize time.Duration // summed over the reading workers
+	readWall        time.Duration // wall time of the concurrent read
+	analyze         time.Duration // the engine's analysis
+	build           time.Duration
+	stage, merge    time.Duration
+}
+
+func (s stageStats) export() UpdateStages {
+	return UpdateStages{Read: s.read, Summarize: s.summarize, ReadWall: s.readWall,
+		Analyze: s.analyze, Build: s.build, Stage: s.stage, Merge: s.merge}
 }
 
 // openEngine opens the update's database.
@@ -69,6 +93,7 @@ func (s *session) close() {
 	if s.db != nil {
 		s.db.Close()
 	}
+	s.spill.close()
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
 	}

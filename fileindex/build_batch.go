@@ -23,6 +23,47 @@ type batchResult struct {
 	// values counts the inline array elements: what the merge of this
 	// batch holds in memory.
 	values int64
+	// lazy are the cells decoded from the summary spill, per row: after
+	// staging they can be released and decoded again for the merge (see
+	// release).
+	lazy map[int][]lazyCell
+}
+
+// lazyCell is a row's cell at col holding storage column ci0's summary.
+type lazyCell struct {
+	col, ci0 int
+	a        *fileAnalysis
+}
+
+// release drops the batch's cells that the summary spill can restore and
+// returns the batch as the merge will need it: its value arrays would
+// otherwise stay on the heap until the merge, where the garbage collector
+// scans them over and over while the next files are read.
+//
+// ok is false when the batch has files the engine summarised: their cells
+// are not in the spill.
+func (s *session) release(br *batchResult, batch []*fileAnalysis) (sb stagedBatch, ok bool) {
+	for _, a := range batch {
+		if a.sum == nil {
+			return stagedBatch{}, false
+		}
+	}
+	for i, cells := range br.lazy {
+		for _, c := range cells {
+			br.rows[i][c.col] = nil
+		}
+	}
+	lazy := br.lazy
+	return stagedBatch{schema: br.schema, rows: br.rows, fill: func(i int, row []any) error {
+		for _, c := range lazy[i] {
+			cell, err := s.summaryCell(c.a, c.ci0)
+			if err != nil {
+				return err
+			}
+			row[c.col] = cell
+		}
+		return nil
+	}}, true
 }
 
 // buildBatch computes the index rows of one batch (§5.3.4 as amended by
@@ -34,17 +75,26 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 	p := s.plan
 	uris := make([]string, len(batch))
 	pos := make(map[string]int, len(batch))
+	var engineURIs []string
 	for i, a := range batch {
 		uris[i] = a.URI
 		pos[a.URI] = i
+		if a.sum == nil {
+			engineURIs = append(engineURIs, a.URI)
+		}
 	}
-	if err := s.loadBatch(ctx, uris); err != nil {
-		return nil, err
+	// Only the files the engine summarises are loaded into it; the others'
+	// cells come from their Go summaries.
+	engine := len(engineURIs) > 0
+	if engine {
+		if err := s.loadBatch(ctx, engineURIs); err != nil {
+			return nil, err
+		}
+		defer func() {
+			s.unload(ctx)
+			s.built(ctx, engineURIs)
+		}()
 	}
-	defer func() {
-		s.unload(ctx)
-		s.built(ctx, uris)
-	}()
 
 	// Auto-bloom (§3.9): columns already registered plus those this batch
 	// detects (some file holds ≥ L distinct values).
@@ -93,8 +143,9 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 	}
 	str := bloom.Stringifier{}
 	var nvalues int64
+	lazy := map[int][]lazyCell{}
 
-	for _, c := range p.storage {
+	for ci0, c := range p.storage {
 		var large []string
 		for _, a := range batch {
 			if a.largeFor(c.name, p.largeL) {
@@ -102,31 +153,55 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 			}
 		}
 		ci := colIdx[c.name]
+		fs := autoFilters[c.name]
 		// Inline cells: every non-large file gets its set (empty when the
 		// file has no non-null value; exploded: null without elements).
 		for i, a := range batch {
-			if !slices.Contains(large, a.URI) && c.kind != kindExploded {
-				rows[i][ci] = []any{}
+			if slices.Contains(large, a.URI) {
+				continue
 			}
-		}
-		if err := s.query(ctx, inlineSQL(c, large), func(r []any) error {
-			i, ok := pos[r[0].(string)]
-			if !ok || r[1] == nil {
-				return nil
+			if a.sum == nil {
+				if c.kind != kindExploded {
+					rows[i][ci] = []any{}
+				}
+				continue
 			}
-			rows[i][ci] = r[1]
-			nvalues += int64(len(r[1].([]any)))
-			if fs := autoFilters[c.name]; fs != nil && fs[i] != nil {
-				for _, v := range r[1].([]any) {
+			cell, err := s.summaryCell(a, ci0)
+			if err != nil {
+				return nil, err
+			}
+			if cell == nil {
+				continue
+			}
+			rows[i][ci] = cell
+			lazy[i] = append(lazy[i], lazyCell{col: ci, ci0: ci0, a: a})
+			nvalues += int64(len(cell))
+			if fs != nil && fs[i] != nil {
+				for _, v := range cell {
 					fs[i].AddString(str.String(v, c.typ))
 				}
 			}
-			return nil
-		}); err != nil {
-			return nil, s.wrapColumnErr(c, err)
+		}
+		if engine {
+			if err := s.query(ctx, inlineSQL(c, large), func(r []any) error {
+				i, ok := pos[r[0].(string)]
+				if !ok || r[1] == nil {
+					return nil
+				}
+				rows[i][ci] = r[1]
+				nvalues += int64(len(r[1].([]any)))
+				if fs != nil && fs[i] != nil {
+					for _, v := range r[1].([]any) {
+						fs[i].AddString(str.String(v, c.typ))
+					}
+				}
+				return nil
+			}); err != nil {
+				return nil, s.wrapColumnErr(c, err)
+			}
 		}
 		if len(large) > 0 {
-			if err := s.writeLarge(ctx, c, large, uris, pos, autoFilters[c.name]); err != nil {
+			if err := s.writeLarge(ctx, c, ci0, batch, large, pos, fs); err != nil {
 				return nil, s.wrapColumnErr(c, err)
 			}
 		}
@@ -139,15 +214,35 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 			}
 		}
 	}
-	for _, b := range p.blooms {
-		if err := s.buildBloom(ctx, b, batch, pos, rows, colIdx[BloomColumn(b.name)]); err != nil {
-			return nil, err
+	for bi, b := range p.blooms {
+		ci := colIdx[BloomColumn(b.name)]
+		for i, a := range batch {
+			if a.sum == nil || a.sum.blooms[bi].n == 0 {
+				continue
+			}
+			f, err := s.spill.read(a.sum.blooms[bi])
+			if err != nil {
+				return nil, err
+			}
+			rows[i][ci] = f
+		}
+		if engine {
+			if err := s.buildBloom(ctx, b, batch, pos, rows, ci); err != nil {
+				return nil, err
+			}
 		}
 	}
-	for _, r := range p.ranges {
+	for ri, r := range p.ranges {
 		ci := colIdx[RangeColumn(r.name)]
-		for i := range rows {
+		for i, a := range batch {
 			rows[i][ci] = []any{nil, nil}
+			if a.sum != nil {
+				mm := a.sum.ranges[ri]
+				rows[i][ci] = []any{mm[0], mm[1]}
+			}
+		}
+		if !engine {
+			continue
 		}
 		q := fmt.Sprintf("SELECT filename, min(v), max(v) FROM %s s GROUP BY filename", valuesFrom(r))
 		if err := s.query(ctx, q, func(row []any) error {
@@ -159,7 +254,17 @@ func (s *session) buildBatch(ctx context.Context, batch []*fileAnalysis) (*batch
 			return nil, err
 		}
 	}
-	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes, values: nvalues}, nil
+	return &batchResult{schema: out, rows: rows, detected: detected, bytes: bytes, values: nvalues, lazy: lazy}, nil
+}
+
+// summaryCell returns storage column i's cell of summarised file a (nil:
+// a null cell).
+func (s *session) summaryCell(a *fileAnalysis, i int) ([]any, error) {
+	b, err := s.spill.read(a.sum.storage[i])
+	if err != nil {
+		return nil, err
+	}
+	return s.sum.decodeCell(i, b)
 }
 
 // inlineSQL collects each non-large file's distinct values of c (§3.2,
@@ -175,16 +280,21 @@ func inlineSQL(c valueCol, large []string) string {
 	return fmt.Sprintf("SELECT filename, list(DISTINCT v) FILTER (WHERE v IS NOT NULL) FROM %s s%s GROUP BY filename", valuesFrom(c), where)
 }
 
-// writeLarge streams the large pairs of column c into its large-index
-// table (§3.8, §12 item 1): the batch's rows are MERGE-deleted first (so a
-// retried batch replaces, never duplicates), then one (filename, value) row
-// per distinct value is appended, feeding the auto-bloom filters on the way.
-func (s *session) writeLarge(ctx context.Context, c valueCol, large, batchURIs []string, pos map[string]int, filters []*bloom.Filter) error {
-	var q string
-	if c.kind == kindTemporal {
-		q = fmt.Sprintf("SELECT filename, {'value': v, 'max_ts': max(ts)} FROM %s s WHERE filename IN %s GROUP BY filename, v", valuesFrom(c), sqlInList(large))
-	} else {
-		q = fmt.Sprintf("SELECT DISTINCT filename, v FROM %s s WHERE filename IN %s AND v IS NOT NULL", valuesFrom(c), sqlInList(large))
+// writeLarge streams the large pairs of column c (storage column ci0) into
+// its large-index table (§3.8, §12 item 1): the batch's rows are
+// MERGE-deleted first (so a retried batch replaces, never duplicates), then
+// one (filename, value) row per distinct value is appended — from the Go
+// summaries of summarised files, then from the engine for the others —
+// feeding the auto-bloom filters on the way.
+func (s *session) writeLarge(ctx context.Context, c valueCol, ci0 int, batch []*fileAnalysis, large []string, pos map[string]int, filters []*bloom.Filter) error {
+	var engineLarge []string
+	var summarised []*fileAnalysis
+	for _, u := range large {
+		if a := batch[pos[u]]; a.sum != nil {
+			summarised = append(summarised, a)
+		} else {
+			engineLarge = append(engineLarge, u)
+		}
 	}
 	st := store.Sub(s.fi.ix.Root(), s.fi.ix.Paths().LargeIndex(c.name))
 	want := &schema.Struct{Fields: []schema.Field{
@@ -200,9 +310,9 @@ func (s *session) writeLarge(ctx context.Context, c valueCol, large, batchURIs [
 	case err != nil:
 		return err
 	default:
-		keys := make([]any, len(batchURIs))
-		for i, u := range batchURIs {
-			keys[i] = u
+		keys := make([]any, len(batch))
+		for i, a := range batch {
+			keys[i] = a.URI
 		}
 		if _, err := t.DeleteKeys(ctx, FilenameColumn, keys, delta.WriteOptions{}); err != nil {
 			return err
@@ -224,17 +334,50 @@ func (s *session) writeLarge(ctx context.Context, c valueCol, large, batchURIs [
 			filters[i].AddString(str.String(r[1], c.typ))
 		}
 	}
-	_, err = t.Append(ctx, s.querySeq(ctx, q, tap), opts)
+	seq := func(yield func([]any, error) bool) {
+		for _, a := range summarised {
+			cell, err := s.summaryCell(a, ci0)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, v := range cell {
+				r := []any{a.URI, v}
+				tap(r)
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+		if len(engineLarge) == 0 {
+			return
+		}
+		var q string
+		if c.kind == kindTemporal {
+			q = fmt.Sprintf("SELECT filename, {'value': v, 'max_ts': max(ts)} FROM %s s WHERE filename IN %s GROUP BY filename, v", valuesFrom(c), sqlInList(engineLarge))
+		} else {
+			q = fmt.Sprintf("SELECT DISTINCT filename, v FROM %s s WHERE filename IN %s AND v IS NOT NULL", valuesFrom(c), sqlInList(engineLarge))
+		}
+		for r, err := range s.querySeq(ctx, q, tap) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+	_, err = t.Append(ctx, seq, opts)
 	return err
 }
 
-// buildBloom builds each file's filter of bloom index b by streaming the
+// buildBloom builds each engine file's filter of bloom index b by streaming the
 // values through it (§12 item 2): memory is the filters' size, ~1.2 bytes per
 // distinct value at 1% FPR, never the values. A file without a non-null
 // value gets a null cell (§3.5).
 func (s *session) buildBloom(ctx context.Context, b bloomCol, batch []*fileAnalysis, pos map[string]int, rows [][]any, ci int) error {
 	filters := make([]*bloom.Filter, len(batch))
 	for i, a := range batch {
+		if a.sum != nil {
+			continue // summarised in Go
+		}
 		if n := a.Counts[b.name]; n > 0 {
 			f, err := bloom.New(n, b.fpr)
 			if err != nil {

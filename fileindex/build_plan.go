@@ -34,6 +34,11 @@ type valueCol struct {
 	// tsExpr and tsType are the temporal timestamp expression and type.
 	tsExpr string
 	tsType schema.Type
+	// arrayPath and fieldPath are an exploded column's array column and
+	// element field; tsPath is a temporal column's timestamp column (the
+	// paths the Go summaries draw values from).
+	arrayPath, fieldPath string
+	tsPath               string
 }
 
 // bloomCol is an explicit bloom index.
@@ -196,7 +201,7 @@ func newBuildPlan(m *metadata.Metadata, src *schema.Struct, computedTypes map[st
 			return nil, &ColumnError{Column: x.ArrayColumn + "." + x.FieldPath}
 		}
 		need(x.ArrayColumn)
-		add(valueCol{name: x.AsColumn, kind: kindExploded, typ: f.Type,
+		add(valueCol{name: x.AsColumn, kind: kindExploded, typ: f.Type, arrayPath: x.ArrayColumn, fieldPath: x.FieldPath,
 			expr: fmt.Sprintf("list_transform(%s, e -> %s)", pathExpr(x.ArrayColumn), fieldExpr(x.FieldPath))})
 	}
 	for _, tc := range m.TemporalIndexes {
@@ -211,7 +216,7 @@ func newBuildPlan(m *metadata.Metadata, src *schema.Struct, computedTypes map[st
 		need(tc.Column)
 		need(tc.TimestampColumn)
 		add(valueCol{name: tc.Column, kind: kindTemporal, typ: vt, expr: pathExpr(tc.Column),
-			tsExpr: pathExpr(tc.TimestampColumn), tsType: tt})
+			tsExpr: pathExpr(tc.TimestampColumn), tsType: tt, tsPath: tc.TimestampColumn})
 	}
 	for _, b := range m.BloomIndexes {
 		t, err := colType(b.Column)

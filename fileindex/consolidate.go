@@ -2,8 +2,14 @@ package fileindex
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"iter"
+	"slices"
 	"strings"
+
+	"github.com/ariadne-go/ariadne/schema"
 
 	"github.com/ariadne-go/ariadne/delta"
 	"github.com/ariadne-go/ariadne/store"
@@ -36,6 +42,26 @@ const (
 // staging table whose rows are already in index/, which recovery upserts
 // again with the same content. deleteStaging never leaves a non-table.
 func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
+	return fi.consolidateStaged(ctx, nil)
+}
+
+// stagedBatch is a batch this update staged since the last merge: its
+// payload schema and rows, kept so that the merge can take them from
+// memory instead of reading staging/ back.
+type stagedBatch struct {
+	schema *schema.Struct
+	rows   [][]any
+	// fill, when set, restores the cells of row i released after staging.
+	fill func(i int, row []any) error
+}
+
+// consolidateStaged is updConsolidate, given the batches this update staged
+// since staging/ was last empty. When staging/ holds exactly those rows (its
+// record count says so) and their filenames are distinct, the merge appends
+// them from memory — the same rows a read-back would give, without the
+// read. Otherwise (recovery, a count that does not match, duplicates) it
+// ranks staging/ as §5.3.5 says.
+func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatch) (bool, error) {
 	st := fi.updStagingStore()
 	t, err := delta.Open(ctx, st)
 	if errors.Is(err, delta.ErrNotATable) {
@@ -48,12 +74,16 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	keep, files, err := selectStaged(ctx, snap)
-	if err != nil {
-		return false, err
+	payload := payloadSchema(snap.Schema())
+	staged, files := pendingRows(snap, payload, pending)
+	if staged == nil {
+		var keep map[int]bool
+		if keep, files, err = selectStaged(ctx, snap); err != nil {
+			return false, err
+		}
+		staged = stagedRows(ctx, snap, keep)
 	}
-	if len(keep) > 0 {
-		payload := payloadSchema(snap.Schema())
+	if len(files) > 0 {
 		main, err := openOrCreate(ctx, fi.updMainStore(), payload)
 		if err != nil {
 			return false, err
@@ -64,7 +94,7 @@ func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
 		}
 		merged, align, changed := mergedSchema(msnap.Schema(), payload)
 		rows := func(yield func([]any, error) bool) {
-			for r, err := range stagedRows(ctx, snap, keep) {
+			for r, err := range staged {
 				if err != nil {
 					yield(nil, err)
 					return
@@ -204,4 +234,67 @@ func holdsAny(ctx context.Context, snap *delta.Snapshot, files map[string]bool) 
 		}
 	}
 	return false, nil
+}
+
+// pendingRows returns the rows of pending aligned with payload, and their
+// filenames, when staging/ (snap) holds exactly those rows and the
+// filenames are distinct; nil otherwise.
+func pendingRows(snap *delta.Snapshot, payload *schema.Struct, pending []stagedBatch) (iter.Seq2[[]any, error], map[string]bool) {
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	var n int64
+	for _, f := range snap.Files() {
+		var st struct {
+			NumRecords *int64 `json:"numRecords"`
+		}
+		if json.Unmarshal([]byte(f.Stats), &st) != nil || st.NumRecords == nil {
+			return nil, nil
+		}
+		n += *st.NumRecords
+	}
+	files := map[string]bool{}
+	var rows int64
+	for _, b := range pending {
+		for _, r := range b.rows {
+			fn, _ := r[0].(string)
+			if files[fn] {
+				return nil, nil
+			}
+			files[fn] = true
+			rows++
+		}
+	}
+	if rows != n {
+		return nil, nil
+	}
+	seq := func(yield func([]any, error) bool) {
+		for _, b := range pending {
+			idx := make([]int, len(b.schema.Fields))
+			for i, f := range b.schema.Fields {
+				idx[i] = slices.IndexFunc(payload.Fields, func(g schema.Field) bool { return g.Name == f.Name })
+				if idx[i] < 0 {
+					yield(nil, fmt.Errorf("fileindex: staged column %s missing from staging", f.Name))
+					return
+				}
+			}
+			for ri, r := range b.rows {
+				if b.fill != nil {
+					r = slices.Clone(r)
+					if err := b.fill(ri, r); err != nil {
+						yield(nil, err)
+						return
+					}
+				}
+				out := make([]any, len(payload.Fields))
+				for i, v := range r {
+					out[idx[i]] = v
+				}
+				if !yield(out, nil) {
+					return
+				}
+			}
+		}
+	}
+	return seq, files
 }

@@ -29,7 +29,7 @@ type Options struct {
 
 // Progress reports how far a long operation has come.
 type Progress struct {
-	Phase       string // "analyze", "batch", "consolidate", ...
+	Phase       string // "read", "analyze", "stage", "merge", "recover"
 	Done, Total int    // units of the phase (files or batches)
 	Bytes       int64  // input bytes processed so far
 }

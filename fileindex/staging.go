@@ -151,7 +151,36 @@ func cmpNullsLast[T any](a, b *T, c func(x, y T) int) int {
 // ordinal (scan position) of the row to keep, and the set of filenames. Only the small ranking keys
 // are held, never the payloads: the payload rows are streamed again by
 // stagedRows.
+//
+// keep is nil when every staged filename is distinct (the common case: each
+// file is staged by one batch): every row is kept, and neither the payload
+// nor a content hash is needed, so only the filename column is scanned.
 func selectStaged(ctx context.Context, snap *delta.Snapshot) (keep map[int]bool, files map[string]bool, err error) {
+	if _, ok := snap.Schema().Field(FilenameColumn); !ok {
+		return rankStaged(ctx, snap) // reports the missing column
+	}
+	files = map[string]bool{}
+	unique := true
+	for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn}}) {
+		if err != nil {
+			return nil, nil, err
+		}
+		fn, _ := row[0].(string)
+		if files[fn] {
+			unique = false
+			break
+		}
+		files[fn] = true
+	}
+	if unique {
+		return nil, files, nil
+	}
+	return rankStaged(ctx, snap)
+}
+
+// rankStaged ranks every staged row (§5.3.5) and keeps each filename's
+// best.
+func rankStaged(ctx context.Context, snap *delta.Snapshot) (keep map[int]bool, files map[string]bool, err error) {
 	sch := snap.Schema()
 	fnIdx := -1
 	atIdx, idIdx := -1, -1
@@ -213,8 +242,8 @@ func selectStaged(ctx context.Context, snap *delta.Snapshot) (keep map[int]bool,
 	return keep, files, nil
 }
 
-// stagedRows streams the kept staged rows, without the ordering columns,
-// aligned with payloadSchema(snap).
+// stagedRows streams the kept staged rows (every row when keep is nil),
+// without the ordering columns, aligned with payloadSchema(snap).
 func stagedRows(ctx context.Context, snap *delta.Snapshot, keep map[int]bool) iter.Seq2[[]any, error] {
 	sch := snap.Schema()
 	var cols []int
@@ -232,7 +261,7 @@ func stagedRows(ctx context.Context, snap *delta.Snapshot, keep map[int]bool) it
 			}
 			o := ord
 			ord++
-			if !keep[o] {
+			if keep != nil && !keep[o] {
 				continue
 			}
 			out := make([]any, len(cols))

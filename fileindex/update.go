@@ -17,7 +17,9 @@ type UpdateOptions struct {
 	// Now returns the staging time of a batch (§4.3); nil = time.Now.
 	// Tests pin it to make staging ranks predictable.
 	Now func() time.Time
-	// ReadCacheBytes bounds the input whose rows the pre-flight analysis
+	// ReadCacheBytes applies to the files the engine summarises (see
+	// EngineFiles; files summarised in Go are always read once). It bounds
+	// the input whose rows the pre-flight analysis
 	// keeps loaded for the batch builds, so that those files are read once
 	// (0: DefaultReadCacheBytes; negative: none, every file is read by the
 	// analysis and again by its batch). The kept rows spill to the update's
@@ -25,6 +27,18 @@ type UpdateOptions struct {
 	// temporary disk, ~4.5× the input kept. A cached file is indexed as the
 	// analysis read it, even if it changes before its batch is built.
 	ReadCacheBytes int64
+	// Concurrency is the number of data files read and summarised at once
+	// (0: one per core, at most 8).
+	Concurrency int
+	// SummaryMemoryBytes bounds the memory of the Go summaries (distinct
+	// value sets) of the files being read, shared by the files read at
+	// once (0: DefaultSummaryMemoryBytes). A file whose sets outgrow its
+	// share is summarised by the engine instead, which spills to disk.
+	SummaryMemoryBytes int64
+
+	// engineOnly builds every file through the engine, as before the Go
+	// summaries: the tests compare both paths' indexes.
+	engineOnly bool
 }
 
 // UpdateResult reports what an Update did.
@@ -49,6 +63,25 @@ type UpdateResult struct {
 	Bytes int64
 	// AutoBloomDetected lists columns newly registered for auto-bloom.
 	AutoBloomDetected []string
+	// EngineFiles counts the files the engine summarised (computed
+	// indexes, nested index values, value sets over the memory budget)
+	// instead of the Go summaries.
+	EngineFiles int
+	// Stages says where the time went.
+	Stages UpdateStages
+}
+
+// UpdateStages are the times of an update's pipeline stages. Files are read
+// and summarised in one streaming pass per file, several files at once:
+// Read and Summarize are summed over those passes (so they may exceed
+// ReadWall, the pass's wall time).
+type UpdateStages struct {
+	Read, Summarize, ReadWall time.Duration
+	// Analyze is the engine's pre-flight analysis (files it summarises);
+	// Build the batch builds (cells from the summaries, the engine's
+	// queries, large-index writes); Stage the staging commits and their
+	// metadata; Merge the merges into the main table.
+	Analyze, Build, Stage, Merge time.Duration
 }
 
 // Update brings the index up to date with its FileList (spec §5.3): under
@@ -101,6 +134,12 @@ type updater struct {
 	sinceCompact       int
 	// stagedValues counts the inline values staged since the last merge.
 	stagedValues int64
+	// pending are the batches staged since the last merge (see
+	// consolidateStaged), their value arrays released to the summary
+	// spill; readBack is set when some batch since the last merge had
+	// engine files, whose rows the merge then reads back from staging/.
+	pending  []stagedBatch
+	readBack bool
 }
 
 // stagedValueBudget bounds the inline values staged between merges. A merge
@@ -149,7 +188,18 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	case opts.ReadCacheBytes > 0:
 		s.cache.budget = opts.ReadCacheBytes
 	}
+	switch {
+	case opts.SummaryMemoryBytes > 0:
+		s.budget = opts.SummaryMemoryBytes
+	default:
+		s.budget = DefaultSummaryMemoryBytes
+	}
+	s.workers = opts.Concurrency
+	if s.workers <= 0 {
+		s.workers = defaultReadConcurrency()
+	}
 	defer s.close()
+	defer func() { res.Stages = s.stats.export() }()
 	u.s = s
 	ctypes, err := computedTypes(ctx, db, m, src)
 	if err != nil {
@@ -160,6 +210,11 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	}
 	if s.read, err = datafile.Compile(datafile.Spec{Format: m.Format, Schema: src, Options: s.plan.readOpts}, s.plan.readColumns); err != nil {
 		return err
+	}
+	if !opts.engineOnly {
+		if sp, ok := newSummaryPlan(s.plan, s.read.Schema()); ok {
+			s.sum = sp
+		}
 	}
 
 	// Step 5: column backfill; step 6: new files.
@@ -222,12 +277,29 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 	}
 	u.res.Skipped = append(u.res.Skipped, missing...)
 	defer s.dropCache(context.WithoutCancel(ctx))
-	fi.updProgress(Progress{Phase: "analyze", Done: 0, Total: len(files)})
-	err = s.analyze(ctx, files, func(done int, bytes int64) {
-		fi.updProgress(Progress{Phase: "analyze", Done: done, Total: len(files), Bytes: bytes})
-	})
-	if err != nil {
-		return 0, err
+	// Read and summarise in Go what the Go summaries cover; the engine
+	// analyses the rest (§5.3.1).
+	engine := files
+	if s.sum != nil {
+		fi.updProgress(Progress{Phase: "read", Done: 0, Total: len(files)})
+		engine, err = s.summarize(ctx, files, func(phase string, done int, bytes int64) {
+			fi.updProgress(Progress{Phase: phase, Done: done, Total: len(files), Bytes: bytes})
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	u.res.EngineFiles += len(engine)
+	if len(engine) > 0 {
+		t0 := time.Now()
+		fi.updProgress(Progress{Phase: "analyze", Done: 0, Total: len(engine)})
+		err = s.analyze(ctx, engine, func(done int, bytes int64) {
+			fi.updProgress(Progress{Phase: "analyze", Done: done, Total: len(engine), Bytes: bytes})
+		})
+		s.stats.analyze += time.Since(t0)
+		if err != nil {
+			return 0, err
+		}
 	}
 	batches := createOptimalBatches(files, s.plan.largeL, len(s.plan.storage) > 0)
 	threshold := fi.cfg.StagingConsolidationThreshold
@@ -236,12 +308,22 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 	}
 	var bytes int64
 	for bi, batch := range batches {
+		t0 := time.Now()
 		br, err := s.buildBatch(ctx, batch)
 		if err != nil {
 			return 0, err
 		}
+		t1 := time.Now()
+		s.stats.build += t1.Sub(t0)
 		if err := fi.stageBatch(ctx, br, uuid.NewString(), u.opts.Now()); err != nil {
 			return 0, err
+		}
+		// Batches with engine files keep their rows until the merge only
+		// through staging/: their arrays cannot be restored from the spill.
+		if sb, ok := s.release(br, batch); ok && !u.readBack {
+			u.pending = append(u.pending, sb)
+		} else {
+			u.pending, u.readBack = nil, true
 		}
 		u.res.Batches++
 		u.sinceConsolidation++
@@ -271,7 +353,8 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 				u.res.AutoBloomDetected = append(u.res.AutoBloomDetected, c)
 			}
 		}
-		fi.updProgress(Progress{Phase: "batch", Done: bi + 1, Total: len(batches), Bytes: bytes})
+		s.stats.stage += time.Since(t1)
+		fi.updProgress(Progress{Phase: "stage", Done: bi + 1, Total: len(batches), Bytes: bytes})
 		if u.sinceConsolidation >= threshold || u.stagedValues >= stagedValueBudget {
 			if err := u.consolidate(ctx); err != nil {
 				return 0, err
@@ -296,16 +379,22 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 // file is re-indexed (§9 item 5).
 func (u *updater) consolidate(ctx context.Context) error {
 	fi := u.fi
-	fi.updProgress(Progress{Phase: "consolidate", Done: 0, Total: 1})
-	if _, err := fi.updConsolidate(ctx); err != nil {
+	fi.updProgress(Progress{Phase: "merge", Done: 0, Total: 1})
+	t0 := time.Now()
+	pending := u.pending
+	u.pending, u.readBack = nil, false
+	if _, err := fi.consolidateStaged(ctx, pending); err != nil {
 		return err
+	}
+	if u.s != nil {
+		defer func() { u.s.stats.merge += time.Since(t0) }()
 	}
 	u.sinceConsolidation, u.stagedValues = 0, 0
 	u.res.Consolidations++
 	if err := u.afterMerge(ctx); err != nil {
 		return err
 	}
-	fi.updProgress(Progress{Phase: "consolidate", Done: 1, Total: 1})
+	fi.updProgress(Progress{Phase: "merge", Done: 1, Total: 1})
 	return nil
 }
 

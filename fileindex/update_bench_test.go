@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +132,7 @@ func BenchmarkUpdateLake(b *testing.B) {
 	res := store.NewResolver(store.ResolverOptions{})
 	defer res.Close()
 	start = time.Now()
+	scanCPU0 := cpuTime()
 	var scanned int64
 	for _, u := range uris {
 		r, err := plan.Open(ctx, res, u)
@@ -150,8 +152,12 @@ func BenchmarkUpdateLake(b *testing.B) {
 		r.Close()
 	}
 	scan := time.Since(start)
+	scanCPU := cpuTime() - scanCPU0
 	b.Logf("bare scan: %d rows in %s", scanned, scan.Round(time.Millisecond))
 
+	// ARIADNE_BENCH_ENGINE=1 runs the update through the engine only (the
+	// path before the Go summaries), for a comparison on the same lake.
+	engineOnly := os.Getenv("ARIADNE_BENCH_ENGINE") == "1"
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e := newUpdEnvTB(b)
@@ -170,10 +176,11 @@ func BenchmarkUpdateLake(b *testing.B) {
 		}
 		runtime.GC()
 		hp := startHeapSampler(os.Getenv("ARIADNE_BENCH_HEAPPROF"))
+		resetPeakRSS()
 		b.StartTimer()
-		t0 := time.Now()
-		r, err := e.fi(ix).Update(ctx, UpdateOptions{})
-		el := time.Since(t0)
+		t0, cpu0 := time.Now(), cpuTime()
+		r, err := e.fi(ix).Update(ctx, UpdateOptions{engineOnly: engineOnly})
+		el, cpu := time.Since(t0), cpuTime()-cpu0
 		b.StopTimer()
 		peak := hp.Stop()
 		if err != nil {
@@ -182,11 +189,23 @@ func BenchmarkUpdateLake(b *testing.B) {
 		if r.NewFiles != len(files) {
 			b.Fatalf("indexed %d of %d files", r.NewFiles, len(files))
 		}
-		b.Logf("update: %d batches in %s", r.Batches, el.Round(time.Millisecond))
+		b.Logf("update: %d batches in %s (%d files by the engine); stages %+v", r.Batches, el.Round(time.Millisecond), r.EngineFiles, r.Stages)
+		b.Logf("CPU (user+system, whole process): bare scan %s, update %s", scanCPU.Round(time.Millisecond), cpu.Round(time.Millisecond))
+		b.ReportMetric(cpu.Seconds()/scanCPU.Seconds(), "update/scan-cpu")
 		b.ReportMetric(float64(total)/1e6/el.Seconds(), "update-MB/s")
 		b.ReportMetric(float64(total)/1e6/scan.Seconds(), "scan-MB/s")
 		b.ReportMetric(el.Seconds()/scan.Seconds(), "update/scan")
 		b.ReportMetric(float64(peak)/(1<<20), "heap-peak-MiB")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "maxrss-MiB")
 	}
+}
+
+// cpuTime is the process's user and system CPU time: on a machine shared
+// with other work, wall times depend on the load, CPU times much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

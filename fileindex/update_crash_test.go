@@ -121,8 +121,8 @@ func TestUpdateCrashAfterEveryWrite(t *testing.T) {
 	t.Logf("%d crash points", crashed)
 }
 
-// TestUpdateCorruptFileMidway: without the read cache (every file read by
-// the analysis and again by its batch), a data file that turns malformed
+// TestUpdateCorruptFileMidway: on the engine path without the read cache
+// (every file read by the analysis and again by its batch), a data file that turns malformed
 // after the analysis fails the update in its batch with a typed error
 // naming it; once it is fixed, the next update recovers the staged batches
 // and finishes, producing the same index as an uninterrupted run.
@@ -142,11 +142,11 @@ func TestUpdateCorruptFileMidway(t *testing.T) {
 	must(t, err)
 	cfg := e.cfg
 	fi := New(ix, Options{Config: &cfg, Progress: func(p Progress) {
-		if p.Phase == "batch" && p.Done == 1 {
+		if p.Phase == "stage" && p.Done == 1 {
 			must(t, os.WriteFile(path, []byte("Id,Version,Category,Value\nnot-a-number,1,x,1.0\n"), 0o644))
 		}
 	}})
-	_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: -1})
+	_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: -1, engineOnly: true})
 	var fe *datafile.FileError
 	if !errors.Is(err, datafile.ErrMalformedRecord) || !errors.As(err, &fe) || fe.URI != victim {
 		t.Fatalf("want a malformed-record FileError for %s, got %v", victim, err)
@@ -183,8 +183,8 @@ func TestUpdateSkipsVanishedFiles(t *testing.T) {
 	}
 }
 
-// TestUpdateReadCacheReadsOnce: with the read cache, the files the analysis
-// read are not read again: a file corrupted after the analysis is indexed
+// TestUpdateReadCacheReadsOnce: with the Go summaries, or on the engine
+// path with the read cache, the files the analysis read are not read again: a file corrupted after the analysis is indexed
 // as the analysis read it (one consistent read), and the index is exactly
 // an uninterrupted run's. A budget smaller than the first analysis chunk
 // keeps nothing, and the corruption is then seen by the build.
@@ -193,17 +193,19 @@ func TestUpdateReadCacheReadsOnce(t *testing.T) {
 	fx := newCrashFixture(t)
 	ref := newUpdEnv(t)
 	refIx := fx.setup(t, ref)
-	if _, err := ref.fi(refIx).Update(ctx, UpdateOptions{ReadCacheBytes: -1}); err != nil {
+	if _, err := ref.fi(refIx).Update(ctx, UpdateOptions{ReadCacheBytes: -1, engineOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	want := indexState(t, refIx)
 	for _, tc := range []struct {
 		name   string
 		budget int64
+		engine bool
 		cached bool
 	}{
-		{"default budget", 0, true},
-		{"one byte", 1, false},
+		{"go summaries", 0, false, true},
+		{"engine, default budget", 0, true, true},
+		{"engine, one byte", 1, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newUpdEnv(t)
@@ -215,11 +217,11 @@ func TestUpdateReadCacheReadsOnce(t *testing.T) {
 			defer func() { must(t, os.WriteFile(path, good, 0o644)) }()
 			cfg := e.cfg
 			fi := New(ix, Options{Config: &cfg, Progress: func(p Progress) {
-				if p.Phase == "batch" && p.Done == 1 {
+				if p.Phase == "stage" && p.Done == 1 {
 					must(t, os.WriteFile(path, []byte("Id,Version,Category,Value\nnot-a-number,1,x,1.0\n"), 0o644))
 				}
 			}})
-			_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: tc.budget})
+			_, err = fi.Update(ctx, UpdateOptions{ReadCacheBytes: tc.budget, engineOnly: tc.engine})
 			if !tc.cached {
 				if !errors.Is(err, datafile.ErrMalformedRecord) {
 					t.Fatalf("uncached: want the build to read the corrupted file, got %v", err)
@@ -233,5 +235,24 @@ func TestUpdateReadCacheReadsOnce(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestUpdateMalformedFileSummary: a malformed file fails the Go summaries'
+// read pass with a typed error naming it, before anything is staged.
+func TestUpdateMalformedFileSummary(t *testing.T) {
+	ctx := context.Background()
+	fx := newCrashFixture(t)
+	e := newUpdEnv(t)
+	ix := fx.setup(t, e)
+	victim := fx.files[1]
+	must(t, os.WriteFile(strings.TrimPrefix(victim, "file://"), []byte("Id,Version,Category,Value\nnot-a-number,1,x,1.0\n"), 0o644))
+	_, err := e.fi(ix).Update(ctx, UpdateOptions{})
+	var fe *datafile.FileError
+	if !errors.Is(err, datafile.ErrMalformedRecord) || !errors.As(err, &fe) || fe.URI != victim {
+		t.Fatalf("want a malformed-record FileError for %s, got %v", victim, err)
+	}
+	if v := updTableVersion(t, ix.Root(), ix.Paths().Staging); v != -1 {
+		t.Errorf("staging written (version %d)", v)
 	}
 }

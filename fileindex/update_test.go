@@ -89,14 +89,17 @@ func TestUpdateBuildLocate(t *testing.T) {
 	for _, p := range events {
 		last[p.Phase] = p
 	}
-	if a := last["analyze"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
-		t.Errorf("last analyze event %+v", a)
+	if a := last["read"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last read event %+v", a)
 	}
-	if b := last["batch"]; b.Done != 1 || b.Total != 1 || b.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
-		t.Errorf("last batch event %+v", b)
+	if a := last["summarize"]; a.Done != 2 || a.Total != 2 || a.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last summarize event %+v", a)
 	}
-	if c := last["consolidate"]; c.Done != 1 {
-		t.Errorf("last consolidate event %+v", c)
+	if b := last["stage"]; b.Done != 1 || b.Total != 1 || b.Bytes != updFileSize(t, p0)+updFileSize(t, p1) {
+		t.Errorf("last stage event %+v", b)
+	}
+	if c := last["merge"]; c.Done != 1 {
+		t.Errorf("last merge event %+v", c)
 	}
 	tests := []struct {
 		q    Query
