@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -251,12 +253,7 @@ func describeFiles(ctx context.Context, st store.Store, uris []string, keyCol st
 			codecs[cc.MetaData.Codec.String()] = true
 		}
 	}
-	for c := range codecs {
-		if l.Compression != "" {
-			l.Compression += ","
-		}
-		l.Compression += c
-	}
+	l.Compression = strings.Join(slices.Sorted(maps.Keys(codecs)), ",")
 	return nil
 }
 
