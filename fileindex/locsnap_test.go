@@ -427,3 +427,38 @@ func snapVersions(t *testing.T, st store.Store) []int64 {
 	}
 	return out
 }
+
+// TestLocateSnapshotConcurrent: goroutines sharing one fresh handle load
+// the same snapshot columns and blocks at once (run with -race).
+func TestLocateSnapshotConcurrent(t *testing.T) {
+	ctx := context.Background()
+	e := newSnapEnv(t)
+	e.addFiles(t, 0, 5)
+	qs := snapQueries()
+	want := make([][]string, len(qs))
+	for i, q := range qs {
+		var err error
+		if want[i], err = e.fi(true).Locate(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi := e.fi(false)
+	errs := make(chan error, 4*len(qs))
+	for g := range 4 {
+		for i := range qs {
+			go func() {
+				i := (i + g) % len(qs)
+				got, err := fi.Locate(ctx, qs[i])
+				if err == nil && !slices.Equal(got, want[i]) {
+					err = fmt.Errorf("%v: %v, scan %v", qs[i], bases(got), bases(want[i]))
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 4 * len(qs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
