@@ -519,6 +519,11 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 			for _, k := range set.ikeys {
 				buf = binary.AppendVarint(buf, k)
 			}
+		case set.skeys != nil: // as the string codec writes them, unboxed
+			for _, k := range set.skeys {
+				buf = binary.AppendUvarint(buf, uint64(len(k)))
+				buf = append(buf, k...)
+			}
 		case c.col.kind == kindTemporal:
 			for j, v := range set.vals {
 				buf = c.ops.encNullable(buf, v)
@@ -543,6 +548,10 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 			if set.raw != nil {
 				for _, v := range set.raw {
 					f.AddString(str.String(v, b.col.typ))
+				}
+			} else if set.skeys != nil {
+				for _, k := range set.skeys { // a string renders as itself
+					f.AddString(k)
 				}
 			} else {
 				set.each(func(_ int, v any) { f.AddString(str.String(v, b.col.typ)) })
