@@ -24,7 +24,7 @@ import (
 const (
 	// buildOverhead is the part of the budget kept out of the sort
 	// buffers when the budget is large enough.
-	buildOverhead = 32 << 20
+	buildOverhead = 64 << 20
 	// minWorkerBytes is the smallest sort buffer worth a scanning worker
 	// of its own: a smaller budget scans fewer files at once.
 	minWorkerBytes = 16 << 20
