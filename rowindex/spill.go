@@ -105,6 +105,7 @@ type runBuffer struct {
 	refs   []runRef
 	big    [][]byte // entries larger than a block, one allocation each
 	extra  int64    // memory held beside the buffer (the worker's aggregate partials)
+	used   int64    // bytes of the entries in the arena
 }
 
 // charge is the memory the buffer holds.
@@ -117,25 +118,45 @@ func (b *runBuffer) charge() int64 {
 }
 
 // full reports whether adding an entry of about extra bytes would take the
-// buffer past its limit (a block or the refs would have to grow).
+// buffer past its limit: its refs are full, or a block would have to be
+// added.
 func (b *runBuffer) full(extra int) bool {
 	if len(b.refs) == 0 {
 		return false
 	}
-	needBlock := b.cur >= len(b.blocks) || len(b.blocks[b.cur])+extra > b.block
-	grow := int64(0)
-	if needBlock && b.cur+1 >= len(b.blocks) {
-		grow += int64(b.block)
-	}
 	if len(b.refs) == cap(b.refs) {
-		grow += int64(cap(b.refs)) * refBytes * 2 // the new array (old one is garbage)
+		return true
 	}
-	return b.charge()+grow > b.limit
+	needBlock := b.cur >= len(b.blocks) || len(b.blocks[b.cur])+extra > b.block
+	if needBlock && b.cur+1 >= len(b.blocks) && b.charge()+int64(b.block) > b.limit {
+		return true
+	}
+	return b.charge() > b.limit // the aggregate partials beside it grew
+}
+
+// planRefs sizes the refs for the next run: they are allocated once at a
+// fixed capacity (growing them by append would leave old arrays to the
+// collector, beyond the budget), which splits the limit between refs and
+// arena blocks by the average size of the entries of the last run (32 bytes
+// before the first).
+func (b *runBuffer) planRefs() {
+	avg := int64(32)
+	if len(b.refs) > 0 {
+		avg = max(b.used/int64(len(b.refs)), 8)
+	}
+	want := max((b.limit-b.extra)/(refBytes+avg), 64)
+	if c := int64(cap(b.refs)); c == 0 || 4*want < 3*c || 3*want > 4*c {
+		b.refs = make([]runRef, 0, want)
+	}
 }
 
 // add appends an entry.
 func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, cover []byte) {
+	if cap(b.refs) == 0 {
+		b.planRefs()
+	}
 	total := recordSize(key, row, n, cover)
+	b.used += int64(total)
 	var dst []byte
 	var off int
 	if total > b.block {
@@ -218,14 +239,17 @@ func (b *runBuffer) record(r runRef) []byte {
 // sort orders the buffer's entries in fragment order.
 func (b *runBuffer) sort() { slices.SortFunc(b.refs, b.compareRefs) }
 
-// reset empties the buffer, keeping its blocks and refs for reuse.
+// reset empties the buffer, keeping its blocks and refs for reuse (refs
+// resized to the entries seen).
 func (b *runBuffer) reset() {
+	b.planRefs()
 	for i := range b.blocks {
 		b.blocks[i] = b.blocks[i][:0]
 	}
 	b.cur = 0
 	b.refs = b.refs[:0]
 	b.big = nil
+	b.used = 0
 }
 
 // trim releases blocks and refs of an empty buffer until its charge is

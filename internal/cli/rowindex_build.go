@@ -25,17 +25,18 @@ func (f *rowIndexBuildFlags) register(fs interface {
 }
 
 // options returns the build options. With capHeap (a command that only
-// builds row indexes) it also caps the Go heap of this process near the
-// budget, unless GOMEMLIMIT is set: the build holds its sort buffers at the
-// budget, and without a limit the collector lets garbage grow the heap to
-// twice what is live.
+// builds row indexes) it also sets the Go memory limit of this process to
+// the budget, unless GOMEMLIMIT is set: the build keeps its sort buffers
+// within the budget less rowindex's overhead share, and without a limit the
+// collector would let garbage (decoded pages, fragment rows) grow the heap
+// to twice what is live; with it, the process stays at about the budget.
 func (f *rowIndexBuildFlags) options(p *progressPrinter, capHeap bool) ([]rowindex.BuildOption, error) {
 	mem, err := parseSize(f.memory)
 	if err != nil {
 		return nil, usagef("--memory: %v", err)
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); capHeap && !set {
-		debug.SetMemoryLimit(mem + rowIndexHeapSlack)
+		debug.SetMemoryLimit(mem)
 	}
 	opts := []rowindex.BuildOption{rowindex.WithMemory(mem)}
 	if p != nil {
@@ -45,11 +46,6 @@ func (f *rowIndexBuildFlags) options(p *progressPrinter, capHeap bool) ([]rowind
 	}
 	return opts, nil
 }
-
-// rowIndexHeapSlack is the heap a row index build may use beyond its
-// budget before the collector works harder: scan buffers, the fragment
-// writer and the process's other state.
-const rowIndexHeapSlack = 64 << 20
 
 // formatBuildProgress renders a row index build's progress line.
 func formatBuildProgress(bp rowindex.BuildProgress) string {
