@@ -136,6 +136,9 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for i, err := range errs {
 		if err != nil {
 			return nil, &FileChangedError{URI: chunks[i].w.fe.URI, Reason: "undecodable pages", Err: err}
@@ -155,6 +158,9 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 // outside the prefetched ranges (which happens only if the planned ranges
 // missed a page) is retried reading through to storage.
 func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	w := c.w
 	fm := w.fm
 	g := fm.f.RowGroups()[c.rg]

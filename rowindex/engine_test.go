@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -177,5 +178,21 @@ func TestPageCache(t *testing.T) {
 				t.Fatalf("no page cache: repeated lookup made %d data requests, %d page hits", again.Plan.Data.Requests, again.Plan.Data.PageHits)
 			}
 		})
+	}
+}
+
+// TestLookupHonoursCancellation: a cancelled context stops a lookup with the
+// context's error, never with a FileChangedError or partial rows.
+func TestLookupHonoursCancellation(t *testing.T) {
+	fx := newFixture(t, false, Definition{Name: "u", Key: "user_id"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := fx.ri.Lookup(ctx, Query{Key: hot(0)})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("lookup with a cancelled context: %v, %v", res, err)
+	}
+	var fce *FileChangedError
+	if errors.As(err, &fce) {
+		t.Fatalf("cancellation reported as a changed file: %v", err)
 	}
 }

@@ -196,7 +196,12 @@ func (it *RowIter) fill() error {
 	var pieces []*piece
 	rows := 0
 	limitHit := it.q.Limit > 0 && it.total >= it.q.Limit
-	for !it.drained && rows < batchRows {
+	for n := 0; !it.drained && rows < batchRows; n++ {
+		if n%4096 == 0 {
+			if err := it.ctx.Err(); err != nil {
+				return err // a hot key's entries are millions: stop when asked
+			}
+		}
 		e, ok, err := it.stream.next()
 		if err != nil {
 			return err
