@@ -100,6 +100,7 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 	}
 	var buf, scratch []parquet.Value
 	var starts, scratchStarts []int32
+	var segs [][2]int
 	k := 0
 	next := runs[0].row // next selected row not yet delivered
 	for k < len(runs) {
@@ -112,11 +113,38 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 		if pi+1 < len(locs) {
 			end = locs[pi+1].FirstRowIndex
 		}
+		// The selected rows of this page, as [lo, hi) row offsets in it.
+		segs = segs[:0]
+		selected := 0
+		for k < len(runs) && next < end {
+			run := &runs[k]
+			stop := min(run.row+run.n, end)
+			segs = append(segs, [2]int{int(next - first), int(stop - first)})
+			selected += int(stop - next)
+			next = stop
+			if stop == run.row+run.n {
+				k++
+				if k < len(runs) {
+					next = runs[k].row
+				}
+			}
+		}
 		// The page's values: from the page cache, or decoded now (and
-		// then, copied, into the cache).
+		// then, copied, into the cache), or for a few rows of a large
+		// page only those rows (Page.Slice: no value of the others is
+		// materialized).
 		var page parquet.Page
 		kept := false // buf's values are immutable copies: no arena copy needed
 		pk := pageKey{c.w.fe.ID, c.rg, c.leaf, pi}
+		keep := func(v parquet.Value, newRow bool) {
+			if !kept {
+				v = c.arena.keep(v)
+			}
+			if repeated && newRow {
+				c.starts = append(c.starts, int32(len(c.vals)))
+			}
+			c.vals = append(c.vals, v)
+		}
 		if v, ok := c.cachedPage(pk); ok {
 			buf, starts, kept = v.vals, v.starts, true
 			c.m.pageHits.Add(1)
@@ -132,6 +160,28 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 				return err
 			}
 			c.m.pages.Add(1)
+			if page.NumRows() < end-first {
+				parquet.Release(page)
+				return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, page.NumRows(), end-first)
+			}
+			fill := c.fill && page.Size() <= pageCacheMaxPageBytes
+			if !repeated && !fill && selected*sparseRatio < int(page.NumRows()) {
+				for _, sg := range segs {
+					if scratch, err = pageValues(page.Slice(int64(sg[0]), int64(sg[1])), scratch[:0]); err != nil {
+						parquet.Release(page)
+						return err
+					}
+					if len(scratch) != sg[1]-sg[0] {
+						parquet.Release(page)
+						return fmt.Errorf("rowindex: page %d: %d values for %d rows", pi, len(scratch), sg[1]-sg[0])
+					}
+					for _, v := range scratch {
+						keep(v, false)
+					}
+				}
+				parquet.Release(page)
+				continue
+			}
 			if scratch, err = pageValues(page, scratch[:0]); err != nil {
 				parquet.Release(page)
 				return err
@@ -145,7 +195,7 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 				}
 			}
 			buf, starts = scratch, scratchStarts
-			if c.fill {
+			if fill {
 				cp := copyPage(buf, starts)
 				c.pages.put(pk, cp, cp.charge())
 				parquet.Release(page)
@@ -163,19 +213,8 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 			}
 			return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, rows, end-first)
 		}
-		keep := func(v parquet.Value, newRow bool) {
-			if !kept {
-				v = c.arena.keep(v)
-			}
-			if repeated && newRow {
-				c.starts = append(c.starts, int32(len(c.vals)))
-			}
-			c.vals = append(c.vals, v)
-		}
-		for k < len(runs) && next < end {
-			run := &runs[k]
-			stop := min(run.row+run.n, end)
-			lo, hi := int(next-first), int(stop-first)
+		for _, sg := range segs {
+			lo, hi := sg[0], sg[1]
 			if repeated {
 				vs, ve := int(starts[lo]), len(buf)
 				if hi < len(starts) {
@@ -189,13 +228,6 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 					keep(buf[i], false)
 				}
 			}
-			next = stop
-			if stop == run.row+run.n {
-				k++
-				if k < len(runs) {
-					next = runs[k].row
-				}
-			}
 		}
 		// The values point into the page's buffers until kept: release it
 		// only now.
@@ -205,6 +237,15 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 	}
 	return c.check(repeated)
 }
+
+// sparseRatio: a page of which at most 1/sparseRatio of the rows are
+// selected has only those rows materialized (Page.Slice), not all its values.
+const sparseRatio = 8
+
+// pageCacheMaxPageBytes is the largest page the page cache takes: a large
+// page (other writers' defaults cut pages at 1 MiB) costs ≈3× its size once
+// decoded, and would flush many small ones.
+const pageCacheMaxPageBytes = 256 << 10
 
 // cachedPage returns a page from the page cache.
 func (c *chunkRead) cachedPage(k pageKey) (*cachedPage, bool) {
