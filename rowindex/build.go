@@ -46,10 +46,11 @@ type BuildStats struct {
 	Elapsed                         time.Duration
 }
 
-// buildWorkers is how many data files a build scans at once. Scanning is
-// I/O bound on object storage (one footer read and one key-column read per
-// row group, each a round trip), so a few files in flight hide latency;
-// decoding is cheap next to it.
+// buildWorkers is how many data files a build scans at once (fewer under a
+// small memory budget: each has its own sort buffer). Scanning is I/O bound
+// on object storage (one footer read and one key-column read per row group,
+// each a round trip), so a few files in flight hide latency; decoding is
+// cheap next to it.
 const buildWorkers = 8
 
 // buildGap is the coalescing gap of the build's column-chunk reads: the key,
@@ -59,7 +60,8 @@ const buildGap = 1 << 20
 
 // Create builds a new row index named def.Name under the index folder idx
 // over the data files uris, and commits its first manifest version. It
-// returns ErrExists if the name is taken.
+// returns ErrExists if the name is taken. opts set the build's memory
+// budget, temporary folder and progress reports (see WithMemory).
 func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, uris []string, opts ...BuildOption) (*Manifest, BuildStats, error) {
 	if err := def.Validate(); err != nil {
 		return nil, BuildStats{}, err

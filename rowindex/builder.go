@@ -151,7 +151,7 @@ func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID i
 					break
 				}
 				r := &results[i]
-				r.fe.URI = uri(uris, i)
+				r.fe.URI = uris[i]
 				r.fe.ID = firstID + int32(i)
 				r.class, r.err = sw.scanFile(ctx, m, res, &r.fe, &r.scanR, &r.scanB)
 				if r.err != nil {
@@ -176,8 +176,6 @@ func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID i
 	wg.Wait()
 	return results, errors.Join(errs...)
 }
-
-func uri(uris []string, i int) string { return uris[i] }
 
 // spill sorts a full buffer, writes it as a run file and empties it.
 func (b *builder) spill(rb *runBuffer) error {
