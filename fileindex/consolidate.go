@@ -21,8 +21,9 @@ import (
 // group whole and the writer buffers a file's rows until it closes, and
 // rows carrying value arrays take ~5× their estimated size as Go values.
 // At 8 MiB each, a merge holds ~100 MB whatever the lake's size (measured
-// with BenchmarkUpdateLake: 32 MiB main files and 128 MiB staging files
-// held ~530 MB live during the merges of a 1.5 GB lake).
+// with BenchmarkUpdateLake, bench/fileindexbench: 32 MiB main files and
+// 128 MiB staging files held ~530 MB live during the merges of a 1.5 GB
+// lake).
 const (
 	mainTargetFileSize    = 8 << 20
 	stagingTargetFileSize = 8 << 20

@@ -25,6 +25,13 @@ type Options struct {
 	Resolver *store.Resolver
 	// Progress, when set, receives progress of long operations (update).
 	Progress func(Progress)
+	// IgnoreLocateSnapshots makes every view of a table version scan the
+	// main table instead of reading the version's locate snapshot, as for
+	// an index that has none (one written by the Spark library, or by an
+	// update before snapshots). Answers are identical either way; the
+	// option is there to rule out a suspect snapshot and to measure what
+	// snapshots save on a cold locate (bench/fileindexbench).
+	IgnoreLocateSnapshots bool
 }
 
 // Progress reports how far a long operation has come.
@@ -54,7 +61,9 @@ func New(ix *index.Index, opts Options) *FileIndex {
 	if res == nil {
 		res = ix.Catalog().Resolver()
 	}
-	return &FileIndex{ix: ix, cfg: cfg, res: res, opts: opts}
+	fi := &FileIndex{ix: ix, cfg: cfg, res: res, opts: opts}
+	fi.views.noSnapshot = opts.IgnoreLocateSnapshots
+	return fi
 }
 
 // Index returns the registry handle.

@@ -108,9 +108,7 @@ func (e *snapEnv) addFiles(t *testing.T, f0, n int) {
 // fi returns a fresh handle: nothing cached, as in a new process.
 func (e *snapEnv) fi(scan bool) *FileIndex {
 	cfg := e.cfg
-	fi := New(e.ix, Options{Config: &cfg})
-	fi.views.noSnapshot = scan
-	return fi
+	return New(e.ix, Options{Config: &cfg, IgnoreLocateSnapshots: scan})
 }
 
 // snapQueries cover every category, absent values and AND.

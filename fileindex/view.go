@@ -77,8 +77,8 @@ type viewCache struct {
 	main  *delta.Table            // opened main table, nil until it exists
 	views map[int64]*tableView    // by main-table version
 	large map[string]*delta.Table // opened large-index tables by column
-	// noSnapshot makes new views ignore locate snapshots (tests and the
-	// benchmark compare the two paths with it).
+	// noSnapshot makes new views ignore locate snapshots
+	// (Options.IgnoreLocateSnapshots; tests also set it directly).
 	noSnapshot bool
 }
 

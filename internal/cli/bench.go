@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/bench/fileindexbench"
 	"github.com/ariadne-go/ariadne/bench/rowindexbench"
-	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
@@ -110,7 +110,7 @@ folder and removed).`,
 }
 
 // newBenchFileIndexCmd is `ariadne bench fileindex`: the file index's
-// issue-3 benchmark (fileindex.Bench) on a generated listening history.
+// benchmark (package bench/fileindexbench) on a generated listening history.
 func newBenchFileIndexCmd(g *globals) *cobra.Command {
 	var dir string
 	var sizeMB int
@@ -126,7 +126,7 @@ inner joins of 1, 100 and 1,000 users through the index against DuckDB joining t
 every file (same row count checked). --json prints the report.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := fileindex.BenchConfig{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindex.BenchDefaultLake()}
+			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindexbench.DefaultLake()}
 			if sizeMB > 0 {
 				cfg.Lake.TargetBytes = int64(sizeMB) * 1e6
 			}
@@ -135,7 +135,7 @@ every file (same row count checked). --json prints the report.`,
 			if cfg.Dir, err = g.benchDir(dir); err != nil {
 				return err
 			}
-			rep, err := fileindex.Bench(cmd.Context(), cfg)
+			rep, err := fileindexbench.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

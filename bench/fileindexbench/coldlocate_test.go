@@ -1,4 +1,4 @@
-package fileindex
+package fileindexbench
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/schema"
@@ -21,7 +22,8 @@ import (
 // BenchmarkColdLocate measures the first locate of a fresh FileIndex handle
 // on the lake benchmark's index (user_id regular, track_uri bloom 1 %, ts
 // range), answered from the locate snapshot and, in the same run, by the
-// scan of the main table (the path every cold locate took before); and warm
+// scan of the main table (the path every cold locate took before, forced
+// with fileindex.Options.IgnoreLocateSnapshots); and warm
 // locates (new keys on a handle whose view answered two queries) on both
 // paths. It also writes the keys of one query of 1 and of 1,000 keys to
 // DIR/keys-N.csv for timing the CLI on the same index. It needs
@@ -30,33 +32,32 @@ import (
 // nothing to do writes a missing snapshot). ARIADNE_BENCH_MB sizes the lake
 // (default 1250, the lake).
 //
-//	ARIADNE_BENCH_DIR=/tmp/fibench go test ./fileindex -run '^$' -bench '^BenchmarkColdLocate$' -benchtime 5x -timeout 1h
+//	ARIADNE_BENCH_DIR=/tmp/fibench go test ./bench/fileindexbench -run '^$' -bench '^BenchmarkColdLocate$' -benchtime 5x -timeout 1h
 func BenchmarkColdLocate(b *testing.B) {
 	dir := os.Getenv("ARIADNE_BENCH_DIR")
 	if dir == "" {
 		b.Skip("set ARIADNE_BENCH_DIR to run the cold-locate benchmark")
 	}
 	ctx := context.Background()
-	lake := BenchDefaultLake()
+	lake := DefaultLake()
 	if mb, err := strconv.Atoi(os.Getenv("ARIADNE_BENCH_MB")); err == nil && mb > 0 {
 		lake.TargetBytes = int64(mb) * 1e6
 	}
 	ix, root := coldLocateIndex(b, ctx, dir, lake)
-	keys := newBenchKeys(lake)
+	keys := newKeyGen(lake)
 	for _, n := range []int{1, 1000} {
 		writeBenchKeys(b, filepath.Join(dir, fmt.Sprintf("keys-%d.csv", n)), keys.query(n))
 		for _, mode := range []string{"cold-snapshot", "cold-scan", "warm-snapshot", "warm-scan"} {
 			b.Run(fmt.Sprintf("keys=%d/%s", n, mode), func(b *testing.B) {
 				scan := strings.HasSuffix(mode, "scan")
 				warm := strings.HasPrefix(mode, "warm")
-				var fi *FileIndex
+				var fi *fileindex.FileIndex
 				if warm {
-					fi = New(ix, Options{})
-					fi.views.noSnapshot = scan
+					fi = fileindex.New(ix, fileindex.Options{IgnoreLocateSnapshots: scan})
 					// Two queries: the second loads what the first left
-					// unread (lazyBlocks.find), as in any long-lived process.
+					// unread (the snapshot's blocks are read lazily), as in any long-lived process.
 					for range 2 {
-						if _, err := fi.Locate(ctx, Query{"user_id": keys.query(n)}); err != nil {
+						if _, err := fi.Locate(ctx, fileindex.Query{"user_id": keys.query(n)}); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -67,10 +68,9 @@ func BenchmarkColdLocate(b *testing.B) {
 					b.StopTimer()
 					if !warm {
 						runtime.GC()
-						fi = New(ix, Options{})
-						fi.views.noSnapshot = scan
+						fi = fileindex.New(ix, fileindex.Options{IgnoreLocateSnapshots: scan})
 					}
-					q := Query{"user_id": keys.query(n)}
+					q := fileindex.Query{"user_id": keys.query(n)}
 					before := root.Snapshot()
 					b.StartTimer()
 					got, plan, err := fi.LocateWithPlan(ctx, q)
@@ -127,7 +127,7 @@ func coldLocateIndex(b *testing.B, ctx context.Context, dir string, lake lakegen
 	}
 	b.Cleanup(func() { base.Close() })
 	root := store.NewCounting(base)
-	src, err := schema.Parse(BenchLakeSchema)
+	src, err := schema.Parse(LakeSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func coldLocateIndex(b *testing.B, ctx context.Context, dir string, lake lakegen
 	}
 	t0 := time.Now()
 	before := root.Snapshot()
-	if _, err := New(ix, Options{}).Update(ctx, UpdateOptions{}); err != nil {
+	if _, err := fileindex.New(ix, fileindex.Options{}).Update(ctx, fileindex.UpdateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	d := root.Snapshot().Sub(before)

@@ -1,4 +1,4 @@
-package fileindex
+package fileindexbench
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 )
 
-// TestBenchSmoke runs Bench end to end on a lake of a few MB: the same code
-// path as the issue-3 benchmark (generation, update, bare scan, cold and
+// TestBenchSmoke runs Run end to end on a lake of a few MB: the same code
+// path as `ariadne bench fileindex` (generation, update, bare scan, cold and
 // warm locates, joins checked against DuckDB over every file), so that the
 // benchmark cannot rot, plus the report's invariants.
 func TestBenchSmoke(t *testing.T) {
@@ -20,8 +21,8 @@ func TestBenchSmoke(t *testing.T) {
 	dir := t.TempDir()
 	lake := lakegen.Config{Seed: 5, TargetBytes: 3 << 20, Days: 3, FilesPerDay: 4, Users: 5000, Tracks: 2000, Sorted: true,
 		RowGroupRows: 8192, PageBytes: 8 << 10}
-	cfg := BenchConfig{Dir: dir, Lake: lake, KeyCounts: []int{1, 10, 100}, WarmQueries: 5, ColdQueries: 2}
-	rep, err := Bench(ctx, cfg)
+	cfg := Config{Dir: dir, Lake: lake, KeyCounts: []int{1, 10, 100}, WarmQueries: 5, ColdQueries: 2}
+	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +53,12 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("%d join rows", len(rep.Join))
 	}
 	for _, j := range rep.Join {
-		// Bench itself fails when DuckDB's row count differs.
+		// Run itself fails when DuckDB's row count differs.
 		if j.Rows == 0 || j.DuckTime <= 0 || j.Files == 0 || j.Files > rep.Files || j.Bytes == 0 || j.DuckFiles != rep.Files {
 			t.Errorf("join %+v", j)
 		}
 		// Parquet files and an inner join: late materialization.
-		if j.Stats.Path != PathLate || j.Stats.RowsLoaded != j.Rows {
+		if j.Stats.Path != fileindex.PathLate || j.Stats.RowsLoaded != j.Rows {
 			t.Errorf("join of %d keys: stats %+v, want the late path loading exactly the %d result rows", j.Keys, j.Stats, j.Rows)
 		}
 	}
@@ -86,7 +87,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.SkipBareScan, cfg.SkipDuckDB, cfg.KeyCounts = true, true, []int{1}
-	rep2, err := Bench(ctx, cfg)
+	rep2, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,18 +103,18 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
-// BenchmarkLake is the issue-3 benchmark: Bench on a ≥ 1 GB lake of 300
+// BenchmarkLake is the issue-3 benchmark: Run on a ≥ 1 GB lake of 300
 // Parquet files (generated once into ARIADNE_BENCH_DIR, or a temporary
 // folder, and reused), printing the tables of docs/fileindex.md.
 // ARIADNE_BENCH_MB overrides the lake's target size.
 //
-//	ARIADNE_BENCH_DIR=/tmp/fibench go test ./fileindex -run '^$' -bench '^BenchmarkLake$' -benchtime 1x -timeout 2h
+//	ARIADNE_BENCH_DIR=/tmp/fibench go test ./bench/fileindexbench -run '^$' -bench '^BenchmarkLake$' -benchtime 1x -timeout 2h
 func BenchmarkLake(b *testing.B) {
 	dir := os.Getenv("ARIADNE_BENCH_DIR")
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	lake := BenchDefaultLake()
+	lake := DefaultLake()
 	if s := os.Getenv("ARIADNE_BENCH_MB"); s != "" {
 		var mb int64
 		if _, err := fmt.Sscan(s, &mb); err != nil {
@@ -122,7 +123,7 @@ func BenchmarkLake(b *testing.B) {
 		lake.TargetBytes = mb * 1e6
 	}
 	for b.Loop() {
-		rep, err := Bench(context.Background(), BenchConfig{Dir: dir, Lake: lake, Progress: os.Stderr})
+		rep, err := Run(context.Background(), Config{Dir: dir, Lake: lake, Progress: os.Stderr})
 		if err != nil {
 			b.Fatal(err)
 		}

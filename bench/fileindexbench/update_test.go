@@ -1,10 +1,9 @@
-package fileindex
+package fileindexbench
 
 import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,11 +11,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ariadne-go/ariadne/datafile"
+	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
 )
+
+// hugeSchema is the CSV schema of BenchmarkUpdateHugeValueSet.
+const hugeSchema = `{"type":"struct","fields":[{"name":"Id","type":"integer","nullable":true,"metadata":{}},{"name":"Version","type":"integer","nullable":true,"metadata":{}},{"name":"Category","type":"string","nullable":true,"metadata":{}},{"name":"Value","type":"double","nullable":true,"metadata":{}}]}`
+
+// openIndex creates index name (schema js, format, read options) in a new
+// catalog on a file:// root in a temporary folder, with cfg.
+func openIndex(b *testing.B, cfg config.Config, name, js, format string, ro map[string]string) *index.Index {
+	b.Helper()
+	ctx := context.Background()
+	root, err := store.Open(ctx, "file://"+b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { root.Close() })
+	st, err := schema.Parse(js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := index.NewCatalog(root, index.Options{Config: cfg}).Open(ctx, name, index.OpenOptions{Schema: st, Format: format, ReadOptions: ro})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ix
+}
 
 // BenchmarkUpdateHugeValueSet indexes one CSV file holding millions of
 // distinct values of two columns with L = 1,000 (§12 item 8): both pairs
@@ -24,7 +49,7 @@ import (
 // and through the auto-bloom filters without any per-file array. It reports
 // the Go heap peak and the process's peak RSS (Go + DuckDB).
 //
-//	go test ./fileindex -run '^$' -bench UpdateHugeValueSet -benchtime 1x
+//	go test ./bench/fileindexbench -run '^$' -bench UpdateHugeValueSet -benchtime 1x
 func BenchmarkUpdateHugeValueSet(b *testing.B) {
 	const rows = 3_000_000
 	dir := b.TempDir()
@@ -43,14 +68,14 @@ func BenchmarkUpdateHugeValueSet(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
-	uri := updFileURI(b, path)
+	uri := "file://" + path // b.TempDir is absolute
 	info, _ := os.Stat(path)
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		e := newUpdEnvTB(b)
-		e.cfg.LargeIndexLimit = 1000
-		ix := e.open(fmt.Sprint("huge", i), updSchemaIDs, "csv", map[string]string{"header": "true"})
+		cfg := config.Defaults()
+		cfg.LargeIndexLimit = 1000
+		ix := openIndex(b, cfg, fmt.Sprint("huge", i), hugeSchema, "csv", map[string]string{"header": "true"})
 		if _, err := ix.AddFiles(ctx, uri); err != nil {
 			b.Fatal(err)
 		}
@@ -65,7 +90,7 @@ func BenchmarkUpdateHugeValueSet(b *testing.B) {
 		runtime.GC()
 		hp := startHeapSampler(os.Getenv("ARIADNE_BENCH_HEAPPROF"))
 		b.StartTimer()
-		res, err := e.fi(ix).Update(ctx, UpdateOptions{})
+		res, err := fileindex.New(ix, fileindex.Options{}).Update(ctx, fileindex.UpdateOptions{})
 		b.StopTimer()
 		peak := hp.Stop()
 		if err != nil {
@@ -81,9 +106,6 @@ func BenchmarkUpdateHugeValueSet(b *testing.B) {
 	}
 }
 
-// listenSchema is lakegen's Listen record as a Spark schema.
-const listenSchema = `{"type":"struct","fields":[{"name":"user_id","type":"long","nullable":true,"metadata":{}},{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},{"name":"track_uri","type":"string","nullable":true,"metadata":{}},{"name":"duration_ms","type":"integer","nullable":true,"metadata":{}},{"name":"context","type":"string","nullable":true,"metadata":{}}]}`
-
 // BenchmarkUpdateLake is the issue-3 update benchmark: a ~1 GB lake of 300
 // Parquet files (lakegen's listening history, generated into a temporary
 // folder first) indexed with a regular index on user_id, a bloom index on
@@ -91,7 +113,7 @@ const listenSchema = `{"type":"struct","fields":[{"name":"user_id","type":"long"
 // the MB/s of a bare scan of the same three columns with the same reader,
 // their ratio, and memory peaks.
 //
-//	ARIADNE_BENCH_LAKE_BYTES=1000000000 go test ./fileindex -run '^$' -bench UpdateLake -benchtime 1x -timeout 60m
+//	ARIADNE_BENCH_LAKE_BYTES=1000000000 go test ./bench/fileindexbench -run '^$' -bench UpdateLake -benchtime 1x -timeout 60m
 func BenchmarkUpdateLake(b *testing.B) {
 	target := int64(1_000_000_000)
 	if v := os.Getenv("ARIADNE_BENCH_LAKE_BYTES"); v != "" {
@@ -120,48 +142,23 @@ func BenchmarkUpdateLake(b *testing.B) {
 	}
 	b.Logf("lake: %d files, %.0f MB, generated in %s", len(files), float64(total)/1e6, time.Since(start).Round(time.Second))
 
-	// The bare scan: the same columns, the same reader, one file at a time.
-	src, err := schema.Parse(listenSchema)
+	// The bare scan: the same columns, the same reader, one file at a time
+	// (Run's baseline).
+	src, err := schema.Parse(LakeSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := datafile.Compile(datafile.Spec{Format: "parquet", Schema: src}, []string{"user_id", "track_uri", "ts"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	res := store.NewResolver(store.ResolverOptions{})
-	defer res.Close()
-	start = time.Now()
 	scanCPU0 := cpuTime()
-	var scanned int64
-	for _, u := range uris {
-		r, err := plan.Open(ctx, res, u)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			rows, err := r.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			scanned += int64(len(rows))
-		}
-		r.Close()
+	scan, err := bareScan(ctx, src, []string{"user_id", "track_uri", "ts"}, uris)
+	if err != nil {
+		b.Fatal(err)
 	}
-	scan := time.Since(start)
 	scanCPU := cpuTime() - scanCPU0
-	b.Logf("bare scan: %d rows in %s", scanned, scan.Round(time.Millisecond))
+	b.Logf("bare scan: %s", scan.Round(time.Millisecond))
 
-	// ARIADNE_BENCH_ENGINE=1 runs the update through the engine only (the
-	// path before the Go summaries), for a comparison on the same lake.
-	engineOnly := os.Getenv("ARIADNE_BENCH_ENGINE") == "1"
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		e := newUpdEnvTB(b)
-		ix := e.open(fmt.Sprint("lake", i), listenSchema, "parquet", nil)
+		ix := openIndex(b, config.Defaults(), fmt.Sprint("lake", i), LakeSchema, "parquet", nil)
 		if _, err := ix.AddFiles(ctx, uris...); err != nil {
 			b.Fatal(err)
 		}
@@ -179,7 +176,7 @@ func BenchmarkUpdateLake(b *testing.B) {
 		resetPeakRSS()
 		b.StartTimer()
 		t0, cpu0 := time.Now(), cpuTime()
-		r, err := e.fi(ix).Update(ctx, UpdateOptions{engineOnly: engineOnly})
+		r, err := fileindex.New(ix, fileindex.Options{}).Update(ctx, fileindex.UpdateOptions{})
 		el, cpu := time.Since(t0), cpuTime()-cpu0
 		b.StopTimer()
 		peak := hp.Stop()
