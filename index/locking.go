@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"time"
 
 	"github.com/ariadne-go/ariadne/lock"
 )
@@ -13,10 +14,16 @@ import (
 // library carry no such mark and keep lockTimeout.
 func (ix *Index) lockConfig() lock.Config {
 	c := ix.cat.opts.Config
+	// A non-positive lockMaxWait fails at the first check (§7); the lock
+	// package reads a zero MaxWait as "default", so pass a negative one.
+	maxWait := c.LockMaxWait
+	if maxWait <= 0 {
+		maxWait = -time.Second
+	}
 	return lock.Config{
 		Timeout:           c.LockTimeout,
 		RetryInterval:     c.LockRetryInterval,
-		MaxWait:           c.LockMaxWait,
+		MaxWait:           maxWait,
 		Owner:             ix.cat.opts.Owner,
 		HeartbeatInterval: lock.DefaultHeartbeatInterval,
 		OnEvent:           ix.cat.opts.OnLockEvent,

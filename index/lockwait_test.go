@@ -164,8 +164,8 @@ func TestAbandonedLockOfAnotherMachine(t *testing.T) {
 
 // TestSparkLockIsWaitedFor: a lock the Spark library wrote (no heartbeat
 // mark) is not taken over early: the wait is announced with lockTimeout as
-// the rule, and with lockMaxWait ≤ 0 the run fails at the first check,
-// leaving the lock alone.
+// the rule, and with lockMaxWait = 0 (≤ 0, §7) the run fails at the first
+// check, leaving the lock alone.
 func TestSparkLockIsWaitedFor(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -176,7 +176,7 @@ func TestSparkLockIsWaitedFor(t *testing.T) {
 	defer root.Close()
 	var ev lockEvents
 	cfg := config.Defaults()
-	cfg.LockMaxWait = -time.Second
+	cfg.LockMaxWait = 0
 	cat := NewCatalog(root, Options{Config: cfg, OnLockEvent: ev.add})
 	ix, err := cat.Open(ctx, "i", OpenOptions{Schema: mustSchema(t, t1s), Format: "csv"})
 	if err != nil {

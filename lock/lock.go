@@ -21,6 +21,15 @@
 //     taken over meanwhile;
 //   - release reads, checks the holder and deletes that version only.
 //
+// Our own holders also heartbeat (Config.HeartbeatInterval, WithHeartbeat)
+// and mark their lock files so: heartbeatSeconds and the holder's host, pid
+// and pid namespace, fields the Spark library's Gson skips. Such a lock is
+// taken over at once when its holder is a process of this machine that no
+// longer exists, and within seconds when its heartbeat goes silent (see
+// Lock.gone); a lock without the mark keeps the Spark library's rule, stale
+// only after Timeout, because the library refreshes its locks only during
+// migrations and staging recovery.
+//
 // Each version is read together with its ETag (stat, read, stat again until
 // the ETag is stable), because the store contract returns no ETag from a
 // read. Lock files written by the Spark library interoperate: same key, same
