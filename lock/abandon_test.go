@@ -321,3 +321,51 @@ func TestHeartbeatToleratesStoreErrors(t *testing.T) {
 		t.Error("without a heartbeat interval the first failure must count")
 	}
 }
+
+// TestReleaseNoticedPromptly: a waiter on a live heartbeating holder looks
+// at least every 2 heartbeats, so it takes the lock within 4 s of its
+// release under the default 60 s retry interval (a Spark lock's waiter
+// would sleep 60 s).
+func TestReleaseNoticedPromptly(t *testing.T) {
+	ctx := context.Background()
+	s, _ := store.Open(ctx, "mem://")
+	ft := newFakeTime()
+	hcfg := ft.config()
+	hcfg.HeartbeatInterval = DefaultHeartbeatInterval
+	holder := New(s, lockKey, "i", hcfg)
+	if err := holder.Acquire(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	t0 := ft.Now()
+	releaseAt := t0.Add(31 * time.Second)
+	cfg := ft.config()
+	cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	var ticks int
+	released := false
+	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+		if d > 4*time.Second {
+			t.Errorf("sleep %v, want at most 4 s", d)
+		}
+		for ; d > 0; d -= 500 * time.Millisecond {
+			ft.Advance(min(d, 500*time.Millisecond))
+			if !released && !ft.Now().Before(releaseAt) {
+				released = true
+				if err := holder.Release(ctx, "a"); err != nil {
+					return err
+				}
+			}
+			if ticks++; ticks%4 == 0 && !released {
+				if err := holder.RefreshOrThrow(ctx, "a"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := New(s, lockKey, "i", cfg).Acquire(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if late := ft.Now().Sub(releaseAt); late > 4*time.Second {
+		t.Errorf("acquired %v after the release, want within 4 s", late)
+	}
+}

@@ -233,10 +233,11 @@ func (l *Lock) gone(w *watch) (reason string, ok bool) {
 	return "", false
 }
 
-// nextLook bounds the sleep before the next read of a heartbeating lock w
-// has seen unchanged: until gone could first decide it is abandoned, plus
-// a margin, so a dead holder is taken over promptly whatever the backoff.
-// Zero means no bound (no heartbeat: the backoff alone decides).
+// nextLook bounds the sleep before the next read of a heartbeating lock:
+// until gone could first decide it is abandoned (plus a margin), so a dead
+// holder is taken over promptly whatever the backoff, and at most
+// watchBeats heartbeats. Zero means no bound (no heartbeat: the backoff
+// alone decides, as in the original).
 func (l *Lock) nextLook(w *watch) time.Duration {
 	hb := w.info.Heartbeat
 	if hb <= 0 {
@@ -248,7 +249,9 @@ func (l *Lock) nextLook(w *watch) time.Duration {
 	} else {
 		at = later(at, w.since.Add(abandonBeats*hb))
 	}
-	return max(time.Second/2, at.Sub(l.now())+time.Second/2)
+	// Look at least every watchBeats heartbeats, so a live holder's release
+	// is noticed within seconds too, at a cost of 3 requests per look.
+	return min(max(time.Second/2, at.Sub(l.now())+time.Second/2), watchBeats*hb)
 }
 
 func later(a, b time.Time) time.Time {
