@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/proc"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -222,7 +223,7 @@ func (l *Lock) gone(w *watch) (reason string, ok bool) {
 	if hb <= 0 {
 		return "", false
 	}
-	if l.self.sees(info) && info.PID != l.self.pid && processGone(info.PID) {
+	if l.self.sees(info) && info.PID != l.self.pid && proc.Gone(info.PID) {
 		return fmt.Sprintf("its process %d on host %s no longer exists", info.PID, info.Host), true
 	}
 	watched := now.Sub(w.since)

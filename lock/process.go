@@ -2,7 +2,8 @@ package lock
 
 import (
 	"os"
-	"strings"
+
+	"github.com/ariadne-go/ariadne/internal/proc"
 )
 
 // processID names a process well enough for a waiter to decide whether it
@@ -31,19 +32,11 @@ func currentProcess() processID {
 // boots) apart even when host names collide; the namespace tells containers
 // on one machine apart, which may share a host name but not their pids.
 func pidNamespace() string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
+	boot, ns := proc.BootID(), proc.Namespace()
+	if boot == "" || ns == "" {
 		return ""
 	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil || ns == "" {
-		return ""
-	}
-	b := strings.TrimSpace(string(boot))
-	if b == "" {
-		return ""
-	}
-	return b + "/" + ns
+	return boot + "/" + ns
 }
 
 // sees reports whether p can check the liveness of info's holder: the lock

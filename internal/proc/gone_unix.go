@@ -1,6 +1,6 @@
 //go:build unix
 
-package lock
+package proc
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// processGone reports whether no process with this pid exists: kill(pid, 0)
+// Gone reports whether no process with this pid exists: kill(pid, 0)
 // fails with ESRCH, or the process is a zombie (killed, not yet reaped by
 // its parent, which kill(2) still reports as present). Any doubt (EPERM: a
 // process of another user exists) answers false.
-func processGone(pid int) bool {
+func Gone(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
