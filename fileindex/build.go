@@ -74,9 +74,11 @@ func (s stageStats) export() UpdateStages {
 		Analyze: s.analyze, Build: s.build, Stage: s.stage, Merge: s.merge}
 }
 
-// openEngine opens the update's database.
+// openEngine opens the update's database, first removing the spill
+// folders that killed runs of this machine left behind (sweepSpillDirs).
 func openEngine(ctx context.Context) (*duck.DB, string, error) {
-	tmp, err := os.MkdirTemp("", "ariadne-update-*")
+	sweepSpillDirs(os.TempDir())
+	tmp, err := newSpillDir("update")
 	if err != nil {
 		return nil, "", err
 	}

@@ -25,7 +25,7 @@ func (fi *FileIndex) CheckComputed(ctx context.Context, name, expr string) error
 		return nil // already registered: re-adding is a no-op (§3.1 step 5)
 	}
 	m.ComputedIndexes.Set(name, expr)
-	tmp, err := os.MkdirTemp("", "ariadne-check-*")
+	tmp, err := newSpillDir("check")
 	if err != nil {
 		return err
 	}

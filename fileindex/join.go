@@ -198,7 +198,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 			strings.Join(on, ", "), strings.Join(on, ", "))
 	}
 
-	tmp, err := os.MkdirTemp("", "ariadne-join-*")
+	tmp, err := newSpillDir("join")
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,15 @@ type VacuumResult struct {
 	// Deleted maps MainTableName and "large_indexes/<column>" to the keys
 	// deleted under that table's folder, ascending.
 	Deleted map[string][]string
+	// Temps are the abandoned temporary files of killed writes deleted
+	// from the index's folders (keys under the store root; index.SweepTemps).
+	Temps []string
 }
+
+// minTempAge is the least age of a temporary file Vacuum deletes, whatever
+// the retention: younger ones may belong to writes in flight (add-files
+// writes the FileList without the update lock).
+const minTempAge = time.Hour
 
 // Vacuum deletes the data files that the main table and every large-index
 // table no longer reference and that were removed longer than retention
@@ -183,7 +191,9 @@ type VacuumResult struct {
 // at once (the library's retentionDurationCheck override, here a per-call
 // decision rather than a session-wide flag, §9 item 31); a positive
 // retention shorter than a table's delta.deletedFileRetentionDuration is
-// refused, as Delta's check refuses it. No metadata is written.
+// refused, as Delta's check refuses it. Temporary files that killed writes
+// left in the index's folders are deleted once older than the retention
+// (at least an hour). No metadata is written.
 func (fi *FileIndex) Vacuum(ctx context.Context, retention time.Duration) (VacuumResult, error) {
 	res := VacuumResult{Deleted: map[string][]string{}}
 	opts := delta.VacuumOptions{}
@@ -202,7 +212,8 @@ func (fi *FileIndex) Vacuum(ctx context.Context, retention time.Duration) (Vacuu
 			}
 			res.Deleted[t.name] = keys
 		}
-		return nil
+		res.Temps, err = fi.ix.SweepTemps(ctx, time.Now().Add(-max(retention, minTempAge)))
+		return err
 	})
 	return res, err
 }

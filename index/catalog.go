@@ -11,6 +11,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/lock"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -27,6 +28,10 @@ type Options struct {
 	Owner string
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// OnLockEvent, when set, is told when an operation waits for a lock
+	// held by a live holder and when it takes over a lock whose holder is
+	// gone (lock.Event; its String is a message for the user).
+	OnLockEvent func(lock.Event)
 }
 
 // Catalog is the set of indexes under one store root (spec §2.4): it

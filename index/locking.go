@@ -2,18 +2,31 @@ package index
 
 import (
 	"context"
+	"time"
 
 	"github.com/ariadne-go/ariadne/lock"
 )
 
 // lockConfig derives the lock settings from the catalog's configuration.
+// Every holder here runs withLock's heartbeat, so the locks are marked as
+// heartbeating (lock.DefaultHeartbeatInterval): a killed holder's lock is
+// taken over within seconds, not after lockTimeout. Locks of the Spark
+// library carry no such mark and keep lockTimeout.
 func (ix *Index) lockConfig() lock.Config {
 	c := ix.cat.opts.Config
+	// A non-positive lockMaxWait fails at the first check (§7); the lock
+	// package reads a zero MaxWait as "default", so pass a negative one.
+	maxWait := c.LockMaxWait
+	if maxWait <= 0 {
+		maxWait = -time.Second
+	}
 	return lock.Config{
-		Timeout:       c.LockTimeout,
-		RetryInterval: c.LockRetryInterval,
-		MaxWait:       c.LockMaxWait,
-		Owner:         ix.cat.opts.Owner,
+		Timeout:           c.LockTimeout,
+		RetryInterval:     c.LockRetryInterval,
+		MaxWait:           maxWait,
+		Owner:             ix.cat.opts.Owner,
+		HeartbeatInterval: lock.DefaultHeartbeatInterval,
+		OnEvent:           ix.cat.opts.OnLockEvent,
 	}
 }
 

@@ -19,6 +19,11 @@ const childEnv = "ARIADNE_INDEX_TEST_CHILD"
 // TestMain lets the test binary act as a child process of
 // TestCompetingProcesses.
 func TestMain(m *testing.M) {
+	if os.Getenv(holdEnv) != "" {
+		err := holdMain()
+		fmt.Fprintln(os.Stderr, "holder:", err)
+		os.Exit(1)
+	}
 	if os.Getenv(childEnv) != "" {
 		if err := childMain(); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)

@@ -18,6 +18,11 @@ const (
 	// DefaultMaxWait is spark.ariadne.lockMaxWait: how long Acquire waits for
 	// a fresh lock before giving up.
 	DefaultMaxWait = 3600 * time.Second
+	// DefaultHeartbeatInterval is the heartbeat the index package asks
+	// for (Config.HeartbeatInterval): short enough that a killed holder is
+	// taken over within seconds (abandonBeats intervals), long enough that
+	// the refreshes cost little (4 requests every 2 s).
+	DefaultHeartbeatInterval = 2 * time.Second
 )
 
 // Fixed parameters of the acquisition algorithm (§2.6, §3.10).
@@ -38,6 +43,16 @@ const (
 	// the system progresses; 1,000 rounds is seconds of continuous hand-overs
 	// on object storage, far beyond any fair contention.
 	handOverAttempts = 1000
+	// abandonBeats: a heartbeating lock (LockInfo.Heartbeat) not refreshed
+	// for more than abandonBeats of its holder's intervals is abandoned:
+	// its holder missed 4 refreshes in a row, which a live process does
+	// only when stalled far beyond any store hiccup.
+	abandonBeats = 5
+	// watchBeats: a waiter declares a heartbeating lock abandoned only
+	// after it has itself seen the lock unchanged for watchBeats intervals
+	// on its own clock, so a holder whose clock runs behind (its
+	// lastRefreshedAt looks old) but that refreshes is never taken over.
+	watchBeats = 2
 	// casAttempts bounds the read-check-swap loops of Release and Refresh.
 	// A swap loses only when the lock changed between our read and our
 	// write; for the holder that happens only when its own heartbeat
@@ -76,6 +91,21 @@ type Config struct {
 	// Logger receives the events the original logs (a release or refresh by
 	// a non-holder, stale-lock healing); nil discards them.
 	Logger *slog.Logger
+	// HeartbeatInterval, when positive, marks the locks this Lock creates
+	// as heartbeating: they record the interval (min(HeartbeatInterval,
+	// HeartbeatPeriod), whole seconds, at least 1 s) and this process's
+	// identity, and other acquirers take them over once they are silent for
+	// more than 5 intervals, or at once when their holder is a process on
+	// the same machine that no longer exists. Set it only when every holder
+	// runs WithHeartbeat, which then refreshes at that interval. Zero keeps
+	// the Spark library's rule (lock files indistinguishable from its own):
+	// stale after Timeout only.
+	HeartbeatInterval time.Duration
+	// OnEvent, when set, is told when Acquire starts waiting for a live
+	// holder (and when the holder changes while it waits) and when it takes
+	// over a lock whose holder is gone, so a command can say so to its
+	// user. It is called from Acquire's goroutine and must not block long.
+	OnEvent func(Event)
 }
 
 // normalized returns c with every default applied.
@@ -92,6 +122,9 @@ func (c Config) normalized() Config {
 	c.Timeout = c.Timeout.Truncate(time.Second)
 	c.RetryInterval = c.RetryInterval.Truncate(time.Second)
 	c.MaxWait = c.MaxWait.Truncate(time.Second)
+	if c.HeartbeatInterval > 0 {
+		c.HeartbeatInterval = max(time.Second, c.HeartbeatInterval.Truncate(time.Second))
+	}
 	if c.Owner == "" {
 		if h, err := os.Hostname(); err == nil && h != "" {
 			c.Owner = h

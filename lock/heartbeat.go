@@ -4,16 +4,34 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
 )
+
+// tolerable reports whether a heartbeat whose last successful refresh was
+// since ago may retry after failing with err. With a short heartbeat
+// (Config.HeartbeatInterval) a failed request is no reason to abandon the
+// work: a store error (not a lost lock) is retried while the lock cannot
+// yet look abandoned to a waiter, i.e. for up to abandonBeats-2 intervals
+// (a waiter needs more than abandonBeats; one interval is left for the
+// retry itself). Without it, the first failure stops the heartbeat, as in
+// the original.
+func (l *Lock) tolerable(err error, since time.Duration) bool {
+	if l.cfg.HeartbeatInterval <= 0 || errors.Is(err, aerr.ErrIndexLock) {
+		return false
+	}
+	return since < (abandonBeats-2)*l.HeartbeatPeriod()
+}
 
 // WithHeartbeat runs body while keeping l, held by correlationID, fresh: the
 // migration heartbeat of §4.8.
 //
 // It refreshes strictly (RefreshOrThrow) once before body starts and then
-// every l.HeartbeatPeriod() (max(1 s, Timeout/3)) in a background goroutine.
-// The first failure is recorded and stops the heartbeat; body sees it
+// every l.HeartbeatPeriod() (max(1 s, Timeout/3), or the shorter
+// HeartbeatInterval) in a background goroutine. The first failure (with a
+// HeartbeatInterval: the first lost lock, or store errors lasting
+// abandonBeats-2 intervals) is recorded and stops the heartbeat; body sees it
 // through check, which it calls at its checkpoints (between steps) and
 // which then returns an aerr.ErrStorageMigration error "Storage migration
 // lock heartbeat failed for index '…'" wrapping the cause (e.g. an
@@ -52,16 +70,22 @@ func WithHeartbeat(ctx context.Context, l *Lock, correlationID string, body func
 	go func() {
 		defer close(done)
 		period := l.HeartbeatPeriod()
+		lastOK := l.cfg.Clock()
 		for {
 			if l.cfg.Sleep(hbCtx, period) != nil {
 				return // stopped
 			}
 			err := l.RefreshOrThrow(hbCtx, correlationID)
 			if err == nil {
+				lastOK = l.cfg.Clock()
 				continue
 			}
 			if hbCtx.Err() != nil {
 				return // stopped during the refresh: not a failure
+			}
+			if l.tolerable(err, l.cfg.Clock().Sub(lastOK)) {
+				l.cfg.Logger.Warn("lock heartbeat failed, retrying", "index", l.index, "key", l.key, "err", err)
+				continue
 			}
 			f := failed(err)
 			mu.Lock()

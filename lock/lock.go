@@ -21,6 +21,15 @@
 //     taken over meanwhile;
 //   - release reads, checks the holder and deletes that version only.
 //
+// Our own holders also heartbeat (Config.HeartbeatInterval, WithHeartbeat)
+// and mark their lock files so: heartbeatSeconds and the holder's host, pid
+// and pid namespace, fields the Spark library's Gson skips. Such a lock is
+// taken over at once when its holder is a process of this machine that no
+// longer exists, and within seconds when its heartbeat goes silent (see
+// Lock.gone); a lock without the mark keeps the Spark library's rule, stale
+// only after Timeout, because the library refreshes its locks only during
+// migrations and staging recovery.
+//
 // Each version is read together with its ETag (stat, read, stat again until
 // the ETag is stable), because the store contract returns no ETag from a
 // read. Lock files written by the Spark library interoperate: same key, same
@@ -38,6 +47,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/proc"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -50,21 +60,31 @@ type Lock struct {
 	key   string
 	index string
 	cfg   Config
+	self  processID // written into heartbeating locks
 }
 
 // New returns the lock stored at key in s, for index indexName (used in
 // messages). cfg's zero fields take the §7 defaults.
 func New(s store.Store, key, indexName string, cfg Config) *Lock {
-	return &Lock{s: s, key: key, index: indexName, cfg: cfg.normalized()}
+	l := &Lock{s: s, key: key, index: indexName, cfg: cfg.normalized()}
+	if l.cfg.HeartbeatInterval > 0 {
+		l.self = currentProcess()
+	}
+	return l
 }
 
 // Key returns the lock's key in its store.
 func (l *Lock) Key() string { return l.key }
 
 // HeartbeatPeriod returns the refresh period of WithHeartbeat:
-// max(1 s, Timeout/3) in whole seconds (§4.8).
+// max(1 s, Timeout/3) in whole seconds (§4.8), or HeartbeatInterval when
+// that is set and shorter.
 func (l *Lock) HeartbeatPeriod() time.Duration {
-	return time.Duration(max(1, wholeSeconds(l.cfg.Timeout)/3)) * time.Second
+	p := time.Duration(max(1, wholeSeconds(l.cfg.Timeout)/3)) * time.Second
+	if hb := l.cfg.HeartbeatInterval; hb > 0 {
+		p = min(p, hb)
+	}
+	return p
 }
 
 // state is what a read of the lock found.
@@ -150,11 +170,126 @@ func (l *Lock) stale(info LockInfo) bool {
 	return wholeSeconds(l.now().Sub(info.LastRefreshedAt)) > wholeSeconds(l.cfg.Timeout)
 }
 
+// watch follows the lock across the reads of one Acquire, on the
+// acquirer's own clock: which version it last saw and since when that
+// version has not changed.
+type watch struct {
+	etag  string
+	info  LockInfo
+	since time.Time // zero: nothing seen yet
+}
+
+// see records a read of a held lock at now. It reports whether the holder
+// (correlation id) differs from the one seen before.
+func (w *watch) see(cur current, now time.Time) (newHolder bool) {
+	newHolder = w.since.IsZero() || cur.info.CorrelationID != w.info.CorrelationID
+	if newHolder || cur.etag != w.etag || !cur.info.LastRefreshedAt.Equal(w.info.LastRefreshedAt) {
+		w.etag, w.info, w.since = cur.etag, cur.info, now
+	}
+	return newHolder
+}
+
+// takeOverAfter is how long info's holder may stay silent before its lock
+// is taken over.
+func (l *Lock) takeOverAfter(info LockInfo) time.Duration {
+	if info.Heartbeat > 0 {
+		return min(abandonBeats*info.Heartbeat, l.cfg.Timeout)
+	}
+	return l.cfg.Timeout
+}
+
+// gone decides whether the held lock w last saw has lost its holder, and
+// why:
+//
+//   - any lock: stale, not refreshed for more than Timeout (§2.6);
+//   - a heartbeating lock of a process this one can see (same host, same
+//     pid namespace, same boot) whose process no longer exists;
+//   - a heartbeating lock that this acquirer has seen unchanged for at
+//     least watchBeats intervals and that has been silent for more than
+//     abandonBeats intervals, by its lastRefreshedAt or by how long it was
+//     watched unchanged, whichever is longer. Watching keeps a holder
+//     whose clock lags (its lastRefreshedAt looks old but keeps changing)
+//     from ever being taken over; lastRefreshedAt spares a new acquirer the
+//     full wait for a lock abandoned long ago.
+//
+// Locks without a heartbeat (the Spark library's) follow the first rule
+// only: it refreshes them only during migrations and staging recovery.
+func (l *Lock) gone(w *watch) (reason string, ok bool) {
+	info, now := w.info, l.now()
+	if l.stale(info) {
+		return fmt.Sprintf("not refreshed for more than lockTimeout (%s)", l.cfg.Timeout), true
+	}
+	hb := info.Heartbeat
+	if hb <= 0 {
+		return "", false
+	}
+	if l.self.sees(info) && info.PID != l.self.pid && proc.Gone(info.PID) {
+		return fmt.Sprintf("its process %d on host %s no longer exists", info.PID, info.Host), true
+	}
+	watched := now.Sub(w.since)
+	silent := max(watched, now.Sub(info.LastRefreshedAt))
+	if watched >= watchBeats*hb && silent > abandonBeats*hb {
+		return fmt.Sprintf("abandoned: its heartbeat (every %s) has been silent for %s", hb, roundSecond(silent)), true
+	}
+	return "", false
+}
+
+// nextLook bounds the sleep before the next read of a heartbeating lock:
+// until gone could first decide it is abandoned (plus a margin), so a dead
+// holder is taken over promptly whatever the backoff, and at most
+// watchBeats heartbeats. Zero means no bound (no heartbeat: the backoff
+// alone decides, as in the original).
+func (l *Lock) nextLook(w *watch) time.Duration {
+	hb := w.info.Heartbeat
+	if hb <= 0 {
+		return 0
+	}
+	at := w.since.Add(watchBeats * hb)
+	if byAge := w.info.LastRefreshedAt.Add(abandonBeats * hb); byAge.Before(w.since.Add(abandonBeats * hb)) {
+		at = later(at, byAge)
+	} else {
+		at = later(at, w.since.Add(abandonBeats*hb))
+	}
+	// Look at least every watchBeats heartbeats, so a live holder's release
+	// is noticed within seconds too, at a cost of 3 requests per look.
+	return min(max(time.Second/2, at.Sub(l.now())+time.Second/2), watchBeats*hb)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// emit tells Config.OnEvent.
+func (l *Lock) emit(kind EventKind, holder LockInfo, giveUpAt time.Time, reason string) {
+	if l.cfg.OnEvent == nil {
+		return
+	}
+	l.cfg.OnEvent(Event{Kind: kind, Index: l.index, Key: l.key, Holder: holder, Now: l.now(),
+		TakeOverAfter: l.takeOverAfter(holder), GiveUpAt: giveUpAt, Reason: reason})
+}
+
+// takeOver logs and reports the deletion of the lock w saw, then deletes
+// exactly that version.
+func (l *Lock) takeOver(ctx context.Context, w *watch, reason string) error {
+	l.cfg.Logger.Warn("deleting stale lock", "index", l.index, "key", l.key,
+		"holder", w.info.CorrelationID, "owner", w.info.Owner,
+		"lastRefreshedAt", FormatInstant(w.info.LastRefreshedAt), "reason", reason)
+	l.emit(TakenOver, w.info, time.Time{}, reason)
+	return l.deleteVersion(ctx, w.etag)
+}
+
 // create puts a fresh lock for id if there is none. It reports false when a
 // lock exists; any other store error is returned unchanged (§8.6).
 func (l *Lock) create(ctx context.Context, id string) (bool, error) {
 	now := l.now()
 	info := LockInfo{CorrelationID: id, AcquiredAt: now, LastRefreshedAt: now, Owner: l.cfg.Owner}
+	if l.cfg.HeartbeatInterval > 0 {
+		info.Heartbeat = l.HeartbeatPeriod()
+		info.Host, info.PID, info.PIDNamespace = l.self.host, l.self.pid, l.self.namespace
+	}
 	err := store.WriteAll(ctx, l.s, l.key, info.Marshal(), &store.WriteOptions{IfNotExist: true, ContentType: "application/json"})
 	if errors.Is(err, store.ErrPrecondition) {
 		return false, nil
@@ -210,6 +345,7 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 		return err
 	}
 	heals, handOvers := 0, 0
+	var w watch
 	for heals < healAttempts {
 		start := l.now()
 		ok, err := l.create(ctx, correlationID)
@@ -220,8 +356,8 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case cur.state == absent:
+		switch cur.state {
+		case absent:
 			// Released between our create and our read: the normal
 			// hand-over between contending writers, not a broken lock.
 			// The original counts it as a heal, so under contention a
@@ -235,17 +371,20 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 				return aerr.Wrap(aerr.ErrIndexLock, err, "Lock acquisition interrupted for index '%s'", l.index)
 			}
 			continue
-		case cur.state == corrupt:
+		case corrupt:
 			l.cfg.Logger.Warn("deleting corrupt lock", "index", l.index, "key", l.key)
-		case l.stale(cur.info):
-			l.cfg.Logger.Warn("deleting stale lock", "index", l.index, "key", l.key,
-				"holder", cur.info.CorrelationID, "owner", cur.info.Owner,
-				"lastRefreshedAt", FormatInstant(cur.info.LastRefreshedAt))
+			if err := l.deleteVersion(ctx, cur.etag); err != nil {
+				return err
+			}
 		default:
-			return l.wait(ctx, correlationID, start, cur.info)
-		}
-		if err := l.deleteVersion(ctx, cur.etag); err != nil {
-			return err
+			w.see(cur, l.now())
+			reason, isGone := l.gone(&w)
+			if !isGone {
+				return l.wait(ctx, correlationID, start, &w)
+			}
+			if err := l.takeOver(ctx, &w, reason); err != nil {
+				return err
+			}
 		}
 		heals++
 	}
@@ -254,14 +393,22 @@ func (l *Lock) Acquire(ctx context.Context, correlationID string) error {
 		l.index, healAttempts, l.key)
 }
 
-// wait is the retry loop of Acquire: the lock is held by holder, fresh.
-func (l *Lock) wait(ctx context.Context, id string, start time.Time, holder LockInfo) error {
+// wait is the retry loop of Acquire: the lock is held by w.info, alive. A
+// heartbeating holder is looked at again by the time it could be judged
+// abandoned (nextLook) if that comes before the backoff's next look.
+func (l *Lock) wait(ctx context.Context, id string, start time.Time, w *watch) error {
 	maxWait := wholeSeconds(l.cfg.MaxWait)
+	giveUpAt := start.Add(time.Duration(maxWait) * time.Second)
+	l.emit(Waiting, w.info, giveUpAt, "")
 	for attempt := 0; ; attempt++ {
 		if wholeSeconds(l.now().Sub(start)) >= maxWait {
-			return aerr.IndexLockHeld(l.index, holder.CorrelationID, holder.Owner)
+			return aerr.IndexLockHeld(l.index, w.info.CorrelationID, w.info.Owner)
 		}
-		if err := l.cfg.Sleep(ctx, l.cfg.backoff(attempt)); err != nil {
+		d := l.cfg.backoff(attempt)
+		if bound := l.nextLook(w); bound > 0 {
+			d = min(d, bound)
+		}
+		if err := l.cfg.Sleep(ctx, d); err != nil {
 			return aerr.Wrap(aerr.ErrIndexLock, err, "Lock acquisition interrupted for index '%s'", l.index)
 		}
 		cur, err := l.read(ctx)
@@ -269,25 +416,28 @@ func (l *Lock) wait(ctx context.Context, id string, start time.Time, holder Lock
 			return err
 		}
 		if cur.state == held {
-			if !l.stale(cur.info) {
-				holder = cur.info
+			if w.see(cur, l.now()) {
+				l.emit(Waiting, w.info, giveUpAt, "")
+			}
+			reason, isGone := l.gone(w)
+			if !isGone {
 				continue
 			}
-			l.cfg.Logger.Warn("deleting stale lock", "index", l.index, "key", l.key,
-				"holder", cur.info.CorrelationID, "owner", cur.info.Owner)
-			if err := l.deleteVersion(ctx, cur.etag); err != nil {
+			if err := l.takeOver(ctx, w, reason); err != nil {
 				return err
 			}
 		}
 		// Absent, corrupt (as in the original, only re-created if it
 		// disappears: it may be a lock being written by the original) or
-		// just healed.
+		// just taken over.
 		ok, err := l.create(ctx, id)
 		if err != nil || ok {
 			return err
 		}
 		if again, err := l.read(ctx); err == nil && again.state == held {
-			holder = again.info
+			if w.see(again, l.now()) {
+				l.emit(Waiting, w.info, giveUpAt, "")
+			}
 		}
 	}
 }

@@ -368,8 +368,12 @@ func newVacuumCmd(g *globals) *cobra.Command {
 				for name, r := range rows {
 					rowsJSON[name] = map[string]any{"deleted": append([]string{}, r.Deleted...), "bytes": r.Bytes, "kept": r.Kept}
 				}
-				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String(), "row_indexes": rowsJSON}, func(w io.Writer) {
+				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String(), "row_indexes": rowsJSON,
+					"temporary_files": append([]string{}, res.Temps...)}, func(w io.Writer) {
 					fmt.Fprintf(w, "deleted %d unreferenced file(s) older than %s\n", n, retain)
+					if len(res.Temps) > 0 {
+						fmt.Fprintf(w, "deleted %d temporary file(s) left by killed writes\n", len(res.Temps))
+					}
 					for _, name := range slices.Sorted(maps.Keys(rows)) {
 						r := rows[name]
 						fmt.Fprintf(w, "row index %s: deleted %d orphan fragment(s) (%d bytes), kept %d younger than the retention\n",

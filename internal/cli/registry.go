@@ -50,7 +50,7 @@ func (g *globals) catalog(ctx context.Context) (*index.Catalog, func(), error) {
 		return nil, nil, err
 	}
 	res := store.NewResolver(store.ResolverOptions{})
-	cat := index.NewCatalog(root, index.Options{Config: cfg, Resolver: res})
+	cat := index.NewCatalog(root, index.Options{Config: cfg, Resolver: res, OnLockEvent: g.lockEvent})
 	return cat, func() { root.Close(); res.Close() }, nil
 }
 
