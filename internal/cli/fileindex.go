@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
@@ -103,13 +104,13 @@ func newLocateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
-				files, err := fi.Locate(ctx, q)
+			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+				res, err := ix.Locate(ctx, ariadne.LocateRequest{Keys: q})
 				if err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": args[0], "files": nonNil(files)}, func(w io.Writer) {
-					for _, f := range files {
+				return g.emit(map[string]any{"name": args[0], "files": res.Files}, func(w io.Writer) {
+					for _, f := range res.Files {
 						fmt.Fprintln(w, f)
 					}
 				})
