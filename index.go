@@ -394,3 +394,15 @@ func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
 func isIndexGone(err error) bool {
 	return errors.Is(err, aerr.ErrIndexNotFound) || errors.Is(err, aerr.ErrMetadataMissingOrCorrupt)
 }
+
+// cacheBytes returns the bytes held by the caches of the open row indexes.
+func (ix *Index) cacheBytes() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var n int64
+	for _, h := range ix.rows {
+		b, _ := h.ri.Load().CacheStats()
+		n += b
+	}
+	return n
+}

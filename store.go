@@ -225,3 +225,24 @@ func addStats(a, b store.Stats) store.Stats {
 	return store.Stats{Stat: o(a.Stat, b.Stat), Read: o(a.Read, b.Read), Write: o(a.Write, b.Write),
 		Delete: o(a.Delete, b.Delete), List: o(a.List, b.List), Total: o(a.Total, b.Total)}
 }
+
+// Versions returns, per open index, the manifest version served of each of
+// its open row indexes.
+func (s *Store) Versions() map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for _, ix := range s.open() {
+		out[ix.Name()] = ix.Versions()
+	}
+	return out
+}
+
+// CacheBytes returns the bytes held by the caches of every open row index
+// (metadata, fragments, decoded pages): the memory the handles hold beyond
+// a small constant per index.
+func (s *Store) CacheBytes() int64 {
+	var n int64
+	for _, ix := range s.open() {
+		n += ix.cacheBytes()
+	}
+	return n
+}
