@@ -119,4 +119,3 @@ func readTokens(g *globals, file, env string) ([]string, error) {
 	}
 	return out, nil
 }
-
