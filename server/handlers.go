@@ -11,7 +11,10 @@ import (
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
-// LookupBody is the body of POST /v1/indexes/{name}/lookup.
+// LookupBody is the body of POST /v1/indexes/{name}/lookup. The fields
+// mean what the fields of ariadne.LookupRequest of the same names mean;
+// keys and filter values are strings, JSON numbers (kept exact as
+// json.Number) or booleans.
 type LookupBody struct {
 	Column  string           `json:"column"`
 	Key     any              `json:"key"`
@@ -24,10 +27,12 @@ type LookupBody struct {
 	Limit   int              `json:"limit"`
 	Cursor  string           `json:"cursor"`
 	NoRows  bool             `json:"no_rows"`
-	Explain bool             `json:"explain"`
+	// Explain adds the lookup's plan and cost to the answer.
+	Explain bool `json:"explain"`
 }
 
-// LocateBody is the body of POST /v1/indexes/{name}/locate.
+// LocateBody is the body of POST /v1/indexes/{name}/locate: the fields of
+// ariadne.LocateRequest.
 type LocateBody struct {
 	Keys   map[string][]any `json:"keys"`
 	PerKey bool             `json:"per_key"`
