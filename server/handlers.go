@@ -3,147 +3,16 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/server/api"
 )
 
-// LookupBody is the body of POST /v1/indexes/{name}/lookup. The fields
-// mean what the fields of ariadne.LookupRequest of the same names mean;
-// keys and filter values are strings, JSON numbers (kept exact as
-// json.Number) or booleans.
-type LookupBody struct {
-	Column  string           `json:"column"`
-	Key     any              `json:"key"`
-	Keys    []any            `json:"keys"`
-	Low     any              `json:"low"`
-	High    any              `json:"high"`
-	Range   bool             `json:"range"`
-	Columns []string         `json:"columns"`
-	Where   []ariadne.Filter `json:"where"`
-	Limit   int              `json:"limit"`
-	Cursor  string           `json:"cursor"`
-	NoRows  bool             `json:"no_rows"`
-	// Explain adds the lookup's plan and cost to the answer.
-	Explain bool `json:"explain"`
+func (s *Server) limits() api.Limits {
+	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows}
 }
-
-// LocateBody is the body of POST /v1/indexes/{name}/locate: the fields of
-// ariadne.LocateRequest.
-type LocateBody struct {
-	Keys   map[string][]any `json:"keys"`
-	PerKey bool             `json:"per_key"`
-}
-
-// Limits bound what a request may ask.
-type Limits struct {
-	MaxKeys int // keys in a batch or a locate
-	MaxRows int // rows in a page
-}
-
-// requestError is a bad request: its status and error kind.
-type requestError struct {
-	status int
-	kind   string
-	msg    string
-}
-
-func (e *requestError) Error() string { return e.msg }
-
-func badRequest(format string, args ...any) error {
-	return &requestError{http.StatusBadRequest, "invalid argument", fmt.Sprintf(format, args...)}
-}
-
-// decode reads exactly one JSON object into v: numbers stay exact
-// (json.Number, so integer keys keep every digit), unknown fields are
-// refused.
-func decode(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err, "malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return decodeError(err, "malformed JSON body: one object expected")
-	}
-	return nil
-}
-
-// decodeError is a body over the limit (413) or malformed (400).
-func decodeError(err error, format string, args ...any) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return &requestError{http.StatusRequestEntityTooLarge, "invalid argument", fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
-	}
-	return badRequest(format, args...)
-}
-
-// DecodeLookup reads a lookup body and checks it against the limits: the
-// request the face gets, and whether the plan was asked for. A limit of 0
-// or above MaxRows is cut to MaxRows.
-func DecodeLookup(r io.Reader, lim Limits) (ariadne.LookupRequest, bool, error) {
-	var b LookupBody
-	if err := decode(r, &b); err != nil {
-		return ariadne.LookupRequest{}, false, err
-	}
-	if len(b.Keys) > lim.MaxKeys {
-		return ariadne.LookupRequest{}, false, badRequest("%d keys: at most %d per request", len(b.Keys), lim.MaxKeys)
-	}
-	if b.Keys != nil && len(b.Keys) == 0 {
-		return ariadne.LookupRequest{}, false, badRequest("keys: an empty batch")
-	}
-	if b.Limit < 0 {
-		return ariadne.LookupRequest{}, false, badRequest("limit %d: want 0 or more", b.Limit)
-	}
-	if len(b.Where) > 64 || len(b.Columns) > 4096 {
-		return ariadne.LookupRequest{}, false, badRequest("too many filters or columns")
-	}
-	for _, v := range append([]any{b.Key, b.Low, b.High}, b.Keys...) {
-		switch v.(type) {
-		case nil, string, json.Number, bool:
-		default:
-			return ariadne.LookupRequest{}, false, badRequest("a key must be a string, a number or a boolean, not %T", v)
-		}
-	}
-	limit := b.Limit
-	if limit == 0 || limit > lim.MaxRows {
-		limit = lim.MaxRows
-	}
-	return ariadne.LookupRequest{Column: b.Column, Key: b.Key, Keys: b.Keys, Low: b.Low, High: b.High, Range: b.Range,
-		Columns: b.Columns, Where: b.Where, NoRows: b.NoRows, Limit: limit, Cursor: b.Cursor}, b.Explain, nil
-}
-
-// DecodeLocate reads a locate body and checks it against the limits.
-func DecodeLocate(r io.Reader, lim Limits) (ariadne.LocateRequest, error) {
-	var b LocateBody
-	if err := decode(r, &b); err != nil {
-		return ariadne.LocateRequest{}, err
-	}
-	if len(b.Keys) == 0 {
-		return ariadne.LocateRequest{}, badRequest(`keys: want {"column": [values...]}`)
-	}
-	n := 0
-	for c, vs := range b.Keys {
-		n += len(vs)
-		for _, v := range vs {
-			switch v.(type) {
-			case string, json.Number, bool:
-			default:
-				return ariadne.LocateRequest{}, badRequest("column %s: a value must be a string, a number or a boolean, not %T", c, v)
-			}
-		}
-	}
-	if n > lim.MaxKeys {
-		return ariadne.LocateRequest{}, badRequest("%d values: at most %d per request", n, lim.MaxKeys)
-	}
-	return ariadne.LocateRequest{Keys: b.Keys, PerKey: b.PerKey}, nil
-}
-
-func (s *Server) limits() Limits { return Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows} }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
@@ -222,10 +91,16 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	req, explain, err := DecodeLookup(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.limits())
+	b, err := api.DecodeLookup(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.limits())
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	explain := b.Explain
+	req := ariadne.LookupRequest{Column: b.Column, Key: b.Key, Keys: b.Keys, Low: b.Low, High: b.High, Range: b.Range,
+		Columns: b.Columns, NoRows: b.NoRows, Limit: b.Limit, Cursor: b.Cursor}
+	for _, f := range b.Where {
+		req.Where = append(req.Where, ariadne.Filter(f))
 	}
 	ix, err := s.st.Index(r.Context(), r.PathValue("name"))
 	if err != nil {
@@ -256,11 +131,12 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) locate(w http.ResponseWriter, r *http.Request) {
-	req, err := DecodeLocate(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.limits())
+	b, err := api.DecodeLocate(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.limits())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	req := ariadne.LocateRequest{Keys: b.Keys, PerKey: b.PerKey}
 	ix, err := s.st.Index(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -313,9 +189,9 @@ func statusOf(kind string) int {
 
 // fail answers an error with its kind; server-side failures are logged.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var re *requestError
+	var re *api.Error
 	if errors.As(err, &re) {
-		writeError(w, re.status, re.kind, re.msg)
+		writeError(w, re.Status, re.Kind, re.Msg)
 		return
 	}
 	kind := ariadne.ErrorKind(err)

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"bytes"
@@ -20,10 +20,10 @@ func FuzzDecodeLookup(f *testing.F) {
 	}
 	lim := Limits{MaxKeys: 100, MaxRows: 50}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, _, err := DecodeLookup(bytes.NewReader(body), lim)
+		req, err := DecodeLookup(bytes.NewReader(body), lim)
 		if err != nil {
-			var re *requestError
-			if !errors.As(err, &re) || re.status < 400 || re.status >= 500 {
+			var re *Error
+			if !errors.As(err, &re) || re.Status < 400 || re.Status >= 500 {
 				t.Fatalf("refusal %v is not a request error", err)
 			}
 			return
@@ -32,7 +32,7 @@ func FuzzDecodeLookup(f *testing.F) {
 			t.Fatalf("accepted beyond the limits: %d keys, limit %d", len(req.Keys), req.Limit)
 		}
 		if _, err := DecodeLocate(bytes.NewReader(body), lim); err != nil {
-			var re *requestError
+			var re *Error
 			if !errors.As(err, &re) {
 				t.Fatalf("locate refusal %v is not a request error", err)
 			}
