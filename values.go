@@ -106,13 +106,18 @@ func keyValue(col string, t schema.Type, v any) (val any, text string, err error
 		if s, ok := textOf(v, schema.Long); ok {
 			return nil, s, nil
 		}
-		if _, ok := v.(time.Time); ok {
-			return v, "", nil
+		switch x := v.(type) {
+		case time.Time, bool, float64:
+			return x, "", nil
+		case float32:
+			return float64(x), "", nil
+		case []byte:
+			return string(x), "", nil
 		}
 		if i, ok := toInt64(v); ok {
 			return i, "", nil
 		}
-		return v, "", nil
+		return nil, "", aerr.Invalid("key %v (%T) for column %s: want a string, number, boolean or time", v, v, col)
 	}
 	s, isText := textOf(v, t)
 	switch {
