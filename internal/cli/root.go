@@ -15,14 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/config"
-	"github.com/ariadne-go/ariadne/delta"
-	"github.com/ariadne-go/ariadne/fileindex"
-	"github.com/ariadne-go/ariadne/internal/pqrow"
-	"github.com/ariadne-go/ariadne/metadata"
-	"github.com/ariadne-go/ariadne/prepared"
-	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -87,7 +81,7 @@ func newRoot(g *globals) *cobra.Command {
 		newCreateCmd(g), newListCmd(g), newDescribeCmd(g), newRemoveCmd(g), newFindIndexesCmd(g),
 		newAddFilesCmd(g), newFilesCmd(g), newAddIndexCmd(g), newUpdateCmd(g), newLocateCmd(g), newJoinCmd(g),
 		newStatsCmd(g), newDeleteFilesCmd(g), newCompactCmd(g), newVacuumCmd(g), newAddRowIndexCmd(g), newLookupCmd(g),
-		newDropRowIndexCmd(g), newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g),
+		newDropRowIndexCmd(g), newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g), newServeCmd(g),
 	)
 	return root
 }
@@ -173,42 +167,32 @@ func (g *globals) printError(err error) {
 // a stable word instead of message text: an aerr kind, else the sentinel of
 // the package that reported it, else "error".
 func errorKind(err error) string {
-	if k := aerr.KindOf(err); k != nil {
-		return k.Error()
-	}
-	for _, s := range []struct {
-		sentinel error
-		kind     string
-	}{
-		{store.ErrNotExist, "not found"},
-		{store.ErrInvalidKey, "invalid key"},
-		{store.ErrPrecondition, "precondition failed"},
-		{delta.ErrNotATable, "not a delta table"},
-		{delta.ErrVersionNotFound, "version not found"},
-		{delta.ErrCorruptLog, "corrupt log"},
-		{delta.ErrUnsupportedFeature, "unsupported feature"},
-		{delta.ErrConflict, "conflict"},
-		{pqrow.ErrCorrupt, "corrupt file"},
-		{fileindex.ErrComputedExpression, "computed expression"},
-		{metadata.ErrConcurrentUpdate, "concurrent update"},
-		{prepared.ErrMemoryBudget, "memory budget"},
-		{rowindex.ErrNotFound, "row index not found"},
-		{rowindex.ErrExists, "row index exists"},
-		{rowindex.ErrConcurrentUpdate, "concurrent update"},
-		{rowindex.ErrStaleAggregates, "stale aggregates"},
-		{rowindex.ErrDataFileChanged, "data file changed"},
-		{rowindex.ErrBadQuery, "bad query"},
-		{rowindex.ErrBadKeyColumn, "bad column"},
-		{rowindex.ErrCorrupt, "corrupt row index"},
-		{context.Canceled, "canceled"},
-	} {
-		if errors.Is(err, s.sentinel) {
-			return s.kind
-		}
-	}
 	var ue *usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return "usage"
 	}
-	return "error"
+	return ariadne.ErrorKind(err)
+}
+
+// withFaceIndex opens the store through the library face, runs fn on the
+// index name, and closes the store.
+func (g *globals) withFaceIndex(ctx context.Context, name string, fn func(ix *ariadne.Index) error) error {
+	cfg, err := g.config()
+	if err != nil {
+		return err
+	}
+	u, err := g.resolvedStoreURL()
+	if err != nil {
+		return err
+	}
+	st, err := ariadne.Open(ctx, u, ariadne.WithConfig(cfg))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ix, err := st.Index(ctx, name)
+	if err != nil {
+		return err
+	}
+	return fn(ix)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -142,14 +143,21 @@ func newLookupCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usagef("lookup: --key: %v", err)
 			}
-			q.Columns = splitList(strings.Join(columns, ","))
-			q.Limit, q.Cursor = limit, cursor
-			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				ri, err := g.openRowIndex(ctx, ix, q.KeyColumn)
-				if err != nil {
-					return err
+			req := ariadne.LookupRequest{Column: q.KeyColumn, Columns: splitList(strings.Join(columns, ",")), Limit: limit, Cursor: cursor}
+			switch {
+			case q.Range:
+				req.Range = true
+				if q.LowText != "" {
+					req.Low = q.LowText
 				}
-				res, err := ri.Lookup(ctx, q)
+				if q.HighText != "" {
+					req.High = q.HighText
+				}
+			case q.KeyText != "":
+				req.Key = q.KeyText
+			}
+			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+				res, err := ix.Lookup(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -187,14 +195,10 @@ func pageHitRatio(p rowindex.Plan) float64 {
 	return 0
 }
 
-func (g *globals) printLookup(res *rowindex.Result, explain bool) error {
+func (g *globals) printLookup(res *ariadne.LookupResult, explain bool) error {
 	records := make([]map[string]any, len(res.Rows))
 	for i := range res.Rows {
-		rec, err := res.Record(i)
-		if err != nil {
-			return err
-		}
-		records[i] = rec
+		records[i] = res.Rows[i].Values
 	}
 	out := map[string]any{"columns": res.Columns, "rows": records, "cursor": res.Cursor}
 	if len(res.Aggregates) > 0 {

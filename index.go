@@ -1,0 +1,408 @@
+package ariadne
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// Index is the handle of one index: its file index (Locate) and its row
+// indexes (Lookup). It is safe for concurrent use. It keeps each row index
+// it has served open, with its caches, until the Store is closed.
+type Index struct {
+	s   *Store
+	reg *index.Index
+	fi  *fileindex.FileIndex
+
+	// types maps top-level column names to their Spark types (from the
+	// stored schema; empty when the index has none).
+	types atomic.Pointer[map[string]schema.Type]
+
+	mu   sync.Mutex
+	rows map[string]*rowHandle // by row index name
+	defs []rowindex.Definition // as last listed
+	// listed is when defs was read (zero: never).
+	listed time.Time
+}
+
+// rowHandle is the open version of one row index. ri is replaced, never
+// mutated, when Refresh finds a newer manifest.
+type rowHandle struct {
+	ri atomic.Pointer[rowindex.RowIndex]
+}
+
+func newIndex(s *Store, reg *index.Index) *Index {
+	ix := &Index{s: s, reg: reg, fi: fileindex.New(reg, fileindex.Options{}), rows: map[string]*rowHandle{}}
+	ix.loadTypes()
+	return ix
+}
+
+// Name returns the index's name.
+func (ix *Index) Name() string { return ix.reg.Name() }
+
+// Format returns the index's data file format (parquet, csv, json).
+func (ix *Index) Format() string { return ix.reg.Format() }
+
+func (ix *Index) loadTypes() {
+	m := map[string]schema.Type{}
+	if st, err := ix.reg.StoredSchema(); err == nil {
+		for _, f := range st.Fields {
+			m[f.Name] = f.Type
+		}
+	}
+	ix.types.Store(&m)
+}
+
+func (ix *Index) columnType(col string) schema.Type { return (*ix.types.Load())[col] }
+
+// folder is the index's folder, where its row indexes live.
+func (ix *Index) folder() store.Store { return store.Sub(ix.reg.Root(), ix.reg.Paths().Dir) }
+
+func (ix *Index) rowOptions() rowindex.Options {
+	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes}
+}
+
+// RowIndexes returns the definitions of the index's row indexes, by name.
+func (ix *Index) RowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
+	ix.mu.Lock()
+	defs, listed := ix.defs, ix.listed
+	ix.mu.Unlock()
+	if !listed.IsZero() {
+		return defs, nil
+	}
+	return ix.listRowIndexes(ctx)
+}
+
+func (ix *Index) listRowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
+	defs, err := rowindex.List(ctx, ix.folder())
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(defs, func(a, b rowindex.Definition) int { return cmpString(a.Name, b.Name) })
+	ix.mu.Lock()
+	ix.defs, ix.listed = defs, time.Now()
+	ix.mu.Unlock()
+	return defs, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// rowIndexFor returns the definition of the row index named col, else the
+// first serving key column col. An empty col picks the only row index.
+func (ix *Index) rowIndexFor(ctx context.Context, col string) (rowindex.Definition, error) {
+	pick := func(defs []rowindex.Definition) (rowindex.Definition, bool) {
+		if col == "" && len(defs) == 1 {
+			return defs[0], true
+		}
+		var byKey *rowindex.Definition
+		for i, d := range defs {
+			if d.Name == col {
+				return d, true
+			}
+			if byKey == nil && d.Key == col {
+				byKey = &defs[i]
+			}
+		}
+		if byKey != nil {
+			return *byKey, true
+		}
+		return rowindex.Definition{}, false
+	}
+	defs, err := ix.RowIndexes(ctx)
+	if err != nil {
+		return rowindex.Definition{}, err
+	}
+	if d, ok := pick(defs); ok {
+		return d, nil
+	}
+	// Maybe created since the last listing.
+	if defs, err = ix.listRowIndexes(ctx); err != nil {
+		return rowindex.Definition{}, err
+	}
+	if d, ok := pick(defs); ok {
+		return d, nil
+	}
+	if col == "" {
+		return rowindex.Definition{}, fmt.Errorf("index %s: name the key column (it has %d row indexes): %w", ix.Name(), len(defs), rowindex.ErrBadQuery)
+	}
+	return rowindex.Definition{}, fmt.Errorf("index %s has no row index on %q: %w", ix.Name(), col, rowindex.ErrNotFound)
+}
+
+// rowIndex returns the open handle of the row index name, opening it on
+// first use.
+func (ix *Index) rowIndex(ctx context.Context, name string) (*rowindex.RowIndex, error) {
+	ix.mu.Lock()
+	h := ix.rows[name]
+	ix.mu.Unlock()
+	if h != nil {
+		return h.ri.Load(), nil
+	}
+	ri, err := rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if h := ix.rows[name]; h != nil {
+		return h.ri.Load(), nil
+	}
+	h = &rowHandle{}
+	h.ri.Store(ri)
+	ix.rows[name] = h
+	return ri, nil
+}
+
+// Versions returns the manifest version served of each row index opened so
+// far, by name.
+func (ix *Index) Versions() map[string]int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make(map[string]int64, len(ix.rows))
+	for n, h := range ix.rows {
+		out[n] = h.ri.Load().Manifest().Version
+	}
+	return out
+}
+
+// Refresh picks up what other processes committed since the handle opened
+// or last refreshed: the index metadata (new index columns, schema), the
+// list of row indexes, and the newest manifest of every open row index. A
+// row index whose manifest changed is opened anew (and warmed, with
+// WithWarmOnRefresh) and then replaces the old handle: queries in flight
+// finish on the version they started with. A row index dropped meanwhile
+// is closed. The file index needs no refresh: Locate reads its newest
+// version on every call.
+func (ix *Index) Refresh(ctx context.Context) error {
+	if err := ix.reg.RefreshMetadata(ctx); err != nil {
+		return err
+	}
+	ix.loadTypes()
+	if _, err := ix.listRowIndexes(ctx); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	names := make([]string, 0, len(ix.rows))
+	for n := range ix.rows {
+		names = append(names, n)
+	}
+	ix.mu.Unlock()
+	var errs []error
+	for _, n := range names {
+		if err := ix.refreshRowIndex(ctx, n); err != nil {
+			errs = append(errs, fmt.Errorf("row index %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
+	ix.mu.Lock()
+	h := ix.rows[name]
+	ix.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	cur := h.ri.Load()
+	// Opening reads only the manifest (one list, one get); the caches of a
+	// handle are allocated as they fill.
+	next, err := rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
+	if errors.Is(err, rowindex.ErrNotFound) {
+		ix.mu.Lock()
+		if ix.rows[name] == h {
+			delete(ix.rows, name)
+		}
+		ix.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if next.Manifest().Version == cur.Manifest().Version {
+		return nil
+	}
+	if ix.s.opts.WarmOnRefresh {
+		if _, err := next.Warm(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	h.ri.CompareAndSwap(cur, next)
+	return nil
+}
+
+// WarmStats is the storage work of a warm-up.
+type WarmStats struct {
+	RowIndexes int   // row indexes warmed
+	Requests   int64 // storage requests
+	BytesRead  int64
+}
+
+func (w *WarmStats) add(o WarmStats) {
+	w.RowIndexes += o.RowIndexes
+	w.Requests += o.Requests
+	w.BytesRead += o.BytesRead
+}
+
+// Warm opens every row index of the index and loads its caches: every
+// fragment row group and every data file's footer and offset index (within
+// the cache budget), so that the first lookups pay no cold reads.
+func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
+	var st WarmStats
+	if ix.Format() != "parquet" {
+		return st, nil
+	}
+	defs, err := ix.listRowIndexes(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, d := range defs {
+		ri, err := ix.rowIndex(ctx, d.Name)
+		if err != nil {
+			return st, err
+		}
+		c, err := ri.Warm(ctx)
+		st.Requests += c.Requests
+		st.BytesRead += c.BytesRead
+		if err != nil {
+			return st, err
+		}
+		st.RowIndexes++
+	}
+	return st, nil
+}
+
+// Description describes an index: the registry's summary and each row index.
+type Description struct {
+	index.Summary
+	RowIndexes []RowIndexInfo `json:"row_indexes"`
+}
+
+// RowIndexInfo describes one row index: its definition and the sizes of the
+// manifest version the handle serves (or the newest one, for a row index no
+// query has opened yet).
+type RowIndexInfo struct {
+	Name       string   `json:"name"`
+	Key        string   `json:"key"`
+	Kind       string   `json:"kind"`
+	Cover      []string `json:"cover"`
+	Aggregates []string `json:"aggregates"` // as on the command line: count, sum:COL, ...
+	Version    int64    `json:"version"`
+	Files      int      `json:"files"`
+	Entries    int64    `json:"entries"`
+	IndexBytes int64    `json:"index_bytes"`
+	DataBytes  int64    `json:"data_bytes"`
+	Committed  string   `json:"committed"`
+}
+
+func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
+	aggs := make([]string, len(m.Aggregates))
+	for i, a := range m.Aggregates {
+		aggs[i] = a.String()
+	}
+	cover := m.Cover
+	if cover == nil {
+		cover = []string{}
+	}
+	return RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: cover, Aggregates: aggs, Version: m.Version,
+		Files: len(m.Files), Entries: m.Entries(), IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(),
+		Committed: m.Committed.UTC().Format(time.RFC3339Nano)}
+}
+
+// Describe returns the index's summary and its row indexes.
+func (ix *Index) Describe(ctx context.Context) (*Description, error) {
+	sum, err := ix.reg.Catalog().Describe(ctx, ix.Name())
+	if err != nil {
+		return nil, err
+	}
+	d := &Description{Summary: sum, RowIndexes: []RowIndexInfo{}}
+	defs, err := ix.RowIndexes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, def := range defs {
+		ri, err := ix.rowIndex(ctx, def.Name)
+		if errors.Is(err, rowindex.ErrNotFound) {
+			continue // dropped since listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.RowIndexes = append(d.RowIndexes, rowIndexInfo(ri.Manifest()))
+	}
+	return d, nil
+}
+
+// UpdateResult is what Update did.
+type UpdateResult struct {
+	// File is the file index's update.
+	File fileindex.UpdateResult
+	// RowIndexes are the row indexes' builds, by name.
+	RowIndexes map[string]rowindex.BuildStats
+}
+
+// Update indexes the tracked files that are not indexed yet: the file index
+// first, then every row index (which also forgets files the index no longer
+// tracks, and those the file index skipped as vanished). It then refreshes
+// the handle, so its next queries serve the new versions.
+func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
+	res, err := ix.fi.Update(ctx, fileindex.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := &UpdateResult{File: res}
+	if ix.Format() == "parquet" {
+		files, err := ix.reg.Files(ctx)
+		if err != nil {
+			return nil, err
+		}
+		gone := make(map[string]bool, len(res.Skipped))
+		for _, s := range res.Skipped {
+			gone[s.URI] = true
+		}
+		var uris []string
+		for _, f := range files {
+			if !gone[f.Name] {
+				uris = append(uris, f.Name)
+			}
+		}
+		if out.RowIndexes, err = rowindex.UpdateAll(ctx, ix.folder(), ix.s.res, uris); err != nil {
+			return nil, err
+		}
+	}
+	return out, ix.Refresh(ctx)
+}
+
+// isIndexGone reports whether err says the index no longer exists.
+func isIndexGone(err error) bool {
+	return errors.Is(err, aerr.ErrIndexNotFound) || errors.Is(err, aerr.ErrMetadataMissingOrCorrupt)
+}
+
+// cacheBytes returns the bytes held by the caches of the open row indexes.
+func (ix *Index) cacheBytes() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var n int64
+	for _, h := range ix.rows {
+		b, _ := h.ri.Load().CacheStats()
+		n += b
+	}
+	return n
+}

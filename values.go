@@ -1,0 +1,275 @@
+package ariadne
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// This file is the face's value model: how keys and filter values given by
+// callers become the row index's values, and how the values of returned
+// rows (from cover columns or from data files) become one Go value per
+// column type.
+
+func isInt(t schema.Type) bool {
+	return t == schema.Integer || t == schema.Long || t == schema.Short || t == schema.Byte
+}
+
+func isTime(t schema.Type) bool { return t == schema.Timestamp || t == schema.TimestampNTZ }
+
+// timeLayouts are the ISO-8601 forms a timestamp may be given in; those
+// without a zone are UTC.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999", "2006-01-02"}
+
+func parseTime(s string) (time.Time, bool) {
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func parseDate(s string) (time.Time, bool) {
+	t, err := time.Parse("2006-01-02", s)
+	return t, err == nil
+}
+
+// daysOf returns the days since the epoch of t's UTC date.
+func daysOf(t time.Time) int64 {
+	return int64(math.Floor(float64(t.UTC().Unix()) / 86400))
+}
+
+// toInt64 returns a Go integer as int64.
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// textOf returns the text form of v when it is one (a string, or a JSON
+// number for non-string columns).
+func textOf(v any, t schema.Type) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		if t != schema.String && t != schema.Binary {
+			return string(x), true
+		}
+	}
+	return "", false
+}
+
+func wrongType(what, col string, t schema.Type, v any) error {
+	if s, ok := v.(string); ok {
+		return aerr.Invalid("%s %q for column %s: not a %s", what, s, col, t)
+	}
+	return aerr.Invalid("%s %v (%T) for column %s: want a %s", what, v, v, col, t)
+}
+
+// keyValue converts a key given by a caller to the Go value the row index
+// encodes for a column of type t (nil: unknown, then text is parsed by the
+// row index's key class). It returns either the value or, for an unknown
+// type, the text.
+func keyValue(col string, t schema.Type, v any) (val any, text string, err error) {
+	if v == nil {
+		return nil, "", aerr.Invalid("key for column %s: null matches no row", col)
+	}
+	if t == nil {
+		if s, ok := textOf(v, schema.Long); ok {
+			return nil, s, nil
+		}
+		switch x := v.(type) {
+		case time.Time, bool, float64:
+			return x, "", nil
+		case float32:
+			return float64(x), "", nil
+		case []byte:
+			return string(x), "", nil
+		}
+		if i, ok := toInt64(v); ok {
+			return i, "", nil
+		}
+		return nil, "", aerr.Invalid("key %v (%T) for column %s: want a string, number, boolean or time", v, v, col)
+	}
+	s, isText := textOf(v, t)
+	switch {
+	case t == schema.String:
+		switch x := v.(type) {
+		case string:
+			return x, "", nil
+		case []byte:
+			return string(x), "", nil
+		}
+	case t == schema.Binary:
+		switch x := v.(type) {
+		case string:
+			return x, "", nil
+		case []byte:
+			return string(x), "", nil
+		}
+	case isInt(t):
+		if i, ok := toInt64(v); ok {
+			return i, "", nil
+		}
+		if isText {
+			if i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+				return i, "", nil
+			}
+		}
+	case t == schema.Float || t == schema.Double:
+		switch x := v.(type) {
+		case float64:
+			return x, "", nil
+		case float32:
+			return float64(x), "", nil
+		}
+		if i, ok := toInt64(v); ok {
+			return float64(i), "", nil
+		}
+		if isText {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+				return f, "", nil
+			}
+		}
+	case t == schema.Boolean:
+		if b, ok := v.(bool); ok {
+			return b, "", nil
+		}
+		if isText {
+			if b, err := strconv.ParseBool(s); err == nil {
+				return b, "", nil
+			}
+		}
+	case isTime(t):
+		if x, ok := v.(time.Time); ok {
+			return x, "", nil
+		}
+		if isText {
+			if x, ok := parseTime(s); ok {
+				return x, "", nil
+			}
+		}
+	case t == schema.Date:
+		if x, ok := v.(time.Time); ok {
+			return daysOf(x), "", nil
+		}
+		if isText {
+			if x, ok := parseDate(s); ok {
+				return daysOf(x), "", nil
+			}
+		}
+	default:
+		return nil, "", aerr.Invalid("key column %s of type %s cannot be looked up", col, t)
+	}
+	return nil, "", wrongType("key", col, t, v)
+}
+
+// filterValue converts a filter value to the physical value the row index
+// holds in a cover column of type t: timestamps as microseconds, dates as
+// days, integers as int64, floats as float64.
+func filterValue(col string, t schema.Type, v any) (any, error) {
+	if v == nil {
+		return nil, aerr.Invalid("filter on %s: null never matches; filter on another value", col)
+	}
+	k, text, err := keyValue(col, t, v)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil && text != "" {
+		// No schema: a number if it parses as one, else text.
+		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return i, nil
+		}
+		if f, err := strconv.ParseFloat(text, 64); err == nil {
+			return f, nil
+		}
+		return text, nil
+	}
+	if x, ok := k.(time.Time); ok {
+		return x.UnixMicro(), nil
+	}
+	return k, nil
+}
+
+// outValue brings a returned value of a column of type t to the face's
+// value model, whether it came from a cover column (physical: int64, float64,
+// string) or a data file (parquet-go's reconstruction).
+func outValue(t schema.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch {
+	case isInt(t):
+		if i, ok := toInt64(v); ok {
+			return i
+		}
+	case t == schema.Float:
+		switch x := v.(type) {
+		case float64:
+			return float32(x)
+		case float32:
+			return x
+		}
+	case t == schema.Double:
+		if x, ok := v.(float32); ok {
+			return float64(x)
+		}
+	case t == schema.String:
+		if b, ok := v.([]byte); ok {
+			return string(b)
+		}
+	case t == schema.Binary:
+		if s, ok := v.(string); ok {
+			return []byte(s)
+		}
+	case isTime(t):
+		switch x := v.(type) {
+		case time.Time:
+			return x.UTC()
+		case int64:
+			return time.UnixMicro(x).UTC()
+		}
+	case t == schema.Date:
+		switch x := v.(type) {
+		case time.Time:
+			return x.UTC()
+		case int64:
+			return time.Unix(x*86400, 0).UTC()
+		case int32:
+			return time.Unix(int64(x)*86400, 0).UTC()
+		}
+	case t == nil:
+		if i, ok := toInt64(v); ok {
+			return i
+		}
+	}
+	return v
+}
