@@ -40,7 +40,7 @@ func TestDuckDBReadsTheSameRows(t *testing.T) {
 	}
 	defer db.Close()
 	st := fileStore(t)
-	for _, target := range []int{0, 4096} {
+	for _, target := range []int{PageBytesPerKey, 4096} {
 		name := fmt.Sprintf("p%d.parquet", target)
 		schema, rows := eventRows(t, evs)
 		if _, err := Write(ctx, st, name, schema, rows, Options{Key: "user", Sort: []string{"ts"}, PageBytes: target, RowGroupRows: 3000}); err != nil {
