@@ -42,7 +42,7 @@ const (
 	// minAutoPageBytes and maxAutoPageBytes bound the chosen page target: a
 	// light-key lookup decodes about one page per column.
 	minAutoPageBytes = 16 << 10
-	maxAutoPageBytes = 128 << 10
+	maxAutoPageBytes = 64 << 10
 
 	// sampleRows is the number of rows of the first source sampled for the
 	// per-column encoding choice; sampleDistinct caps the distinct values
