@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 
@@ -437,15 +436,15 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 	if o.choseCodec {
 		chosen("codec", "ZSTD unless set (the sources' codecs are not kept)")
 	}
-	// Page size: a compressed page must carry its ≈400 bytes of overhead
-	// at ≤3 %, so ≥13 KB compressed, that is 13 KB × the compression ratio
-	// of the widest column uncompressed, rounded up to a power of two,
-	// within [16 KiB, 128 KiB] (a light key's lookup decodes about one page
+	// Page size: a compressed page should carry its ≈400 bytes of overhead
+	// at ≤3 %, so ≈13 KB compressed, that is 13 KB × the compression ratio
+	// of the widest column uncompressed, to the nearest power of two,
+	// within [16 KiB, 64 KiB] (a light key's lookup decodes about one page
 	// per column).
 	if o.PageBytes == 0 {
 		need := pageOverheadBytes / maxPageOverhead * b.WidestRatio
-		o.PageBytes = min(max(1<<bits.Len64(uint64(need-1)), minAutoPageBytes), maxAutoPageBytes)
-		chosen("page_bytes", "pages ≥ %.0f B compressed (%d B of overhead per page at ≤ %.0f %%) × %.2f, the compression ratio of the widest column %s, rounded up to a power of two within [%d, %d]",
+		o.PageBytes = min(max(1<<int(math.Round(math.Log2(need))), minAutoPageBytes), maxAutoPageBytes)
+		chosen("page_bytes", "pages of %.0f B compressed (%d B of overhead per page at ≤ %.0f %%) × %.2f, the compression ratio of the widest column %s, to the nearest power of two within [%d, %d]",
 			pageOverheadBytes/maxPageOverhead, pageOverheadBytes, maxPageOverhead*100, b.WidestRatio, b.WidestColumn, minAutoPageBytes, maxAutoPageBytes)
 	}
 	ch.PageBytes = o.PageBytes
