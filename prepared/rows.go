@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,13 +187,17 @@ func sortRows(c *columns, rows []parquet.Row) {
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
+	// Ties broken by input position make the order total, so the unstable
+	// sort gives the stable result, without slices.SortStableFunc's
+	// in-place merging (a fifth of prepare's CPU in a profile; ≈15 % less
+	// CPU overall, on a loaded machine).
+	slices.SortFunc(perm, func(a, b int32) int {
 		for j, col := range c.order {
 			if d := compareValues(col.typ, vals[int(a)*k+j], vals[int(b)*k+j]); d != 0 {
 				return d
 			}
 		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	sorted := make([]parquet.Row, len(rows))
 	for i, p := range perm {
