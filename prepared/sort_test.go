@@ -3,12 +3,15 @@ package prepared
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // TestExternalSortIsIdentical: with a budget so small that the rows are
@@ -88,5 +91,52 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	if err := rs.close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunsRemovedOnError: when writing fails after runs were spilled (here
+// the output exists and Overwrite is not set), the error is returned and
+// the runs are gone.
+func TestRunsRemovedOnError(t *testing.T) {
+	ctx := context.Background()
+	src := fileStore(t)
+	sw, err := src.NewWriter(ctx, "in/a.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.Write(sw, genEvents(12, 20_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := storeResolver{src}
+	srcs, err := Sources(ctx, res, []string{"in"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := fileStore(t)
+	if err := store.WriteAll(ctx, dst, FileName(1), []byte("old"), nil); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	spills := 0
+	_, err = PrepareFiles(ctx, res, srcs, dst, Options{Key: "user", Sort: []string{"ts"}, Buckets: 2, MemoryBytes: 2 << 20, TempDir: tmp,
+		Progress: func(p Progress) {
+			if p.Phase == "spill" {
+				spills = p.Done
+			}
+		}})
+	if !errors.Is(err, store.ErrPrecondition) {
+		t.Fatalf("error %v, want store.ErrPrecondition", err)
+	}
+	if spills < 2 {
+		t.Fatalf("%d runs spilled: the test checks nothing", spills)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("runs left behind: %v", ents)
+	}
+	if k := keys(t, dst); len(k) != 1 || k[0] != FileName(1) {
+		t.Errorf("output left: %v", k)
 	}
 }
