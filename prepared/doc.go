@@ -12,11 +12,16 @@
 //     (PageBytes 0: exactly one page per key and column);
 //   - every file carries the page index (column and offset index), a
 //     split-block bloom filter on the key, sorting_columns in each row group,
-//     ZSTD pages, and a key-value marker "ariadne.prepared" with the options
-//     as JSON (see Marker), so tools recognise it.
+//     one codec on every column (ZSTD by default, never the sources'), and a
+//     key-value marker "ariadne.prepared" with the options as JSON (see
+//     Marker), so tools recognise it.
 //
-// Sorting is in memory under an explicit byte budget (Options.MemoryBytes);
-// input past the budget is an ErrMemoryBudget error, never a partial file.
+// PrepareFiles chooses what the options leave unset — page size, buckets,
+// row group size, codec, per-column encodings — from a first pass over the
+// sources (layout.go, Choices), and records the choices in the marker.
+// Sorting is external under a byte budget (Options.MemoryBytes): past half
+// of it, sorted runs are spilled to a temporary folder and merged (sort.go),
+// with the same output as an in-memory sort.
 // Nothing is ever visible under a final file name unless the whole file was
 // written: files are committed by the store's atomic Close.
 package prepared

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+
 	"github.com/ariadne-go/ariadne/internal/duck"
 )
 
@@ -25,7 +28,8 @@ func (e event) duckText() string {
 }
 
 // TestDuckDBReadsTheSameRows: DuckDB's own Parquet reader returns the rows
-// written, for each page policy (pages of one key, packed, split keys).
+// written, for each page policy (pages of one key, packed, split keys), and
+// with dictionary-encoded columns written from an external sort.
 func TestDuckDBReadsTheSameRows(t *testing.T) {
 	ctx := context.Background()
 	evs := genEvents(6, 10_000)
@@ -40,11 +44,30 @@ func TestDuckDBReadsTheSameRows(t *testing.T) {
 	}
 	defer db.Close()
 	st := fileStore(t)
-	for _, target := range []int{0, 4096} {
-		name := fmt.Sprintf("p%d.parquet", target)
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"per-key", Options{PageBytes: PageBytesPerKey}},
+		{"packed", Options{PageBytes: 4096}},
+		// Dictionaries kept (as chosen for small ones), and rows sorted
+		// externally in runs.
+		{"dictionaries-external", Options{PageBytes: 4096, MemoryBytes: 1 << 20, TempDir: t.TempDir(),
+			Encodings: map[string]encoding.Encoding{"name": &parquet.RLEDictionary, "n": &parquet.RLEDictionary, "score": &parquet.Plain}}},
+	} {
+		name := c.name + ".parquet"
+		target := c.name
 		schema, rows := eventRows(t, evs)
-		if _, err := Write(ctx, st, name, schema, rows, Options{Key: "user", Sort: []string{"ts"}, PageBytes: target, RowGroupRows: 3000}); err != nil {
+		o := c.opts
+		o.Key, o.Sort, o.RowGroupRows = "user", []string{"ts"}, 3000
+		if _, err := Write(ctx, st, name, schema, rows, o); err != nil {
 			t.Fatal(err)
+		}
+		if o.Encodings != nil {
+			f, _ := openFile(t, st, name)
+			if md := f.Metadata().RowGroups[0].Columns[2].MetaData; md.DictionaryPageOffset == 0 {
+				t.Fatalf("%s: column %v has no dictionary page", c.name, md.PathInSchema)
+			}
 		}
 		path := filepath.Join(strings.TrimPrefix(st.URL(), "file://"), name)
 		q := `SELECT concat_ws('|', coalesce(CAST("user" AS VARCHAR), 'null'), CAST(epoch_us(ts) AS VARCHAR), coalesce(name, 'null'),
@@ -60,11 +83,11 @@ func TestDuckDBReadsTheSameRows(t *testing.T) {
 		}
 		slices.Sort(got)
 		if len(got) != len(want) {
-			t.Fatalf("page %d: DuckDB reads %d rows, %d written", target, len(got), len(want))
+			t.Fatalf("%s: DuckDB reads %d rows, %d written", target, len(got), len(want))
 		}
 		for i := range want {
 			if got[i] != want[i] {
-				t.Fatalf("page %d: DuckDB row %q, written %q", target, got[i], want[i])
+				t.Fatalf("%s: DuckDB row %q, written %q", target, got[i], want[i])
 			}
 		}
 	}

@@ -1,13 +1,14 @@
 package prepared
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -102,6 +103,12 @@ type Stats struct {
 	Keys, Pages    int64 // key groups and data pages over all files
 	PageIndexBytes int64
 	MaxPagesPerKey int
+	// Choices are the settings used, chosen from the data where not set.
+	Choices *Choices
+	// Runs and SpillBytes count the sorted runs spilled to the temporary
+	// folder (0 when every partition fitted half the memory budget).
+	Runs       int
+	SpillBytes int64
 }
 
 // PagesPerKey is the mean number of data pages per key group and column.
@@ -119,16 +126,36 @@ func (s Stats) PagesPerKey() float64 {
 // FileName is the name of a bucket's file in its partition.
 func FileName(bucket int) string { return fmt.Sprintf("part-%05d.parquet", bucket) }
 
-// PrepareFiles rewrites the sources as prepared files in dst: partition by
-// partition (in name order), every row goes to the bucket of its key
-// (Options.Buckets, Spark's pmod(murmur3(key, 42), n)), each non-empty
-// bucket is sorted and written as <partition>/part-<bucket>.parquet (see
-// FileName). Every source must have the same schema
-// (aerr.ErrSchemaMismatch otherwise). One partition's rows are held in
-// memory at once, under Options.MemoryBytes. On an error, the files this
-// call already wrote are deleted (best effort) and the error returned.
+// PrepareFiles rewrites the sources as prepared files in dst. A first pass
+// reads every source's footer and key column (and samples the first
+// source's rows) and chooses what the options leave unset: page size,
+// buckets, row group size, codec and per-column encodings (see Choices;
+// recorded in every file's marker). Then, partition by partition (in name
+// order), sources are read in parallel and their rows, in source order, go
+// to the bucket of their key (Options.Buckets, Spark's
+// pmod(murmur3(key, 42), n)); each non-empty bucket is sorted (externally
+// past half of Options.MemoryBytes) and written as
+// <partition>/part-<bucket>.parquet (see FileName). Every source must have
+// the same schema (aerr.ErrSchemaMismatch otherwise). On an error, the
+// files this call already wrote and its spilled runs are deleted (best
+// effort) and the error returned.
 func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.Store, opts Options) (Stats, error) {
 	o, err := opts.withDefaults()
+	if err != nil {
+		return Stats{}, err
+	}
+	sc, err := scan(ctx, res, srcs, o)
+	if err != nil {
+		return Stats{}, err
+	}
+	if _, err := resolveColumns(sc.schema, o); err != nil { // unknown columns before any choice
+		return Stats{}, err
+	}
+	o, ch, err := choose(o, sc)
+	if err != nil {
+		return Stats{}, err
+	}
+	cols, err := resolveColumns(sc.schema, o)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -136,16 +163,9 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	for _, s := range srcs {
 		byPart[s.Partition] = append(byPart[s.Partition], s)
 	}
-	parts := make([]string, 0, len(byPart))
-	for p := range byPart {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
-	st := Stats{Sources: len(srcs)}
-	var ref *parquet.Schema
-	var cols *columns
-	read := 0
-	var readRows int64
+	parts := slices.Sorted(maps.Keys(byPart))
+	st := Stats{Sources: len(srcs), Choices: ch}
+	var ss sortStats
 	fail := func(err error) (Stats, error) {
 		for _, f := range st.Files {
 			_ = dst.Delete(context.WithoutCancel(ctx), f.Key, nil)
@@ -153,65 +173,175 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 		return Stats{}, err
 	}
 	nb := max(o.Buckets, 1)
+	read := 0
+	var readRows int64
 	for _, part := range parts {
-		b := &budget{what: "partition " + cmp.Or(part, `""`), max: o.MemoryBytes}
-		buckets := make([][]parquet.Row, nb)
-		for _, src := range byPart[part] {
-			f, size, err := openSource(ctx, res, src.URI)
-			if err != nil {
-				return fail(err)
-			}
-			if ref == nil {
-				ref = f.Schema()
-				if cols, err = resolveColumns(ref, o); err != nil {
-					return fail(err)
-				}
-			} else if !parquet.EqualNodes(ref, f.Schema()) {
-				return fail(aerr.New(aerr.ErrSchemaMismatch, "prepared: %s has schema %s, other sources %s", src.URI, f.Schema(), ref))
-			}
-			rr := parquet.NewReader(f)
-			n, err := readAll(ctx, rr, func(r parquet.Row) error {
-				k := 0
-				if nb > 1 {
-					k = sparkhash.Bucket(hashValue(cols.order[0].typ, valueOf(r, cols.order[0].index)), nb)
-				}
-				buckets[k] = append(buckets[k], r)
-				return b.add(r)
+		s := newSorter(cols, nb, o, &ss)
+		err := readPartition(ctx, res, byPart[part], sc.schema, cols, nb, o,
+			func(k int, r parquet.Row) error { return s.add(ctx, k, r) },
+			func(rows, bytes int64) {
+				read++
+				readRows += rows
+				st.SourceBytes += bytes
+				report(o, Progress{Phase: "read", Done: read, Total: len(srcs), Rows: readRows, Bytes: st.SourceBytes})
 			})
-			rr.Close()
-			if err != nil {
-				return fail(fmt.Errorf("%s: %w", src.URI, err))
-			}
-			read++
-			readRows += n
-			st.SourceBytes += size
-			report(o, Progress{Phase: "read", Done: read, Total: len(srcs), Rows: readRows, Bytes: st.SourceBytes})
+		if err == nil {
+			err = writeBuckets(ctx, dst, part, s, cols, nb, o, &st)
 		}
-		for k, rows := range buckets {
-			if len(rows) == 0 {
-				continue
-			}
-			sortRows(cols, rows)
-			bucket := k
-			if nb == 1 {
-				bucket = -1
-			}
-			fs, err := writeSorted(ctx, dst, path.Join(part, FileName(k)), cols, rows, o, bucket)
-			if err != nil {
-				return fail(err)
-			}
-			buckets[k] = nil // let the rows go before the next bucket's file
-			st.Files = append(st.Files, fs)
-			st.Rows += fs.Rows
-			st.Bytes += fs.Bytes
-			st.Keys += fs.Keys
-			st.Pages += fs.Pages
-			st.PageIndexBytes += fs.PageIndexBytes
-			st.MaxPagesPerKey = max(st.MaxPagesPerKey, fs.MaxPagesPerKey)
-			report(o, Progress{Phase: "write", Done: len(st.Files), Rows: st.Rows, Bytes: st.Bytes})
+		if cerr := s.cleanup(); err == nil && cerr != nil {
+			err = fmt.Errorf("prepared: removing sorted runs: %w", cerr)
+		}
+		if err != nil {
+			return fail(err)
 		}
 	}
+	st.Runs, st.SpillBytes = ss.Runs, ss.SpillBytes
 	return st, nil
+}
+
+// writeBuckets writes the sorted buckets of one partition.
+func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, cols *columns, nb int, o Options, st *Stats) error {
+	for k := range nb {
+		if s.empty(k) {
+			continue
+		}
+		bucket := k
+		if nb == 1 {
+			bucket = -1
+		}
+		stream, err := s.stream(k)
+		if err != nil {
+			return err
+		}
+		fs, err := writeSorted(ctx, dst, path.Join(part, FileName(k)), cols, stream, o, bucket)
+		if cerr := stream.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		st.Files = append(st.Files, fs)
+		st.Rows += fs.Rows
+		st.Bytes += fs.Bytes
+		st.Keys += fs.Keys
+		st.Pages += fs.Pages
+		st.PageIndexBytes += fs.PageIndexBytes
+		st.MaxPagesPerKey = max(st.MaxPagesPerKey, fs.MaxPagesPerKey)
+		report(o, Progress{Phase: "write", Done: len(st.Files), Rows: st.Rows, Bytes: st.Bytes})
+	}
+	return nil
+}
+
+// rowBatch is a batch of rows read from a source with their buckets.
+type rowBatch struct {
+	rows    []parquet.Row
+	buckets []int
+}
+
+// readBatchesAhead is how many batches a source's reader may decode ahead
+// of the sorter.
+const readBatchesAhead = 4
+
+// readPartition reads the sources of a partition, up to o.Parallelism at a
+// time, and passes every row with its bucket to add in source order (so the
+// stable sort's ties are the same as reading them one by one); done is
+// called after each source with its rows and bytes.
+func readPartition(ctx context.Context, res Resolver, srcs []Source, ref *parquet.Schema, cols *columns, nb int, o Options,
+	add func(k int, r parquet.Row) error, done func(rows, bytes int64)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		rows, bytes int64
+		err         error
+	}
+	batches := make([]chan rowBatch, len(srcs))
+	results := make([]chan result, len(srcs))
+	for i := range srcs {
+		batches[i] = make(chan rowBatch, readBatchesAhead)
+		results[i] = make(chan result, 1)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // runs before wg.Wait: blocked readers give up
+	for range min(o.Parallelism, len(srcs)) {
+		wg.Go(func() {
+			for i := range next {
+				rows, size, err := readSource(ctx, res, srcs[i].URI, ref, cols, nb, batches[i])
+				close(batches[i])
+				results[i] <- result{rows, size, err}
+			}
+		})
+	}
+	go func() {
+		defer close(next)
+		for i := range srcs {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for i := range srcs {
+		for b := range batches[i] {
+			for j, r := range b.rows {
+				if err := add(b.buckets[j], r); err != nil {
+					return err
+				}
+			}
+		}
+		r := <-results[i]
+		if r.err != nil {
+			return r.err
+		}
+		done(r.rows, r.bytes)
+	}
+	return nil
+}
+
+// readSource reads one source's rows, cloned, in batches with their
+// buckets, and returns its rows and size.
+func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Schema, cols *columns, nb int, out chan<- rowBatch) (int64, int64, error) {
+	f, size, err := openSource(ctx, res, uri)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !parquet.EqualNodes(ref, f.Schema()) {
+		return 0, 0, aerr.New(aerr.ErrSchemaMismatch, "prepared: %s has schema %s, other sources %s", uri, f.Schema(), ref)
+	}
+	rr := parquet.NewReader(f)
+	defer rr.Close()
+	key := cols.order[0]
+	var b rowBatch
+	send := func() error {
+		select {
+		case out <- b:
+			b = rowBatch{}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	n, err := readAll(ctx, rr, func(r parquet.Row) error {
+		k := 0
+		if nb > 1 {
+			k = sparkhash.Bucket(hashValue(key.typ, valueOf(r, key.index)), nb)
+		}
+		b.rows = append(b.rows, r)
+		b.buckets = append(b.buckets, k)
+		if len(b.rows) == readBatch {
+			return send()
+		}
+		return nil
+	})
+	if err == nil && len(b.rows) > 0 {
+		err = send()
+	}
+	if err != nil {
+		return n, size, fmt.Errorf("%s: %w", uri, err)
+	}
+	return n, size, nil
 }
 
 // openSource opens a Parquet file through its store (ranged reads).

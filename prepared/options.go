@@ -2,10 +2,13 @@ package prepared
 
 import (
 	"encoding/json"
+	"maps"
+	"runtime"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/ariadne-go/ariadne/aerr"
 )
@@ -27,11 +30,22 @@ const (
 	// file holds one row group comfortably.
 	DefaultRowGroupRows = 1 << 20
 
-	// DefaultMemoryBytes is the default sort budget: a day of the 1 GB
-	// benchmark lake is ≈900k rows × ≈400 bytes in memory (5 values of 32
-	// bytes plus ≈240 bytes of strings) ≈ 360 MB, so 2 GiB leaves room for
-	// partitions 5× larger.
-	DefaultMemoryBytes = 2 << 30
+	// DefaultMemoryBytes is the default sort budget. Past it, sorted runs
+	// are spilled to a temporary folder and merged (an external sort), so
+	// the budget bounds memory, not the input: 512 MiB holds ≈1.3M rows of
+	// the benchmark lake (≈400 bytes each in memory) per run.
+	DefaultMemoryBytes = 512 << 20
+
+	// PageBytesPerKey is the PageBytes of one page per key and column. It is
+	// never a default: for keys of a few rows every page costs ≈85 bytes of
+	// header and page index plus a ZSTD frame (docs/prepared.md), which
+	// made a lake of light users 2.2× to 4.4× larger.
+	PageBytesPerKey = -1
+
+	// DefaultPageBytes is the page target of Write when PageBytes is 0 (Write
+	// sees no data before writing; PrepareFiles chooses from the data).
+	// 32 KiB was size-neutral on the benchmark lake (docs/prepared.md).
+	DefaultPageBytes = 32 << 10
 
 	// maxPageBytes bounds PageBytes: parquet-go keeps the page buffer size
 	// in an int32 and we give it 4× the target (see pageBufferSize).
@@ -53,7 +67,8 @@ type Options struct {
 	Sort []string
 	// Buckets is the number of hash buckets of PrepareFiles: a row goes to
 	// file pmod(murmur3(key, 42), Buckets) of its partition, as Spark's
-	// bucketBy(Buckets, key). 0 or 1: one file per partition. Write ignores
+	// bucketBy(Buckets, key). 1: one file per partition; 0: chosen from
+	// the data by PrepareFiles (files of ≈TargetFileBytes). Write ignores
 	// it (it writes one file) but records it in the marker.
 	Buckets int
 	// Bucket is the bucket id that Write records in the marker of a file of
@@ -61,33 +76,57 @@ type Options struct {
 	Bucket int
 	// PageBytes is the target size of a data page in uncompressed value
 	// bytes. Whole keys are packed into a page while they fit; a key larger
-	// than PageBytes gets pages of its own, split at row boundaries. 0 means
-	// one page per key.
+	// than PageBytes gets pages of its own, split at row boundaries.
+	// PageBytesPerKey gives every key its own page in every column. 0:
+	// chosen from the data by PrepareFiles (see Choices), DefaultPageBytes
+	// for Write.
 	PageBytes int
-	// RowGroupRows caps the rows of a row group (DefaultRowGroupRows if 0);
-	// row groups end at key boundaries, so one key larger than the cap
-	// makes a larger row group.
+	// RowGroupRows caps the rows of a row group; row groups end at key
+	// boundaries, so one key larger than the cap makes a larger row group.
+	// 0: chosen from the data by PrepareFiles, DefaultRowGroupRows for
+	// Write.
 	RowGroupRows int64
-	// Compression is the page codec (ZSTD if nil).
+	// Compression is the page codec of every column (ZSTD if nil; the
+	// sources' codecs are never kept).
 	Compression compress.Codec
-	// MemoryBytes is the sort budget: the estimated in-memory size of the
-	// rows held at once (one file for Write, one partition for
-	// PrepareFiles). DefaultMemoryBytes if 0.
+	// Encodings sets the encoding of columns by dotted leaf path
+	// ("user_id", "context.id"): &parquet.Plain, &parquet.RLEDictionary,
+	// &parquet.DeltaLengthByteArray... PrepareFiles chooses the others from
+	// the data (a dictionary only where it is small); Write keeps the
+	// schema's encoding for them, except a source's dictionary.
+	Encodings map[string]encoding.Encoding
+	// MemoryBytes is the sort budget: the rows held at once take at most
+	// half of it (estimated in-memory size); past that, sorted runs are
+	// spilled to TempDir and merged into the writer. DefaultMemoryBytes if
+	// 0.
 	MemoryBytes int64
+	// TempDir is the local folder for spilled runs (os.TempDir() if ""); a
+	// folder of its own is made in it at the first spill and removed at
+	// the end, also on errors.
+	TempDir string
+	// Parallelism is the number of sources read at once by PrepareFiles
+	// (GOMAXPROCS if 0).
+	Parallelism int
 	// Overwrite replaces existing files; by default a file is written with
 	// put-if-absent and an existing one is an error (store.ErrPrecondition).
 	Overwrite bool
 	// Progress, if not nil, is called as work advances (from the calling
 	// goroutine).
 	Progress func(Progress)
+
+	choices    *Choices // set by PrepareFiles, recorded in the marker
+	choseCodec bool     // Compression was nil
 }
 
 // Progress reports the advance of PrepareFiles or Write.
 type Progress struct {
-	Phase       string // "read" (sources read) or "write" (files written)
-	Done, Total int    // files of the phase
-	Rows        int64  // rows read or written so far
-	Bytes       int64  // bytes read (read) or written (write) so far
+	// Phase is "scan" (first pass: footers and key column, sources
+	// done), "read" (sources read), "spill" (sorted runs written) or
+	// "write" (files written).
+	Phase       string
+	Done, Total int   // files of the phase
+	Rows        int64 // rows read or written so far
+	Bytes       int64 // bytes read (read) or written (write) so far
 }
 
 // Marker is the JSON recorded under MarkerKey in every prepared file.
@@ -102,6 +141,15 @@ type Marker struct {
 	// (whole keys up to PageBytes per page).
 	Pages     string `json:"pages"`
 	PageBytes int    `json:"pageBytes,omitempty"`
+
+	// Added in the same format version (readers ignore unknown fields):
+	// the codec, the rows per row group, the encoding of every leaf column
+	// (by dotted path), and, for files of PrepareFiles, the choices made
+	// from the data and what they were made from.
+	Codec        string            `json:"codec,omitempty"`
+	RowGroupRows int64             `json:"rowGroupRows,omitempty"`
+	Encodings    map[string]string `json:"encodings,omitempty"`
+	Choices      *Choices          `json:"choices,omitempty"`
 }
 
 // MarkerOf returns the marker of a prepared file, and false for a file that
@@ -118,14 +166,16 @@ func MarkerOf(f *parquet.File) (Marker, bool, error) {
 	return m, true, nil
 }
 
-func (o Options) marker(bucket int) Marker {
-	m := Marker{FormatVersion: FormatVersion, Key: o.Key, Sort: o.Sort, Buckets: o.Buckets, Bucket: bucket, Pages: "key"}
+func (o Options) marker(bucket int, cols *columns) Marker {
+	m := Marker{FormatVersion: FormatVersion, Key: o.Key, Sort: o.Sort, Buckets: o.Buckets, Bucket: bucket, Pages: "key",
+		Codec: o.Compression.CompressionCodec().String(), RowGroupRows: o.RowGroupRows, Encodings: cols.encodingNames()}
 	if o.Buckets <= 1 {
 		m.Buckets, m.Bucket = 0, -1
 	}
 	if o.PageBytes > 0 {
 		m.Pages, m.PageBytes = "packed", o.PageBytes
 	}
+	m.Choices = o.choices
 	return m
 }
 
@@ -135,11 +185,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Key == "" {
 		return o, aerr.Invalid("prepared: no key column")
 	}
-	if o.PageBytes < 0 || o.PageBytes > maxPageBytes {
-		return o, aerr.Invalid("prepared: page bytes %d out of [0, %d]", o.PageBytes, maxPageBytes)
+	if o.PageBytes < PageBytesPerKey || o.PageBytes > maxPageBytes {
+		return o, aerr.Invalid("prepared: page bytes %d out of [%d, %d]", o.PageBytes, PageBytesPerKey, maxPageBytes)
 	}
-	if o.Buckets < 0 || o.RowGroupRows < 0 || o.MemoryBytes < 0 {
-		return o, aerr.Invalid("prepared: negative buckets, row group rows or memory bytes")
+	if o.Buckets < 0 || o.RowGroupRows < 0 || o.MemoryBytes < 0 || o.Parallelism < 0 {
+		return o, aerr.Invalid("prepared: negative buckets, row group rows, memory bytes or parallelism")
 	}
 	if o.Buckets > 1 && (o.Bucket < 0 || o.Bucket >= o.Buckets) {
 		return o, aerr.Invalid("prepared: bucket %d out of [0, %d)", o.Bucket, o.Buckets)
@@ -152,14 +202,27 @@ func (o Options) withDefaults() (Options, error) {
 		seen[c] = true
 	}
 	o.Sort = slices.Clone(o.Sort)
-	if o.RowGroupRows == 0 {
-		o.RowGroupRows = DefaultRowGroupRows
-	}
+	o.Encodings = maps.Clone(o.Encodings)
 	if o.MemoryBytes == 0 {
 		o.MemoryBytes = DefaultMemoryBytes
 	}
 	if o.Compression == nil {
-		o.Compression = &parquet.Zstd
+		o.Compression, o.choseCodec = &parquet.Zstd, true
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
 	}
 	return o, nil
+}
+
+// writeDefaults fills in what Write cannot choose from data it has not
+// seen yet.
+func (o Options) writeDefaults() Options {
+	if o.PageBytes == 0 {
+		o.PageBytes = DefaultPageBytes
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = DefaultRowGroupRows
+	}
+	return o
 }

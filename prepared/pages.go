@@ -83,7 +83,7 @@ func (w *keyWriter) writeGroup(rows []parquet.Row) error {
 			total += s
 		}
 		switch {
-		case target == 0: // one page per key
+		case target <= 0: // one page per key (PageBytesPerKey)
 			if err := w.write(cw, c, 0, len(rows)); err != nil {
 				return err
 			}

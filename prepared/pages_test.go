@@ -18,7 +18,7 @@ import (
 func TestPagesAreKeyAligned(t *testing.T) {
 	ctx := context.Background()
 	evs := genEvents(2, 20_000)
-	for _, target := range []int{0, 512, 4096} {
+	for _, target := range []int{PageBytesPerKey, 512, 4096} {
 		t.Run(fmt.Sprint("page=", target), func(t *testing.T) {
 			st := fileStore(t)
 			schema, rows := eventRows(t, evs)
@@ -92,7 +92,7 @@ func TestPagesAreKeyAligned(t *testing.T) {
 					}
 					for _, pg := range ps {
 						switch {
-						case target == 0 && len(pg.keys) != 1:
+						case target == PageBytesPerKey && len(pg.keys) != 1:
 							t.Fatalf("rg %d column %d: a page holds %d keys, want one page per key", rgi, c, len(pg.keys))
 						case len(pg.keys) > 1:
 							packed++
@@ -112,7 +112,7 @@ func TestPagesAreKeyAligned(t *testing.T) {
 					for k, n := range keyPages {
 						if n > 1 {
 							split++
-							if target == 0 || keyBytes[k] <= int64(target) {
+							if target == PageBytesPerKey || keyBytes[k] <= int64(target) {
 								t.Fatalf("rg %d column %d: key %s (%d bytes) spans %d pages, target %d", rgi, c, k, keyBytes[k], n, target)
 							}
 						}
@@ -128,7 +128,7 @@ func TestPagesAreKeyAligned(t *testing.T) {
 			if target > 0 && (packed == 0 || split == 0 || fs.MaxPagesPerKey < 2) {
 				t.Errorf("target %d: %d packed pages, %d split keys, max pages per key %d", target, packed, split, fs.MaxPagesPerKey)
 			}
-			if target == 0 && (fs.Pages != int64(ncols)*fs.Keys || fs.MaxPagesPerKey != 1) {
+			if target == PageBytesPerKey && (fs.Pages != int64(ncols)*fs.Keys || fs.MaxPagesPerKey != 1) {
 				t.Errorf("one page per key: %d pages for %d keys × %d columns, max %d per key", fs.Pages, fs.Keys, ncols, fs.MaxPagesPerKey)
 			}
 			t.Logf("target %d: %d bytes, %d pages (%v), page index %d bytes, %d keys", target, fs.Bytes, fs.Pages, fs.PagesPerColumn, fs.PageIndexBytes, fs.Keys)

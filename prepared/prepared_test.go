@@ -136,7 +136,7 @@ func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	evs := genEvents(1, 20_000)
 	want := sortedEvents(evs)
-	for _, pageBytes := range []int{0, 512, 4096} {
+	for _, pageBytes := range []int{PageBytesPerKey, 512, 4096} {
 		t.Run(fmt.Sprint("page=", pageBytes), func(t *testing.T) {
 			st := fileStore(t)
 			schema, rows := eventRows(t, evs)
@@ -167,7 +167,7 @@ func TestRoundTrip(t *testing.T) {
 				wantPages = "packed"
 			}
 			if err != nil || !ok || m.Key != "user" || !slices.Equal(m.Sort, []string{"ts"}) || m.Pages != wantPages ||
-				m.PageBytes != pageBytes || m.FormatVersion != FormatVersion || m.Bucket != -1 {
+				m.PageBytes != max(pageBytes, 0) || m.FormatVersion != FormatVersion || m.Bucket != -1 {
 				t.Errorf("marker %+v %v %v", m, ok, err)
 			}
 			if len(f.RowGroups()) < 2 || len(f.RowGroups()) != fs.RowGroups {

@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/ariadne-go/ariadne/aerr"
 )
@@ -28,9 +30,32 @@ type column struct {
 	typ   parquet.Type
 }
 
-// resolveColumns checks the key and sort columns against the schema.
+// resolveColumns checks the key and sort columns against the schema and
+// gives the schema the output's codec and encodings: Options.Encodings by
+// dotted leaf path, else the schema's own encoding except dictionaries.
 func resolveColumns(schema *parquet.Schema, o Options) (*columns, error) {
-	c := &columns{schema: schema, leaves: len(schema.Columns())}
+	for name := range o.Encodings {
+		if _, ok := schema.Lookup(strings.Split(name, ".")...); !ok {
+			return nil, aerr.New(aerr.ErrColumnNotFound, "prepared: encoding for column %s, which is not in the schema", name)
+		}
+	}
+	var bad error
+	out := relayout(schema, o.Compression, func(path []string, leaf parquet.Node) encoding.Encoding {
+		e, ok := o.Encodings[strings.Join(path, ".")]
+		if !ok {
+			if e = leaf.Encoding(); isDictionary(e) {
+				e = nil
+			}
+		}
+		if e != nil && !isDictionary(e) && !canEncode(e, leaf.Type().Kind()) {
+			bad = aerr.Invalid("prepared: column %s cannot be encoded as %s", strings.Join(path, "."), e.Encoding())
+		}
+		return e
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	c := &columns{schema: out, leaves: len(schema.Columns())}
 	for _, name := range append([]string{o.Key}, o.Sort...) {
 		var field parquet.Field
 		for _, f := range schema.Fields() {
@@ -162,17 +187,44 @@ func sortRows(c *columns, rows []parquet.Row) {
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
+	// Ties broken by input position make the order total, so the unstable
+	// sort gives the stable result, without slices.SortStableFunc's
+	// in-place merging (a fifth of prepare's CPU in a profile; ≈15 % less
+	// CPU overall, on a loaded machine).
+	slices.SortFunc(perm, func(a, b int32) int {
 		for j, col := range c.order {
 			if d := compareValues(col.typ, vals[int(a)*k+j], vals[int(b)*k+j]); d != 0 {
 				return d
 			}
 		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	sorted := make([]parquet.Row, len(rows))
 	for i, p := range perm {
 		sorted[i] = rows[p]
 	}
 	copy(rows, sorted)
+}
+
+// canEncode reports whether a non-dictionary encoding can encode a kind.
+func canEncode(e encoding.Encoding, k parquet.Kind) bool {
+	switch k {
+	case parquet.Boolean:
+		return encoding.CanEncodeBoolean(e)
+	case parquet.Int32:
+		return encoding.CanEncodeInt32(e)
+	case parquet.Int64:
+		return encoding.CanEncodeInt64(e)
+	case parquet.Int96:
+		return encoding.CanEncodeInt96(e)
+	case parquet.Float:
+		return encoding.CanEncodeFloat(e)
+	case parquet.Double:
+		return encoding.CanEncodeDouble(e)
+	case parquet.ByteArray:
+		return encoding.CanEncodeByteArray(e)
+	case parquet.FixedLenByteArray:
+		return encoding.CanEncodeFixedLenByteArray(e)
+	}
+	return false
 }

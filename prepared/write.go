@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -31,41 +33,50 @@ type FileStats struct {
 	PageIndexBytes int64
 }
 
-// Write sorts the rows of rows (in schema) by (key, sort columns) in memory
-// and writes them as one prepared file at key in st. The file is committed
-// by the store's atomic Close: on any error nothing is left under key. Rows
-// past Options.MemoryBytes are an ErrMemoryBudget error; an unknown key or
-// sort column is aerr.ErrColumnNotFound; a nested or repeated one
-// aerr.ErrInvalidArgument.
+// Write sorts the rows of rows (in schema) by (key, sort columns) and writes
+// them as one prepared file at key in st. Rows past half of
+// Options.MemoryBytes are sorted in runs spilled to Options.TempDir and
+// merged. The file is committed by the store's atomic Close: on any error
+// nothing is left under key. An unknown key or sort column is
+// aerr.ErrColumnNotFound; a nested or repeated one aerr.ErrInvalidArgument;
+// one key whose rows alone exceed the budget ErrMemoryBudget. Write cannot
+// choose settings from data it has not seen: unset, PageBytes is
+// DefaultPageBytes and RowGroupRows DefaultRowGroupRows.
 func Write(ctx context.Context, st store.Store, key string, schema *parquet.Schema, rows parquet.RowReader, opts Options) (FileStats, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return FileStats{}, err
 	}
+	o = o.writeDefaults()
 	cols, err := resolveColumns(schema, o)
 	if err != nil {
 		return FileStats{}, err
 	}
-	b := &budget{what: key, max: o.MemoryBytes}
-	var held []parquet.Row
-	n, err := readAll(ctx, rows, func(r parquet.Row) error {
-		held = append(held, r)
-		return b.add(r)
-	})
+	var ss sortStats
+	s := newSorter(cols, 1, o, &ss)
+	defer s.cleanup()
+	n, err := readAll(ctx, rows, func(r parquet.Row) error { return s.add(ctx, 0, r) })
 	if err != nil {
 		return FileStats{}, err
 	}
 	report(o, Progress{Phase: "read", Done: 1, Total: 1, Rows: n})
-	sortRows(cols, held)
 	bucket := -1
 	if o.Buckets > 1 {
 		bucket = o.Bucket
 	}
-	fs, err := writeSorted(ctx, st, key, cols, held, o, bucket)
-	if err == nil {
-		report(o, Progress{Phase: "write", Done: 1, Total: 1, Rows: fs.Rows, Bytes: fs.Bytes})
+	stream, err := s.stream(0)
+	if err != nil {
+		return FileStats{}, err
 	}
-	return fs, err
+	fs, err := writeSorted(ctx, st, key, cols, stream, o, bucket)
+	if cerr := stream.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return FileStats{}, err
+	}
+	report(o, Progress{Phase: "write", Done: 1, Total: 1, Rows: fs.Rows, Bytes: fs.Bytes})
+	return fs, s.cleanup()
 }
 
 func report(o Options, p Progress) {
@@ -83,16 +94,17 @@ func report(o Options, p Progress) {
 // one page per key we flush after every key and 1 MiB only sizes the
 // initial buffer.
 func pageBufferSize(target int) int {
-	if target == 0 {
+	if target <= 0 {
 		return 1 << 20
 	}
 	return 4 * target
 }
 
-// writeSorted writes sorted rows as one prepared file.
-func writeSorted(ctx context.Context, st store.Store, key string, cols *columns, rows []parquet.Row, o Options, bucket int) (FileStats, error) {
+// writeSorted writes a stream of sorted rows as one prepared file. It holds
+// one key's rows at a time.
+func writeSorted(ctx context.Context, st store.Store, key string, cols *columns, rows rowStream, o Options, bucket int) (FileStats, error) {
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
-	marker, err := json.Marshal(o.marker(bucket))
+	marker, err := json.Marshal(o.marker(bucket, cols))
 	if err != nil {
 		return fs, err
 	}
@@ -117,7 +129,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		sorting[i] = parquet.NullsFirst(parquet.Ascending(c.name))
 	}
 	wopt := []parquet.WriterOption{
-		parquet.Compression(o.Compression),
+		parquet.Compression(o.Compression), // also set on every column by resolveColumns
 		parquet.PageBufferSize(pageBufferSize(o.PageBytes)),
 		parquet.BloomFilters(parquet.SplitBlockFilter(bloomBitsPerValue, o.Key)),
 		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
@@ -136,29 +148,52 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	pw := parquet.NewWriter(bw, append(wopt, cols.schema)...)
 	kw := newKeyWriter(pw, cols, o.PageBytes, &fs)
 	keyCol := cols.order[0]
-	rgRows := int64(0)
-	for start := 0; start < len(rows); {
-		if fs.Keys%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return fs, err
-			}
-		}
-		k := valueOf(rows[start], keyCol.index)
-		end := start + 1
-		for end < len(rows) && sameKey(keyCol.typ, k, valueOf(rows[end], keyCol.index)) {
-			end++
-		}
-		if err := kw.writeGroup(rows[start:end]); err != nil {
-			return fs, err
-		}
-		fs.Keys++
-		rgRows += int64(end - start)
-		start = end
-		if rgRows >= o.RowGroupRows && start < len(rows) {
+	var rgRows int64
+	var group []parquet.Row
+	b := &budget{what: "one key's rows in " + key, max: o.MemoryBytes / 2}
+	writeGroup := func() error {
+		if rgRows >= o.RowGroupRows { // rows follow: end the row group at this key boundary
 			if err := kw.endRowGroup(); err != nil {
-				return fs, err
+				return err
 			}
 			rgRows = 0
+		}
+		if err := kw.writeGroup(group); err != nil {
+			return err
+		}
+		fs.Keys++
+		fs.Rows += int64(len(group))
+		rgRows += int64(len(group))
+		clear(group)
+		group, b.used = group[:0], 0
+		return nil
+	}
+	for {
+		r, err := rows.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fs, err
+		}
+		if len(group) > 0 && !sameKey(keyCol.typ, valueOf(group[0], keyCol.index), valueOf(r, keyCol.index)) {
+			if fs.Keys%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return fs, err
+				}
+			}
+			if err := writeGroup(); err != nil {
+				return fs, err
+			}
+		}
+		if err := b.add(r); err != nil {
+			return fs, err
+		}
+		group = append(group, r)
+	}
+	if len(group) > 0 {
+		if err := writeGroup(); err != nil {
+			return fs, err
 		}
 	}
 	if rgRows > 0 {
@@ -180,7 +215,6 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		return fs, err
 	}
 	committed = true
-	fs.Rows = int64(len(rows))
 	fs.Bytes = cw.N
 	for _, p := range fs.PagesPerColumn {
 		fs.Pages += p

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne/fileindex"
@@ -14,20 +18,26 @@ import (
 )
 
 func newPrepareCmd(g *globals) *cobra.Command {
-	var out, key string
-	var sortCols []string
+	var out, key, codec, memory string
+	var sortCols, encodings []string
 	var opts prepared.Options
 	var memoryMB int64
 	var overwrite bool
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
 per partition one file per hash bucket of the key (Spark's bucketBy: part-NNNNN.parquet), each sorted
-by (key, sort columns), with data pages that never split a key (one page per key with --page-bytes 0),
-a page index, a bloom filter on the key and an ariadne.prepared marker. Every engine reads the files
-as ordinary Parquet; the row index reads one small page per column for a key. See docs/prepared.md.`,
+by (key, sort columns), with data pages that never split a key, a page index, a bloom filter on the
+key and an ariadne.prepared marker. Every engine reads the files as ordinary Parquet; the row index
+reads one small page per column for a key.
+
+A first pass over the sources (footers, key column, a sample of rows) chooses what the flags leave
+unset: page size, buckets (files of about 128 MiB), row group size, codec (ZSTD) and the encoding of
+each column (a dictionary only where it is small). Every choice is printed and recorded in the files'
+marker. Rows are sorted externally: past half of --memory, sorted runs are spilled to --temp-dir and
+merged. See docs/prepared.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -35,7 +45,22 @@ as ordinary Parquet; the row index reads one small page per column for a key. Se
 				return usagef("prepare: --out DEST and --key COL are required")
 			}
 			opts.Key, opts.Sort, opts.Overwrite = key, sortCols, overwrite
-			opts.MemoryBytes = memoryMB << 20
+			mem, err := parseSize(memory)
+			if err != nil {
+				return usagef("prepare: --memory %q: %v", memory, err)
+			}
+			opts.MemoryBytes = mem
+			if cmd.Flags().Changed("memory-mb") {
+				opts.MemoryBytes = memoryMB << 20
+			}
+			if codec != "" {
+				if opts.Compression, err = codecByName(codec); err != nil {
+					return err
+				}
+			}
+			if opts.Encodings, err = encodingsByName(encodings); err != nil {
+				return err
+			}
 			dstURL, err := folderURL(out)
 			if err != nil {
 				return err
@@ -60,10 +85,14 @@ as ordinary Parquet; the row index reads one small page per column for a key. Se
 				return err
 			}
 			return g.emit(prepareJSON(dst.URL(), st), func(w io.Writer) {
-				fmt.Fprintf(w, "prepared %d source file(s) (%.1f MB) into %d file(s) (%.1f MB) under %s\n",
-					st.Sources, float64(st.SourceBytes)/1e6, len(st.Files), float64(st.Bytes)/1e6, dst.URL())
+				fmt.Fprintf(w, "prepared %d source file(s) (%.1f MB) into %d file(s) (%.1f MB, %.2f× the sources) under %s\n",
+					st.Sources, float64(st.SourceBytes)/1e6, len(st.Files), float64(st.Bytes)/1e6, ratio(st.Bytes, st.SourceBytes), dst.URL())
 				fmt.Fprintf(w, "%d rows, %d keys, %d data pages (%.2f per key and column, at most %d), page index %.1f KB\n",
 					st.Rows, st.Keys, st.Pages, st.PagesPerKey(), st.MaxPagesPerKey, float64(st.PageIndexBytes)/1e3)
+				if st.Runs > 0 {
+					fmt.Fprintf(w, "sorted externally: %d runs, %.1f MB spilled\n", st.Runs, float64(st.SpillBytes)/1e6)
+				}
+				printChoices(w, st.Choices)
 			})
 		},
 	}
@@ -71,12 +100,127 @@ as ordinary Parquet; the row index reads one small page per column for a key. Se
 	f.StringVar(&out, "out", "", "output folder (local path or URI: file://, s3://, gs://, azblob://, mem://)")
 	f.StringVar(&key, "key", "", "key column (top-level primitive)")
 	f.StringSliceVar(&sortCols, "sort", nil, "further sort columns within a key (comma-separated)")
-	f.IntVar(&opts.Buckets, "buckets", 1, "hash buckets per partition (Spark's bucketBy: pmod(murmur3(key), N))")
-	f.IntVar(&opts.PageBytes, "page-bytes", 0, "target page size in uncompressed bytes; whole keys are packed up to it (0: one page per key)")
-	f.Int64Var(&opts.RowGroupRows, "row-group-rows", prepared.DefaultRowGroupRows, "rows per row group (cut at key boundaries)")
-	f.Int64Var(&memoryMB, "memory-mb", prepared.DefaultMemoryBytes>>20, "sort budget in MiB (one partition's rows are sorted in memory)")
+	f.IntVar(&opts.Buckets, "buckets", 0, "hash buckets per partition (Spark's bucketBy: pmod(murmur3(key), N)); 0: chosen for files of about 128 MiB")
+	f.IntVar(&opts.PageBytes, "page-bytes", 0, "target page size in uncompressed bytes, whole keys packed up to it; 0: chosen from the data; -1: one page per key")
+	f.Int64Var(&opts.RowGroupRows, "row-group-rows", 0, "rows per row group (cut at key boundaries); 0: chosen for about 128 MiB uncompressed")
+	f.StringVar(&codec, "codec", "", "page codec: zstd (default), snappy, gzip, brotli, uncompressed")
+	f.StringSliceVar(&encodings, "encoding", nil, "COL=ENC: encoding of a column (plain, dictionary, delta-length-byte-array, delta-byte-array, delta-binary-packed, byte-stream-split); others chosen from the data")
+	f.StringVar(&memory, "memory", "512MiB", "memory budget (e.g. 512MiB, 2GiB): rows past half of it are sorted in runs spilled to --temp-dir")
+	f.Int64Var(&memoryMB, "memory-mb", 0, "memory budget in MiB (use --memory)")
+	_ = f.MarkHidden("memory-mb")
+	f.StringVar(&opts.TempDir, "temp-dir", "", "local folder for sorted runs (default: the system's temporary folder); removed at the end")
+	f.IntVar(&opts.Parallelism, "parallel", 0, "sources read at once (default: the number of CPUs)")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
 	return cmd
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// parseSize parses a byte size: a number with an optional unit (B, KB, MB,
+// GB, KiB, MiB, GiB).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size")
+	}
+	mult := map[string]float64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("unknown unit %q", unit)
+	}
+	return int64(n * mult), nil
+}
+
+// codecByName returns the codec named by --codec.
+func codecByName(name string) (compress.Codec, error) {
+	switch strings.ToLower(name) {
+	case "zstd":
+		return &parquet.Zstd, nil
+	case "snappy":
+		return &parquet.Snappy, nil
+	case "gzip":
+		return &parquet.Gzip, nil
+	case "brotli":
+		return &parquet.Brotli, nil
+	case "uncompressed", "none":
+		return &parquet.Uncompressed, nil
+	}
+	return nil, usagef("prepare: unknown codec %q (zstd, snappy, gzip, brotli, uncompressed; not LZ4_RAW, which parquet-go v0.32.0 does not read back)", name)
+}
+
+// encodingsByName parses --encoding COL=ENC flags.
+func encodingsByName(specs []string) (map[string]encoding.Encoding, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out := map[string]encoding.Encoding{}
+	for _, spec := range specs {
+		col, name, ok := strings.Cut(spec, "=")
+		if !ok || col == "" {
+			return nil, usagef("prepare: --encoding %q: want COL=ENC", spec)
+		}
+		var e encoding.Encoding
+		switch strings.ToLower(strings.ReplaceAll(name, "_", "-")) {
+		case "plain":
+			e = &parquet.Plain
+		case "dictionary", "dict", "rle-dictionary":
+			e = &parquet.RLEDictionary
+		case "delta-length-byte-array":
+			e = &parquet.DeltaLengthByteArray
+		case "delta-byte-array":
+			e = &parquet.DeltaByteArray
+		case "delta-binary-packed":
+			e = &parquet.DeltaBinaryPacked
+		case "byte-stream-split":
+			e = &parquet.ByteStreamSplit
+		default:
+			return nil, usagef("prepare: --encoding %q: unknown encoding %q", spec, name)
+		}
+		out[col] = e
+	}
+	return out, nil
+}
+
+// printChoices prints the layout settings and why each was chosen.
+func printChoices(w io.Writer, ch *prepared.Choices) {
+	if ch == nil {
+		return
+	}
+	chosen := func(name string) string {
+		if why, ok := ch.Why[name]; ok {
+			return "chosen: " + why
+		}
+		return "set"
+	}
+	pages := fmt.Sprint(ch.PageBytes)
+	if ch.PageBytes == prepared.PageBytesPerKey {
+		pages = "one page per key"
+	}
+	fmt.Fprintf(w, "page bytes      %s (%s)\n", pages, chosen("page_bytes"))
+	fmt.Fprintf(w, "buckets         %d (%s)\n", ch.Buckets, chosen("buckets"))
+	fmt.Fprintf(w, "row group rows  %d (%s)\n", ch.RowGroupRows, chosen("row_group_rows"))
+	fmt.Fprintf(w, "codec           %s (%s)\n", ch.Codec, chosen("codec"))
+	fmt.Fprintf(w, "encodings       (%s)\n", chosen("encodings"))
+	for _, c := range ch.Columns {
+		how := fmt.Sprintf("%d of %d sampled values distinct, %d bytes", c.Distinct, c.Sampled, c.DictBytes)
+		if c.Set {
+			how = "set"
+		}
+		fmt.Fprintf(w, "  %-20s %-24s %s\n", c.Column, c.Encoding, how)
+	}
+	b := ch.Basis
+	fmt.Fprintf(w, "measured: %d rows in %d sources (%d partitions), ≈%d keys (%.1f rows per key), %.1f bytes per row, widest column %s (%.2f× compressed)\n",
+		b.Rows, b.Sources, b.Partitions, b.KeyGroups, b.RowsPerKey, b.RowBytes, b.WidestColumn, b.WidestRatio)
 }
 
 // folderURL turns a local path into a file:// URL; URLs are kept.
@@ -104,6 +248,30 @@ func prepareJSON(dest string, st prepared.Stats) map[string]any {
 	return map[string]any{
 		"out": dest, "sources": st.Sources, "source_bytes": st.SourceBytes, "rows": st.Rows, "bytes": st.Bytes,
 		"keys": st.Keys, "pages": st.Pages, "pages_per_key": st.PagesPerKey(), "max_pages_per_key": st.MaxPagesPerKey,
-		"page_index_bytes": st.PageIndexBytes, "files": files,
+		"page_index_bytes": st.PageIndexBytes, "runs": st.Runs, "spill_bytes": st.SpillBytes,
+		"choices": choicesJSON(st.Choices), "files": files,
+	}
+}
+
+// choicesJSON renders the choices with snake_case keys.
+func choicesJSON(ch *prepared.Choices) map[string]any {
+	if ch == nil {
+		return nil
+	}
+	cols := make([]map[string]any, 0, len(ch.Columns))
+	for _, c := range ch.Columns {
+		cols = append(cols, map[string]any{"column": c.Column, "encoding": c.Encoding, "set": c.Set,
+			"sampled": c.Sampled, "distinct": c.Distinct, "dict_bytes": c.DictBytes})
+	}
+	b := ch.Basis
+	return map[string]any{
+		"page_bytes": ch.PageBytes, "buckets": ch.Buckets, "row_group_rows": ch.RowGroupRows, "codec": ch.Codec,
+		"columns": cols, "chosen": ch.Chosen, "why": ch.Why,
+		"basis": map[string]any{
+			"sources": b.Sources, "source_bytes": b.SourceBytes, "rows": b.Rows, "partitions": b.Partitions,
+			"max_partition_bytes": b.MaxPartitionBytes, "max_partition_sources": b.MaxPartitionSources,
+			"key_groups": b.KeyGroups, "rows_per_key": b.RowsPerKey, "row_bytes": b.RowBytes,
+			"widest_column": b.WidestColumn, "widest_ratio": b.WidestRatio,
+		},
 	}
 }

@@ -1,0 +1,325 @@
+package prepared
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// rowStream yields rows in (key, sort columns) order; io.EOF ends it.
+type rowStream interface {
+	next() (parquet.Row, error)
+	close() error
+}
+
+// sliceStream streams sorted rows held in memory.
+type sliceStream struct {
+	rows []parquet.Row
+	i    int
+}
+
+func (s *sliceStream) next() (parquet.Row, error) {
+	if s.i == len(s.rows) {
+		return nil, io.EOF
+	}
+	s.i++
+	return s.rows[s.i-1], nil
+}
+
+func (s *sliceStream) close() error { s.rows = nil; return nil }
+
+// sortOverhead is the per-row memory that sorting adds to a held row: the
+// compared values, the permutation and the sorted copy's slice header.
+func sortOverhead(c *columns) int64 { return valueBytes*int64(len(c.order)) + 4 + 24 }
+
+// sorter sorts the rows of one partition into buckets under a memory
+// budget (an external merge sort). Rows are held until the budget is used,
+// then every bucket's rows are sorted and spilled as a run (a Parquet file
+// in the temporary folder); at the end each bucket is the merge of its
+// runs and its rows still held. Merging breaks ties by run order and every
+// sort is stable, so the output is exactly the stable in-memory sort of the
+// rows in arrival order, whatever the budget.
+type sorter struct {
+	cols    *columns
+	parent  string // Options.TempDir
+	tmp     string // folder of the runs, made at the first spill
+	budget  int64
+	held    int64 // bytes of the rows held
+	buckets [][]parquet.Row
+	runs    [][]string // per bucket, its runs in order
+	stats   *sortStats
+	o       Options
+}
+
+// sortStats counts the spilled runs.
+type sortStats struct {
+	Runs       int
+	SpillBytes int64
+}
+
+// newSorter sorts into nb buckets; the rows held take at most half of the
+// budget: the other half is the garbage collector's headroom and the
+// readers' and writer's buffers.
+func newSorter(cols *columns, nb int, o Options, st *sortStats) *sorter {
+	return &sorter{cols: cols, parent: o.TempDir, budget: o.MemoryBytes / 2, buckets: make([][]parquet.Row, nb),
+		runs: make([][]string, nb), stats: st, o: o}
+}
+
+// add holds a row (owned by the sorter from now on) in bucket k.
+func (s *sorter) add(ctx context.Context, k int, r parquet.Row) error {
+	s.buckets[k] = append(s.buckets[k], r)
+	s.held += rowBytes(r) + sortOverhead(s.cols)
+	if s.held > s.budget {
+		return s.spill(ctx)
+	}
+	return nil
+}
+
+// spill writes every bucket's held rows as a sorted run.
+func (s *sorter) spill(ctx context.Context) error {
+	if s.tmp == "" {
+		dir, err := os.MkdirTemp(s.parent, "ariadne-prepare-*")
+		if err != nil {
+			return fmt.Errorf("prepared: temporary folder for sorted runs: %w", err)
+		}
+		s.tmp = dir
+	}
+	for k, rows := range s.buckets {
+		if len(rows) == 0 {
+			continue
+		}
+		sortRows(s.cols, rows)
+		name := filepath.Join(s.tmp, fmt.Sprintf("b%05d-r%05d.parquet", k, len(s.runs[k])))
+		n, err := writeRun(ctx, name, s.cols.schema, rows)
+		if err != nil {
+			return err
+		}
+		s.runs[k] = append(s.runs[k], name)
+		s.stats.Runs++
+		s.stats.SpillBytes += n
+		clear(rows)
+		s.buckets[k] = rows[:0]
+		report(s.o, Progress{Phase: "spill", Done: s.stats.Runs, Bytes: s.stats.SpillBytes})
+	}
+	s.held = 0
+	return nil
+}
+
+// runGroupRows bounds the row groups of a run file: parquet-go holds a row
+// group's pages in memory until it ends.
+const runGroupRows = 16 << 10
+
+// runSchema is a run file's schema: fast to write and read back (PLAIN,
+// SNAPPY pages), same leaves. Not LZ4_RAW: parquet-go v0.32.0 read back
+// other values than it wrote with it (TestRunRoundTrip).
+func runSchema(s *parquet.Schema) *parquet.Schema {
+	return relayout(s, &parquet.Snappy, func([]string, parquet.Node) encoding.Encoding { return &parquet.Plain })
+}
+
+// writeRun writes sorted rows as a Parquet file and returns its size.
+func writeRun(ctx context.Context, name string, schema *parquet.Schema, rows []parquet.Row) (int64, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	pw := parquet.NewWriter(f, runSchema(schema), parquet.PageBufferSize(64<<10))
+	for i := 0; i < len(rows); i += runGroupRows {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if _, err := pw.WriteRows(rows[i:min(i+runGroupRows, len(rows))]); err != nil {
+			return 0, err
+		}
+		if err := pw.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	if err := pw.Close(); err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), f.Close()
+}
+
+// stream returns bucket k's rows in order and lets the sorter forget them.
+func (s *sorter) stream(k int) (rowStream, error) {
+	rows := s.buckets[k]
+	s.buckets[k] = nil
+	sortRows(s.cols, rows)
+	if len(s.runs[k]) == 0 {
+		return &sliceStream{rows: rows}, nil
+	}
+	m := &mergeStream{cols: s.cols}
+	for i, name := range s.runs[k] {
+		rs, err := openRun(name)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		if err := m.push(rs, i); err != nil {
+			m.close()
+			return nil, err
+		}
+	}
+	if err := m.push(&sliceStream{rows: rows}, len(s.runs[k])); err != nil {
+		m.close()
+		return nil, err
+	}
+	heap.Init(m)
+	return m, nil
+}
+
+// cleanup removes the runs (after the streams are closed).
+func (s *sorter) cleanup() error {
+	if s.tmp == "" {
+		return nil
+	}
+	err := os.RemoveAll(s.tmp)
+	s.tmp = ""
+	return err
+}
+
+// empty reports whether bucket k got no rows.
+func (s *sorter) empty(k int) bool { return len(s.buckets[k]) == 0 && len(s.runs[k]) == 0 }
+
+// runStream reads a run file back.
+type runStream struct {
+	f   *os.File
+	rr  *parquet.Reader
+	buf []parquet.Row
+	n   int // rows in buf
+	i   int
+	eof bool
+}
+
+func openRun(name string) (*runStream, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("prepared: run %s: %w", name, err)
+	}
+	return &runStream{f: f, rr: parquet.NewReader(pf), buf: make([]parquet.Row, 128)}, nil
+}
+
+func (r *runStream) next() (parquet.Row, error) {
+	for r.i == r.n {
+		if r.eof {
+			return nil, io.EOF
+		}
+		n, err := r.rr.ReadRows(r.buf)
+		r.n, r.i = n, 0
+		if errors.Is(err, io.EOF) {
+			r.eof = true
+		} else if err != nil {
+			return nil, err
+		} else if n == 0 {
+			return nil, fmt.Errorf("prepared: run reader returned no rows and no error")
+		}
+	}
+	r.i++
+	return r.buf[r.i-1].Clone(), nil
+}
+
+func (r *runStream) close() error {
+	r.rr.Close()
+	return r.f.Close()
+}
+
+// mergeStream merges sorted streams; equal rows come in stream order.
+type mergeStream struct {
+	cols  *columns
+	heads []mergeHead
+	all   []rowStream
+}
+
+type mergeHead struct {
+	row parquet.Row
+	src rowStream
+	ord int
+}
+
+func (m *mergeStream) push(s rowStream, ord int) error {
+	m.all = append(m.all, s)
+	r, err := s.next()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.heads = append(m.heads, mergeHead{row: r, src: s, ord: ord})
+	return nil
+}
+
+func (m *mergeStream) Len() int { return len(m.heads) }
+func (m *mergeStream) Less(i, j int) bool {
+	if d := compareRows(m.cols, m.heads[i].row, m.heads[j].row); d != 0 {
+		return d < 0
+	}
+	return m.heads[i].ord < m.heads[j].ord
+}
+func (m *mergeStream) Swap(i, j int) { m.heads[i], m.heads[j] = m.heads[j], m.heads[i] }
+func (m *mergeStream) Push(x any)    { m.heads = append(m.heads, x.(mergeHead)) }
+func (m *mergeStream) Pop() any {
+	h := m.heads[len(m.heads)-1]
+	m.heads = m.heads[:len(m.heads)-1]
+	return h
+}
+
+func (m *mergeStream) next() (parquet.Row, error) {
+	if len(m.heads) == 0 {
+		return nil, io.EOF
+	}
+	top := &m.heads[0]
+	out := top.row
+	r, err := top.src.next()
+	switch {
+	case errors.Is(err, io.EOF):
+		heap.Pop(m)
+	case err != nil:
+		return nil, err
+	default:
+		top.row = r
+		heap.Fix(m, 0)
+	}
+	return out, nil
+}
+
+func (m *mergeStream) close() error {
+	var errs []error
+	for _, s := range m.all {
+		errs = append(errs, s.close())
+	}
+	m.all, m.heads = nil, nil
+	return errors.Join(errs...)
+}
+
+// compareRows orders two rows by (key, sort columns).
+func compareRows(c *columns, a, b parquet.Row) int {
+	for _, col := range c.order {
+		if d := compareValues(col.typ, valueOf(a, col.index), valueOf(b, col.index)); d != 0 {
+			return d
+		}
+	}
+	return 0
+}
