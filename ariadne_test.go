@@ -12,16 +12,16 @@ import (
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/aerr"
-	"github.com/ariadne-go/ariadne/internal/testfixture"
+	"github.com/ariadne-go/ariadne/internal/playsfixture"
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 // openLake generates the plays lake with its first n files indexed and
 // opens its store through the face.
-func openLake(t *testing.T, n int) (*testfixture.PlaysLake, *ariadne.Index) {
+func openLake(t *testing.T, n int) (*playsfixture.PlaysLake, *ariadne.Index) {
 	t.Helper()
 	ctx := context.Background()
-	lake, err := testfixture.Plays(ctx, t.TempDir(), n)
+	lake, err := playsfixture.Plays(ctx, t.TempDir(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func openLake(t *testing.T, n int) (*testfixture.PlaysLake, *ariadne.Index) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ix, err := st.Index(ctx, testfixture.PlaysIndex)
+	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestRefreshServesAnotherProcesssUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	oix, err := other.Index(ctx, testfixture.PlaysIndex)
+	oix, err := other.Index(ctx, playsfixture.PlaysIndex)
 	if err != nil {
 		t.Fatal(err)
 	}

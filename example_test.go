@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne"
-	"github.com/ariadne-go/ariadne/internal/testfixture"
+	"github.com/ariadne-go/ariadne/internal/playsfixture"
 )
 
 // exampleLake generates a small lake with an index "plays" in a temporary
@@ -18,7 +18,7 @@ func exampleLake() (storeURL string, hot int64, cleanup func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lake, err := testfixture.Plays(context.Background(), dir, 4)
+	lake, err := playsfixture.Plays(context.Background(), dir, 4)
 	if err != nil {
 		log.Fatal(err)
 	}

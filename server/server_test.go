@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne"
-	"github.com/ariadne-go/ariadne/internal/testfixture"
+	"github.com/ariadne-go/ariadne/internal/playsfixture"
 )
 
 // testServer is a server on a real socket over the plays lake.
 type testServer struct {
 	url  string
-	lake *testfixture.PlaysLake
+	lake *playsfixture.PlaysLake
 	srv  *Server
 	done chan error
 	stop context.CancelFunc
@@ -31,7 +31,7 @@ type testServer struct {
 func start(t *testing.T, indexed int, cfg Config) *testServer {
 	t.Helper()
 	ctx := context.Background()
-	lake, err := testfixture.Plays(ctx, t.TempDir(), indexed)
+	lake, err := playsfixture.Plays(ctx, t.TempDir(), indexed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -119,26 +118,6 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// parseSize parses a byte size: a number with an optional unit (B, KB, MB,
-// GB, KiB, MiB, GiB).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a size")
-	}
-	mult := map[string]float64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("unknown unit %q", unit)
-	}
-	return int64(n * mult), nil
 }
 
 // codecByName returns the codec named by --codec.

@@ -45,7 +45,7 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := prepared.Write(ctx, st, "one-page-per-key.parquet", src.Schema(), parquet.NewReader(src),
-		prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000}); err != nil {
+		prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: prepared.PageBytesPerKey}); err != nil {
 		t.Fatal(err)
 	}
 	paths = append(paths, filepath.Join(dir, "one-page-per-key.parquet"))

@@ -1,4 +1,8 @@
-package testfixture
+// Package playsfixture builds the small listening-history lake with an index
+// and row indexes that the face, server and example tests share. It is not
+// in internal/testfixture because it imports index, whose own tests import
+// that package.
+package playsfixture
 
 import (
 	"context"
