@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
 )
 
@@ -44,33 +45,6 @@ func parseDate(s string) (time.Time, bool) {
 // daysOf returns the days since the epoch of t's UTC date.
 func daysOf(t time.Time) int64 {
 	return int64(math.Floor(float64(t.UTC().Unix()) / 86400))
-}
-
-// toInt64 returns a Go integer as int64.
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x), true
-		}
-	}
-	return 0, false
 }
 
 // textOf returns the text form of v when it is one (a string, or a JSON
@@ -114,7 +88,7 @@ func keyValue(col string, t schema.Type, v any) (val any, text string, err error
 		case []byte:
 			return string(x), "", nil
 		}
-		if i, ok := toInt64(v); ok {
+		if i, ok := pqrow.AsInt64(v); ok {
 			return i, "", nil
 		}
 		return nil, "", aerr.Invalid("key %v (%T) for column %s: want a string, number, boolean or time", v, v, col)
@@ -136,7 +110,7 @@ func keyValue(col string, t schema.Type, v any) (val any, text string, err error
 			return string(x), "", nil
 		}
 	case isInt(t):
-		if i, ok := toInt64(v); ok {
+		if i, ok := pqrow.AsInt64(v); ok {
 			return i, "", nil
 		}
 		if isText {
@@ -151,7 +125,7 @@ func keyValue(col string, t schema.Type, v any) (val any, text string, err error
 		case float32:
 			return float64(x), "", nil
 		}
-		if i, ok := toInt64(v); ok {
+		if i, ok := pqrow.AsInt64(v); ok {
 			return float64(i), "", nil
 		}
 		if isText {
@@ -228,7 +202,7 @@ func outValue(t schema.Type, v any) any {
 	}
 	switch {
 	case isInt(t):
-		if i, ok := toInt64(v); ok {
+		if i, ok := pqrow.AsInt64(v); ok {
 			return i
 		}
 	case t == schema.Float:
@@ -267,7 +241,7 @@ func outValue(t schema.Type, v any) any {
 			return time.Unix(int64(x)*86400, 0).UTC()
 		}
 	case t == nil:
-		if i, ok := toInt64(v); ok {
+		if i, ok := pqrow.AsInt64(v); ok {
 			return i
 		}
 	}
