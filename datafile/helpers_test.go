@@ -19,8 +19,8 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// testdata is the shared test data, relative to this package's directory.
-const testdata = "../../shared/testdata"
+// testdata is the repository's test data (testdata/README.md), relative to this package's directory.
+const testdata = "../testdata"
 
 // fileResolver resolves file:// URIs against one store rooted at "/"
 // (the store package's resolver does this and more; this is enough here).

@@ -14,7 +14,7 @@ import (
 )
 
 // deltaRSDir holds the delta-rs test tables (shared test data).
-const deltaRSDir = "../../shared/testdata/delta-rs"
+const deltaRSDir = "../testdata/delta-rs"
 
 // golden is the expectation written by interop/scripts/delta_golden.py with
 // the real delta-rs.

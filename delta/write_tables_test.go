@@ -13,7 +13,7 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-const writeTestTables = "../../shared/testdata/delta-rs"
+const writeTestTables = "../testdata/delta-rs"
 
 // copyTable copies a shared test table into a writable temp dir and opens
 // it through a file:// store.

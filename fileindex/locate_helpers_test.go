@@ -27,7 +27,7 @@ import (
 // computes, per data file read with the stored schema and read options,
 // exactly the cells §3.2–§3.9 define.
 
-const testData = "../../shared/testdata/ariadne/data"
+const testData = "../testdata/ariadne/data"
 
 // T1S is the schema of table1 (§8.0).
 const schemaT1S = `{"type":"struct","fields":[{"name":"Id","type":"integer","nullable":true,"metadata":{}},{"name":"Version","type":"integer","nullable":true,"metadata":{}},{"name":"Value","type":"double","nullable":true,"metadata":{}}]}`

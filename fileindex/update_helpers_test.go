@@ -19,8 +19,8 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// updDataDir is the spec's test data (shared/testdata/ariadne/data).
-const updDataDir = "../../shared/testdata/ariadne/data"
+// updDataDir is the spec's test data (testdata/ariadne/data).
+const updDataDir = "../testdata/ariadne/data"
 
 // updT1S is the schema (Id int, Version int, Value double) of the spec's tests.
 const updT1S = `{"type":"struct","fields":[{"name":"Id","type":"integer","nullable":true,"metadata":{}},{"name":"Version","type":"integer","nullable":true,"metadata":{}},{"name":"Value","type":"double","nullable":true,"metadata":{}}]}`

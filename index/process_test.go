@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childMain creates (or reconnects to) the shared index and tracks its own
+// childMain creates (or reconnects to) the joint index and tracks its own
 // files one call at a time, as an independent process would.
 func childMain() error {
 	ctx := context.Background()
@@ -50,7 +50,7 @@ func childMain() error {
 	if err != nil {
 		return err
 	}
-	ix, err := cat.Open(ctx, "shared", OpenOptions{Schema: st, Format: "csv"})
+	ix, err := cat.Open(ctx, "joint", OpenOptions{Schema: st, Format: "csv"})
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func TestCompetingProcesses(t *testing.T) {
 			t.Fatalf("child failed: %v", err)
 		}
 	}
-	ix, err := cat.Get(context.Background(), "shared")
+	ix, err := cat.Get(context.Background(), "joint")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestCompetingProcesses(t *testing.T) {
 	if err != nil || len(got) != procs*files {
 		t.Fatalf("want %d tracked files, got %d (%v)", procs*files, len(got), err)
 	}
-	if _, err := os.Stat(dir + "/indexes/shared/.filelist.lock"); !os.IsNotExist(err) {
+	if _, err := os.Stat(dir + "/indexes/joint/.filelist.lock"); !os.IsNotExist(err) {
 		t.Fatal("lock left behind")
 	}
 }

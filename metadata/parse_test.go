@@ -14,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 const (
-	fixtureDir    = "../../shared/testdata/ariadne/index_metadata"
-	alpha37       = "../../shared/testdata/ariadne/fixtures/alpha37/index-root/metadata.json"
+	fixtureDir    = "../testdata/ariadne/index_metadata"
+	alpha37       = "../testdata/ariadne/fixtures/alpha37/index-root/metadata.json"
 	alpha37Schema = `{"type":"struct","fields":[{"name":"event_id","type":"string","nullable":false,"metadata":{}},` +
 		`{"name":"users","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"id","type":"integer","nullable":false,"metadata":{}}]},"containsNull":true},"nullable":false,"metadata":{}}]}`
 )

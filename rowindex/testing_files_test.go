@@ -14,7 +14,7 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-const parquetTesting = "../../shared/testdata/parquet-testing/data"
+const parquetTesting = "../testdata/parquet-testing/data"
 
 // knownUnusable lists parquet-testing files the row index cannot serve, with
 // the reason. Every other file with a top-level primitive column must index

@@ -27,9 +27,9 @@ func TestRoundTripFixtures(t *testing.T) {
 func TestDeltaRsSchemasParse(t *testing.T) {
 	// Every schemaString in the delta-rs test tables parses (or names its
 	// unsupported type) and re-renders to an equivalent schema.
-	logs, _ := filepath.Glob("../../shared/testdata/delta-rs/*/_delta_log/00000000000000000000.json")
+	logs, _ := filepath.Glob("../testdata/delta-rs/*/_delta_log/00000000000000000000.json")
 	if len(logs) == 0 {
-		t.Skip("shared test data not present")
+		t.Skip("test data not present")
 	}
 	for _, l := range logs {
 		data, _ := os.ReadFile(l)

@@ -63,7 +63,7 @@ func decode(t *testing.T, s string) map[string]any {
 	return m
 }
 
-const testdata = "../../../shared/testdata/ariadne/data"
+const testdata = "../../testdata/ariadne/data"
 
 func TestRegistryCommands(t *testing.T) {
 	dir := t.TempDir()
@@ -151,7 +151,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestDeltaLs(t *testing.T) {
-	table, _ := filepath.Abs("../../../shared/testdata/delta-rs/table-with-dv-small")
+	table, _ := filepath.Abs("../../testdata/delta-rs/table-with-dv-small")
 	code, out, errs := run(t, t.TempDir(), "--json", "delta", "ls", table)
 	if code != 0 {
 		t.Fatal(errs)

@@ -19,7 +19,7 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-const data = "../../../shared/testdata/ariadne/data/"
+const data = "../../testdata/ariadne/data/"
 
 // rowsSource is a Source over rows in memory.
 type rowsSource struct {

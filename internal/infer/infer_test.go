@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-const data = "../../../shared/testdata/ariadne/data/"
+const data = "../../testdata/ariadne/data/"
 
 func TestCSVFixtures(t *testing.T) {
 	for file, want := range map[string]string{

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const parquetTesting = "../../../shared/testdata/parquet-testing"
+const parquetTesting = "../../testdata/parquet-testing"
 
 // readAll opens path and reads every row with the file's inferred schema.
 func readAll(t *testing.T, path string) (rows []Row, f *File, err error) {

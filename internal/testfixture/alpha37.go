@@ -16,11 +16,11 @@ const Alpha37Name = "alpha37_fixture"
 // Alpha37Source is the data file URI the alpha-37 fixture's rows record.
 const Alpha37Source = "file:///tmp/ariadne-alpha37-source.json"
 
-// SharedTestdata is the absolute path of ../shared/testdata (beside the
-// project root).
-func SharedTestdata() string {
+// Testdata is the absolute path of the repository's testdata folder (copied
+// from the project's shared test data; see testdata/README.md).
+func Testdata() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
 }
 
 // InstallAlpha37 lays the real index written by release 0.0.1-alpha-37 out
@@ -29,7 +29,7 @@ func SharedTestdata() string {
 // file at the URI its rows record.
 func InstallAlpha37(t testing.TB, rootDir string) {
 	t.Helper()
-	fixture := filepath.Join(SharedTestdata(), "ariadne", "fixtures", "alpha37")
+	fixture := filepath.Join(Testdata(), "ariadne", "fixtures", "alpha37")
 	if _, err := os.Stat(fixture); err != nil {
 		t.Fatalf("fixture missing: %v", err)
 	}
