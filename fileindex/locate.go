@@ -143,19 +143,24 @@ func (fi *FileIndex) Locate(ctx context.Context, q Query) ([]string, error) {
 // Memory: the distinct values of each exact, temporal and bloom column are
 // held while the rows are read (range columns: at most RangeCollectCap).
 func (fi *FileIndex) LocateFromRows(ctx context.Context, columns []string, rows iter.Seq2[[]any, error]) ([]string, error) {
+	files, _, err := fi.locateRows(ctx, columns, rows)
+	return files, err
+}
+
+// locateRows is LocateFromRows with the plan (LocateKeys' union form).
+func (fi *FileIndex) locateRows(ctx context.Context, columns []string, rows iter.Seq2[[]any, error]) ([]string, LocatePlan, error) {
 	if len(columns) == 0 {
-		return nil, aerr.Invalid("locate: at least one column is required")
+		return nil, LocatePlan{}, aerr.Invalid("locate: at least one column is required")
 	}
 	if err := fi.ix.EnsureStorageReady(ctx); err != nil {
-		return nil, err
+		return nil, LocatePlan{}, err
 	}
 	m := fi.ix.Metadata()
 	lks, err := collectLookups(m, fi.cfg.AutoBloomFPR, columns, rows)
 	if err != nil {
-		return nil, err
+		return nil, LocatePlan{}, err
 	}
-	files, _, err := fi.locate(ctx, m, lks)
-	return files, err
+	return fi.locate(ctx, m, lks)
 }
 
 // collectLookups reads the relation once and builds one lookup per column.

@@ -101,18 +101,7 @@ type KeysResult struct {
 // keys and their answers.
 func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter.Seq2[[]any, error], opts KeysOptions) (*KeysResult, error) {
 	if !opts.PerKey {
-		if len(columns) == 0 {
-			return nil, aerr.Invalid("locate: at least one column is required")
-		}
-		if err := fi.ix.EnsureStorageReady(ctx); err != nil {
-			return nil, err
-		}
-		m := fi.ix.Metadata()
-		lks, err := collectLookups(m, fi.cfg.AutoBloomFPR, columns, rows)
-		if err != nil {
-			return nil, err
-		}
-		files, plan, err := fi.locate(ctx, m, lks)
+		files, plan, err := fi.locateRows(ctx, columns, rows)
 		if err != nil {
 			return nil, err
 		}

@@ -62,12 +62,16 @@ func (c *chunkRead) row(i int) []parquet.Value {
 }
 
 // keep appends v to the chunk's values, starting a new selected row when
-// newRow is set (repeated columns).
-func (c *chunkRead) keep(v parquet.Value, repeated, newRow bool) {
+// newRow is set (repeated columns). Unless owned (an immutable copy, as in
+// the page cache), v's bytes are first copied out of its page.
+func (c *chunkRead) keep(v parquet.Value, owned, repeated, newRow bool) {
+	if !owned {
+		v = c.arena.keep(v)
+	}
 	if repeated && newRow {
 		c.starts = append(c.starts, int32(len(c.vals)))
 	}
-	c.vals = append(c.vals, c.arena.keep(v))
+	c.vals = append(c.vals, v)
 }
 
 // decode decodes the selected rows of the column chunk cc through r,
@@ -136,15 +140,6 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 		var page parquet.Page
 		kept := false // buf's values are immutable copies: no arena copy needed
 		pk := pageKey{c.w.fe.ID, c.rg, c.leaf, pi}
-		keep := func(v parquet.Value, newRow bool) {
-			if !kept {
-				v = c.arena.keep(v)
-			}
-			if repeated && newRow {
-				c.starts = append(c.starts, int32(len(c.vals)))
-			}
-			c.vals = append(c.vals, v)
-		}
 		if v, ok := c.cachedPage(pk); ok {
 			buf, starts, kept = v.vals, v.starts, true
 			c.m.pageHits.Add(1)
@@ -176,7 +171,7 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 						return fmt.Errorf("rowindex: page %d: %d values for %d rows", pi, len(scratch), sg[1]-sg[0])
 					}
 					for _, v := range scratch {
-						keep(v, false)
+						c.keep(v, false, false, false)
 					}
 				}
 				parquet.Release(page)
@@ -221,11 +216,11 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 					ve = int(starts[hi])
 				}
 				for i := vs; i < ve; i++ {
-					keep(buf[i], buf[i].RepetitionLevel() == 0)
+					c.keep(buf[i], kept, true, buf[i].RepetitionLevel() == 0)
 				}
 			} else {
 				for i := lo; i < hi; i++ {
-					keep(buf[i], false)
+					c.keep(buf[i], kept, false, false)
 				}
 			}
 		}
@@ -328,7 +323,7 @@ func (c *chunkRead) stream(pages parquet.Pages, repeated bool) error {
 				}
 			}
 			if k < len(runs) && row >= runs[k].row {
-				c.keep(v, repeated, newRow)
+				c.keep(v, false, repeated, newRow)
 			}
 		}
 		parquet.Release(page)
