@@ -52,6 +52,7 @@ var kinds = []struct {
 	{rowindex.ErrConcurrentUpdate, "concurrent update"},
 	{rowindex.ErrStaleAggregates, "stale aggregates"},
 	{rowindex.ErrDataFileChanged, "data file changed"},
+	{rowindex.ErrNotParquet, "not parquet"},
 	{rowindex.ErrBadQuery, "bad query"},
 	{rowindex.ErrBadKeyColumn, "bad column"},
 	{rowindex.ErrCorrupt, "corrupt row index"},

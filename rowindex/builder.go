@@ -441,6 +441,10 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	}
 	fe.Size, fe.ETag = info.Size, info.ETag
 	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
+	if fce := (*FileChangedError)(nil); errors.As(err, &fce) {
+		// Nothing was indexed from it yet: it is not Parquet, not changed.
+		return "", &NotParquetError{URI: fe.URI, Reason: fce.Reason, Err: fce.Err}
+	}
 	if err != nil {
 		return "", err
 	}

@@ -196,3 +196,27 @@ func TestLookupHonoursCancellation(t *testing.T) {
 		t.Fatalf("cancellation reported as a changed file: %v", err)
 	}
 }
+
+// TestBuildRefusesNonParquet: a file that never was Parquet (a JSON marker
+// swept up with a folder) is ErrNotParquet at build time, not "changed
+// since indexing", and nothing is committed.
+func TestBuildRefusesNonParquet(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, uris, _ := testLake(t, dir, false)
+	if err := store.WriteAll(ctx, data, "lake/lake.json", []byte(`{"version": 3}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "indexes", "plays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, append(uris, "lake/lake.json"))
+	var npe *NotParquetError
+	if !errors.Is(err, ErrNotParquet) || !errors.As(err, &npe) || errors.Is(err, ErrDataFileChanged) || npe.URI != "lake/lake.json" {
+		t.Fatalf("build over a JSON file: %v", err)
+	}
+	if _, err := Open(ctx, idx, "u", Options{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a failed build left a row index: %v", err)
+	}
+}

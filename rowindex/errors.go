@@ -18,6 +18,9 @@ var (
 	// ErrDataFileChanged: a data file was replaced or truncated since it was
 	// indexed. No rows are returned from it; rebuild the row index.
 	ErrDataFileChanged = errors.New("rowindex: data file changed since indexing")
+	// ErrNotParquet: a data file given to a build is not a readable Parquet
+	// file (bad magic, footer or length).
+	ErrNotParquet = errors.New("rowindex: not a Parquet file")
 	// ErrBadKeyColumn: the key (or a cover or aggregate) column is missing
 	// from a data file or is not a top-level primitive column.
 	ErrBadKeyColumn = errors.New("rowindex: unusable column")
@@ -72,3 +75,26 @@ func badQuery(format string, args ...any) error {
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }
+
+// NotParquetError reports a data file that a build could not read as Parquet.
+// It matches ErrNotParquet. (The same failure on a file indexed earlier is a
+// FileChangedError: the file changed since.)
+type NotParquetError struct {
+	URI    string
+	Reason string
+	Err    error // underlying error, may be nil
+}
+
+func (e *NotParquetError) Error() string {
+	s := "rowindex: " + e.URI + " is not a Parquet file (" + e.Reason + ")"
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is makes a *NotParquetError match ErrNotParquet.
+func (e *NotParquetError) Is(target error) bool { return target == ErrNotParquet }
+
+// Unwrap returns the underlying error.
+func (e *NotParquetError) Unwrap() error { return e.Err }
