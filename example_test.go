@@ -9,6 +9,7 @@ import (
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/internal/playsfixture"
+	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 // exampleLake generates a small lake with an index "plays" in a temporary
@@ -110,4 +111,81 @@ func ExampleIndex_Locate() {
 	}
 	fmt.Println(len(res.Files), "files can hold user", hot)
 	// Output: 2 files can hold user 1
+}
+
+// Join a key set with the rows of only the data files that can hold its
+// keys, streaming the result.
+func ExampleIndex_Join() {
+	storeURL, hot, cleanup := exampleLake()
+	defer cleanup()
+	ctx := context.Background()
+
+	st, err := ariadne.Open(ctx, storeURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(ctx, "plays")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rows, err := ix.Join(ctx, ariadne.JoinRequest{
+		Keys:   map[string][]any{"user_id": {hot, "2654435762"}}, // typed by the column: text is parsed
+		Select: []string{"user_id", "ts", "track_uri"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rows.Close()
+	n := map[int64]int{}
+	for rows.Next() {
+		n[rows.Values()[0].(int64)]++
+	}
+	if err := rows.Err(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rows.Columns(), n[hot], "rows of user", hot, "and", n[2654435762], "of user 2654435762 from", len(rows.Files()), "files")
+	// Output: [user_id ts track_uri] 343 rows of user 1 and 326 of user 2654435762 from 4 files
+}
+
+// Build a row index on another column, look it up, and drop it.
+func ExampleIndex_AddRowIndex() {
+	storeURL, _, cleanup := exampleLake()
+	defer cleanup()
+	ctx := context.Background()
+
+	st, err := ariadne.Open(ctx, storeURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(ctx, "plays")
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, _, err := ix.AddRowIndex(ctx, ariadne.RowIndexDefinition{Key: "track_uri", Kind: rowindex.KindHash, Cover: []string{"user_id"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.Name, info.Kind, info.Files, "files")
+	res, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "track_uri", Key: "spotify:track:0000000000000000000007", Columns: []string{"user_id"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(res.Rows), "plays of track 7, covered:", res.Plan.Covered)
+	if err := ix.DropRowIndex(ctx, "track_uri"); err != nil {
+		log.Fatal(err)
+	}
+	d, err := ix.Describe(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range d.RowIndexes {
+		fmt.Println(r.Name, r.Key, r.Kind, r.Cover)
+	}
+	// Output:
+	// track_uri hash 4 files
+	// 60 plays of track 7, covered: true
+	// ts ts sorted [user_id]
+	// user_id user_id hash [ts duration_ms]
 }

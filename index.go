@@ -250,9 +250,11 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 
 // WarmStats is the storage work of a warm-up.
 type WarmStats struct {
-	RowIndexes int   // row indexes warmed
-	Requests   int64 // storage requests
-	BytesRead  int64
+	RowIndexes int   `json:"row_indexes"` // row indexes warmed
+	Requests   int64 `json:"requests"`    // storage requests
+	BytesRead  int64 `json:"bytes_read"`
+	// ByRowIndex is each row index's share, by name (Index.Warm only).
+	ByRowIndex map[string]WarmStats `json:"by_row_index,omitempty"`
 }
 
 func (w *WarmStats) add(o WarmStats) {
@@ -285,6 +287,10 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 			return st, err
 		}
 		st.RowIndexes++
+		if st.ByRowIndex == nil {
+			st.ByRowIndex = map[string]WarmStats{}
+		}
+		st.ByRowIndex[d.Name] = WarmStats{RowIndexes: 1, Requests: c.Requests, BytesRead: c.BytesRead}
 	}
 	return st, nil
 }
@@ -293,37 +299,6 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 type Description struct {
 	index.Summary
 	RowIndexes []RowIndexInfo `json:"row_indexes"`
-}
-
-// RowIndexInfo describes one row index: its definition and the sizes of the
-// manifest version the handle serves (or the newest one, for a row index no
-// query has opened yet).
-type RowIndexInfo struct {
-	Name       string   `json:"name"`
-	Key        string   `json:"key"`
-	Kind       string   `json:"kind"`
-	Cover      []string `json:"cover"`
-	Aggregates []string `json:"aggregates"` // as on the command line: count, sum:COL, ...
-	Version    int64    `json:"version"`
-	Files      int      `json:"files"`
-	Entries    int64    `json:"entries"`
-	IndexBytes int64    `json:"index_bytes"`
-	DataBytes  int64    `json:"data_bytes"`
-	Committed  string   `json:"committed"`
-}
-
-func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
-	aggs := make([]string, len(m.Aggregates))
-	for i, a := range m.Aggregates {
-		aggs[i] = a.String()
-	}
-	cover := m.Cover
-	if cover == nil {
-		cover = []string{}
-	}
-	return RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: cover, Aggregates: aggs, Version: m.Version,
-		Files: len(m.Files), Entries: m.Entries(), IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(),
-		Committed: m.Committed.UTC().Format(time.RFC3339Nano)}
 }
 
 // Describe returns the index's summary and its row indexes.
@@ -368,24 +343,12 @@ func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
 		return nil, err
 	}
 	out := &UpdateResult{File: res}
-	if ix.Format() == "parquet" {
-		files, err := ix.reg.Files(ctx)
-		if err != nil {
-			return nil, err
-		}
-		gone := make(map[string]bool, len(res.Skipped))
-		for _, s := range res.Skipped {
-			gone[s.URI] = true
-		}
-		var uris []string
-		for _, f := range files {
-			if !gone[f.Name] {
-				uris = append(uris, f.Name)
-			}
-		}
-		if out.RowIndexes, err = rowindex.UpdateAll(ctx, ix.folder(), ix.s.res, uris); err != nil {
-			return nil, err
-		}
+	skipped := make([]string, len(res.Skipped))
+	for i, s := range res.Skipped {
+		skipped[i] = s.URI
+	}
+	if out.RowIndexes, err = ix.UpdateRowIndexes(ctx, skipped); err != nil {
+		return nil, err
 	}
 	return out, ix.Refresh(ctx)
 }

@@ -123,11 +123,67 @@ func decodeBatchCursor(s string, n int) (batchCursor, error) {
 // of the key(s) in (key, file, row group, row) order, read as a stream (a
 // key with millions of rows passes through memory a batch at a time and
 // reading stops once Limit rows are found), with the keys' aggregates and
-// the plan. Errors: aerr.ErrInvalidArgument for keys or filter values of
-// the wrong type; rowindex.ErrBadQuery for a malformed request (no key, a
-// range on a hash row index, a bad cursor); rowindex.ErrNotFound when no
-// row index serves the column.
+// the plan. It collects the rows of LookupRows; use LookupRows to pass
+// them on as they come. Errors: aerr.ErrInvalidArgument for keys or filter
+// values of the wrong type; rowindex.ErrBadQuery for a malformed request
+// (no key, a range on a hash row index, a bad cursor);
+// rowindex.ErrNotFound when no row index serves the column.
 func (ix *Index) Lookup(ctx context.Context, req LookupRequest) (*LookupResult, error) {
+	it, err := ix.LookupRows(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	res := &LookupResult{RowIndex: it.man.Name, Version: it.man.Version}
+	for it.Next() {
+		res.Rows = append(res.Rows, it.Row())
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	res.Columns, res.Aggregates, res.Cursor, res.Plan = it.Columns(), it.Aggregates(), it.Cursor(), it.Plan()
+	return res, nil
+}
+
+// LookupRows is a lookup's streaming answer: its rows arrive a batch at a
+// time from the row index (see rowindex.RowIter), so a page of any size
+// passes through bounded memory. Columns, Aggregates, Cursor and Plan are
+// final once Next has returned false. It is not safe for concurrent use;
+// Close releases it.
+type LookupRows struct {
+	ctx   context.Context
+	ix    *Index
+	ri    *rowindex.RowIndex
+	man   *rowindex.Manifest
+	types map[string]schema.Type
+	q     rowindex.Query // the query of every key (its key unset for a batch)
+	limit int
+	// keys are a batch's distinct keys (nil: one key or one range, q as
+	// is); start is where the request's cursor resumes.
+	keys  []batchKey
+	start batchCursor
+	i     int // the key being read
+	it    *rowindex.RowIter
+	n     int // rows returned
+	row   Row
+	err   error
+	done  bool
+
+	columns []string
+	aggs    []KeyAggregates
+	plan    rowindex.Plan
+	cursor  string
+}
+
+type batchKey struct {
+	v    any
+	text string
+}
+
+// LookupRows starts a lookup (see Lookup) and returns its rows as a
+// stream. Errors in the request are returned here; errors while reading,
+// by Err.
+func (ix *Index) LookupRows(ctx context.Context, req LookupRequest) (*LookupRows, error) {
 	def, err := ix.rowIndexFor(ctx, req.Column)
 	if err != nil {
 		return nil, err
@@ -137,13 +193,14 @@ func (ix *Index) Lookup(ctx context.Context, req LookupRequest) (*LookupResult, 
 		return nil, err
 	}
 	man := ri.Manifest()
-	keyType := ix.columnType(man.Key)
+	types := *ix.types.Load()
+	keyType := types[man.Key]
 	q := rowindex.Query{KeyColumn: man.Key, Columns: req.Columns, NoRows: req.NoRows}
 	if req.Limit < 0 {
 		return nil, aerr.Invalid("limit %d: want 0 (no limit) or more", req.Limit)
 	}
 	for _, f := range req.Where {
-		v, err := filterValue(f.Column, ix.columnType(f.Column), f.Value)
+		v, err := filterValue(f.Column, types[f.Column], f.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -162,8 +219,7 @@ func (ix *Index) Lookup(ctx context.Context, req LookupRequest) (*LookupResult, 
 	if modes != 1 {
 		return nil, fmt.Errorf("%w: give exactly one of a key, a batch of keys, or a range", rowindex.ErrBadQuery)
 	}
-	res := &LookupResult{RowIndex: man.Name, Version: man.Version, Columns: req.Columns}
-	r := &reader{ix: ix, ri: ri, man: man, res: res}
+	lr := &LookupRows{ctx: ctx, ix: ix, ri: ri, man: man, types: types, limit: req.Limit, columns: req.Columns}
 	if req.Keys == nil {
 		// One key or one range: the row index's own cursor.
 		switch {
@@ -185,153 +241,203 @@ func (ix *Index) Lookup(ctx context.Context, req LookupRequest) (*LookupResult, 
 			}
 		}
 		q.Limit, q.Cursor = req.Limit, req.Cursor
-		cur, _, err := r.run(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		res.Cursor = cur
-		return res, nil
+		lr.q = q
+		return lr, nil
 	}
-	return r.batch(ctx, q, req, keyType)
-}
-
-// reader runs the row index queries of one lookup on one row index
-// version and gathers their rows.
-type reader struct {
-	ix  *Index
-	ri  *rowindex.RowIndex
-	man *rowindex.Manifest
-	res *LookupResult
-}
-
-// batch looks the keys up one after the other until the limit is reached.
-func (r *reader) batch(ctx context.Context, q rowindex.Query, req LookupRequest, keyType schema.Type) (*LookupResult, error) {
-	type key struct {
-		v    any
-		text string
-	}
-	var keys []key
-	seen := map[key]bool{}
+	seen := map[batchKey]bool{}
 	for _, k := range req.Keys {
-		v, text, err := keyValue(r.man.Key, keyType, k)
+		v, text, err := keyValue(man.Key, keyType, k)
 		if err != nil {
 			return nil, err
 		}
-		kk := key{v, text}
+		kk := batchKey{v, text}
 		if b, ok := v.([]byte); ok {
 			kk.v = string(b)
 		}
 		if !seen[kk] {
 			seen[kk] = true
-			keys = append(keys, kk)
+			lr.keys = append(lr.keys, kk)
 		}
 	}
-	start := batchCursor{}
 	if req.Cursor != "" {
-		var err error
-		if start, err = decodeBatchCursor(req.Cursor, len(keys)); err != nil {
+		if lr.start, err = decodeBatchCursor(req.Cursor, len(lr.keys)); err != nil {
 			return nil, err
 		}
 	}
-	for i := start.I; i < len(keys); i++ {
-		kq := q
-		kq.Key, kq.KeyText = keys[i].v, keys[i].text
-		if i == start.I {
-			kq.Cursor = start.C
-		}
-		left := 0
-		if req.Limit > 0 {
-			left = req.Limit - len(r.res.Rows)
-			kq.Limit = left
-		}
-		cur, n, err := r.run(ctx, kq)
-		if err != nil {
-			return nil, err
-		}
-		if cur != "" {
-			r.res.Cursor = batchCursor{I: i, C: cur}.encode()
-			return r.res, nil
-		}
-		if req.Limit > 0 && n == left && i+1 < len(keys) {
-			// The page is full at the end of key i: a cursor only if a
-			// later key has a row.
-			for j := i + 1; j < len(keys); j++ {
-				pq := q
-				pq.Key, pq.KeyText, pq.Limit = keys[j].v, keys[j].text, 1
-				if ok, err := r.any(ctx, pq); err != nil {
-					return nil, err
-				} else if ok {
-					r.res.Cursor = batchCursor{I: j}.encode()
-					break
+	lr.q, lr.i = q, lr.start.I
+	if len(lr.keys) == 0 {
+		lr.done = true
+	}
+	return lr, nil
+}
+
+// Next advances to the next row; false at the end of the page or on an
+// error (see Err).
+func (lr *LookupRows) Next() bool {
+	for !lr.done && lr.err == nil {
+		if lr.it == nil {
+			q := lr.q
+			if lr.keys != nil {
+				q.Key, q.KeyText = lr.keys[lr.i].v, lr.keys[lr.i].text
+				if lr.i == lr.start.I {
+					q.Cursor = lr.start.C
+				}
+				if lr.limit > 0 {
+					q.Limit = lr.limit - lr.n
 				}
 			}
-			return r.res, nil
+			it, err := lr.ri.Iter(lr.ctx, q)
+			if err != nil {
+				lr.err = err
+				return false
+			}
+			lr.it = it
 		}
+		if lr.it.Next() {
+			if err := lr.convert(lr.it.Row()); err != nil {
+				lr.err = err
+				return false
+			}
+			lr.n++
+			return true
+		}
+		lr.endKey()
 	}
-	return r.res, nil
+	return false
+}
+
+// endKey gathers the finished iterator's columns, aggregates, plan and
+// cursor, and moves to the next key of a batch.
+func (lr *LookupRows) endKey() {
+	it := lr.it
+	lr.it = nil
+	defer it.Close()
+	if err := it.Err(); err != nil {
+		lr.err = err
+		return
+	}
+	if lr.columns == nil {
+		lr.columns = it.Columns()
+	}
+	keyType := lr.types[lr.man.Key]
+	for _, a := range it.Aggregates() {
+		a.Key = outValue(keyType, a.Key)
+		lr.aggs = append(lr.aggs, a)
+	}
+	lr.plan = addPlan(lr.plan, it.Plan())
+	cur := it.Cursor()
+	if lr.keys == nil {
+		lr.cursor, lr.done = cur, true
+		return
+	}
+	if cur != "" {
+		lr.cursor, lr.done = batchCursor{I: lr.i, C: cur}.encode(), true
+		return
+	}
+	if lr.limit > 0 && lr.n == lr.limit {
+		// The page is full at the end of key i: a cursor only if a later
+		// key has a row.
+		lr.done = true
+		for j := lr.i + 1; j < len(lr.keys); j++ {
+			pq := lr.q
+			pq.Key, pq.KeyText, pq.Limit = lr.keys[j].v, lr.keys[j].text, 1
+			ok, err := lr.any(pq)
+			if err != nil {
+				lr.err = err
+				return
+			}
+			if ok {
+				lr.cursor = batchCursor{I: j}.encode()
+				return
+			}
+		}
+		return
+	}
+	lr.i++
+	if lr.i >= len(lr.keys) {
+		lr.done = true
+	}
 }
 
 // any reports whether q selects a row.
-func (r *reader) any(ctx context.Context, q rowindex.Query) (bool, error) {
-	it, err := r.ri.Iter(ctx, q)
+func (lr *LookupRows) any(q rowindex.Query) (bool, error) {
+	it, err := lr.ri.Iter(lr.ctx, q)
 	if err != nil {
 		return false, err
 	}
 	defer it.Close()
 	ok := it.Next()
-	r.res.Plan = addPlan(r.res.Plan, it.Plan())
+	lr.plan = addPlan(lr.plan, it.Plan())
 	return ok, it.Err()
 }
 
-// run streams one row index query into the result. It returns the row
-// index's cursor and the rows added.
-func (r *reader) run(ctx context.Context, q rowindex.Query) (string, int, error) {
-	it, err := r.ri.Iter(ctx, q)
-	if err != nil {
-		return "", 0, err
-	}
-	defer it.Close()
-	n := 0
-	types := *r.ix.types.Load()
-	keyType := types[r.man.Key]
-	for it.Next() {
-		row := it.Row()
-		out := Row{Key: outValue(keyType, row.Key), File: row.File, RowGroup: row.RowGroup, Row: row.Row}
-		if row.Values == nil {
-			out.Covered = true
-			cols := it.Columns()
-			out.Values = make(map[string]any, len(cols))
-			for j, c := range cols {
-				if j < len(row.Covered) {
-					out.Values[c] = outValue(types[c], row.Covered[j])
-				}
+// convert brings a row index row to the face's value model.
+func (lr *LookupRows) convert(row rowindex.Row) error {
+	keyType := lr.types[lr.man.Key]
+	out := Row{Key: outValue(keyType, row.Key), File: row.File, RowGroup: row.RowGroup, Row: row.Row}
+	if row.Values == nil {
+		out.Covered = true
+		cols := lr.it.Columns()
+		out.Values = make(map[string]any, len(cols))
+		for j, c := range cols {
+			if j < len(row.Covered) {
+				out.Values[c] = outValue(lr.types[c], row.Covered[j])
 			}
-		} else {
-			one := rowindex.Result{Rows: []rowindex.Row{row}}
-			rec, err := one.Record(0)
-			if err != nil {
-				return "", n, err
-			}
-			for c, v := range rec {
-				rec[c] = outValue(types[c], v)
-			}
-			out.Values = rec
 		}
-		r.res.Rows = append(r.res.Rows, out)
-		n++
+	} else {
+		one := rowindex.Result{Rows: []rowindex.Row{row}}
+		rec, err := one.Record(0)
+		if err != nil {
+			return err
+		}
+		for c, v := range rec {
+			rec[c] = outValue(lr.types[c], v)
+		}
+		out.Values = rec
 	}
-	if err := it.Err(); err != nil {
-		return "", n, err
+	if lr.columns == nil && lr.it.Columns() != nil {
+		lr.columns = lr.it.Columns()
 	}
-	if r.res.Columns == nil {
-		r.res.Columns = it.Columns()
+	lr.row = out
+	return nil
+}
+
+// Row returns the current row.
+func (lr *LookupRows) Row() Row { return lr.row }
+
+// Err returns the error that ended the rows, if any.
+func (lr *LookupRows) Err() error { return lr.err }
+
+// RowIndex returns the name of the row index serving the lookup, and
+// Version its manifest version.
+func (lr *LookupRows) RowIndex() string { return lr.man.Name }
+
+// Version returns the manifest version that answers.
+func (lr *LookupRows) Version() int64 { return lr.man.Version }
+
+// Columns returns the returned columns, in order (known once a row was
+// read when the request named none).
+func (lr *LookupRows) Columns() []string { return lr.columns }
+
+// Aggregates returns the keys' aggregates (complete at the end).
+func (lr *LookupRows) Aggregates() []KeyAggregates { return lr.aggs }
+
+// Cursor continues after the last row ("" when no row is left); final once
+// Next has returned false.
+func (lr *LookupRows) Cursor() string { return lr.cursor }
+
+// Plan returns what the lookup found and cost so far (for a batch, the sum
+// over its keys).
+func (lr *LookupRows) Plan() rowindex.Plan { return lr.plan }
+
+// Close releases the rows; safe to call more than once.
+func (lr *LookupRows) Close() error {
+	if lr.it != nil {
+		lr.it.Close()
+		lr.it = nil
 	}
-	for _, a := range it.Aggregates() {
-		a.Key = outValue(keyType, a.Key)
-		r.res.Aggregates = append(r.res.Aggregates, a)
-	}
-	r.res.Plan = addPlan(r.res.Plan, it.Plan())
-	return it.Cursor(), n, nil
+	lr.done = true
+	return nil
 }
 
 func addCost(a, b rowindex.Cost) rowindex.Cost {

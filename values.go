@@ -2,7 +2,9 @@ package ariadne
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -200,6 +202,12 @@ func outValue(t schema.Type, v any) any {
 	if v == nil {
 		return nil
 	}
+	if d, ok := t.(*schema.Decimal); ok {
+		if x, ok := decimalValue(d, v); ok {
+			return x
+		}
+		return v
+	}
 	switch {
 	case isInt(t):
 		if i, ok := pqrow.AsInt64(v); ok {
@@ -246,4 +254,83 @@ func outValue(t schema.Type, v any) any {
 		}
 	}
 	return v
+}
+
+// faceValue brings a value of the data files' row model (package pqrow:
+// structs positional, maps as key-value lists, decimals as pqrow.Decimal)
+// of a column of type t to the face's value model, as a lookup returns it:
+// structs and maps as map[string]any (map keys as text), lists as []any.
+func faceValue(t schema.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch tt := t.(type) {
+	case *schema.Struct:
+		if xs, ok := v.([]any); ok {
+			m := make(map[string]any, len(tt.Fields))
+			for i, f := range tt.Fields {
+				if i < len(xs) {
+					m[f.Name] = faceValue(f.Type, xs[i])
+				}
+			}
+			return m
+		}
+	case *schema.Array:
+		if xs, ok := v.([]any); ok {
+			out := make([]any, len(xs))
+			for i, x := range xs {
+				out[i] = faceValue(tt.Element, x)
+			}
+			return out
+		}
+	case *schema.Map:
+		if kvs, ok := v.([]pqrow.KV); ok {
+			m := make(map[string]any, len(kvs))
+			for _, kv := range kvs {
+				k := faceValue(tt.Key, kv.Key)
+				ks, ok := k.(string)
+				if !ok {
+					ks = fmt.Sprint(jsonText(k))
+				}
+				m[ks] = faceValue(tt.Value, kv.Value)
+			}
+			return m
+		}
+	}
+	return outValue(t, v)
+}
+
+// jsonText is how a non-text map key is named: times in RFC 3339, others
+// as fmt prints them.
+func jsonText(v any) any {
+	if t, ok := v.(time.Time); ok {
+		return t.Format(time.RFC3339Nano)
+	}
+	return v
+}
+
+// decimalValue is a decimal in the face's value model: a json.Number
+// holding its exact text, which encoding/json writes as a number literal.
+func decimalValue(d *schema.Decimal, v any) (any, bool) {
+	var unscaled *big.Int
+	switch x := v.(type) {
+	case pqrow.Decimal:
+		return json.Number(x.String()), true
+	case json.Number:
+		return x, true
+	case int32:
+		unscaled = big.NewInt(int64(x))
+	case int64:
+		unscaled = big.NewInt(x)
+	case []byte: // big-endian two's complement
+		unscaled = new(big.Int).SetBytes(x)
+		if len(x) > 0 && x[0]&0x80 != 0 {
+			unscaled.Sub(unscaled, new(big.Int).Lsh(big.NewInt(1), uint(8*len(x))))
+		}
+	case string:
+		return decimalValue(d, []byte(x))
+	default:
+		return nil, false
+	}
+	return json.Number(pqrow.Decimal{Unscaled: unscaled, Scale: int32(d.Scale)}.String()), true
 }

@@ -1,0 +1,279 @@
+package ariadne
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/rowindex"
+)
+
+// This file holds the row index operations of the face: build, update,
+// describe, compact, drop and forget files. They write through the row
+// index's own commit protocol (package rowindex), so they are safe against
+// concurrent writers in other processes; each refreshes the handle
+// afterwards, so its next lookups serve what was committed.
+
+// RowIndexDefinition defines a row index: name, key column, kind (hash or
+// sorted), cover columns and per-key aggregates.
+type RowIndexDefinition = rowindex.Definition
+
+// BuildOption configures a row index build (rowindex.WithMemory,
+// rowindex.WithProgress).
+type BuildOption = rowindex.BuildOption
+
+// BuildStats is what a row index build read and wrote.
+type BuildStats = rowindex.BuildStats
+
+// RowIndexInfo describes one row index: its definition and the sizes of
+// the manifest version the handle serves (or the newest one, for a row
+// index no query has opened yet). The command line's `describe` and the
+// server's describe print it as is.
+type RowIndexInfo struct {
+	Name       string   `json:"name"`
+	Key        string   `json:"key"`
+	Kind       string   `json:"kind"`
+	Cover      []string `json:"cover"`
+	Aggregates []string `json:"aggregates"` // as on the command line: count, sum:COL, ...
+	// Version is the manifest version described.
+	Version int64 `json:"version"`
+	// Files is the number of indexed data files (removed ones excluded).
+	Files int `json:"files"`
+	// Removed is the number of tombstones: removed data files whose entries
+	// the fragments hold until the next compaction.
+	Removed    int   `json:"removed"`
+	Entries    int64 `json:"entries"`
+	Fragments  int   `json:"fragments"`
+	IndexBytes int64 `json:"index_bytes"`
+	DataBytes  int64 `json:"data_bytes"`
+	// IndexFraction is IndexBytes / DataBytes (0 with no data).
+	IndexFraction float64 `json:"index_fraction"`
+	// Committed is when the version was committed (RFC 3339).
+	Committed string `json:"committed"`
+}
+
+func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
+	aggs := make([]string, len(m.Aggregates))
+	for i, a := range m.Aggregates {
+		aggs[i] = a.String()
+	}
+	info := RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: nonNil(m.Cover), Aggregates: aggs, Version: m.Version,
+		Files: len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
+		IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(), Committed: m.Committed.UTC().Format(time.RFC3339Nano)}
+	if info.DataBytes > 0 {
+		info.IndexFraction = float64(info.IndexBytes) / float64(info.DataBytes)
+	}
+	return info
+}
+
+// requireParquet refuses row index builds on indexes of other formats.
+func (ix *Index) requireParquet() error {
+	if f := ix.Format(); f != "parquet" {
+		return aerr.Invalid("row indexes serve Parquet data files; index %s holds %s files", ix.Name(), f)
+	}
+	return nil
+}
+
+// trackedFiles lists the index's tracked data files, less skip.
+func (ix *Index) trackedFiles(ctx context.Context, skip []string) ([]string, error) {
+	files, err := ix.reg.Files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gone := make(map[string]bool, len(skip))
+	for _, s := range skip {
+		gone[s] = true
+	}
+	uris := make([]string, 0, len(files))
+	for _, f := range files {
+		if !gone[f.Name] {
+			uris = append(uris, f.Name)
+		}
+	}
+	return uris, nil
+}
+
+// AddRowIndex builds a new row index over the index's tracked Parquet
+// files (the name defaults to the key column) and returns its description
+// and the build's work. Errors: rowindex.ErrExists for a name taken,
+// aerr.ErrInvalidArgument for a definition the data cannot serve or an
+// index of another format.
+func (ix *Index) AddRowIndex(ctx context.Context, def RowIndexDefinition, opts ...BuildOption) (RowIndexInfo, BuildStats, error) {
+	if def.Name == "" {
+		def.Name = def.Key
+	}
+	if err := ix.requireParquet(); err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	uris, err := ix.trackedFiles(ctx, nil)
+	if err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	m, st, err := rowindex.Create(ctx, ix.folder(), def, ix.s.res, uris, opts...)
+	if err != nil {
+		return RowIndexInfo{}, st, err
+	}
+	_, _ = ix.listRowIndexes(ctx)
+	return rowIndexInfo(m), st, nil
+}
+
+// UpdateRowIndexes brings every row index up to the tracked files: each
+// forgets the data files the index no longer tracks and those in skip (for
+// example files an update found vanished: their rows cannot be served),
+// and indexes the tracked files it does not hold yet. It returns each row
+// index's build by name (none for an index of another format). Update runs
+// it after the file index's update.
+func (ix *Index) UpdateRowIndexes(ctx context.Context, skip []string, opts ...BuildOption) (map[string]BuildStats, error) {
+	if ix.Format() != "parquet" {
+		return nil, nil
+	}
+	uris, err := ix.trackedFiles(ctx, skip)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rowindex.UpdateAll(ctx, ix.folder(), ix.s.res, uris, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, ix.refreshRowIndexes(ctx)
+}
+
+// RemoveFromRowIndexes makes every row index forget the data files uris
+// (after they were deleted from the index) and returns the files each
+// forgot, by name.
+func (ix *Index) RemoveFromRowIndexes(ctx context.Context, uris []string) (map[string]int, error) {
+	out, err := rowindex.RemoveAll(ctx, ix.folder(), uris)
+	if err != nil {
+		return nil, err
+	}
+	return out, ix.refreshRowIndexes(ctx)
+}
+
+// RowIndexCompaction is what CompactRowIndexes did to one row index.
+type RowIndexCompaction struct {
+	Version          int64 `json:"version"` // the manifest version committed
+	FragmentsBefore  int   `json:"fragments_before"`
+	FragmentsAfter   int   `json:"fragments_after"`
+	EntriesBefore    int64 `json:"entries_before"`
+	EntriesAfter     int64 `json:"entries_after"`
+	IndexBytesBefore int64 `json:"index_bytes_before"`
+	IndexBytesAfter  int64 `json:"index_bytes_after"`
+	// RemovedFiles is the number of removed data files (tombstones) whose
+	// entries the compaction dropped.
+	RemovedFiles int `json:"removed_files"`
+}
+
+// CompactRowIndexes compacts every row index (all fragments merged into a
+// fresh sequence, removed files' entries dropped) and reports each by
+// name. It stops at the first failure; row indexes compacted before it
+// stay compacted.
+//
+// The "before" numbers are of the manifest read just before the
+// compaction; a writer committing in between makes it fail with
+// rowindex.ErrConcurrentUpdate unless the compaction read that writer's
+// version, in which case "before" may miss its last change.
+func (ix *Index) CompactRowIndexes(ctx context.Context) (map[string]RowIndexCompaction, error) {
+	defs, err := ix.listRowIndexes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]RowIndexCompaction, len(defs))
+	for _, d := range defs {
+		before, err := ix.newestManifest(ctx, d.Name)
+		if err != nil {
+			return out, fmt.Errorf("compact row index %s: %w", d.Name, err)
+		}
+		after, err := rowindex.Compact(ctx, ix.folder(), d.Name)
+		if err != nil {
+			return out, fmt.Errorf("compact row index %s: %w", d.Name, err)
+		}
+		out[d.Name] = RowIndexCompaction{
+			Version:         after.Version,
+			FragmentsBefore: len(before.Fragments), FragmentsAfter: len(after.Fragments),
+			EntriesBefore: before.Entries(), EntriesAfter: after.Entries(),
+			IndexBytesBefore: before.IndexBytes(), IndexBytesAfter: after.IndexBytes(),
+			RemovedFiles: len(before.Removed),
+		}
+	}
+	return out, ix.refreshRowIndexes(ctx)
+}
+
+// newestManifest reads the newest manifest of the row index name (no
+// fragment, no data file).
+func (ix *Index) newestManifest(ctx context.Context, name string) (*rowindex.Manifest, error) {
+	ri, err := rowindex.Open(ctx, ix.folder(), name, rowindex.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return ri.Manifest(), nil
+}
+
+// DescribeRowIndex describes the newest version of the row index name.
+// Errors: rowindex.ErrNotFound (naming the row indexes there are).
+func (ix *Index) DescribeRowIndex(ctx context.Context, name string) (RowIndexInfo, error) {
+	m, err := ix.newestManifest(ctx, name)
+	if errors.Is(err, rowindex.ErrNotFound) {
+		return RowIndexInfo{}, ix.rowIndexNotFound(ctx, name)
+	}
+	if err != nil {
+		return RowIndexInfo{}, err
+	}
+	return rowIndexInfo(m), nil
+}
+
+// DropRowIndex deletes the row index name (its manifests and fragments;
+// data files are never touched). Errors: aerr.ErrInvalidArgument for a
+// path-like name, rowindex.ErrNotFound (naming the row indexes there are).
+func (ix *Index) DropRowIndex(ctx context.Context, name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") {
+		return aerr.Invalid("invalid row index name %q", name)
+	}
+	err := rowindex.Drop(ctx, ix.folder(), name)
+	if errors.Is(err, rowindex.ErrNotFound) {
+		return ix.rowIndexNotFound(ctx, name)
+	}
+	if err != nil {
+		return err
+	}
+	return ix.refreshRowIndexes(ctx)
+}
+
+// rowIndexNotFound is the error of a row index name the index does not
+// have: it names the ones it has and matches rowindex.ErrNotFound.
+func (ix *Index) rowIndexNotFound(ctx context.Context, name string) error {
+	var names []string
+	if defs, err := ix.listRowIndexes(ctx); err == nil {
+		for _, d := range defs {
+			names = append(names, d.Name)
+		}
+	}
+	have := "none"
+	if len(names) > 0 {
+		have = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("index %s has no row index %q (row indexes: %s): %w", ix.Name(), name, have, rowindex.ErrNotFound)
+}
+
+// refreshRowIndexes relists the row indexes and moves every open one to
+// its newest manifest (after this handle wrote).
+func (ix *Index) refreshRowIndexes(ctx context.Context) error {
+	if _, err := ix.listRowIndexes(ctx); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	names := make([]string, 0, len(ix.rows))
+	for n := range ix.rows {
+		names = append(names, n)
+	}
+	ix.mu.Unlock()
+	var errs []error
+	for _, n := range names {
+		if err := ix.refreshRowIndex(ctx, n); err != nil {
+			errs = append(errs, fmt.Errorf("row index %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
