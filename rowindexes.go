@@ -277,3 +277,14 @@ func (ix *Index) refreshRowIndexes(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// RowIndexVacuum is what VacuumRowIndexes deleted from one row index.
+type RowIndexVacuum = rowindex.VacuumResult
+
+// VacuumRowIndexes deletes, from every row index, the fragment files its
+// newest manifest does not list and that were last modified more than
+// retain ago (fragments replaced by compactions, debris of failed builds),
+// and reports each row index by name.
+func (ix *Index) VacuumRowIndexes(ctx context.Context, retain time.Duration) (map[string]RowIndexVacuum, error) {
+	return rowindex.VacuumAll(ctx, ix.folder(), retain)
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
-	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -55,7 +54,12 @@ func newUpdateCmd(g *globals) *cobra.Command {
 				for i, s := range res.Skipped {
 					vanished[i] = s.URI
 				}
-				rows, err := updateRowIndexes(ctx, fi.Index(), vanished, opts...)
+				fx, done, err := g.faceIndex(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				defer done()
+				rows, err := fx.UpdateRowIndexes(ctx, vanished, opts...)
 				if err != nil {
 					return err
 				}
@@ -299,7 +303,12 @@ func newDeleteFilesCmd(g *globals) *cobra.Command {
 				if err := fi.DeleteFiles(ctx, names...); err != nil {
 					return err
 				}
-				rows, err := removeFromRowIndexes(ctx, fi.Index(), names)
+				fx, done, err := g.faceIndex(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				defer done()
+				rows, err := fx.RemoveFromRowIndexes(ctx, names)
 				if err != nil {
 					return err
 				}
@@ -326,7 +335,12 @@ func newCompactCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rows, err := compactRowIndexes(ctx, fi.Index())
+				fx, done, err := g.faceIndex(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				defer done()
+				rows, err := fx.CompactRowIndexes(ctx)
 				if err != nil {
 					return err
 				}
@@ -360,7 +374,12 @@ func newVacuumCmd(g *globals) *cobra.Command {
 				for _, d := range res.Deleted {
 					n += len(d)
 				}
-				rows, err := rowindex.VacuumAll(ctx, indexFolder(fi.Index()), retain)
+				fx, done, err := g.faceIndex(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				defer done()
+				rows, err := fx.VacuumRowIndexes(ctx, retain)
 				if err != nil {
 					return err
 				}

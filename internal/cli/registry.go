@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/metadata"
@@ -172,20 +173,17 @@ func newDescribeCmd(g *globals) *cobra.Command {
 			}
 			defer done()
 			var sums []index.Summary
-			var rows []rowIndexInfo // describe NAME only
+			var desc *ariadne.Description // describe NAME only
 			if len(args) == 1 {
-				s, err := cat.Describe(ctx, args[0])
+				err := g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+					var err error
+					desc, err = ix.Describe(ctx)
+					return err
+				})
 				if err != nil {
 					return err
 				}
-				sums = []index.Summary{s}
-				ix, err := cat.Get(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				if rows, err = describeRowIndexes(ctx, ix); err != nil {
-					return err
-				}
+				sums = []index.Summary{desc.Summary}
 			} else {
 				var warns []error
 				sums, warns, err = cat.DescribeAll(ctx)
@@ -197,10 +195,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 				}
 			}
 			if g.jsonOut && len(args) == 1 {
-				return g.emit(struct {
-					index.Summary
-					RowIndexes []rowIndexInfo `json:"row_indexes"`
-				}{sums[0], rows}, nil)
+				return g.emit(desc, nil)
 			}
 			return g.emit(map[string]any{"indexes": nonNil(sums)}, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -212,7 +207,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 				tw.Flush()
 				if len(args) == 1 {
 					fmt.Fprintln(w)
-					printRowIndexes(w, rows)
+					printRowIndexes(w, desc.RowIndexes)
 				}
 			})
 		},

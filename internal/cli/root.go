@@ -177,22 +177,35 @@ func errorKind(err error) string {
 // withFaceIndex opens the store through the library face, runs fn on the
 // index name, and closes the store.
 func (g *globals) withFaceIndex(ctx context.Context, name string, fn func(ix *ariadne.Index) error) error {
-	cfg, err := g.config()
+	ix, done, err := g.faceIndex(ctx, name)
 	if err != nil {
 		return err
+	}
+	defer done()
+	return fn(ix)
+}
+
+// faceIndex opens the store through the library face and returns the
+// index name and a function that closes the store. Commands that run the
+// file index's own operations (update, compact, ...) use it for the row
+// index part.
+func (g *globals) faceIndex(ctx context.Context, name string) (*ariadne.Index, func(), error) {
+	cfg, err := g.config()
+	if err != nil {
+		return nil, nil, err
 	}
 	u, err := g.resolvedStoreURL()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	st, err := ariadne.Open(ctx, u, ariadne.WithConfig(cfg))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer st.Close()
 	ix, err := st.Index(ctx, name)
 	if err != nil {
-		return err
+		st.Close()
+		return nil, nil, err
 	}
-	return fn(ix)
+	return ix, func() { st.Close() }, nil
 }

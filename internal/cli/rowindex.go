@@ -1,7 +1,9 @@
 package cli
 
 import (
-	"context"
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,27 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne"
-	"github.com/ariadne-go/ariadne/aerr"
-	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/rowindex"
-	"github.com/ariadne-go/ariadne/store"
 )
-
-// indexFolder is the store view of an index's folder, where row indexes live.
-func indexFolder(ix *index.Index) store.Store { return store.Sub(ix.Root(), ix.Paths().Dir) }
-
-// trackedURIs lists the index's tracked data files.
-func trackedURIs(ctx context.Context, ix *index.Index) ([]string, error) {
-	files, err := ix.Files(ctx)
-	if err != nil {
-		return nil, err
-	}
-	uris := make([]string, len(files))
-	for i, f := range files {
-		uris[i] = f.Name
-	}
-	return uris, nil
-}
 
 func newAddRowIndexCmd(g *globals) *cobra.Command {
 	var key, kind, name string
@@ -61,15 +44,8 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				if f := ix.Format(); f != "parquet" {
-					return aerr.Invalid("row indexes serve Parquet data files; index %s holds %s files", ix.Name(), f)
-				}
-				uris, err := trackedURIs(ctx, ix)
-				if err != nil {
-					return err
-				}
-				_, st, err := rowindex.Create(ctx, indexFolder(ix), def, ix.Catalog().Resolver(), uris, opts...)
+			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+				_, st, err := ix.AddRowIndex(ctx, def, opts...)
 				if err != nil {
 					return err
 				}
@@ -104,30 +80,6 @@ func buildJSON(st rowindex.BuildStats) map[string]any {
 		"seconds": st.Elapsed.Seconds()}
 }
 
-// openRowIndex opens the row index serving key column col (or named so).
-func (g *globals) openRowIndex(ctx context.Context, ix *index.Index, col string) (*rowindex.RowIndex, error) {
-	folder := indexFolder(ix)
-	defs, err := rowindex.List(ctx, folder)
-	if err != nil {
-		return nil, err
-	}
-	name := ""
-	for _, d := range defs {
-		if d.Name == col || (name == "" && d.Key == col) {
-			name = d.Name
-		}
-	}
-	if name == "" {
-		return nil, fmt.Errorf("index %s has no row index on %q: %w", ix.Name(), col, rowindex.ErrNotFound)
-	}
-	cfg, err := g.config()
-	if err != nil {
-		return nil, err
-	}
-	return rowindex.Open(ctx, folder, name, rowindex.Options{Resolver: ix.Catalog().Resolver(),
-		CacheBytes: cfg.RowIndexCacheBytes, PageCacheBytes: cfg.RowIndexPageCacheBytes})
-}
-
 func newLookupCmd(g *globals) *cobra.Command {
 	var key, cursor string
 	var columns []string
@@ -157,11 +109,12 @@ func newLookupCmd(g *globals) *cobra.Command {
 				req.Key = q.KeyText
 			}
 			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
-				res, err := ix.Lookup(ctx, req)
+				rows, err := ix.LookupRows(ctx, req)
 				if err != nil {
 					return err
 				}
-				return g.printLookup(res, explain)
+				defer rows.Close()
+				return g.printLookup(rows, explain)
 			})
 		},
 	}
@@ -195,45 +148,112 @@ func pageHitRatio(p rowindex.Plan) float64 {
 	return 0
 }
 
-func (g *globals) printLookup(res *ariadne.LookupResult, explain bool) error {
-	records := make([]map[string]any, len(res.Rows))
-	for i := range res.Rows {
-		records[i] = res.Rows[i].Values
+// lookupPageRows is how many rows `lookup` prints at a time: the rows of a
+// key pass through memory a page at a time, however many it has.
+const lookupPageRows = 1000
+
+// printLookup streams a lookup's rows to stdout a page at a time: aligned
+// text (the header once the columns are known), or with --json one object
+// whose "rows" are written as they come and whose columns, cursor,
+// aggregates and plan follow them.
+func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
+	w := bufio.NewWriter(g.env.Stdout)
+	if g.jsonOut {
+		if err := g.streamLookupJSON(w, rows, explain); err != nil {
+			return err
+		}
+		return w.Flush()
 	}
-	out := map[string]any{"columns": res.Columns, "rows": records, "cursor": res.Cursor}
-	if len(res.Aggregates) > 0 {
-		out["aggregates"] = res.Aggregates
+	var tw *tabwriter.Writer
+	var cols []string
+	n := 0
+	for rows.Next() {
+		if tw == nil {
+			cols = rows.Columns()
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		}
+		rec := rows.Row().Values
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			cells[i] = fmt.Sprint(valueText(rec[c]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		if n++; n%lookupPageRows == 0 {
+			tw.Flush()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		w.Flush()
+		return err
+	}
+	if tw == nil {
+		fmt.Fprintln(w, strings.Join(rows.Columns(), "\t"))
+	} else {
+		tw.Flush()
+	}
+	for _, a := range rows.Aggregates() {
+		fmt.Fprintf(w, "aggregates of %v: %v\n", a.Key, a.Values)
+	}
+	if c := rows.Cursor(); c != "" {
+		fmt.Fprintf(w, "more rows: --cursor %s\n", c)
 	}
 	if explain {
-		out["plan"] = planJSON(res.Plan)
+		p := rows.Plan()
+		fmt.Fprintf(w, "plan: %s index, %d entries, %d files, %d row ranges → %d byte ranges, covered=%v\n",
+			p.Kind, p.Entries, p.Files, p.RowRanges, p.ByteRanges, p.Covered)
+		fmt.Fprintf(w, "cost: %d requests (index %d, data %d), %d bytes read, %d bytes returned, %d cache hits, %s\n",
+			p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead(), p.BytesReturned,
+			p.Index.CacheHits+p.Data.CacheHits, p.Elapsed.Round(time.Microsecond))
+		fmt.Fprintf(w, "pages: %d decoded, %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.PageHits, pageHitRatio(p))
 	}
-	return g.emit(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
-		for _, rec := range records {
-			cells := make([]string, len(res.Columns))
-			for i, c := range res.Columns {
-				cells[i] = fmt.Sprint(valueText(rec[c]))
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	return w.Flush()
+}
+
+// streamLookupJSON writes {"rows": [...], "columns", "cursor",
+// "aggregates"?, "plan"?}: rows first, as they are read, since the other
+// fields are final only at the end.
+func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, explain bool) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	w.WriteString("{\n  \"rows\": [")
+	n := 0
+	for rows.Next() {
+		if n > 0 {
+			w.WriteByte(',')
 		}
-		tw.Flush()
-		for _, a := range res.Aggregates {
-			fmt.Fprintf(w, "aggregates of %v: %v\n", a.Key, a.Values)
+		w.WriteString("\n    ")
+		buf.Reset()
+		if err := enc.Encode(rows.Row().Values); err != nil {
+			return err
 		}
-		if res.Cursor != "" {
-			fmt.Fprintf(w, "more rows: --cursor %s\n", res.Cursor)
-		}
-		if explain {
-			p := res.Plan
-			fmt.Fprintf(w, "plan: %s index, %d entries, %d files, %d row ranges → %d byte ranges, covered=%v\n",
-				p.Kind, p.Entries, p.Files, p.RowRanges, p.ByteRanges, p.Covered)
-			fmt.Fprintf(w, "cost: %d requests (index %d, data %d), %d bytes read, %d bytes returned, %d cache hits, %s\n",
-				p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead(), p.BytesReturned,
-				p.Index.CacheHits+p.Data.CacheHits, p.Elapsed.Round(time.Microsecond))
-			fmt.Fprintf(w, "pages: %d decoded, %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.PageHits, pageHitRatio(p))
-		}
-	})
+		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		w.Flush()
+		return err
+	}
+	if n > 0 {
+		w.WriteString("\n  ")
+	}
+	w.WriteString("],\n")
+	tail := map[string]any{"columns": nonNil(rows.Columns()), "cursor": rows.Cursor()}
+	if a := rows.Aggregates(); len(a) > 0 {
+		tail["aggregates"] = a
+	}
+	if explain {
+		tail["plan"] = planJSON(rows.Plan())
+	}
+	b, err := json.MarshalIndent(tail, "", "  ")
+	if err != nil {
+		return err
+	}
+	// Splice the tail's fields into the open object.
+	w.Write(bytes.TrimPrefix(b, []byte("{\n")))
+	w.WriteByte('\n')
+	return nil
 }
 
 func valueText(v any) any {
@@ -250,23 +270,14 @@ func newWarmCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				folder := indexFolder(ix)
-				defs, err := rowindex.List(ctx, folder)
+			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+				st, err := ix.Warm(ctx)
 				if err != nil {
 					return err
 				}
 				costs := map[string]any{}
-				for _, d := range defs {
-					ri, err := rowindex.Open(ctx, folder, d.Name, rowindex.Options{Resolver: ix.Catalog().Resolver()})
-					if err != nil {
-						return err
-					}
-					c, err := ri.Warm(ctx)
-					if err != nil {
-						return err
-					}
-					costs[d.Name] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead}
+				for n, c := range st.ByRowIndex {
+					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead}
 				}
 				return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
 					for n, c := range costs {
@@ -276,36 +287,4 @@ func newWarmCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-}
-
-// updateRowIndexes runs after the file index's update: every row index
-// forgets the data files the index no longer tracks, and those of vanished
-// (the update's skipped files: their rows cannot be served), and appends
-// fragments for tracked files it does not list yet.
-func updateRowIndexes(ctx context.Context, ix *index.Index, vanished []string, opts ...rowindex.BuildOption) (map[string]rowindex.BuildStats, error) {
-	if ix.Format() != "parquet" {
-		return nil, nil
-	}
-	tracked, err := trackedURIs(ctx, ix)
-	if err != nil {
-		return nil, err
-	}
-	gone := make(map[string]bool, len(vanished))
-	for _, u := range vanished {
-		gone[u] = true
-	}
-	uris := tracked[:0]
-	for _, u := range tracked {
-		if !gone[u] {
-			uris = append(uris, u)
-		}
-	}
-	return rowindex.UpdateAll(ctx, indexFolder(ix), ix.Catalog().Resolver(), uris, opts...)
-}
-
-// removeFromRowIndexes runs after the file index's delete-files: every row
-// index forgets the deleted data files. It returns the files removed per
-// row index.
-func removeFromRowIndexes(ctx context.Context, ix *index.Index, uris []string) (map[string]int, error) {
-	return rowindex.RemoveAll(ctx, indexFolder(ix), uris)
 }

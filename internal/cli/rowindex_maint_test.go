@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -76,6 +77,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 				"entries": float64(m.Entries()), "fragments": float64(len(m.Fragments)),
 				"index_bytes": float64(m.IndexBytes()), "data_bytes": float64(m.DataBytes()),
 				"index_fraction": float64(m.IndexBytes()) / float64(m.DataBytes()),
+				"committed":      m.Committed.UTC().Format(time.RFC3339Nano),
 			}
 			if g, w := jsonText(t, r), jsonText(t, want); g != w {
 				t.Fatalf("describe row index %s:\n got %s\nwant %s", name, g, w)
@@ -232,3 +234,7 @@ func jsonText(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// indexFolder is the store view of an index's folder, where its row
+// indexes live (the tests reach into it; the commands go through the face).
+func indexFolder(ix *index.Index) store.Store { return store.Sub(ix.Root(), ix.Paths().Dir) }
