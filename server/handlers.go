@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -11,7 +14,7 @@ import (
 )
 
 func (s *Server) limits() api.Limits {
-	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows}
+	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows, MaxJoinKeys: s.cfg.MaxJoinKeys}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -152,6 +155,120 @@ func (s *Server) locate(w http.ResponseWriter, r *http.Request) {
 		out["per_key"] = res.PerKey
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// joinFlushRows is how many NDJSON rows a join writes between flushes.
+const joinFlushRows = 1024
+
+// join streams the rows of a join: NDJSON (one object per row, its fields
+// in column order), or an Arrow IPC stream when the client accepts one.
+// Errors found before the first byte are answered as usual; an error while
+// streaming ends an NDJSON answer with an {"error": ...} line and aborts an
+// Arrow one (the client sees a truncated stream).
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	b, err := api.DecodeJoin(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), s.limits())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ix, err := s.st.Index(r.Context(), r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer rows.Close()
+	rc := http.NewResponseController(w)
+	flush := func() { _ = rc.Flush() }
+	h := w.Header()
+	h.Set("Ariadne-Files-Located", strconv.Itoa(len(rows.Files())))
+	cols, _ := json.Marshal(rows.Columns())
+	h.Set("Ariadne-Columns", string(cols))
+	var n int64
+	if strings.Contains(r.Header.Get("Accept"), arrowMIME) {
+		h.Set("Content-Type", arrowMIME)
+		w.WriteHeader(http.StatusOK)
+		aw := newArrowWriter(w, rows.Schema(), flush)
+		for (b.Limit == 0 || n < b.Limit) && rows.Next() {
+			if err := aw.Write(rows.Values()); err != nil {
+				s.abort(r, err)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			s.abort(r, err)
+		}
+		if err := aw.Close(); err != nil {
+			s.abort(r, err)
+		}
+		s.m.joinRows.Add(float64(n))
+		return
+	}
+	h.Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	quoted := make([][]byte, len(rows.Columns()))
+	for i, c := range rows.Columns() {
+		quoted[i], _ = json.Marshal(c)
+	}
+	for (b.Limit == 0 || n < b.Limit) && rows.Next() {
+		if err := writeRowJSON(bw, quoted, rows.Values()); err != nil {
+			s.streamError(bw, r, err)
+			return
+		}
+		if n++; n%joinFlushRows == 0 {
+			if bw.Flush() != nil {
+				return // the client went away
+			}
+			flush()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		s.streamError(bw, r, err)
+		return
+	}
+	_ = bw.Flush()
+	s.m.joinRows.Add(float64(n))
+}
+
+// writeRowJSON writes one row as a JSON object with its fields in column
+// order (names already quoted) and a newline.
+func writeRowJSON(w *bufio.Writer, quoted [][]byte, vals []any) error {
+	w.WriteByte('{')
+	for i, q := range quoted {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.Write(q)
+		w.WriteByte(':')
+		v, err := json.Marshal(vals[i])
+		if err != nil {
+			return err
+		}
+		w.Write(v)
+	}
+	_, err := w.WriteString("}\n")
+	return err
+}
+
+// streamError ends a streamed NDJSON answer with an error line.
+func (s *Server) streamError(w *bufio.Writer, r *http.Request, err error) {
+	kind := ariadne.ErrorKind(err)
+	s.log.Error("streaming failed", "path", r.URL.Path, "kind", kind, "error", err)
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"kind": kind, "message": err.Error()}})
+	w.Write(append(b, '\n'))
+	_ = w.Flush()
+}
+
+// abort cuts a streamed binary answer that cannot carry an error: the
+// client sees the connection end before the stream does.
+func (s *Server) abort(r *http.Request, err error) {
+	s.log.Error("streaming failed", "path", r.URL.Path, "kind", ariadne.ErrorKind(err), "error", err)
+	panic(http.ErrAbortHandler)
 }
 
 // planJSON is the lookup plan, with the command line's field names.

@@ -20,6 +20,7 @@ type metrics struct {
 	cacheHits prometheus.Counter
 	pageHits  prometheus.Counter
 	rows      prometheus.Counter
+	joinRows  prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry, st *ariadne.Store, ready *atomic.Bool) *metrics {
@@ -34,8 +35,9 @@ func newMetrics(reg *prometheus.Registry, st *ariadne.Store, ready *atomic.Bool)
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "ariadne_lookup_cache_hits_total", Help: "Metadata and fragment cache hits of lookups."}),
 		pageHits:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ariadne_lookup_page_cache_hits_total", Help: "Decoded data pages served from the page cache."}),
 		rows:      prometheus.NewCounter(prometheus.CounterOpts{Name: "ariadne_lookup_rows_total", Help: "Rows returned by lookups."}),
+		joinRows:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ariadne_join_rows_total", Help: "Rows streamed by joins."}),
 	}
-	reg.MustRegister(m.latency, m.inFlight, m.refreshes, m.lookupReq, m.cacheHits, m.pageHits, m.rows,
+	reg.MustRegister(m.latency, m.inFlight, m.refreshes, m.lookupReq, m.cacheHits, m.pageHits, m.rows, m.joinRows,
 		&storeCollector{st: st, ready: ready},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -39,6 +39,8 @@ type Config struct {
 	WarmTimeout time.Duration
 	// MaxKeys is the most keys a lookup batch or a locate may carry.
 	MaxKeys int
+	// MaxJoinKeys is the most key rows a join may post.
+	MaxJoinKeys int
 	// MaxBodyBytes is the largest request body accepted.
 	MaxBodyBytes int64
 	// RequestTimeout is each request's deadline.
@@ -58,7 +60,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		PollInterval: 10 * time.Second, WarmTimeout: 60 * time.Second, MaxKeys: 1000, MaxBodyBytes: 1 << 20,
+		PollInterval: 10 * time.Second, WarmTimeout: 60 * time.Second, MaxKeys: 1000, MaxJoinKeys: 10000, MaxBodyBytes: 1 << 20,
 		RequestTimeout: 10 * time.Second, MaxRows: 1000, ShutdownTimeout: 30 * time.Second,
 	}
 }
@@ -73,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxKeys <= 0 {
 		c.MaxKeys = d.MaxKeys
+	}
+	if c.MaxJoinKeys <= 0 {
+		c.MaxJoinKeys = d.MaxJoinKeys
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = d.MaxBodyBytes
@@ -136,6 +141,7 @@ func (s *Server) routes() []routeDef {
 		{"GET /v1/indexes/{name}", "describe", true, s.describe},
 		{"POST /v1/indexes/{name}/lookup", "lookup", true, s.lookup},
 		{"POST /v1/indexes/{name}/locate", "locate", true, s.locate},
+		{"POST /v1/indexes/{name}/join", "join", true, s.join},
 	}
 }
 
@@ -347,6 +353,10 @@ func (r *recorder) WriteHeader(code int) {
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (to flush a
+// streamed answer).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *recorder) Write(b []byte) (int, error) {
 	r.wroteHeader = true

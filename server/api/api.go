@@ -1,5 +1,5 @@
 // Package api owns the wire format of the server's requests: the bodies of
-// lookup and locate, their decoding (strict: one JSON object, exact numbers,
+// lookup, locate and join, their decoding (strict: one JSON object, exact numbers,
 // no unknown fields) and their limits. It depends on nothing of Ariadne, so
 // that decoding is fuzzed on its own.
 package api
@@ -48,8 +48,9 @@ type LocateBody struct {
 
 // Limits bound what a request may ask.
 type Limits struct {
-	MaxKeys int // keys in a batch or a locate
-	MaxRows int // rows in a page
+	MaxKeys     int // keys in a batch or a locate
+	MaxRows     int // rows in a page
+	MaxJoinKeys int // key rows in a join
 }
 
 // Error is a request refused before it reached the face: its HTTP status
@@ -145,6 +146,54 @@ func DecodeLocate(r io.Reader, lim Limits) (LocateBody, error) {
 	}
 	if n > lim.MaxKeys {
 		return LocateBody{}, badRequest("%d values: at most %d per request", n, lim.MaxKeys)
+	}
+	return b, nil
+}
+
+// JoinBody is the body of POST /v1/indexes/{name}/join: the fields of
+// ariadne.JoinRequest, the key set by column (every list the same length,
+// row i the i-th value of each), and Limit, the most rows streamed (0: all).
+type JoinBody struct {
+	Keys        map[string][]any `json:"keys"`
+	On          []string         `json:"on"`
+	How         string           `json:"how"`
+	Select      []string         `json:"select"`
+	IndexOnLeft bool             `json:"index_on_left"`
+	Limit       int64            `json:"limit"`
+}
+
+// DecodeJoin reads a join body and checks it against the limits: at most
+// MaxJoinKeys key rows.
+func DecodeJoin(r io.Reader, lim Limits) (JoinBody, error) {
+	var b JoinBody
+	if err := decode(r, &b); err != nil {
+		return JoinBody{}, err
+	}
+	if len(b.Keys) == 0 {
+		return JoinBody{}, badRequest(`keys: want {"column": [values...]}`)
+	}
+	if len(b.Keys) > 64 || len(b.On) > 64 || len(b.Select) > 4096 {
+		return JoinBody{}, badRequest("too many key, join or selected columns")
+	}
+	n := -1
+	for c, vs := range b.Keys {
+		if n >= 0 && len(vs) != n {
+			return JoinBody{}, badRequest("keys: column %s has %d values, others %d: every column needs one per key row", c, len(vs), n)
+		}
+		n = len(vs)
+		for _, v := range vs {
+			switch v.(type) {
+			case nil, string, json.Number, bool:
+			default:
+				return JoinBody{}, badRequest("column %s: a key must be a string, a number, a boolean or null, not %T", c, v)
+			}
+		}
+	}
+	if n > lim.MaxJoinKeys {
+		return JoinBody{}, badRequest("%d key rows: at most %d per request", n, lim.MaxJoinKeys)
+	}
+	if b.Limit < 0 {
+		return JoinBody{}, badRequest("limit %d: want 0 (all rows) or more", b.Limit)
 	}
 	return b, nil
 }

@@ -39,3 +39,36 @@ func FuzzDecodeLookup(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeJoin(f *testing.F) {
+	for _, s := range []string{
+		`{"keys": {"user_id": ["u1", 2, null]}, "on": ["user_id"], "how": "left"}`,
+		`{"keys": {"a": [1, 2], "b": ["x"]}}`,
+		`{"keys": {"a": [[1]]}, "limit": -1}`,
+		`{"keys": {}, "select": ["a"]}`,
+		`[]`, `{`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	lim := Limits{MaxKeys: 100, MaxRows: 50, MaxJoinKeys: 20}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := DecodeJoin(bytes.NewReader(body), lim)
+		if err != nil {
+			var re *Error
+			if !errors.As(err, &re) || re.Status < 400 || re.Status >= 500 {
+				t.Fatalf("refusal %v is not a request error", err)
+			}
+			return
+		}
+		n := -1
+		for _, vs := range req.Keys {
+			if n >= 0 && len(vs) != n {
+				t.Fatalf("accepted a ragged key set: %v", req.Keys)
+			}
+			n = len(vs)
+		}
+		if len(req.Keys) == 0 || n > lim.MaxJoinKeys || req.Limit < 0 {
+			t.Fatalf("accepted beyond the limits: %d key rows, limit %d", n, req.Limit)
+		}
+	})
+}
