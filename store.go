@@ -246,3 +246,47 @@ func (s *Store) CacheBytes() int64 {
 	}
 	return n
 }
+
+// IndexInfo is an entry of ListIndexes: an index's name, data file format
+// and row index definitions.
+type IndexInfo struct {
+	Name       string             `json:"name"`
+	Format     string             `json:"format"`
+	RowIndexes []RowIndexListItem `json:"row_indexes"`
+}
+
+// RowIndexListItem is a row index as ListIndexes names it: what a lookup
+// can ask of it.
+type RowIndexListItem struct {
+	Name  string   `json:"name"`
+	Key   string   `json:"key"`
+	Kind  string   `json:"kind"`
+	Cover []string `json:"cover"`
+}
+
+// ListIndexes lists the store's indexes with their row indexes, sorted by
+// name. An index removed or unreadable while listed is left out (Index
+// says why).
+func (s *Store) ListIndexes(ctx context.Context) ([]IndexInfo, error) {
+	names, err := s.Indexes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]IndexInfo, 0, len(names))
+	for _, n := range names {
+		ix, err := s.Index(ctx, n)
+		if err != nil {
+			continue
+		}
+		info := IndexInfo{Name: n, Format: ix.Format(), RowIndexes: []RowIndexListItem{}}
+		defs, err := ix.RowIndexes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range defs {
+			info.RowIndexes = append(info.RowIndexes, RowIndexListItem{Name: d.Name, Key: d.Key, Kind: string(d.Kind), Cover: nonNil(d.Cover)})
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}

@@ -34,47 +34,11 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(OpenAPI)
 }
 
-// indexInfo is an entry of GET /v1/indexes.
-type indexInfo struct {
-	Name       string         `json:"name"`
-	Format     string         `json:"format"`
-	RowIndexes []rowIndexInfo `json:"row_indexes"`
-}
-
-type rowIndexInfo struct {
-	Name  string   `json:"name"`
-	Key   string   `json:"key"`
-	Kind  string   `json:"kind"`
-	Cover []string `json:"cover"`
-}
-
 func (s *Server) indexes(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	names, err := s.st.Indexes(ctx)
+	out, err := s.st.ListIndexes(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	out := make([]indexInfo, 0, len(names))
-	for _, n := range names {
-		ix, err := s.st.Index(ctx, n)
-		if err != nil {
-			continue // removed meanwhile, or unreadable: describe says why
-		}
-		info := indexInfo{Name: n, Format: ix.Format(), RowIndexes: []rowIndexInfo{}}
-		defs, err := ix.RowIndexes(ctx)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		for _, d := range defs {
-			cover := d.Cover
-			if cover == nil {
-				cover = []string{}
-			}
-			info.RowIndexes = append(info.RowIndexes, rowIndexInfo{Name: d.Name, Key: d.Key, Kind: string(d.Kind), Cover: cover})
-		}
-		out = append(out, info)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"indexes": out})
 }

@@ -1,0 +1,199 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/aerr"
+)
+
+// ListIndexesIn is list_indexes's input (none).
+type ListIndexesIn struct{}
+
+// ListIndexesOut is list_indexes's answer.
+type ListIndexesOut struct {
+	Indexes []ariadne.IndexInfo `json:"indexes"`
+}
+
+func (t *tools) listIndexes(ctx context.Context, _ ListIndexesIn) (ListIndexesOut, error) {
+	out, err := t.st.ListIndexes(ctx)
+	if err != nil {
+		return ListIndexesOut{}, err
+	}
+	return ListIndexesOut{Indexes: out}, nil
+}
+
+// DescribeIndexIn is describe_index's input.
+type DescribeIndexIn struct {
+	Index string `json:"index" jsonschema:"the index name"`
+}
+
+func (t *tools) describeIndex(ctx context.Context, in DescribeIndexIn) (*ariadne.Description, error) {
+	ix, err := t.index(ctx, in.Index)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ix.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Filter keeps the rows whose cover column compares with Value by Op.
+type Filter struct {
+	Column string `json:"column" jsonschema:"a cover column of the row index"`
+	Op     string `json:"op" jsonschema:"one of = != < <= > >="`
+	Value  Key    `json:"value"`
+}
+
+// LookupIn is lookup's input: exactly one of key, keys, or a range (low,
+// high, range).
+type LookupIn struct {
+	Index   string   `json:"index" jsonschema:"the index name"`
+	Column  string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
+	Key     *Key     `json:"key,omitempty" jsonschema:"one key"`
+	Keys    []Key    `json:"keys,omitempty" jsonschema:"a batch of keys, answered key after key"`
+	Low     *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
+	High    *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
+	Range   bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
+	Columns []string `json:"columns,omitempty" jsonschema:"columns to return (default all); only key and cover columns: no data file is read"`
+	Where   []Filter `json:"where,omitempty" jsonschema:"filters on cover columns, all must pass"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"rows per page (default and most: the server's page size)"`
+	Cursor  string   `json:"cursor,omitempty" jsonschema:"the previous page's cursor, to continue"`
+	NoRows  bool     `json:"no_rows,omitempty" jsonschema:"return the keys' aggregates only"`
+}
+
+// LookupOut is a page of a lookup.
+type LookupOut struct {
+	Rows       []map[string]any        `json:"rows"`
+	Columns    []string                `json:"columns"`
+	Cursor     string                  `json:"cursor,omitempty" jsonschema:"pass back to get the next page; absent when no row is left"`
+	RowIndex   string                  `json:"row_index"`
+	Version    int64                   `json:"version"`
+	Aggregates []ariadne.KeyAggregates `json:"aggregates,omitempty"`
+}
+
+func (t *tools) lookup(ctx context.Context, in LookupIn) (LookupOut, error) {
+	if len(in.Keys) > t.lim.MaxKeys {
+		return LookupOut{}, aerr.Invalid("%d keys: at most %d per call", len(in.Keys), t.lim.MaxKeys)
+	}
+	if in.Limit < 0 {
+		return LookupOut{}, aerr.Invalid("limit %d: want 0 or more", in.Limit)
+	}
+	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
+		in.Limit = t.lim.MaxRows
+	}
+	ix, err := t.index(ctx, in.Index)
+	if err != nil {
+		return LookupOut{}, err
+	}
+	req := ariadne.LookupRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
+		Range: in.Range, Columns: in.Columns, NoRows: in.NoRows, Limit: in.Limit, Cursor: in.Cursor}
+	for _, f := range in.Where {
+		req.Where = append(req.Where, ariadne.Filter{Column: f.Column, Op: f.Op, Value: f.Value.v})
+	}
+	res, err := ix.Lookup(ctx, req)
+	if err != nil {
+		return LookupOut{}, err
+	}
+	out := LookupOut{Rows: make([]map[string]any, len(res.Rows)), Columns: res.Columns, Cursor: res.Cursor, RowIndex: res.RowIndex,
+		Version: res.Version, Aggregates: res.Aggregates}
+	if out.Columns == nil {
+		out.Columns = []string{}
+	}
+	for i := range res.Rows {
+		out.Rows[i] = res.Rows[i].Values
+	}
+	return out, nil
+}
+
+// LocateIn is locate's input.
+type LocateIn struct {
+	Index  string           `json:"index" jsonschema:"the index name"`
+	Keys   map[string][]Key `json:"keys" jsonschema:"index column to values: AND across columns, OR within one"`
+	PerKey bool             `json:"per_key,omitempty" jsonschema:"also answer each column value alone"`
+}
+
+// LocateOut is locate's answer.
+type LocateOut struct {
+	Files  []string           `json:"files"`
+	PerKey []ariadne.KeyFiles `json:"per_key,omitempty"`
+}
+
+func (t *tools) locate(ctx context.Context, in LocateIn) (LocateOut, error) {
+	n := 0
+	for _, ks := range in.Keys {
+		n += len(ks)
+	}
+	if n > t.lim.MaxKeys {
+		return LocateOut{}, aerr.Invalid("%d values: at most %d per call", n, t.lim.MaxKeys)
+	}
+	ix, err := t.index(ctx, in.Index)
+	if err != nil {
+		return LocateOut{}, err
+	}
+	res, err := ix.Locate(ctx, ariadne.LocateRequest{Keys: keyMap(in.Keys), PerKey: in.PerKey})
+	if err != nil {
+		return LocateOut{}, err
+	}
+	return LocateOut{Files: res.Files, PerKey: res.PerKey}, nil
+}
+
+// JoinIn is join's input.
+type JoinIn struct {
+	Index  string           `json:"index" jsonschema:"the index name"`
+	Keys   map[string][]Key `json:"keys" jsonschema:"the key set by column: lists of equal length, row i is the i-th value of each"`
+	On     []string         `json:"on,omitempty" jsonschema:"join columns (default every key column); at least one must be an index column"`
+	How    string           `json:"how,omitempty" jsonschema:"inner (default), left, right, full, semi or anti"`
+	Select []string         `json:"select,omitempty" jsonschema:"index-side columns to keep (must include the join columns)"`
+	Limit  int              `json:"limit,omitempty" jsonschema:"most rows returned (default and most: the server's page size)"`
+}
+
+// JoinOut is join's answer.
+type JoinOut struct {
+	Columns      []string         `json:"columns"`
+	Rows         []map[string]any `json:"rows"`
+	Truncated    bool             `json:"truncated" jsonschema:"more rows exist beyond the limit"`
+	FilesLocated int              `json:"files_located"`
+}
+
+func (t *tools) join(ctx context.Context, in JoinIn) (JoinOut, error) {
+	n := 0
+	for _, ks := range in.Keys {
+		n = max(n, len(ks))
+	}
+	if n > t.lim.MaxKeys {
+		return JoinOut{}, aerr.Invalid("%d key rows: at most %d per call", n, t.lim.MaxKeys)
+	}
+	if in.Limit < 0 {
+		return JoinOut{}, aerr.Invalid("limit %d: want 0 or more", in.Limit)
+	}
+	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
+		in.Limit = t.lim.MaxRows
+	}
+	ix, err := t.index(ctx, in.Index)
+	if err != nil {
+		return JoinOut{}, err
+	}
+	if in.Keys == nil {
+		in.Keys = map[string][]Key{}
+	}
+	rows, err := ix.Join(ctx, ariadne.JoinRequest{Keys: keyMap(in.Keys), On: in.On, How: in.How, Select: in.Select})
+	if err != nil {
+		return JoinOut{}, err
+	}
+	defer rows.Close()
+	out := JoinOut{Columns: rows.Columns(), Rows: []map[string]any{}, FilesLocated: len(rows.Files())}
+	for rows.Next() {
+		if len(out.Rows) == in.Limit {
+			out.Truncated = true
+			break
+		}
+		out.Rows = append(out.Rows, rows.Record())
+	}
+	if err := rows.Err(); err != nil {
+		return JoinOut{}, err
+	}
+	return out, nil
+}
