@@ -21,7 +21,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/mcpserver"
 )
 
 // OpenAPI is the OpenAPI 3 document of the API, served at /openapi.json.
@@ -48,6 +51,9 @@ type Config struct {
 	// MaxRows is the most rows a lookup page returns; a larger (or no)
 	// limit is cut to it and the cursor continues.
 	MaxRows int
+	// MCPMaxRows is the most rows an MCP tool answer holds (lookup pages,
+	// join answers): agents' contexts are small.
+	MCPMaxRows int
 	// ShutdownTimeout bounds the drain of in-flight requests on shutdown.
 	ShutdownTimeout time.Duration
 	// Tokens, when set, are the bearer tokens accepted on every endpoint
@@ -61,7 +67,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		PollInterval: 10 * time.Second, WarmTimeout: 60 * time.Second, MaxKeys: 1000, MaxJoinKeys: 10000, MaxBodyBytes: 1 << 20,
-		RequestTimeout: 10 * time.Second, MaxRows: 1000, ShutdownTimeout: 30 * time.Second,
+		RequestTimeout: 10 * time.Second, MaxRows: 1000, MCPMaxRows: 100, ShutdownTimeout: 30 * time.Second,
 	}
 }
 
@@ -88,6 +94,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxRows <= 0 {
 		c.MaxRows = d.MaxRows
 	}
+	if c.MCPMaxRows <= 0 {
+		c.MCPMaxRows = d.MCPMaxRows
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = d.ShutdownTimeout
 	}
@@ -106,6 +115,7 @@ type Server struct {
 	m       *metrics
 	ready   atomic.Bool
 	handler http.Handler
+	mcp     http.Handler // the MCP server over streamable HTTP
 }
 
 // New returns a server over st. It does not take ownership of st.
@@ -113,6 +123,11 @@ func New(st *ariadne.Store, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{st: st, cfg: cfg, log: cfg.Logger, reg: prometheus.NewRegistry()}
 	s.m = newMetrics(s.reg, st, &s.ready)
+	// Stateless: any replica answers any call (no session to route to),
+	// with plain JSON answers (tools do not stream).
+	agent := mcpserver.New(st, mcpserver.Limits{MaxRows: cfg.MCPMaxRows, MaxKeys: cfg.MaxKeys})
+	s.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agent },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Logger})
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
 		s.route(mux, r.pattern, r.endpoint, r.auth, r.h)
@@ -142,7 +157,15 @@ func (s *Server) routes() []routeDef {
 		{"POST /v1/indexes/{name}/lookup", "lookup", true, s.lookup},
 		{"POST /v1/indexes/{name}/locate", "locate", true, s.locate},
 		{"POST /v1/indexes/{name}/join", "join", true, s.join},
+		{"POST /mcp", "mcp", true, s.serveMCP},
 	}
+}
+
+// serveMCP answers the MCP protocol over streamable HTTP (package
+// mcpserver's tools), bounded like every other request.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	s.mcp.ServeHTTP(w, r)
 }
 
 // Routes returns the server's routes ("METHOD /path"), as the OpenAPI

@@ -81,7 +81,7 @@ func newRoot(g *globals) *cobra.Command {
 		newCreateCmd(g), newListCmd(g), newDescribeCmd(g), newRemoveCmd(g), newFindIndexesCmd(g),
 		newAddFilesCmd(g), newFilesCmd(g), newAddIndexCmd(g), newUpdateCmd(g), newLocateCmd(g), newJoinCmd(g),
 		newStatsCmd(g), newDeleteFilesCmd(g), newCompactCmd(g), newVacuumCmd(g), newAddRowIndexCmd(g), newLookupCmd(g),
-		newDropRowIndexCmd(g), newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g), newServeCmd(g),
+		newDropRowIndexCmd(g), newWarmCmd(g), newBenchCmd(g), newDeltaCmd(g), newPrepareCmd(g), newServeCmd(g), newMCPCmd(g),
 	)
 	return root
 }
