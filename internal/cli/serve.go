@@ -75,6 +75,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", d.MaxBodyBytes, "largest request body in bytes")
 	f.DurationVar(&cfg.RequestTimeout, "timeout", d.RequestTimeout, "deadline of each request")
 	f.IntVar(&cfg.MaxRows, "max-rows", d.MaxRows, "most rows in a lookup page (larger limits are cut; the cursor continues)")
+	f.IntVar(&cfg.MCPMaxRows, "mcp-max-rows", d.MCPMaxRows, "most rows in an MCP tool answer at /mcp (lookup pages, joins)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long to drain requests in flight on SIGTERM/SIGINT")
 	f.StringVar(&tokenFile, "token-file", "", "file of accepted bearer tokens, one per line")
 	f.StringVar(&tokenEnv, "token-env", "", "environment variable holding accepted bearer tokens (comma-separated)")
