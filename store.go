@@ -26,6 +26,10 @@ type Options struct {
 	// file footers) before it replaces the old version, so the first queries
 	// on the new version are not cold.
 	WarmOnRefresh bool
+	// Wrap, when set, wraps every store the handle opens (the store root
+	// and each data file bucket), inside the request counters: to inject
+	// latency in a benchmark (store.NewFaulty), or to add tracing.
+	Wrap func(store.Store) store.Store
 }
 
 // Option sets a field of Options.
@@ -40,6 +44,9 @@ func WithCacheBytes(n int64) Option { return func(o *Options) { o.CacheBytes = n
 // WithPageCacheBytes sets each row index's decoded page cache budget
 // (negative: no page cache).
 func WithPageCacheBytes(n int64) Option { return func(o *Options) { o.PageCacheBytes = n } }
+
+// WithStoreWrap wraps every store the handle opens (see Options.Wrap).
+func WithStoreWrap(f func(store.Store) store.Store) Option { return func(o *Options) { o.Wrap = f } }
 
 // WithWarmOnRefresh makes Refresh warm a new row index version before it
 // is served.
@@ -81,10 +88,16 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.Wrap != nil {
+		raw = o.Wrap(raw)
+	}
 	s := &Store{url: storeURL, opts: o, root: store.NewCounting(raw), idx: map[string]*Index{}}
 	// Data files may live in many buckets: one counter per bucket, summed
 	// by Stats.
 	s.res = store.NewResolver(store.ResolverOptions{Wrap: func(st store.Store) store.Store {
+		if o.Wrap != nil {
+			st = o.Wrap(st)
+		}
 		c := store.NewCounting(st)
 		s.dataMu.Lock()
 		s.data = append(s.data, c)

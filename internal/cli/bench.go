@@ -5,12 +5,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/bench/fileindexbench"
 	"github.com/ariadne-go/ariadne/bench/rowindexbench"
+	"github.com/ariadne-go/ariadne/bench/servebench"
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
@@ -32,6 +34,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Reproducible benchmarks on generated data"}
 	cmd.AddCommand(newBenchRowIndexCmd(g))
 	cmd.AddCommand(newBenchFileIndexCmd(g))
+	cmd.AddCommand(newBenchServeCmd(g))
 	return cmd
 }
 
@@ -146,5 +149,47 @@ every file (same row count checked). --json prints the report.`,
 	c.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB of 10^6 bytes (default 1250)")
 	c.Flags().BoolVar(&arrival, "arrival", false, "write the lake in arrival (time) order instead of bucketed by user")
 	c.Flags().IntVar(&warm, "queries", 0, "warm locates per key count (default 50)")
+	return c
+}
+
+// newBenchServeCmd is `ariadne bench serve`: a load generator against the
+// HTTP server on loopback (package bench/servebench).
+func newBenchServeCmd(g *globals) *cobra.Command {
+	var cfg servebench.Config
+	var dir string
+	c := &cobra.Command{
+		Use:   "serve [--dir DIR] [--size-mb N] [--concurrency N] [--duration D] [--latency D] [--covered]",
+		Short: "Lookups per second and latency of `ariadne serve` on loopback, cold and warm, on a generated lake",
+		Long: `Generates (or reuses, in DIR) a listening-history lake with Zipf user activity, indexes it (bloom file
+index and a hash row index on user_id covering ts and duration_ms), serves it with the HTTP server on a
+loopback socket with --latency injected before every storage request, and sends lookups for the first page
+(--limit rows) of users drawn as the rows are, from --concurrency clients: first --cold lookups before any
+warm-up, then, after the server's warm-up, for --duration. Reports per phase lookups/s, p50/p90/p99 and
+max latency, errors, rows, and the server's storage requests and bytes. --json prints the report.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if cfg.Dir, err = g.benchDir(dir); err != nil {
+				return err
+			}
+			cfg.Progress = g.env.Stderr
+			rep, err := servebench.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return g.emit(rep, func(w io.Writer) { rep.Format(w) })
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&dir, "dir", "", "folder for the generated lake and index (reused between runs)")
+	f.IntVar(&cfg.SizeMB, "size-mb", 64, "approximate lake size in MiB")
+	f.IntVar(&cfg.Users, "users", 20000, "distinct users in the lake")
+	f.IntVar(&cfg.Concurrency, "concurrency", 16, "concurrent clients")
+	f.DurationVar(&cfg.Duration, "duration", 20*time.Second, "length of the warm phase")
+	f.IntVar(&cfg.ColdRequests, "cold", 0, "lookups of the cold phase (default 2 × concurrency)")
+	f.IntVar(&cfg.Limit, "limit", 1000, "rows asked per lookup (the first page)")
+	f.BoolVar(&cfg.Covered, "covered", false, "ask for cover columns only (no data file read)")
+	f.DurationVar(&cfg.Latency, "latency", 0, "latency injected before every storage request of the server (e.g. 20ms)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the key draw")
 	return c
 }

@@ -1,0 +1,498 @@
+// Package servebench is `ariadne bench serve`: a bounded load generator
+// against `ariadne serve` on loopback. It generates a listening-history
+// lake (package lakegen: Zipf user activity), indexes it (a bloom file index
+// and a hash row index on user_id covering ts and duration_ms, with a count
+// aggregate), starts the HTTP server over it on a real socket with an
+// injected latency per storage request, and sends lookups of keys drawn as
+// the rows are (a user is asked for as often as it appears in the lake) from
+// N concurrent clients: first cold (no warm-up), then after the server's
+// warm-up for a fixed time. It reports, per phase, throughput, latency
+// percentiles, errors, rows, and the storage requests and bytes behind
+// them.
+package servebench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/infer"
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/server"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// Config configures a run. Zero fields take the defaults.
+type Config struct {
+	// Dir holds the generated lake (Dir/lake) and the index (Dir/store);
+	// both are reused by a later run with the same lake settings.
+	Dir string
+	// SizeMB is the approximate lake size (default 64).
+	SizeMB int
+	// Users is the number of distinct users (default 20,000).
+	Users int
+	// Concurrency is the number of concurrent clients (default 16).
+	Concurrency int
+	// Duration is the warm phase's length (default 20s).
+	Duration time.Duration
+	// ColdRequests is the number of lookups of the cold phase (default
+	// 2 × Concurrency).
+	ColdRequests int
+	// Limit is the page size asked: the first page of each key (default
+	// 1000).
+	Limit int
+	// Covered asks for cover columns only (ts, duration_ms: no data file is
+	// read); otherwise every column, read from the data files.
+	Covered bool
+	// Latency is injected before every storage request of the server.
+	Latency time.Duration
+	// Seed draws the keys.
+	Seed uint64
+	// Progress receives progress lines (nil: none).
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	c.SizeMB = max(c.SizeMB, 0)
+	if c.SizeMB == 0 {
+		c.SizeMB = 64
+	}
+	if c.Users <= 0 {
+		c.Users = 20_000
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.Duration <= 0 {
+		c.Duration = 20 * time.Second
+	}
+	if c.ColdRequests <= 0 {
+		c.ColdRequests = 2 * c.Concurrency
+	}
+	if c.Limit <= 0 {
+		c.Limit = 1000
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// Report is a run's result.
+type Report struct {
+	Lake        LakeInfo `json:"lake"`
+	Concurrency int      `json:"concurrency"`
+	Limit       int      `json:"limit"`
+	Covered     bool     `json:"covered"`
+	LatencyMS   float64  `json:"injected_latency_ms"`
+	// WarmUp is the server's warm-up: its time and storage work.
+	WarmUp WarmUp `json:"warm_up"`
+	// Phases are cold (before any warm-up) and warm.
+	Phases []Phase `json:"phases"`
+	// CPUs is runtime.NumCPU; LoadAverage /proc/loadavg at the end.
+	CPUs        int    `json:"cpus"`
+	LoadAverage string `json:"load_average"`
+}
+
+// LakeInfo describes the generated lake.
+type LakeInfo struct {
+	Files int   `json:"files"`
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+	Users int   `json:"users"`
+}
+
+// WarmUp is what the server's warm-up cost.
+type WarmUp struct {
+	Seconds    float64 `json:"seconds"`
+	Requests   int64   `json:"requests"`
+	BytesRead  int64   `json:"bytes_read"`
+	CacheBytes int64   `json:"cache_bytes"`
+}
+
+// Phase is one phase of the load.
+type Phase struct {
+	Name     string  `json:"name"`
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	Seconds  float64 `json:"seconds"`
+	QPS      float64 `json:"qps"`
+	P50MS    float64 `json:"p50_ms"`
+	P90MS    float64 `json:"p90_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+	// Rows returned, and response bytes.
+	Rows          int64 `json:"rows"`
+	ResponseBytes int64 `json:"response_bytes"`
+	// Storage work of the server during the phase: index store (row index
+	// manifests and fragments) and data files, and per lookup.
+	IndexRequests    int64   `json:"index_requests"`
+	IndexBytes       int64   `json:"index_bytes"`
+	DataRequests     int64   `json:"data_requests"`
+	DataBytes        int64   `json:"data_bytes"`
+	RequestsPerQuery float64 `json:"storage_requests_per_lookup"`
+	// RSSBytes is the process's resident memory at the end of the phase
+	// (server and clients share the process).
+	RSSBytes int64 `json:"rss_bytes"`
+}
+
+// Run generates (or reuses) the lake and index, serves them, and measures.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	lake, storeURL, err := prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Lake: lake, Concurrency: cfg.Concurrency, Limit: cfg.Limit, Covered: cfg.Covered,
+		LatencyMS: float64(cfg.Latency.Microseconds()) / 1000, CPUs: runtime.NumCPU()}
+	var wrap func(store.Store) store.Store
+	if cfg.Latency > 0 {
+		wrap = func(s store.Store) store.Store { return store.NewFaulty(s, store.Faults{Latency: cfg.Latency}) }
+	}
+	st, err := ariadne.Open(ctx, storeURL, ariadne.WithStoreWrap(wrap))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	srv := server.New(st, server.Config{MaxRows: cfg.Limit, PollInterval: -1, RequestTimeout: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+	url := "http://" + ln.Addr().String() + "/v1/indexes/" + indexName + "/lookup"
+
+	lc := lakeConfig(cfg)
+	keys := newKeys(lc, cfg.Seed)
+	cols := []string{"ts", "duration_ms"}
+	if !cfg.Covered {
+		cols = nil
+	}
+	cl := &client{url: url, cols: cols, limit: cfg.Limit, http: &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: cfg.Concurrency * 2, MaxConnsPerHost: cfg.Concurrency * 2}}}
+
+	fmt.Fprintf(cfg.Progress, "cold: %d lookups from %d clients\n", cfg.ColdRequests, cfg.Concurrency)
+	cold, err := phase(ctx, "cold", cl, keys, st, cfg.Concurrency, cfg.ColdRequests, 0)
+	if err != nil {
+		return nil, err
+	}
+	rep.Phases = append(rep.Phases, cold)
+
+	fmt.Fprintf(cfg.Progress, "warm-up\n")
+	before := st.Stats()
+	start := time.Now()
+	if err := srv.Warm(ctx); err != nil {
+		return nil, err
+	}
+	after := st.Stats()
+	rep.WarmUp = WarmUp{Seconds: time.Since(start).Seconds(), Requests: after.Index.Total.Requests + after.Data.Total.Requests -
+		before.Index.Total.Requests - before.Data.Total.Requests, BytesRead: after.Index.Read.Bytes + after.Data.Read.Bytes -
+		before.Index.Read.Bytes - before.Data.Read.Bytes, CacheBytes: st.CacheBytes()}
+
+	fmt.Fprintf(cfg.Progress, "warm: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
+	warm, err := phase(ctx, "warm", cl, keys, st, cfg.Concurrency, 0, cfg.Duration)
+	if err != nil {
+		return nil, err
+	}
+	rep.Phases = append(rep.Phases, warm)
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return rep, nil
+}
+
+const indexName = "plays"
+
+func lakeConfig(cfg Config) lakegen.Config {
+	return lakegen.Config{Seed: 7, TargetBytes: int64(cfg.SizeMB) << 20, Days: 4, FilesPerDay: 4, Users: cfg.Users, Tracks: 50_000, Sorted: true}
+}
+
+// prepare generates the lake and indexes it, unless Dir holds both from an
+// earlier run with the same settings.
+func prepare(ctx context.Context, cfg Config) (LakeInfo, string, error) {
+	lc := lakeConfig(cfg)
+	lakeDir, storeDir := filepath.Join(cfg.Dir, "lake"), filepath.Join(cfg.Dir, "store")
+	marker := filepath.Join(cfg.Dir, "servebench.json")
+	stamp, _ := json.Marshal(map[string]any{"version": lakegen.Version, "size_mb": cfg.SizeMB, "users": cfg.Users})
+	storeURL := "file://" + storeDir
+	var info LakeInfo
+	if b, err := os.ReadFile(marker); err == nil {
+		var m struct {
+			Stamp json.RawMessage `json:"stamp"`
+			Lake  LakeInfo        `json:"lake"`
+		}
+		if json.Unmarshal(b, &m) == nil && bytes.Equal(m.Stamp, stamp) {
+			fmt.Fprintf(cfg.Progress, "reusing the lake and index in %s\n", cfg.Dir)
+			return m.Lake, storeURL, nil
+		}
+	}
+	os.RemoveAll(lakeDir)
+	os.RemoveAll(storeDir)
+	os.Remove(marker)
+	lst, err := store.Open(ctx, "file://"+lakeDir)
+	if err != nil {
+		return info, "", err
+	}
+	defer lst.Close()
+	start := time.Now()
+	files, err := lakegen.Generate(ctx, lst, lc)
+	if err != nil {
+		return info, "", err
+	}
+	uris := make([]string, len(files))
+	for i, f := range files {
+		uris[i] = "file://" + filepath.ToSlash(filepath.Join(lakeDir, f.Key))
+		info.Files++
+		info.Rows += f.Rows
+		info.Bytes += f.Size
+	}
+	info.Users = cfg.Users
+	fmt.Fprintf(cfg.Progress, "lake: %d files, %d rows, %.1f MB in %s\n", info.Files, info.Rows, float64(info.Bytes)/1e6, time.Since(start).Round(time.Millisecond))
+
+	root, err := store.Open(ctx, storeURL)
+	if err != nil {
+		return info, "", err
+	}
+	defer root.Close()
+	res := store.NewResolver(store.ResolverOptions{})
+	defer res.Close()
+	cat := index.NewCatalog(root, index.Options{Resolver: res})
+	sch, err := infer.FromFile(ctx, res, uris[0], "parquet", nil)
+	if err != nil {
+		return info, "", err
+	}
+	ix, err := cat.Open(ctx, indexName, index.OpenOptions{Schema: sch, Format: "parquet"})
+	if err != nil {
+		return info, "", err
+	}
+	if err := ix.AddBloomIndex(ctx, "user_id", index.DefaultBloomFPR); err != nil {
+		return info, "", err
+	}
+	if _, err := ix.AddFiles(ctx, uris...); err != nil {
+		return info, "", err
+	}
+	start = time.Now()
+	if _, err := fileindex.New(ix, fileindex.Options{}).Update(ctx, fileindex.UpdateOptions{}); err != nil {
+		return info, "", err
+	}
+	fmt.Fprintf(cfg.Progress, "file index: %s\n", time.Since(start).Round(time.Millisecond))
+	st, err := ariadne.Open(ctx, storeURL)
+	if err != nil {
+		return info, "", err
+	}
+	defer st.Close()
+	fx, err := st.Index(ctx, indexName)
+	if err != nil {
+		return info, "", err
+	}
+	start = time.Now()
+	if _, _, err := fx.AddRowIndex(ctx, ariadne.RowIndexDefinition{Key: "user_id", Kind: rowindex.KindHash, Cover: []string{"ts", "duration_ms"},
+		Aggregates: []rowindex.Aggregate{{Op: "count"}}}); err != nil {
+		return info, "", err
+	}
+	fmt.Fprintf(cfg.Progress, "row index: %s\n", time.Since(start).Round(time.Millisecond))
+	b, _ := json.Marshal(map[string]any{"stamp": json.RawMessage(stamp), "lake": info})
+	return info, storeURL, os.WriteFile(marker, b, 0o644)
+}
+
+// keys draws users as the lake's rows hold them: the generator's Zipf
+// distribution of activity over the same users.
+type keys struct {
+	mu sync.Mutex
+	z  *rand.Zipf
+}
+
+func newKeys(lc lakegen.Config, seed uint64) *keys {
+	d := lakegen.DefaultConfig()
+	s, v := lc.ZipfS, lc.ZipfV
+	if s == 0 {
+		s = d.ZipfS
+	}
+	if v == 0 {
+		v = d.ZipfV
+	}
+	return &keys{z: rand.NewZipf(rand.New(rand.NewPCG(seed, 99)), s, v, uint64(lc.Users-1))}
+}
+
+func (k *keys) next() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return lakegen.UserID(k.z.Uint64())
+}
+
+type client struct {
+	url   string
+	cols  []string
+	limit int
+	http  *http.Client
+}
+
+// lookup asks for the first page of key's rows; it returns the rows and
+// response bytes.
+func (c *client) lookup(ctx context.Context, key int64) (int, int64, error) {
+	body := map[string]any{"column": "user_id", "key": strconv.FormatInt(key, 10), "limit": c.limit}
+	if c.cols != nil {
+		body["columns"] = c.cols
+	}
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(b))
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	// Count rows without decoding them: the client shares the machine.
+	rd := bufio.NewReader(resp.Body)
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return 0, int64(len(data)), err
+	}
+	if resp.StatusCode != 200 {
+		return 0, int64(len(data)), fmt.Errorf("status %d: %s", resp.StatusCode, data)
+	}
+	var page struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		return 0, int64(len(data)), err
+	}
+	return len(page.Rows), int64(len(data)), nil
+}
+
+// phase runs n lookups (or, with n 0, lookups for d) from conc clients.
+func phase(ctx context.Context, name string, cl *client, ks *keys, st *ariadne.Store, conc, n int, d time.Duration) (Phase, error) {
+	before := st.Stats()
+	var (
+		mu      sync.Mutex
+		lat     []time.Duration
+		rows    int64
+		bytesIn int64
+		errs    int
+		firstEr error
+		issued  atomic.Int64
+	)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if n > 0 && issued.Add(1) > int64(n) {
+					return
+				}
+				if n == 0 && time.Now().After(deadline) {
+					return
+				}
+				k := ks.next()
+				t0 := time.Now()
+				r, b, err := cl.lookup(ctx, k)
+				el := time.Since(t0)
+				mu.Lock()
+				lat = append(lat, el)
+				rows += int64(r)
+				bytesIn += b
+				if err != nil {
+					errs++
+					if firstEr == nil {
+						firstEr = err
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Phase{}, err
+	}
+	if errs == len(lat) && firstEr != nil {
+		return Phase{}, fmt.Errorf("%s: every lookup failed: %w", name, firstEr)
+	}
+	el := time.Since(start)
+	after := st.Stats()
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		i := min(len(lat)-1, int(p*float64(len(lat))))
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	ph := Phase{Name: name, Requests: len(lat), Errors: errs, Seconds: el.Seconds(), QPS: float64(len(lat)) / el.Seconds(),
+		P50MS: pct(0.50), P90MS: pct(0.90), P99MS: pct(0.99), MaxMS: pct(1), Rows: rows, ResponseBytes: bytesIn,
+		IndexRequests: after.Index.Total.Requests - before.Index.Total.Requests, IndexBytes: after.Index.Read.Bytes - before.Index.Read.Bytes,
+		DataRequests: after.Data.Total.Requests - before.Data.Total.Requests, DataBytes: after.Data.Read.Bytes - before.Data.Read.Bytes,
+		RSSBytes: rss()}
+	if len(lat) > 0 {
+		ph.RequestsPerQuery = float64(ph.IndexRequests+ph.DataRequests) / float64(len(lat))
+	}
+	return ph, nil
+}
+
+// rss reads the process's resident set size (Linux; 0 elsewhere).
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
+
+// Format prints the report as text.
+func (r *Report) Format(w io.Writer) {
+	fmt.Fprintf(w, "lake: %d files, %d rows, %.1f MB, %d users (Zipf activity)\n", r.Lake.Files, r.Lake.Rows, float64(r.Lake.Bytes)/1e6, r.Lake.Users)
+	what := "all columns (data files read)"
+	if r.Covered {
+		what = "cover columns ts, duration_ms (no data file read)"
+	}
+	fmt.Fprintf(w, "lookups: first page (limit %d) of keys drawn as rows are, %s; %d clients; %.0f ms injected per storage request\n",
+		r.Limit, what, r.Concurrency, r.LatencyMS)
+	fmt.Fprintf(w, "warm-up: %.2f s, %d requests, %.1f MB read, %.1f MB cached\n", r.WarmUp.Seconds, r.WarmUp.Requests,
+		float64(r.WarmUp.BytesRead)/1e6, float64(r.WarmUp.CacheBytes)/1e6)
+	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",
+		"P99 MS", "MAX MS", "ROWS/Q", "IDX REQ/Q", "DATA REQ/Q", "DATA MB", "RSS MB")
+	for _, p := range r.Phases {
+		q := float64(max(p.Requests, 1))
+		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f\n", p.Name, p.Requests, p.Errors, p.QPS,
+			p.P50MS, p.P90MS, p.P99MS, p.MaxMS, float64(p.Rows)/q, float64(p.IndexRequests)/q, float64(p.DataRequests)/q,
+			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6)
+	}
+	fmt.Fprintf(w, "%d CPUs, load average %s\n", r.CPUs, r.LoadAverage)
+}
