@@ -1,7 +1,9 @@
 // Package ariadne is the library face of Ariadne: the one API through which
 // programs (the command line, the HTTP server, a Go service embedding the
 // lake) open a store, find its indexes, and ask them which data files can
-// hold keys (Locate) and for the rows of keys (Lookup), in the manner of
+// hold keys (Locate), for the rows of keys (Lookup), and for the join of a
+// key set with the files that can hold it (Join), and build and maintain
+// row indexes (AddRowIndex, UpdateRowIndexes, ...), in the manner of
 // pebble's root package. It owns no format of its own: it composes the
 // index registry (package index), the file index (fileindex), the row
 // index (rowindex) and the store (store), and gives them one value model,
@@ -37,11 +39,13 @@
 //
 // Rows come back as maps from column name to a Go value of one model,
 // whether the row was served from the row index's cover columns or read
-// from a data file: nil, bool, int64 (every integer column), float32
-// (float), float64 (double), string, []byte (binary), time.Time in UTC
-// (timestamps and dates), and maps and slices for nested columns. Encoded
-// with encoding/json they give the vocabulary of the command line's --json
-// (timestamps in RFC 3339).
+// from a data file, or joined: nil, bool, int64 (every integer column),
+// float32 (float), float64 (double), string, []byte (binary), time.Time in
+// UTC (timestamps and dates), json.Number holding a decimal's exact text,
+// map[string]any (structs, and maps with their keys as text) and []any
+// (lists). Encoded with encoding/json they give the one JSON vocabulary of
+// the command line's --json, the server and the agent tools: snake_case
+// fields, numbers as numbers, timestamps in RFC 3339.
 //
 // # Keys
 //
