@@ -3,15 +3,20 @@ package ariadne
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // KeySource is a stream of key rows with a schema: the keys side of a
@@ -355,3 +360,24 @@ func (j *JoinRows) Stats() JoinStats {
 
 // Close releases the join engine.
 func (j *JoinRows) Close() error { return j.res.Close() }
+
+// OpenKeys opens a keys file as a join's Source: a CSV (with a header),
+// JSON lines or Parquet file at uri (a canonical URI or a local path),
+// read through the store's resolver with the reader options given (for CSV,
+// header defaults to true), its schema inferred from the file.
+func (ix *Index) OpenKeys(ctx context.Context, uri, format string, options map[string]string) (KeySource, error) {
+	c, err := store.Canonical(uri)
+	if err != nil {
+		return nil, err
+	}
+	ro := map[string]string{}
+	if format == "csv" {
+		ro["header"] = "true"
+	}
+	maps.Copy(ro, options)
+	st, err := infer.FromFile(ctx, ix.s.res, c, format, ro)
+	if err != nil {
+		return nil, fmt.Errorf("keys %s: %w", uri, err)
+	}
+	return datafile.Open(ctx, ix.s.res, c, datafile.Spec{Format: format, Schema: st, Options: ro}, nil)
+}

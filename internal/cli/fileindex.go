@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
@@ -119,7 +119,7 @@ func parseKeys(keys []string) (fileindex.Query, error) {
 }
 
 func newJoinCmd(g *globals) *cobra.Command {
-	var keysFile, on, how, sel, out, keysFormat string
+	var keysFile, on, how, sel, out, keysFormatFlag string
 	var indexLeft bool
 	var keyOpts []string
 	cmd := &cobra.Command{
@@ -134,51 +134,62 @@ func newJoinCmd(g *globals) *cobra.Command {
 			if keysFile == "" || on == "" {
 				return usagef("join: --keys and --on are required")
 			}
-			jt, err := fileindex.ParseJoinType(how)
-			if err != nil {
+			if _, err := fileindex.ParseJoinType(how); err != nil {
 				return usagef("join: %v", err)
 			}
-			onCols := splitList(on)
-			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
-				keys, err := openKeys(ctx, fi, keysFile, keysFormat, keyOpts)
+			format, ro, err := keysFormat(keysFile, keysFormatFlag, keyOpts)
+			if err != nil {
+				return err
+			}
+			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+				keys, err := ix.OpenKeys(ctx, keysFile, format, ro)
 				if err != nil {
 					return err
 				}
-				res, err := fi.Join(ctx, keys, onCols, jt, fileindex.JoinOptions{Select: splitList(sel), IndexOnLeft: indexLeft})
+				rows, err := ix.Join(ctx, ariadne.JoinRequest{Source: keys, On: splitList(on), How: how, Select: splitList(sel), IndexOnLeft: indexLeft})
 				if err != nil {
 					return err
 				}
-				defer res.Close()
-				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, res.Schema())
+				defer rows.Close()
+				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, rows.Schema())
 				if err != nil {
 					return err
 				}
 				n := 0
-				for {
-					rows, err := res.Next(ctx)
-					if errors.Is(err, io.EOF) {
-						break
+				batch := make([][]any, 0, 1024)
+				flush := func() error {
+					err := sink.write(batch)
+					batch = batch[:0]
+					return err
+				}
+				for rows.Next() {
+					if batch = append(batch, rows.Values()); len(batch) == cap(batch) {
+						if err := flush(); err != nil {
+							sink.close()
+							return err
+						}
 					}
-					if err != nil {
-						sink.close()
-						return err
-					}
-					if err := sink.write(rows); err != nil {
-						return err
-					}
-					n += len(rows)
+					n++
+				}
+				if err := rows.Err(); err != nil {
+					sink.close()
+					return err
+				}
+				if err := flush(); err != nil {
+					sink.close()
+					return err
 				}
 				if err := sink.close(); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(res.Files()))
+				fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(rows.Files()))
 				return nil
 			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&keysFile, "keys", "", "file holding the keys (CSV with header, JSON lines, Parquet)")
-	f.StringVar(&keysFormat, "keys-format", "", "format of --keys: csv, json or parquet (default: by extension)")
+	f.StringVar(&keysFormatFlag, "keys-format", "", "format of --keys: csv, json or parquet (default: by extension)")
 	f.StringArrayVar(&keyOpts, "keys-option", nil, "reader option for --keys, KEY=VALUE (e.g. sep=;)")
 	f.StringVar(&on, "on", "", "join columns, comma-separated")
 	f.StringVar(&how, "how", "inner", "join type: inner, left, right, full, semi, anti")
@@ -201,8 +212,9 @@ func splitList(s string) []string {
 	return out
 }
 
-// openKeys opens a keys file as a join key source, inferring its schema.
-func openKeys(ctx context.Context, fi *fileindex.FileIndex, path, format string, opts []string) (fileindex.KeySource, error) {
+// keysFormat resolves a keys file's format (--keys-format, else by
+// extension) and its reader options (--keys-option KEY=VALUE).
+func keysFormat(path, format string, opts []string) (string, map[string]string, error) {
 	if format == "" {
 		switch strings.ToLower(filepath.Ext(path)) {
 		case ".csv":
@@ -212,19 +224,31 @@ func openKeys(ctx context.Context, fi *fileindex.FileIndex, path, format string,
 		case ".parquet":
 			format = "parquet"
 		default:
-			return nil, usagef("--keys %s: unknown format; give --keys-format csv|json|parquet", path)
+			return "", nil, usagef("--keys %s: unknown format; give --keys-format csv|json|parquet", path)
 		}
 	}
 	ro := map[string]string{}
-	if format == "csv" {
-		ro["header"] = "true"
-	}
 	for _, kv := range opts {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, usagef("--keys-option %q: want KEY=VALUE", kv)
+			return "", nil, usagef("--keys-option %q: want KEY=VALUE", kv)
 		}
 		ro[k] = v
+	}
+	return format, ro, nil
+}
+
+// openKeys opens a keys file as a key source for `locate --keys` (which
+// runs on the file index's per-key path).
+func openKeys(ctx context.Context, fi *fileindex.FileIndex, path, format string, opts []string) (fileindex.KeySource, error) {
+	format, ro, err := keysFormat(path, format, opts)
+	if err != nil {
+		return nil, err
+	}
+	if format == "csv" {
+		if _, set := ro["header"]; !set {
+			ro["header"] = "true"
+		}
 	}
 	uri, err := store.Canonical(path)
 	if err != nil {

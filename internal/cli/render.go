@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,9 +14,10 @@ import (
 	"github.com/ariadne-go/ariadne/schema"
 )
 
-// jsonValue renders a value of the row model as JSON, structs as objects in
-// field order, timestamps as RFC 3339 UTC, dates as YYYY-MM-DD, decimals as
-// exact strings, binary as base64.
+// jsonValue renders a value of the row model or of the face's value model
+// as JSON, structs as objects in field order, timestamps as RFC 3339 UTC,
+// dates as YYYY-MM-DD, decimals as exact strings (pqrow.Decimal) or numbers
+// (the face's json.Number), binary as base64.
 func jsonValue(b *bytes.Buffer, v any, t schema.Type) {
 	switch v := v.(type) {
 	case nil:
@@ -52,6 +55,30 @@ func jsonValue(b *bytes.Buffer, v any, t schema.Type) {
 			b.WriteByte(']')
 		}
 		b.WriteByte(']')
+	case map[string]any:
+		// A struct of the face's value model: its fields in schema order.
+		if st, ok := t.(*schema.Struct); ok {
+			row := make([]any, len(st.Fields))
+			for i, f := range st.Fields {
+				row[i] = v[f.Name]
+			}
+			jsonRow(b, row, st)
+			return
+		}
+		var vt schema.Type
+		if m, ok := t.(*schema.Map); ok {
+			vt = m.Value
+		}
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(v)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, k)
+			b.WriteByte(':')
+			jsonValue(b, v[k], vt)
+		}
+		b.WriteByte('}')
 	case []any:
 		if st, ok := t.(*schema.Struct); ok {
 			jsonRow(b, v, st)

@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
@@ -47,7 +52,7 @@ func newRowSink(w io.Writer, path string, jsonLines bool, st *schema.Struct) (ro
 	case ".json", ".jsonl", ".ndjson":
 		s = &jsonSink{w: bufio.NewWriter(f), st: unique}
 	case ".parquet":
-		s = &parquetSink{w: pqrow.NewWriter(f, unique, pqrow.WriterOptions{})}
+		s = &parquetSink{w: pqrow.NewWriter(f, unique, pqrow.WriterOptions{}), st: unique}
 	default:
 		err = usagef("--out %s: want a .csv, .json or .parquet file", path)
 	}
@@ -120,15 +125,111 @@ func (s *jsonSink) write(rows [][]any) error {
 
 func (s *jsonSink) close() error { return s.w.Flush() }
 
-type parquetSink struct{ w *pqrow.Writer }
+// parquetSink writes rows of the face's value model (a join's) to Parquet
+// with the result's schema, bringing them back to the writer's row model.
+type parquetSink struct {
+	w  *pqrow.Writer
+	st *schema.Struct
+}
 
 func (s *parquetSink) write(rows [][]any) error {
 	for _, r := range rows {
-		if err := s.w.Write(r); err != nil {
+		row := make([]any, len(r))
+		for i, f := range s.st.Fields {
+			v, err := rowModel(f.Type, r[i])
+			if err != nil {
+				return fmt.Errorf("parquet: column %s: %w", f.Name, err)
+			}
+			row[i] = v
+		}
+		if err := s.w.Write(row); err != nil {
 			return fmt.Errorf("parquet: %w", err)
 		}
 	}
 	return nil
+}
+
+// rowModel brings a value of the face's value model (structs and maps as
+// objects, decimals as json.Number) back to the row model of package pqrow
+// (structs positional, maps as key-value lists, decimals as pqrow.Decimal)
+// for a column of type t; scalars pass as they are (the writer takes any Go
+// integer that fits).
+func rowModel(t schema.Type, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch tt := t.(type) {
+	case *schema.Decimal:
+		if n, ok := v.(json.Number); ok {
+			return pqrow.ParseDecimal(string(n), int32(tt.Scale))
+		}
+	case *schema.Struct:
+		if m, ok := v.(map[string]any); ok {
+			out := make([]any, len(tt.Fields))
+			for i, f := range tt.Fields {
+				x, err := rowModel(f.Type, m[f.Name])
+				if err != nil {
+					return nil, err
+				}
+				out[i] = x
+			}
+			return out, nil
+		}
+	case *schema.Array:
+		if xs, ok := v.([]any); ok {
+			out := make([]any, len(xs))
+			for i, x := range xs {
+				y, err := rowModel(tt.Element, x)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = y
+			}
+			return out, nil
+		}
+	case *schema.Map:
+		if m, ok := v.(map[string]any); ok {
+			kvs := make([]pqrow.KV, 0, len(m))
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				key, err := mapKey(tt.Key, k)
+				if err != nil {
+					return nil, err
+				}
+				val, err := rowModel(tt.Value, m[k])
+				if err != nil {
+					return nil, err
+				}
+				kvs = append(kvs, pqrow.KV{Key: key, Value: val})
+			}
+			return kvs, nil
+		}
+	}
+	return v, nil
+}
+
+// mapKey parses a map key the face gives as text back to the key type.
+func mapKey(t schema.Type, s string) (any, error) {
+	switch t {
+	case schema.String:
+		return s, nil
+	case schema.Binary:
+		return []byte(s), nil
+	case schema.Byte, schema.Short, schema.Integer, schema.Long:
+		return strconv.ParseInt(s, 10, 64)
+	case schema.Float:
+		f, err := strconv.ParseFloat(s, 32)
+		return float32(f), err
+	case schema.Double:
+		return strconv.ParseFloat(s, 64)
+	case schema.Boolean:
+		return strconv.ParseBool(s)
+	case schema.Date, schema.Timestamp, schema.TimestampNTZ:
+		return time.Parse(time.RFC3339Nano, s)
+	}
+	if d, ok := t.(*schema.Decimal); ok {
+		return pqrow.ParseDecimal(s, int32(d.Scale))
+	}
+	return nil, fmt.Errorf("a map key of type %s cannot be written back from text", t)
 }
 
 func (s *parquetSink) close() error { _, err := s.w.Close(); return err }
