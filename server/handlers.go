@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -138,6 +139,13 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	ix, err := s.st.Index(r.Context(), r.PathValue("name"))
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	select {
+	case s.joins <- struct{}{}:
+		defer func() { <-s.joins }()
+	case <-r.Context().Done():
+		s.fail(w, r, fmt.Errorf("waiting for one of the %d joins running to end: %w", cap(s.joins), r.Context().Err()))
 		return
 	}
 	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft})

@@ -44,6 +44,9 @@ type Config struct {
 	MaxKeys int
 	// MaxJoinKeys is the most key rows a join may post.
 	MaxJoinKeys int
+	// MaxJoins is the most joins run at once (each runs an in-memory DuckDB
+	// engine); more wait for a turn until their deadline.
+	MaxJoins int
 	// MaxBodyBytes is the largest request body accepted.
 	MaxBodyBytes int64
 	// RequestTimeout is each request's deadline.
@@ -66,7 +69,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		PollInterval: 10 * time.Second, WarmTimeout: 60 * time.Second, MaxKeys: 1000, MaxJoinKeys: 10000, MaxBodyBytes: 1 << 20,
+		PollInterval: 10 * time.Second, WarmTimeout: 60 * time.Second, MaxKeys: 1000, MaxJoinKeys: 10000, MaxJoins: 4, MaxBodyBytes: 1 << 20,
 		RequestTimeout: 10 * time.Second, MaxRows: 1000, MCPMaxRows: 100, ShutdownTimeout: 30 * time.Second,
 	}
 }
@@ -84,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxJoinKeys <= 0 {
 		c.MaxJoinKeys = d.MaxJoinKeys
+	}
+	if c.MaxJoins <= 0 {
+		c.MaxJoins = d.MaxJoins
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = d.MaxBodyBytes
@@ -115,13 +121,14 @@ type Server struct {
 	m       *metrics
 	ready   atomic.Bool
 	handler http.Handler
-	mcp     http.Handler // the MCP server over streamable HTTP
+	mcp     http.Handler  // the MCP server over streamable HTTP
+	joins   chan struct{} // one token per join running
 }
 
 // New returns a server over st. It does not take ownership of st.
 func New(st *ariadne.Store, cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{st: st, cfg: cfg, log: cfg.Logger, reg: prometheus.NewRegistry()}
+	s := &Server{st: st, cfg: cfg, log: cfg.Logger, reg: prometheus.NewRegistry(), joins: make(chan struct{}, cfg.MaxJoins)}
 	s.m = newMetrics(s.reg, st, &s.ready)
 	// Stateless: any replica answers any call (no session to route to),
 	// with plain JSON answers (tools do not stream).

@@ -72,6 +72,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.WarmTimeout, "warm-timeout", d.WarmTimeout, "bound of the warm-up before /readyz answers 200")
 	f.IntVar(&cfg.MaxKeys, "max-keys", d.MaxKeys, "most keys in a lookup batch or a locate")
 	f.IntVar(&cfg.MaxJoinKeys, "max-join-keys", d.MaxJoinKeys, "most key rows a join may post")
+	f.IntVar(&cfg.MaxJoins, "max-joins", d.MaxJoins, "most joins run at once (more wait for a turn until their deadline)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", d.MaxBodyBytes, "largest request body in bytes")
 	f.DurationVar(&cfg.RequestTimeout, "timeout", d.RequestTimeout, "deadline of each request")
 	f.IntVar(&cfg.MaxRows, "max-rows", d.MaxRows, "most rows in a lookup page (larger limits are cut; the cursor continues)")
