@@ -253,6 +253,9 @@ func TestHostileInput(t *testing.T) {
 	hugeBatch, _ := json.Marshal(map[string]any{"column": "user_id", "keys": keys})
 	someKeys, _ := json.Marshal(map[string]any{"column": "user_id", "keys": keys[:1001]})
 	locKeys, _ := json.Marshal(map[string]any{"keys": map[string]any{"user_id": keys[:1001]}})
+	joinKeys, _ := json.Marshal(map[string]any{"keys": map[string]any{"user_id": keys[:10001]}})
+	bigJoin := bytes.Repeat([]byte(" "), 10<<20)
+	copy(bigJoin, `{"keys": {"user_id": ["1"]}}`)
 	cases := []struct {
 		name, method, path string
 		body               any
@@ -288,6 +291,13 @@ func TestHostileInput(t *testing.T) {
 		{"locate without keys", "POST", "/v1/indexes/plays/locate", `{"keys": {}}`, 400, "invalid argument"},
 		{"locate unindexed column", "POST", "/v1/indexes/plays/locate", `{"keys": {"track_uri": ["x"]}}`, 400, "column not found"},
 		{"GET lookup", "GET", "/v1/indexes/plays/lookup", nil, 405, "usage"},
+		{"10 MB join body", "POST", "/v1/indexes/plays/join", bigJoin, 413, "invalid argument"},
+		{"10001-row join", "POST", "/v1/indexes/plays/join", joinKeys, 400, "invalid argument"},
+		{"malformed join", "POST", "/v1/indexes/plays/join", `{"keys": {"user_id": [`, 400, "invalid argument"},
+		{"join unknown field", "POST", "/v1/indexes/plays/join", `{"keys": {"user_id": [1]}, "sql": "x"}`, 400, "invalid argument"},
+		{"join on an unknown index", "POST", "/v1/indexes/nope/join", `{"keys": {"user_id": [1]}}`, 404, "index not found"},
+		{"GET join", "GET", "/v1/indexes/plays/join", nil, 405, "usage"},
+		{"MCP without its media type", "POST", "/mcp", `{"jsonrpc": "2.0", "method": `, 415, ""},
 		{"unknown endpoint", "GET", "/v2/x", nil, 404, "not found"},
 	}
 	for _, c := range cases {
