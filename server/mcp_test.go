@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,5 +65,20 @@ func TestMCPOverHTTP(t *testing.T) {
 		if string(a) != string(b) {
 			t.Fatalf("row %d: %s, the API gave %s", i, a, b)
 		}
+	}
+	// A message over the body limit is refused, not read whole.
+	big := `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lookup", "arguments": {"index": "` +
+		strings.Repeat("x", 2<<20) + `"}}}`
+	req, _ := http.NewRequest("POST", ts.url+"/mcp", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Fatalf("a 2 MiB MCP message: %d", resp.StatusCode)
 	}
 }
