@@ -81,11 +81,23 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.m.observeLookup(res)
-	rows := make([]map[string]any, len(res.Rows))
+	// The rows are written by appendRow (fields in column order), the rest
+	// by encoding/json, spliced into one object.
+	cols := nonNil(res.Columns)
+	quoted := quoteNames(cols)
+	body := make([]byte, 0, 256+len(res.Rows)*64)
+	body = append(body, `{"rows":[`...)
 	for i := range res.Rows {
-		rows[i] = res.Rows[i].Values
+		if i > 0 {
+			body = append(body, ',')
+		}
+		if body, err = appendRow(body, quoted, cols, nil, res.Rows[i].Values); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
-	out := map[string]any{"rows": rows, "columns": nonNil(res.Columns), "row_index": res.RowIndex, "version": res.Version}
+	body = append(body, "],"...)
+	out := map[string]any{"columns": cols, "row_index": res.RowIndex, "version": res.Version}
 	if res.Cursor != "" {
 		out["cursor"] = res.Cursor
 	}
@@ -95,7 +107,15 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	if explain {
 		out["plan"] = planJSON(res.Plan)
 	}
-	writeJSON(w, http.StatusOK, out)
+	rest, err := json.Marshal(out)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	body = append(append(body, rest[1:]...), '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func (s *Server) locate(w http.ResponseWriter, r *http.Request) {
@@ -183,14 +203,16 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	quoted := make([][]byte, len(rows.Columns()))
-	for i, c := range rows.Columns() {
-		quoted[i], _ = json.Marshal(c)
-	}
+	quoted := quoteNames(rows.Columns())
+	var line []byte
 	for (b.Limit == 0 || n < b.Limit) && rows.Next() {
-		if err := writeRowJSON(bw, quoted, rows.Values()); err != nil {
+		line, err = appendRow(line[:0], quoted, nil, rows.Values(), nil)
+		if err != nil {
 			s.streamError(bw, r, err)
 			return
+		}
+		if _, err := bw.Write(append(line, '\n')); err != nil {
+			return // the client went away
 		}
 		if n++; n%joinFlushRows == 0 {
 			if bw.Flush() != nil {
@@ -205,26 +227,6 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = bw.Flush()
 	s.m.joinRows.Add(float64(n))
-}
-
-// writeRowJSON writes one row as a JSON object with its fields in column
-// order (names already quoted) and a newline.
-func writeRowJSON(w *bufio.Writer, quoted [][]byte, vals []any) error {
-	w.WriteByte('{')
-	for i, q := range quoted {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		w.Write(q)
-		w.WriteByte(':')
-		v, err := json.Marshal(vals[i])
-		if err != nil {
-			return err
-		}
-		w.Write(v)
-	}
-	_, err := w.WriteString("}\n")
-	return err
 }
 
 // streamError ends a streamed NDJSON answer with an error line.

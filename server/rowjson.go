@@ -1,0 +1,65 @@
+package server
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// This file writes rows of the face's value model as JSON objects with
+// their fields in column order, for lookup pages and join streams: the
+// bytes encoding/json writes for each value, without the reflection and key
+// sorting of encoding a map[string]any per row (a third of a covered
+// lookup's CPU when measured).
+
+// quoteNames returns each column name as a JSON string.
+func quoteNames(cols []string) [][]byte {
+	out := make([][]byte, len(cols))
+	for i, c := range cols {
+		out[i], _ = json.Marshal(c)
+	}
+	return out
+}
+
+// appendRow appends one row as a JSON object: for each column (names
+// quoted by quoteNames) its value in vals, or, with vals nil, in rec.
+func appendRow(b []byte, quoted [][]byte, cols []string, vals []any, rec map[string]any) ([]byte, error) {
+	b = append(b, '{')
+	for i, q := range quoted {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, q...)
+		b = append(b, ':')
+		var v any
+		if vals != nil {
+			v = vals[i]
+		} else {
+			v = rec[cols[i]]
+		}
+		var err error
+		if b, err = appendValue(b, v); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendValue appends v as encoding/json writes it.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case time.Time:
+		// MarshalJSON's bytes: RFC 3339 with sub-second precision, quoted.
+		b = append(b, '"')
+		b, err := x.AppendText(b)
+		return append(b, '"'), err
+	}
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
