@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// TestParquetSinkFaceValues: a join's rows in the face's value model
+// (structs and maps as objects, decimals as json.Number, integers as int64)
+// written by the Parquet sink read back as the data files' row model.
+func TestParquetSinkFaceValues(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{
+		{Name: "id", Type: schema.Integer, Nullable: true},
+		{Name: "amount", Type: &schema.Decimal{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "day", Type: schema.Date, Nullable: true},
+		{Name: "info", Type: &schema.Struct{Fields: []schema.Field{
+			{Name: "z", Type: schema.String, Nullable: true}, {Name: "a", Type: schema.Long, Nullable: true}}}, Nullable: true},
+		{Name: "tags", Type: &schema.Array{Element: schema.String, ContainsNull: true}, Nullable: true},
+		{Name: "counts", Type: &schema.Map{Key: schema.Integer, Value: schema.Long, ValueContainsNull: true}, Nullable: true},
+	}}
+	day := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	face := [][]any{
+		{int64(7), json.Number("12.50"), day, map[string]any{"z": "x", "a": int64(3)}, []any{"p", nil}, map[string]any{"1": int64(10), "2": nil}},
+		{nil, nil, nil, nil, nil, nil},
+	}
+	var buf bytes.Buffer
+	s := &parquetSink{w: pqrow.NewWriter(&buf, st, pqrow.WriterOptions{}), st: st}
+	if err := s.write(face); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := pqrow.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]any
+	for r, err := range f.Rows(context.Background(), st, pqrow.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	want := [][]any{
+		{int32(7), pqrow.NewDecimal(1250, 2), day, []any{"x", int64(3)}, []any{"p", nil}, []pqrow.KV{{Key: int32(1), Value: int64(10)}, {Key: int32(2), Value: nil}}},
+		{nil, nil, nil, nil, nil, nil},
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d rows", len(got))
+	}
+	for i := range want {
+		for j := range want[i] {
+			g, w := got[i][j], want[i][j]
+			if gd, ok := g.(pqrow.Decimal); ok {
+				if gd.String() != w.(pqrow.Decimal).String() {
+					t.Errorf("row %d column %d: %v, want %v", i, j, g, w)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("row %d column %d: %#v, want %#v", i, j, g, w)
+			}
+		}
+	}
+}
+
+// TestJSONRenderFaceValues: --json and CSV output of a join render the
+// face's structs in field order and its decimals as numbers.
+func TestJSONRenderFaceValues(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{
+		{Name: "info", Type: &schema.Struct{Fields: []schema.Field{{Name: "z", Type: schema.String}, {Name: "a", Type: schema.Long}}}},
+		{Name: "amount", Type: &schema.Decimal{Precision: 10, Scale: 2}},
+		{Name: "counts", Type: &schema.Map{Key: schema.String, Value: schema.Date}},
+	}}
+	var b bytes.Buffer
+	jsonRow(&b, []any{map[string]any{"z": "x", "a": int64(3)}, json.Number("12.50"), map[string]any{"k": time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)}}, st)
+	if want := `{"info":{"z":"x","a":3},"amount":12.50,"counts":{"k":"2024-06-01"}}`; b.String() != want {
+		t.Fatalf("%s, want %s", b.String(), want)
+	}
+}
