@@ -70,6 +70,14 @@ type Config struct {
 	Seed uint64
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+
+	// URL, when set, is a running `ariadne serve` (http://host:port) to load
+	// instead of a generated lake: lookups go to Index on Column for the
+	// Keys given, the storage work is read from its /metrics, and the
+	// phases are "first" (ColdRequests lookups) and "steady" (Duration);
+	// Token is its bearer token, if it asks for one.
+	URL, Index, Column, Token string
+	Keys                      []string
 }
 
 func (c *Config) defaults() {
@@ -158,9 +166,13 @@ type Phase struct {
 	RSSBytes int64 `json:"rss_bytes"`
 }
 
-// Run generates (or reuses) the lake and index, serves them, and measures.
+// Run generates (or reuses) the lake and index, serves them, and measures;
+// with Config.URL it loads that server instead (see RunURL).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.defaults()
+	if cfg.URL != "" {
+		return RunURL(ctx, cfg)
+	}
 	lake, storeURL, err := prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -193,11 +205,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !cfg.Covered {
 		cols = nil
 	}
-	cl := &client{url: url, cols: cols, limit: cfg.Limit, http: &http.Client{Transport: &http.Transport{
+	cl := &client{url: url, column: "user_id", cols: cols, limit: cfg.Limit, http: &http.Client{Transport: &http.Transport{
 		MaxIdleConnsPerHost: cfg.Concurrency * 2, MaxConnsPerHost: cfg.Concurrency * 2}}}
 
 	fmt.Fprintf(cfg.Progress, "cold: %d lookups from %d clients\n", cfg.ColdRequests, cfg.Concurrency)
-	cold, err := phase(ctx, "cold", cl, keys, st, cfg.Concurrency, cfg.ColdRequests, 0)
+	local := func() (storage, error) { return storageOf(st.Stats()), nil }
+	cold, err := phase(ctx, "cold", cl, keys.next, local, cfg.Concurrency, cfg.ColdRequests, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +228,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		before.Index.Read.Bytes - before.Data.Read.Bytes, CacheBytes: st.CacheBytes()}
 
 	fmt.Fprintf(cfg.Progress, "warm: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
-	warm, err := phase(ctx, "warm", cl, keys, st, cfg.Concurrency, 0, cfg.Duration)
+	warm, err := phase(ctx, "warm", cl, keys.next, local, cfg.Concurrency, 0, cfg.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -339,23 +352,23 @@ func newKeys(lc lakegen.Config, seed uint64) *keys {
 	return &keys{z: rand.NewZipf(rand.New(rand.NewPCG(seed, 99)), s, v, uint64(lc.Users-1))}
 }
 
-func (k *keys) next() int64 {
+func (k *keys) next() string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return lakegen.UserID(k.z.Uint64())
+	return strconv.FormatInt(lakegen.UserID(k.z.Uint64()), 10)
 }
 
 type client struct {
-	url   string
-	cols  []string
-	limit int
-	http  *http.Client
+	url, column, token string
+	cols               []string
+	limit              int
+	http               *http.Client
 }
 
 // lookup asks for the first page of key's rows; it returns the rows and
 // response bytes.
-func (c *client) lookup(ctx context.Context, key int64) (int, int64, error) {
-	body := map[string]any{"column": "user_id", "key": strconv.FormatInt(key, 10), "limit": c.limit}
+func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
+	body := map[string]any{"column": c.column, "key": key, "limit": c.limit}
 	if c.cols != nil {
 		body["columns"] = c.cols
 	}
@@ -363,6 +376,9 @@ func (c *client) lookup(ctx context.Context, key int64) (int, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(b))
 	if err != nil {
 		return 0, 0, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -387,9 +403,19 @@ func (c *client) lookup(ctx context.Context, key int64) (int, int64, error) {
 	return len(page.Rows), int64(len(data)), nil
 }
 
+// storage is the server's storage work so far.
+type storage struct{ indexReq, indexBytes, dataReq, dataBytes int64 }
+
+func storageOf(s ariadne.StorageStats) storage {
+	return storage{s.Index.Total.Requests, s.Index.Read.Bytes, s.Data.Total.Requests, s.Data.Read.Bytes}
+}
+
 // phase runs n lookups (or, with n 0, lookups for d) from conc clients.
-func phase(ctx context.Context, name string, cl *client, ks *keys, st *ariadne.Store, conc, n int, d time.Duration) (Phase, error) {
-	before := st.Stats()
+func phase(ctx context.Context, name string, cl *client, next func() string, stats func() (storage, error), conc, n int, d time.Duration) (Phase, error) {
+	before, err := stats()
+	if err != nil {
+		return Phase{}, err
+	}
 	var (
 		mu      sync.Mutex
 		lat     []time.Duration
@@ -411,7 +437,7 @@ func phase(ctx context.Context, name string, cl *client, ks *keys, st *ariadne.S
 				if n == 0 && time.Now().After(deadline) {
 					return
 				}
-				k := ks.next()
+				k := next()
 				t0 := time.Now()
 				r, b, err := cl.lookup(ctx, k)
 				el := time.Since(t0)
@@ -437,7 +463,10 @@ func phase(ctx context.Context, name string, cl *client, ks *keys, st *ariadne.S
 		return Phase{}, fmt.Errorf("%s: every lookup failed: %w", name, firstEr)
 	}
 	el := time.Since(start)
-	after := st.Stats()
+	after, err := stats()
+	if err != nil {
+		return Phase{}, err
+	}
 	slices.Sort(lat)
 	pct := func(p float64) float64 {
 		if len(lat) == 0 {
@@ -448,8 +477,8 @@ func phase(ctx context.Context, name string, cl *client, ks *keys, st *ariadne.S
 	}
 	ph := Phase{Name: name, Requests: len(lat), Errors: errs, Seconds: el.Seconds(), QPS: float64(len(lat)) / el.Seconds(),
 		P50MS: pct(0.50), P90MS: pct(0.90), P99MS: pct(0.99), MaxMS: pct(1), Rows: rows, ResponseBytes: bytesIn,
-		IndexRequests: after.Index.Total.Requests - before.Index.Total.Requests, IndexBytes: after.Index.Read.Bytes - before.Index.Read.Bytes,
-		DataRequests: after.Data.Total.Requests - before.Data.Total.Requests, DataBytes: after.Data.Read.Bytes - before.Data.Read.Bytes,
+		IndexRequests: after.indexReq - before.indexReq, IndexBytes: after.indexBytes - before.indexBytes,
+		DataRequests: after.dataReq - before.dataReq, DataBytes: after.dataBytes - before.dataBytes,
 		RSSBytes: rss()}
 	if len(lat) > 0 {
 		ph.RequestsPerQuery = float64(ph.IndexRequests+ph.DataRequests) / float64(len(lat))
@@ -495,4 +524,91 @@ func (r *Report) Format(w io.Writer) {
 			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6)
 	}
 	fmt.Fprintf(w, "%d CPUs, load average %s\n", r.CPUs, r.LoadAverage)
+}
+
+// RunURL loads a running server (Config.URL) with lookups of Config.Keys,
+// drawn uniformly, on Config.Index and Config.Column: a "first" phase of
+// ColdRequests lookups, then a "steady" one of Duration. The storage work
+// is the difference of its /metrics counters (ariadne_storage_*_total).
+func RunURL(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	if cfg.Index == "" || cfg.Column == "" || len(cfg.Keys) == 0 {
+		return nil, fmt.Errorf("servebench: a server URL needs an index, a key column and keys")
+	}
+	base := strings.TrimSuffix(cfg.URL, "/")
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Concurrency * 2, MaxConnsPerHost: cfg.Concurrency * 2}}
+	cols := []string(nil)
+	cl := &client{url: base + "/v1/indexes/" + cfg.Index + "/lookup", column: cfg.Column, token: cfg.Token, cols: cols, limit: cfg.Limit, http: hc}
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(cfg.Seed, 7))
+	next := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return cfg.Keys[rng.IntN(len(cfg.Keys))]
+	}
+	stats := func() (storage, error) { return scrape(ctx, hc, base+"/metrics", cfg.Token) }
+	rep := &Report{Concurrency: cfg.Concurrency, Limit: cfg.Limit, CPUs: runtime.NumCPU()}
+	for _, p := range []struct {
+		name string
+		n    int
+		d    time.Duration
+	}{{"first", cfg.ColdRequests, 0}, {"steady", 0, cfg.Duration}} {
+		fmt.Fprintf(cfg.Progress, "%s\n", p.name)
+		ph, err := phase(ctx, p.name, cl, next, stats, cfg.Concurrency, p.n, p.d)
+		if err != nil {
+			return nil, err
+		}
+		ph.RSSBytes = 0 // the server is another process
+		rep.Phases = append(rep.Phases, ph)
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return rep, nil
+}
+
+// scrape reads the storage counters from a server's /metrics.
+func scrape(ctx context.Context, hc *http.Client, url, token string) (storage, error) {
+	var s storage
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return s, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return s, fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || (name != "ariadne_storage_requests_total" && name != "ariadne_storage_bytes_total") {
+			continue
+		}
+		labels, val, _ := strings.Cut(rest, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		index := strings.Contains(labels, `store="index"`)
+		switch {
+		case name == "ariadne_storage_requests_total" && index:
+			s.indexReq += int64(v)
+		case name == "ariadne_storage_requests_total":
+			s.dataReq += int64(v)
+		case strings.Contains(labels, `op="read"`) && index:
+			s.indexBytes += int64(v)
+		case strings.Contains(labels, `op="read"`):
+			s.dataBytes += int64(v)
+		}
+	}
+	return s, sc.Err()
 }

@@ -2,8 +2,18 @@ package servebench
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/server"
 )
 
 // TestRun runs the load generator on a tiny lake: every lookup succeeds,
@@ -36,5 +46,42 @@ func TestRun(t *testing.T) {
 	}
 	if rep2.Lake != rep.Lake || rep2.Phases[1].Errors != 0 {
 		t.Fatalf("second run: %+v", rep2)
+	}
+}
+
+// TestRunURL loads a server started elsewhere (here, in the test) through
+// its URL, with storage work read from its /metrics.
+func TestRunURL(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, _, err := prepare(ctx, Config{Dir: dir, SizeMB: 2, Users: 300, Progress: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ariadne.Open(ctx, "file://"+filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := server.New(st, server.Config{Tokens: []string{"tk"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	keys := []string{strconv.FormatInt(lakegen.UserID(0), 10), strconv.FormatInt(lakegen.UserID(1), 10), "-1"}
+	rep, err := Run(ctx, Config{URL: "http://" + ln.Addr().String(), Token: "tk", Index: indexName, Column: "user_id", Keys: keys,
+		Concurrency: 2, ColdRequests: 4, Duration: 200 * time.Millisecond, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, steady := rep.Phases[0], rep.Phases[1]
+	if first.Name != "first" || first.Requests != 4 || first.Errors != 0 || steady.Errors != 0 || steady.Requests == 0 {
+		t.Fatalf("phases %+v", rep.Phases)
+	}
+	// The first lookups read the row index and data files; the metrics say so.
+	if first.IndexRequests == 0 || first.DataRequests == 0 || first.Rows == 0 {
+		t.Fatalf("first phase: %+v", first)
 	}
 }

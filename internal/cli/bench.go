@@ -156,20 +156,40 @@ every file (same row count checked). --json prints the report.`,
 // HTTP server on loopback (package bench/servebench).
 func newBenchServeCmd(g *globals) *cobra.Command {
 	var cfg servebench.Config
-	var dir string
+	var dir, keysFile, tokenEnv string
 	c := &cobra.Command{
-		Use:   "serve [--dir DIR] [--size-mb N] [--concurrency N] [--duration D] [--latency D] [--covered]",
+		Use:   "serve [--dir DIR] [--size-mb N] [--concurrency N] [--duration D] [--latency D] [--covered] | --url URL --index NAME --column COL --keys FILE",
 		Short: "Lookups per second and latency of `ariadne serve` on loopback, cold and warm, on a generated lake",
 		Long: `Generates (or reuses, in DIR) a listening-history lake with Zipf user activity, indexes it (bloom file
 index and a hash row index on user_id covering ts and duration_ms), serves it with the HTTP server on a
 loopback socket with --latency injected before every storage request, and sends lookups for the first page
 (--limit rows) of users drawn as the rows are, from --concurrency clients: first --cold lookups before any
 warm-up, then, after the server's warm-up, for --duration. Reports per phase lookups/s, p50/p90/p99 and
-max latency, errors, rows, and the server's storage requests and bytes. --json prints the report.`,
+max latency, errors, rows, and the server's storage requests and bytes. --json prints the report.
+
+--url loads a running ` + "`ariadne serve`" + ` instead: lookups of the keys in --keys (one per line, drawn
+uniformly) on --index and --column, a "first" phase of --cold lookups and a "steady" one of --duration; the
+storage work is read from its /metrics (--token-env names the variable holding its bearer token).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if cfg.Dir, err = g.benchDir(dir); err != nil {
+			if cfg.URL != "" {
+				if keysFile == "" || cfg.Index == "" || cfg.Column == "" {
+					return usagef("bench serve: --url needs --index, --column and --keys")
+				}
+				b, err := os.ReadFile(keysFile)
+				if err != nil {
+					return err
+				}
+				for _, k := range strings.Split(string(b), "\n") {
+					if k = strings.TrimSpace(k); k != "" {
+						cfg.Keys = append(cfg.Keys, k)
+					}
+				}
+				if tokenEnv != "" {
+					cfg.Token, _ = g.env.LookupEnv(tokenEnv)
+				}
+			} else if cfg.Dir, err = g.benchDir(dir); err != nil {
 				return err
 			}
 			cfg.Progress = g.env.Stderr
@@ -191,5 +211,10 @@ max latency, errors, rows, and the server's storage requests and bytes. --json p
 	f.BoolVar(&cfg.Covered, "covered", false, "ask for cover columns only (no data file read)")
 	f.DurationVar(&cfg.Latency, "latency", 0, "latency injected before every storage request of the server (e.g. 20ms)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the key draw")
+	f.StringVar(&cfg.URL, "url", "", "load this running server (http://host:port) instead of a generated lake")
+	f.StringVar(&cfg.Index, "index", "", "--url: the index to look keys up in")
+	f.StringVar(&cfg.Column, "column", "", "--url: the key column (or row index name)")
+	f.StringVar(&keysFile, "keys", "", "--url: file of keys, one per line")
+	f.StringVar(&tokenEnv, "token-env", "", "--url: environment variable holding the server's bearer token")
 	return c
 }
