@@ -44,6 +44,7 @@ var kinds = []struct {
 	{delta.ErrUnsupportedFeature, "unsupported feature"},
 	{delta.ErrConflict, "conflict"},
 	{pqrow.ErrCorrupt, "corrupt file"},
+	{fileindex.ErrUnsupportedFunction, "unsupported function"},
 	{fileindex.ErrComputedExpression, "computed expression"},
 	{metadata.ErrConcurrentUpdate, "concurrent update"},
 	{prepared.ErrMemoryBudget, "memory budget"},

@@ -337,6 +337,11 @@ func computedTypes(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *
 	names := src.Names()
 	var applied []duck.Computed
 	for k, v := range m.ComputedIndexes.All() {
+		// A function Ariadne refuses (no Spark value in DuckDB) is a typed
+		// error naming it, before anything is planned.
+		if err := duck.CheckFunctions(v); err != nil {
+			return nil, &ComputedIndexError{Name: k, Expr: v, Err: err}
+		}
 		// Expressions apply in order and may use earlier ones; planning
 		// them one more at a time makes the error name the culprit.
 		applied = append(applied, duck.Computed{Name: k, Expr: v})

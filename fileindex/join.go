@@ -406,6 +406,9 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 	}
 	var computed []duck.Computed
 	for name, expr := range m.ComputedIndexes.All() {
+		if err := duck.CheckFunctions(expr); err != nil {
+			return &ComputedIndexError{Name: name, Expr: expr, Err: err}
+		}
 		computed = append(computed, duck.Computed{Name: name, Expr: expr})
 	}
 	sql := duck.SelectComputed("raw", src.Names(), computed)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/duck"
 )
 
 // ErrComputedExpression is the kind of a computed index whose SQL
@@ -12,6 +13,19 @@ import (
 // analysis error at update time, §3.3). Match it with errors.Is; the
 // *ComputedIndexError carries the details and the engine's error.
 var ErrComputedExpression = errors.New("fileindex: computed index expression failed")
+
+// ErrUnsupportedFunction is matched (errors.Is) by a *ComputedIndexError
+// whose expression uses a Spark function Ariadne refuses: one whose value
+// DuckDB cannot reproduce, or that depends on the clock, the session time
+// zone or chance (docs/compatibility.md, "Computed index functions"). Its
+// Err is an *UnsupportedFunctionError naming the function and the reason.
+// It is reported when the index is added (the command line checks first)
+// and at every update or join of an index that already has one (a store
+// written by the Spark library).
+var ErrUnsupportedFunction = duck.ErrUnsupportedFunction
+
+// UnsupportedFunctionError names a refused Spark function and says why.
+type UnsupportedFunctionError = duck.UnsupportedFunctionError
 
 // ComputedIndexError reports a computed index whose expression failed.
 // Nothing has been written when Update returns it from planning.

@@ -63,6 +63,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 		"SET preserve_insertion_order = true",
+		// Spark: x / 0 and x % 0 are NULL (not Infinity or NaN) in every type.
+		"SET ieee_floating_point_ops = false",
 	}
 	if opts.TempDirectory != "" {
 		settings = append(settings, "SET temp_directory = "+String(opts.TempDirectory))
@@ -87,6 +89,10 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			d.Close()
 			return nil, sqlErr(s, err)
 		}
+	}
+	if err := registerSparkFunctions(conn); err != nil {
+		d.Close()
+		return nil, err
 	}
 	return d, nil
 }

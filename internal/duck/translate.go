@@ -37,8 +37,28 @@ import (
 // when the statement runs, as an *SQLError (ErrSQL) carrying its message,
 // the analogue of Spark's analysis error at update or join time.
 func Translate(expr string) string {
-	toks := tokenize(expr)
-	return render(toks)
+	s, err := TranslateChecked(expr)
+	if err != nil {
+		// A refused function fails the statement when it runs; callers
+		// that can report it typed call CheckFunctions first.
+		return "error(" + String(err.Error()) + ")"
+	}
+	return s
+}
+
+// TranslateChecked is Translate that returns an *UnsupportedFunctionError
+// (ErrUnsupportedFunction) for a function Ariadne refuses.
+func TranslateChecked(expr string) (string, error) {
+	return renderChecked(tokenize(expr))
+}
+
+// CheckFunctions returns an *UnsupportedFunctionError
+// (ErrUnsupportedFunction) naming the first function or operator in expr
+// that Ariadne refuses and why, or nil. It plans nothing: errors of
+// types and names surface when DuckDB plans the translation.
+func CheckFunctions(expr string) error {
+	_, err := TranslateChecked(expr)
+	return err
 }
 
 type tokKind int
@@ -241,7 +261,7 @@ var sparkCastTypes = map[string]string{
 	"real": "FLOAT", "boolean": "BOOLEAN", "decimal": "DECIMAL", "numeric": "DECIMAL",
 }
 
-func render(toks []tok) string {
+func renderChecked(toks []tok) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -253,29 +273,88 @@ func render(toks []tok) string {
 			b.WriteString(String(t.text))
 			continue
 		case tOp:
-			if t.text == "<=>" {
+			switch t.text {
+			case "<=>":
 				b.WriteString(" IS NOT DISTINCT FROM ")
 				continue
+			case "[":
+				// A subscript: Spark's arrays count from 0 and give NULL
+				// for a negative index; DuckDB's count from 1. A string
+				// literal key is a map's and stays as it is.
+				end := matching(toks, i)
+				if end > 0 && isOperandEnd(toks, i) {
+					inner := toks[i+1 : end]
+					idx, err := renderChecked(inner)
+					if err != nil {
+						return "", err
+					}
+					if _, isKey := stringLiteral(inner); isKey {
+						b.WriteString("[" + idx + "]")
+					} else {
+						b.WriteString("[(CASE WHEN (" + idx + ") >= 0 THEN CAST(" + idx + " AS BIGINT) + 1 ELSE 0 END)]")
+					}
+					i = end
+					continue
+				}
 			}
 		case tIdent:
-			if strings.EqualFold(t.text, "div") {
+			low := strings.ToLower(t.text)
+			if low == "div" {
+				// Spark's div is a bigint; DuckDB's // keeps the operands'
+				// type. A simple right operand is widened to make it one.
 				b.WriteString("//")
+				q := nextSignificant(toks, i+1)
+				if q < len(toks) && (toks[q].kind == tNumber || toks[q].kind == tIdent || toks[q].kind == tQuotedIdent) {
+					r := nextSignificant(toks, q+1)
+					if r == len(toks) || toks[r].kind != tOp || toks[r].text != "(" && toks[r].text != "." && toks[r].text != "[" {
+						operand, _ := renderChecked(toks[q : q+1])
+						b.WriteString(" CAST(" + operand + " AS BIGINT)")
+						i = q
+					}
+				}
 				continue
 			}
 			p := nextSignificant(toks, i+1)
-			if p < len(toks) && toks[p].kind == tOp && toks[p].text == "(" && !prevIsDot(toks, i) {
-				if end := matching(toks, p); end > 0 {
-					if s, ok := rewriteCall(strings.ToLower(t.text), toks[p+1:end]); ok {
-						b.WriteString(s)
-						i = end
-						continue
-					}
+			isCall := p < len(toks) && toks[p].kind == tOp && toks[p].text == "(" && !prevIsDot(toks, i)
+			if reason, ok := sparkOperators[low]; ok && !isCall {
+				return "", &UnsupportedFunctionError{Func: low, Reason: reason}
+			}
+			if isCall && !sparkKeywords[low] {
+				end := matching(toks, p)
+				if end < 0 {
+					break // malformed: DuckDB reports it
 				}
+				s, err := rewriteCall(low, toks[p+1:end])
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(s)
+				i = end
+				continue
 			}
 		}
 		b.WriteString(t.text)
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// isOperandEnd reports whether the token before i ends an operand (so a
+// "[" at i is a subscript, not a list literal).
+func isOperandEnd(toks []tok, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch toks[j].kind {
+		case tWS, tComment:
+			continue
+		case tIdent:
+			return !sparkKeywords[strings.ToLower(toks[j].text)]
+		case tQuotedIdent:
+			return true
+		case tOp:
+			return toks[j].text == ")" || toks[j].text == "]"
+		}
+		return false
+	}
+	return false
 }
 
 func prevIsDot(toks []tok, i int) bool {
@@ -286,147 +365,6 @@ func prevIsDot(toks []tok, i int) bool {
 		return toks[j].kind == tOp && toks[j].text == "."
 	}
 	return false
-}
-
-// rewriteCall rewrites one function call whose Spark semantics differ.
-func rewriteCall(name string, inner []tok) (string, bool) {
-	args := splitArgs(inner)
-	r := make([]string, len(args))
-	for i, a := range args {
-		r[i] = strings.TrimSpace(render(a))
-	}
-	switch name {
-	case "substring", "substr":
-		if len(r) < 2 || len(r) > 3 {
-			return "", false
-		}
-		pos := "CASE WHEN (" + r[1] + ") = 0 THEN 1 ELSE (" + r[1] + ") END"
-		if len(r) == 2 {
-			return "substring(" + r[0] + ", " + pos + ")", true
-		}
-		return "substring(" + r[0] + ", " + pos + ", greatest(" + r[2] + ", 0))", true
-	case "concat":
-		if len(r) == 0 {
-			return "", false
-		}
-		conds := make([]string, len(r))
-		for i, a := range r {
-			conds[i] = "(" + a + ") IS NULL"
-		}
-		return "(CASE WHEN " + strings.Join(conds, " OR ") + " THEN NULL ELSE concat(" + strings.Join(r, ", ") + ") END)", true
-	case "cast":
-		if len(args) != 1 {
-			return "", false
-		}
-		a := args[0]
-		for j := len(a) - 1; j >= 0; j-- {
-			if a[j].kind == tIdent && strings.EqualFold(a[j].text, "as") {
-				typ := strings.TrimSpace(render(a[j+1:]))
-				word, rest, _ := strings.Cut(typ, "(")
-				if m, ok := sparkCastTypes[strings.ToLower(strings.TrimSpace(word))]; ok {
-					typ = m
-					if rest != "" {
-						typ += "(" + rest
-					}
-				}
-				return "TRY_CAST(" + strings.TrimSpace(render(a[:j])) + " AS " + typ + ")", true
-			}
-		}
-		return "", false
-	case "dayofweek":
-		if len(r) != 1 {
-			return "", false
-		}
-		return "(dayofweek(" + r[0] + ") + 1)", true
-	case "dayofmonth":
-		if len(r) != 1 {
-			return "", false
-		}
-		return "day(" + r[0] + ")", true
-	case "size", "cardinality":
-		if len(r) != 1 {
-			return "", false
-		}
-		return "coalesce(len(" + r[0] + "), -1)", true
-	case "split":
-		if len(r) < 2 {
-			return "", false
-		}
-		return "regexp_split_to_array(" + r[0] + ", " + r[1] + ")", true
-	case "date_format":
-		if len(args) != 2 {
-			return "", false
-		}
-		p := nextSignificant(args[1], 0)
-		if p >= len(args[1]) || args[1][p].kind != tString || nextSignificant(args[1], p+1) != len(args[1]) {
-			return "", false
-		}
-		return "strftime(" + r[0] + ", " + String(javaToStrftime(args[1][p].text)) + ")", true
-	}
-	// Not rewritten: still translate the arguments.
-	return name + "(" + strings.Join(r, ", ") + ")", true
-}
-
-// javaToStrftime converts the common Java date pattern letters to strftime.
-func javaToStrftime(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); {
-		c := p[i]
-		if c == '\'' {
-			j := strings.IndexByte(p[i+1:], '\'')
-			if j < 0 {
-				b.WriteString(strings.ReplaceAll(p[i+1:], "%", "%%"))
-				break
-			}
-			if j == 0 {
-				b.WriteByte('\'')
-			} else {
-				b.WriteString(strings.ReplaceAll(p[i+1:i+1+j], "%", "%%"))
-			}
-			i += j + 2
-			continue
-		}
-		n := 1
-		for i+n < len(p) && p[i+n] == c {
-			n++
-		}
-		switch {
-		case c == 'y' && n == 2:
-			b.WriteString("%y")
-		case c == 'y':
-			b.WriteString("%Y")
-		case c == 'M' && n >= 4:
-			b.WriteString("%B")
-		case c == 'M' && n == 3:
-			b.WriteString("%b")
-		case c == 'M':
-			b.WriteString("%m")
-		case c == 'd':
-			b.WriteString("%d")
-		case c == 'H':
-			b.WriteString("%H")
-		case c == 'h':
-			b.WriteString("%I")
-		case c == 'm':
-			b.WriteString("%M")
-		case c == 's':
-			b.WriteString("%S")
-		case c == 'S':
-			b.WriteString("%g")
-		case c == 'a':
-			b.WriteString("%p")
-		case c == 'E' && n >= 4:
-			b.WriteString("%A")
-		case c == 'E':
-			b.WriteString("%a")
-		case c == '%':
-			b.WriteString(strings.Repeat("%%", n))
-		default:
-			b.WriteString(p[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // Computed is one computed column: Name = Expr (Spark SQL).
