@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/bloom"
@@ -85,6 +86,40 @@ func route(m *metadata.Metadata, column string) (category, error) {
 	return 0, aerr.New(aerr.ErrColumnNotFound, "Column '%s' is not an index column (indexes: %v)", column, metadata.IndexColumns(m))
 }
 
+// routeName is route for a lookup column as the library resolves it: a
+// name registered exactly as given routes as itself; otherwise it is sent
+// to the main table, where Spark resolves columns case-insensitively (its
+// default), so a unique case-insensitive match among the regular, computed
+// and exploded storage columns is that column ("id" finds the index on
+// "Id", measured with 0.1.8-beta). Bloom, range and temporal columns are
+// matched exactly, as the library's routing does (their storage columns,
+// bloom_<c> and range_<c>, never resolve from the bare name). Two
+// case-insensitive matches are ErrInvalidArgument (Spark's ambiguous
+// reference).
+func routeName(m *metadata.Metadata, column string) (string, category, error) {
+	cat, err := route(m, column)
+	if err == nil {
+		return column, cat, nil
+	}
+	temporal := map[string]bool{}
+	for _, t := range m.TemporalIndexes {
+		temporal[t.Column] = true
+	}
+	var found []string
+	for _, c := range metadata.StorageColumns(m) {
+		if !temporal[c] && strings.EqualFold(c, column) {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", 0, err
+	case 1:
+		return found[0], catRegular, nil
+	}
+	return "", 0, aerr.Invalid("Column '%s' is ambiguous: it matches the index columns %v without regard to case", column, found)
+}
+
 // Locate returns the data files that may hold rows matching q (spec §5.5):
 // sorted, distinct file URIs as the index rows record them. Exact columns
 // (regular, computed, exploded, temporal) never return a file without a
@@ -120,11 +155,11 @@ func (fi *FileIndex) Locate(ctx context.Context, q Query) ([]string, error) {
 	slices.Sort(cols)
 	lks := make([]lookup, 0, len(cols))
 	for _, c := range cols {
-		cat, err := route(m, c)
+		name, cat, err := routeName(m, c)
 		if err != nil {
 			return nil, err
 		}
-		lks = append(lks, lookup{column: c, cat: cat, values: q[c]})
+		lks = append(lks, lookup{column: name, cat: cat, values: q[c]})
 	}
 	files, _, err := fi.locate(ctx, m, lks)
 	return files, err
@@ -173,7 +208,7 @@ func collectLookups(m *metadata.Metadata, autoFPR float64, columns []string, row
 	}
 	accs := make([]*acc, len(columns))
 	for i, c := range columns {
-		cat, err := route(m, c)
+		c, cat, err := routeName(m, c)
 		if err != nil {
 			return nil, err
 		}

@@ -56,11 +56,11 @@ func (fi *FileIndex) LocateWithPlan(ctx context.Context, q Query) ([]string, Loc
 	slices.Sort(cols)
 	lks := make([]lookup, 0, len(cols))
 	for _, c := range cols {
-		cat, err := route(m, c)
+		name, cat, err := routeName(m, c)
 		if err != nil {
 			return nil, LocatePlan{}, err
 		}
-		lks = append(lks, lookup{column: c, cat: cat, values: q[c]})
+		lks = append(lks, lookup{column: name, cat: cat, values: q[c]})
 	}
 	return fi.locate(ctx, m, lks)
 }
@@ -115,12 +115,13 @@ func (fi *FileIndex) LocateKeys(ctx context.Context, columns []string, rows iter
 	}
 	m := fi.ix.Metadata()
 	cats := make([]category, len(columns))
+	columns = slices.Clone(columns)
 	for i, c := range columns {
-		cat, err := route(m, c)
+		name, cat, err := routeName(m, c)
 		if err != nil {
 			return nil, err
 		}
-		cats[i] = cat
+		columns[i], cats[i] = name, cat
 	}
 	res := &KeysResult{Files: []string{}, PerKey: []KeyFiles{}, Plan: LocatePlan{Version: -1}}
 	seen := map[string]bool{}
