@@ -55,7 +55,18 @@ var sparkOperators = map[string]string{
 }
 
 // str is Spark's implicit or explicit cast of e to string.
-func str(e string) string { return "spark_to_string(" + e + ", typeof(" + e + "))" }
+// A string stays as it is without a call into Go (DuckDB folds the
+// typeof test when it plans the statement).
+func str(e string) string {
+	return "(CASE WHEN typeof(" + e + ") = 'VARCHAR' THEN CAST(" + e + " AS VARCHAR) ELSE spark_to_string(" + e + ", typeof(" + e + ")) END)"
+}
+
+// caseMap is Java's full case mapping of a string: DuckDB's for ASCII text
+// (the same there), Go's for the rest.
+func caseMap(duckFn, goFn, e string) string {
+	x := str(e)
+	return "(CASE WHEN strlen(" + x + ") = length(" + x + ") THEN " + duckFn + "(" + x + ") ELSE " + goFn + "(" + x + ") END)"
+}
 
 // sparkDate is Spark's cast of e to date: a date or timestamp, or a
 // string holding a date with or without a time of day; else NULL.
@@ -232,10 +243,10 @@ func init() {
 
 	sparkFunctions = map[string]sparkRule{
 		// strings
-		"lower":            simple(1, func(r []string) string { return "spark_lower(" + str(r[0]) + ")" }),
-		"lcase":            simple(1, func(r []string) string { return "spark_lower(" + str(r[0]) + ")" }),
-		"upper":            simple(1, func(r []string) string { return "spark_upper(" + str(r[0]) + ")" }),
-		"ucase":            simple(1, func(r []string) string { return "spark_upper(" + str(r[0]) + ")" }),
+		"lower":            simple(1, func(r []string) string { return caseMap("lower", "spark_lower", r[0]) }),
+		"lcase":            simple(1, func(r []string) string { return caseMap("lower", "spark_lower", r[0]) }),
+		"upper":            simple(1, func(r []string) string { return caseMap("upper", "spark_upper", r[0]) }),
+		"ucase":            simple(1, func(r []string) string { return caseMap("upper", "spark_upper", r[0]) }),
 		"trim":             simple(1, func(r []string) string { return "trim(" + str(r[0]) + ")" }),
 		"ltrim":            simple(1, func(r []string) string { return "ltrim(" + str(r[0]) + ")" }),
 		"rtrim":            simple(1, func(r []string) string { return "rtrim(" + str(r[0]) + ")" }),
