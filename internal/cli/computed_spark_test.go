@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAddComputedRefusedFunction: add-index --computed refuses a Spark
+// function whose value DuckDB cannot reproduce before registering it, with
+// the --json kind "unsupported function" and the function named; an
+// accepted one is registered and located by Spark's value (hash of the int
+// 2 as Spark 3.5 computed it: internal/duck/testdata/spark_functions.json,
+// case hash(i), the row where i = 2).
+func TestAddComputedRefusedFunction(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := filepath.Abs(testdata)
+	p0, p1 := filepath.Join(data, "table1_part0.csv"), filepath.Join(data, "table1_part1.csv")
+	runOK(t, dir, "create", "t1", "--format", "csv", "--read-option", "header=true", "--infer-from", p0)
+	runOK(t, dir, "add-files", "t1", p0, p1)
+	code, out, _ := run(t, dir, "--json", "add-index", "t1", "--computed", "r=concat(Id, rand())")
+	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "rand") {
+		t.Fatalf("refused function: %d %s", code, out)
+	}
+	runOK(t, dir, "add-index", "t1", "--computed", "h=hash(Id)")
+	runOK(t, dir, "update", "t1")
+	got := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "h=1765031574"))
+	files, _ := got["files"].([]any)
+	if len(files) != 1 || !strings.HasSuffix(files[0].(string), "table1_part0.csv") {
+		t.Fatalf("locate h=hash(2) (Id 2 is in table1_part0.csv only): %v", got)
+	}
+}
