@@ -168,6 +168,15 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	locs := fm.offsetIndex(c.rg, c.leaf)
 	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
 	cc := g.ColumnChunks()[c.leaf]
+	if ci, ok := directInfo(fm, c.rg, c.leaf); ok && aligned && len(locs) > 0 {
+		// Any failure of the direct path (a page outside its scope, bytes
+		// not prefetched) falls back to parquet-go's decoder, which also
+		// judges a page that is really corrupt.
+		err := c.decodeDirect(ri, ci, locs, g.NumRows())
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
 	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp}
 	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {
@@ -285,25 +294,30 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 				i1 := max(sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex >= last.row+last.n })-1, 0)
 				w.ranges = append(w.ranges, brange{locs[0].Offset, locs[i1].Offset + int64(locs[i1].CompressedPageSize)})
 			} else {
-				// The runs are in row order: walk the pages once.
+				// The runs are in row order: walk the pages once, each page
+				// with the rows selected in it.
+				sub := ri.subPageReads(w.fm, g.rg, c)
 				pi := 0
+				var cur pageSegs
+				cur.page = -1
+				flush := func() {
+					if cur.page >= 0 {
+						ri.planPage(w, g.rg, c, locs, cur, sub)
+					}
+				}
 				for _, r := range g.runs {
 					for pi+1 < len(locs) && locs[pi+1].FirstRowIndex <= r.row {
 						pi++
 					}
 					for j := pi; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
-						if ri.pages != nil {
-							if _, ok := ri.pages.get(pageKey{w.fe.ID, g.rg, c, j}); ok {
-								continue // decoded in the page cache: nothing to read
-							}
+						if j != cur.page {
+							flush()
+							cur = pageSegs{page: j}
 						}
-						rg := brange{locs[j].Offset, locs[j].Offset + int64(locs[j].CompressedPageSize)}
-						if n := len(w.ranges); n > 0 && w.ranges[n-1] == rg {
-							continue
-						}
-						w.ranges = append(w.ranges, rg)
+						cur.segs = append(cur.segs, [2]int64{max(r.row, locs[j].FirstRowIndex), r.row + r.n})
 					}
 				}
+				flush()
 			}
 			if dr := w.fm.dictRange(g.rg, c); dr.end > dr.off {
 				dk := dictKey{w.fe.ID, g.rg, c}

@@ -48,7 +48,10 @@ type fileMeta struct {
 	tail int64
 	// maxRep is each leaf column's maximum repetition level.
 	maxRep []int
-	charge int64 // bytes charged to the cache
+	// maxDef is each leaf column's maximum definition level, and typeLen
+	// its FIXED_LEN_BYTE_ARRAY length (0 for other types).
+	maxDef, typeLen []int
+	charge          int64 // bytes charged to the cache
 	// scanRequests and scanBytes are what building the page locations cost.
 	scanRequests, scanBytes int64
 	// scanned are the page locations built by scanning page headers.
@@ -149,6 +152,7 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	}
 	fm.aligned = aligned
 	fm.maxRep = maxRepetitionLevels(md.Schema)
+	fm.maxDef, fm.typeLen = leafDefinitions(md.Schema)
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
 		return nil, corrupt("%s: %v", o.uri, err)
 	}
@@ -286,6 +290,46 @@ func maxRepetitionLevels(schema []format.SchemaElement) []int {
 		}
 	}
 	return out
+}
+
+// leafDefinitions returns the maximum definition level and the fixed length
+// (FIXED_LEN_BYTE_ARRAY; 0 otherwise) of every leaf column of a flattened
+// Parquet schema, in leaf order.
+func leafDefinitions(schema []format.SchemaElement) (maxDef, typeLen []int) {
+	var walk func(i, def int) int
+	walk = func(i, def int) int {
+		e := &schema[i]
+		if e.RepetitionType.Valid && e.RepetitionType.V != format.Required {
+			def++
+		}
+		if e.NumChildren.V == 0 {
+			maxDef = append(maxDef, def)
+			tl := 0
+			if e.TypeLength.Valid {
+				tl = int(e.TypeLength.V)
+			}
+			typeLen = append(typeLen, tl)
+			return i + 1
+		}
+		next := i + 1
+		for range e.NumChildren.V {
+			if next >= len(schema) {
+				return next
+			}
+			next = walk(next, def)
+		}
+		return next
+	}
+	if len(schema) > 0 {
+		next := 1
+		for range schema[0].NumChildren.V {
+			if next >= len(schema) {
+				break
+			}
+			next = walk(next, 0)
+		}
+	}
+	return maxDef, typeLen
 }
 
 // scanPages builds the page locations of a column chunk from its page

@@ -143,6 +143,29 @@ func (ss spans) serve(p []byte, off int64) int {
 	return n
 }
 
+// slice returns the n bytes at off without copying, when one span holds
+// them all.
+func (ss spans) slice(off, n int64) ([]byte, bool) {
+	i, found := slices.BinarySearchFunc(ss, off, func(a span, off int64) int {
+		switch {
+		case a.off < off:
+			return -1
+		case a.off > off:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		i--
+	}
+	for j := i; j >= 0; j-- {
+		if s := ss[j]; s.off <= off && off+n <= s.end() {
+			return s.data[off-s.off : off-s.off+n : off-s.off+n], true
+		}
+	}
+	return nil, false
+}
+
 // errOutsideSpans is returned by a pageReader without fall-through when
 // parquet-go reads bytes that were not prefetched (typically its read-ahead
 // past the last page needed). It is only an error if those bytes are needed.

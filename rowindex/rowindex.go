@@ -185,6 +185,10 @@ type (
 		id      int32
 		rg, col int
 	}
+	// rawPageKey is a page of the direct path in the page cache (a
+	// *rawPage, decompressed); decodedDictKey a decoded dictionary.
+	rawPageKey     pageKey
+	decodedDictKey dictKey
 )
 
 // fragment returns the cached metadata of a fragment.

@@ -19,7 +19,14 @@ const parquetTesting = "../testdata/parquet-testing/data"
 // knownUnusable lists parquet-testing files the row index cannot serve, with
 // the reason. Every other file with a top-level primitive column must index
 // and answer lookups exactly like a full scan.
-var knownUnusable = map[string]string{}
+var knownUnusable = map[string]string{
+	// parquet-go v0.32 decodes this file's one LZ4_RAW page of 10,000 UUID
+	// strings as empty strings (it warns of 100,001 byte-array offsets), so
+	// the index it builds holds the key "" for every row while the lookup's
+	// direct page path reads the UUIDs the file holds
+	// (TestDirectPageLZ4Raw); a full scan through parquet-go is no reference.
+	"lz4_raw_compressed_larger.parquet": "parquet-go v0.32 misreads its LZ4_RAW byte-array page",
+}
 
 // keyCandidates returns the top-level primitive, non-repeated columns.
 func keyCandidates(f *parquet.File) []string {

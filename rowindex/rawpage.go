@@ -1,0 +1,488 @@
+package rowindex
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The direct page path: for flat columns (no repetition, at most one
+// definition level) of the common physical types, the selected rows of a
+// data page are cut straight out of the page's bytes, without parquet-go
+// materializing every value of the page. A PLAIN page of fixed-width values
+// costs O(selected rows); a PLAIN page of byte arrays walks the length
+// prefixes up to the last selected row; a dictionary page walks the run
+// headers of its RLE/bit-packed indexes, skipping whole runs. Pages written
+// by other writers (arrow-go, pyarrow: one page of ≈1 MiB per column chunk)
+// are where this matters: a few rows of such a page used to cost the decode
+// of all its values, in every column.
+
+// errNotDirect reports that a page or chunk is outside the direct path's
+// scope (an encoding, type or level layout it does not decode); the caller
+// falls back to parquet-go's decoder.
+var errNotDirect = errors.New("rowindex: not a direct page")
+
+// colInfo is what the direct path needs to know of a leaf column.
+type colInfo struct {
+	typ    format.Type
+	width  int // bytes per value of fixed-width PLAIN; 0 for byte arrays
+	maxDef int
+	codec  format.CompressionCodec
+	leaf   int
+}
+
+// directInfo returns the direct path's view of leaf column col of fm, or
+// false when the column is outside its scope.
+func directInfo(fm *fileMeta, rg, col int) (colInfo, bool) {
+	if col >= len(fm.maxRep) || col >= len(fm.maxDef) || fm.maxRep[col] != 0 || fm.maxDef[col] > 1 {
+		return colInfo{}, false
+	}
+	md := &fm.f.Metadata().RowGroups[rg].Columns[col].MetaData
+	ci := colInfo{typ: md.Type, maxDef: fm.maxDef[col], codec: md.Codec, leaf: col}
+	switch md.Type {
+	case format.Int32, format.Float:
+		ci.width = 4
+	case format.Int64, format.Double:
+		ci.width = 8
+	case format.ByteArray:
+	case format.FixedLenByteArray:
+		ci.width = fm.typeLen[col]
+		if ci.width <= 0 {
+			return colInfo{}, false
+		}
+	default:
+		return colInfo{}, false
+	}
+	return ci, true
+}
+
+// rawPage is a data page ready for direct reads: its definition levels (nil
+// for a required column or a page without nulls) and its values section,
+// decompressed. Its bytes are the direct path's own (never parquet-go's
+// pooled buffers), so values may point into them.
+type rawPage struct {
+	rows   int
+	levels []byte // RLE/bit-packed hybrid, bit width 1; nil: no nulls
+	enc    format.Encoding
+	values []byte
+}
+
+// charge is the page's cost in the page cache.
+func (p *rawPage) charge() int64 { return int64(len(p.levels)+len(p.values)) + 96 }
+
+// parseRawPage parses the data page whose header starts b (b holds at least
+// the whole page), decompressing its values when the chunk is compressed.
+// own reports whether the returned page's bytes are freshly allocated (a
+// decompressed page) rather than sub-slices of b.
+func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
+	r := bytes.NewReader(b)
+	var h format.PageHeader
+	if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h); err != nil {
+		return nil, false, fmt.Errorf("page header: %w", err)
+	}
+	hlen := len(b) - r.Len()
+	if h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
+		return nil, false, fmt.Errorf("page of %d bytes past its range", h.CompressedPageSize)
+	}
+	body := b[hlen : hlen+int(h.CompressedPageSize)]
+	p = &rawPage{}
+	switch h.Type {
+	case format.DataPage:
+		dh := h.DataPageHeader.V
+		p.rows, p.enc = int(dh.NumValues), dh.Encoding
+		if ci.codec != format.Uncompressed {
+			if body, err = decompress(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
+				return nil, false, err
+			}
+			own = true
+		}
+		if ci.maxDef > 0 {
+			if dh.DefinitionLevelEncoding != format.RLE || len(body) < 4 {
+				return nil, false, errNotDirect
+			}
+			n := int(binary.LittleEndian.Uint32(body))
+			if 4+n > len(body) {
+				return nil, false, fmt.Errorf("definition levels of %d bytes past the page", n)
+			}
+			p.levels = body[4 : 4+n]
+			body = body[4+n:]
+		}
+		p.values = body
+	case format.DataPageV2:
+		dh := h.DataPageHeaderV2.V
+		p.rows, p.enc = int(dh.NumRows), dh.Encoding
+		if int(dh.NumValues) != p.rows || dh.RepetitionLevelsByteLength != 0 {
+			return nil, false, errNotDirect
+		}
+		nd := int(dh.DefinitionLevelsByteLength)
+		if nd < 0 || nd > len(body) {
+			return nil, false, fmt.Errorf("definition levels of %d bytes past the page", nd)
+		}
+		if ci.maxDef > 0 && dh.NumNulls > 0 {
+			p.levels = body[:nd]
+		}
+		body = body[nd:]
+		compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
+		if compressed && ci.codec != format.Uncompressed {
+			if body, err = decompress(ci.codec, body, int(h.UncompressedPageSize)-nd); err != nil {
+				return nil, false, err
+			}
+			own = true
+		}
+		p.values = body
+	default:
+		return nil, false, errNotDirect
+	}
+	switch p.enc {
+	case format.Plain:
+	case format.RLEDictionary, format.PlainDictionary:
+	default:
+		return nil, false, errNotDirect
+	}
+	if p.levels != nil && allDefined(p.levels, p.rows) {
+		p.levels = nil
+	}
+	return p, own, nil
+}
+
+// decompress decodes a compressed page body of the given uncompressed size.
+func decompress(codec format.CompressionCodec, src []byte, size int) ([]byte, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("uncompressed size %d", size)
+	}
+	out, err := parquet.LookupCompressionCodec(codec).Decode(make([]byte, 0, size), src)
+	if err != nil {
+		return nil, fmt.Errorf("decompress %v: %w", codec, err)
+	}
+	return out, nil
+}
+
+// allDefined reports whether the bit-width-1 levels hold n ones (no null):
+// the common case of an optional column without nulls, one RLE run.
+func allDefined(levels []byte, n int) bool {
+	h := hybrid{data: levels, bw: 1}
+	for got := 0; got < n; {
+		if !h.next() {
+			return false
+		}
+		if !h.rle || h.val != 1 {
+			return false
+		}
+		got += h.n
+	}
+	return true
+}
+
+// hybrid walks the runs of an RLE/bit-packed hybrid encoding (Parquet's
+// levels and dictionary indexes) without decoding the runs it skips.
+type hybrid struct {
+	data  []byte
+	bw    int
+	pos   int // next run header
+	start int // index of the current run's first value
+	n     int // values in the current run
+	rle   bool
+	val   uint32 // the RLE run's value
+	bits  []byte // the bit-packed run's bytes
+	// ones counts the values equal to 1 in runs before the current one
+	// (levels of bit width 1: the defined values).
+	ones int
+}
+
+// next moves to the following run; false at the end of the data.
+func (h *hybrid) next() bool {
+	if h.n > 0 || h.start > 0 {
+		if h.rle {
+			if h.val == 1 {
+				h.ones += h.n
+			}
+		} else if h.bw == 1 {
+			h.ones += popcountBits(h.bits, h.n)
+		} else {
+			for i := range h.n {
+				if h.bitAt(i) == 1 {
+					h.ones++
+				}
+			}
+		}
+		h.start += h.n
+		h.n = 0
+	}
+	if h.pos >= len(h.data) {
+		return false
+	}
+	hdr, k := binary.Uvarint(h.data[h.pos:])
+	if k <= 0 {
+		return false
+	}
+	h.pos += k
+	if hdr&1 == 0 {
+		vb := (h.bw + 7) / 8
+		if h.pos+vb > len(h.data) {
+			return false
+		}
+		var v uint32
+		for i := range vb {
+			v |= uint32(h.data[h.pos+i]) << (8 * i)
+		}
+		h.pos += vb
+		h.rle, h.val, h.n = true, v, int(hdr>>1)
+		return true
+	}
+	groups := int(hdr >> 1)
+	nb := groups * h.bw
+	if nb > len(h.data)-h.pos {
+		// A last run may be cut short of its groups' padding.
+		nb = len(h.data) - h.pos
+	}
+	h.rle, h.bits, h.n = false, h.data[h.pos:h.pos+nb], min(groups*8, nb*8/max(h.bw, 1))
+	h.pos += nb
+	return true
+}
+
+// bitAt returns value i of the current bit-packed run.
+func (h *hybrid) bitAt(i int) uint32 {
+	bit := i * h.bw
+	var v uint64
+	for k := 0; k < 8 && bit/8+k < len(h.bits); k++ {
+		v |= uint64(h.bits[bit/8+k]) << (8 * k)
+	}
+	return uint32(v>>(bit%8)) & (1<<h.bw - 1)
+}
+
+// seek moves to the run holding value i (i never decreases between calls).
+func (h *hybrid) seek(i int) bool {
+	for i >= h.start+h.n {
+		if !h.next() {
+			return false
+		}
+	}
+	return true
+}
+
+// at returns value i (after seek(i)).
+func (h *hybrid) at(i int) uint32 {
+	if h.rle {
+		return h.val
+	}
+	return h.bitAt(i - h.start)
+}
+
+// onesBefore returns the values equal to 1 before value i (after seek(i)).
+func (h *hybrid) onesBefore(i int) int {
+	n := h.ones
+	if h.rle {
+		if h.val == 1 {
+			n += i - h.start
+		}
+		return n
+	}
+	if h.bw == 1 {
+		return n + popcountBits(h.bits, i-h.start)
+	}
+	for k := range i - h.start {
+		if h.bitAt(k) == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// popcountBits counts the set bits among the first n bits of b.
+func popcountBits(b []byte, n int) int {
+	c := 0
+	full := n / 8
+	for _, x := range b[:min(full, len(b))] {
+		c += int(popcount8[x])
+	}
+	if r := n % 8; r > 0 && full < len(b) {
+		c += int(popcount8[b[full]&(1<<r-1)])
+	}
+	return c
+}
+
+var popcount8 = func() (t [256]uint8) {
+	for i := range t {
+		for x := i; x > 0; x &= x - 1 {
+			t[i]++
+		}
+	}
+	return t
+}()
+
+// dictionary is a decoded dictionary page: its values without levels.
+type dictionary struct {
+	vals []parquet.Value
+	size int64
+}
+
+// parseDictionary decodes the dictionary page whose header starts b.
+func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
+	r := bytes.NewReader(b)
+	var h format.PageHeader
+	if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h); err != nil {
+		return nil, fmt.Errorf("dictionary page header: %w", err)
+	}
+	if h.Type != format.DictionaryPage {
+		return nil, errNotDirect
+	}
+	hlen := len(b) - r.Len()
+	if h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
+		return nil, fmt.Errorf("dictionary page of %d bytes past its range", h.CompressedPageSize)
+	}
+	body := b[hlen : hlen+int(h.CompressedPageSize)]
+	if ci.codec != format.Uncompressed {
+		var err error
+		if body, err = decompress(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
+			return nil, err
+		}
+	} else {
+		body = bytes.Clone(body)
+	}
+	dh := h.DictionaryPageHeader.V
+	if dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary {
+		return nil, errNotDirect
+	}
+	n := int(dh.NumValues)
+	d := &dictionary{vals: make([]parquet.Value, 0, n), size: int64(len(body)) + 24*int64(n) + 64}
+	pr := plainReader{data: body, ci: ci}
+	for i := range n {
+		v, err := pr.value(i)
+		if err != nil {
+			return nil, err
+		}
+		d.vals = append(d.vals, v)
+	}
+	return d, nil
+}
+
+// plainReader reads PLAIN values by index, in increasing order for byte
+// arrays (their offsets are found by walking the length prefixes).
+type plainReader struct {
+	data []byte
+	ci   colInfo
+	// byte arrays: the next unread value and its offset
+	idx, off int
+}
+
+// value returns PLAIN value i, pointing into the data for byte arrays.
+func (p *plainReader) value(i int) (parquet.Value, error) {
+	if w := p.ci.width; w > 0 {
+		o := i * w
+		if o+w > len(p.data) || o < 0 {
+			return parquet.Value{}, fmt.Errorf("value %d past the page's %d bytes", i, len(p.data))
+		}
+		b := p.data[o : o+w]
+		switch p.ci.typ {
+		case format.Int32:
+			return parquet.Int32Value(int32(binary.LittleEndian.Uint32(b))), nil
+		case format.Int64:
+			return parquet.Int64Value(int64(binary.LittleEndian.Uint64(b))), nil
+		case format.Float:
+			return parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(b))), nil
+		case format.Double:
+			return parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b))), nil
+		default:
+			return parquet.FixedLenByteArrayValue(b), nil
+		}
+	}
+	if i < p.idx {
+		return parquet.Value{}, fmt.Errorf("byte array %d read after %d", i, p.idx)
+	}
+	for p.idx < i {
+		if p.off+4 > len(p.data) {
+			return parquet.Value{}, fmt.Errorf("byte array %d past the page", p.idx)
+		}
+		p.off += 4 + int(binary.LittleEndian.Uint32(p.data[p.off:]))
+		p.idx++
+	}
+	if p.off+4 > len(p.data) {
+		return parquet.Value{}, fmt.Errorf("byte array %d past the page", i)
+	}
+	n := int(binary.LittleEndian.Uint32(p.data[p.off:]))
+	if n < 0 || p.off+4+n > len(p.data) {
+		return parquet.Value{}, fmt.Errorf("byte array %d of %d bytes past the page", i, n)
+	}
+	v := parquet.ByteArrayValue(p.data[p.off+4 : p.off+4+n])
+	p.off += 4 + n
+	p.idx++
+	return v, nil
+}
+
+// pageCutter cuts selected rows, in increasing order, out of a rawPage.
+type pageCutter struct {
+	p      *rawPage
+	ci     colInfo
+	dict   *dictionary
+	levels hybrid
+	idx    hybrid // dictionary indexes
+	plain  plainReader
+}
+
+func newPageCutter(p *rawPage, ci colInfo, dict *dictionary) (*pageCutter, error) {
+	c := &pageCutter{p: p, ci: ci, dict: dict}
+	if p.levels != nil {
+		c.levels = hybrid{data: p.levels, bw: 1}
+	}
+	switch p.enc {
+	case format.Plain:
+		c.plain = plainReader{data: p.values, ci: ci}
+	default:
+		if dict == nil {
+			return nil, errNotDirect
+		}
+		if len(p.values) < 1 {
+			return nil, fmt.Errorf("dictionary page without bit width")
+		}
+		bw := int(p.values[0])
+		if bw > 32 {
+			return nil, fmt.Errorf("dictionary index bit width %d", bw)
+		}
+		c.idx = hybrid{data: p.values[1:], bw: bw}
+	}
+	return c, nil
+}
+
+// row returns the value of row r of the page, with its levels set.
+func (c *pageCutter) row(r int) (parquet.Value, error) {
+	if r < 0 || r >= c.p.rows {
+		return parquet.Value{}, fmt.Errorf("row %d of a page of %d", r, c.p.rows)
+	}
+	vi := r
+	if c.p.levels != nil {
+		if !c.levels.seek(r) {
+			return parquet.Value{}, fmt.Errorf("definition levels end before row %d", r)
+		}
+		if c.levels.at(r) == 0 {
+			return parquet.Value{}.Level(0, 0, c.ci.leaf), nil
+		}
+		vi = c.levels.onesBefore(r)
+	}
+	var v parquet.Value
+	if c.p.enc == format.Plain {
+		var err error
+		if v, err = c.plain.value(vi); err != nil {
+			return v, err
+		}
+	} else {
+		if c.idx.bw == 0 {
+			v = c.dict.vals[0]
+		} else {
+			if !c.idx.seek(vi) {
+				return parquet.Value{}, fmt.Errorf("dictionary indexes end before value %d", vi)
+			}
+			k := int(c.idx.at(vi))
+			if k >= len(c.dict.vals) {
+				return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, len(c.dict.vals))
+			}
+			v = c.dict.vals[k]
+		}
+	}
+	return v.Level(0, c.ci.maxDef, c.ci.leaf), nil
+}
