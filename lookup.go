@@ -449,6 +449,11 @@ func addPlan(a, b rowindex.Plan) rowindex.Plan {
 	a.Kind = b.Kind
 	a.Entries += b.Entries
 	a.Files += b.Files
+	a.IndexPathBytes += b.IndexPathBytes
+	a.ScanBytes += b.ScanBytes
+	a.IndexPathRanges += b.IndexPathRanges
+	a.ScanRanges += b.ScanRanges
+	a.ScanFiles += b.ScanFiles
 	a.RowRanges += b.RowRanges
 	a.ByteRanges += b.ByteRanges
 	a.Rows += b.Rows

@@ -81,7 +81,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		if err := ri.planFile(w, man, columns); err != nil {
 			return nil, err
 		}
-		for _, r := range coalesce(w.ranges, ri.gapFor(w.o.st)) {
+		for _, r := range ri.choosePath(w, plan) {
 			f := &fetch{obj: w.o, r: r}
 			w.fetch = append(w.fetch, f)
 			fetches = append(fetches, f)
@@ -329,6 +329,57 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 		}
 	}
 	return nil
+}
+
+// choosePath is the lookup planner, per data file: it prices the index
+// path (the coalesced ranges of the pages, or parts of pages, that hold
+// selected rows) against a projected scan of the same file (every column
+// chunk of the requested columns and the key column, in the row groups
+// holding the key, one range each) and returns the cheaper's ranges. The
+// price is bytes + requests × the coalescing gap (the bytes one request is
+// worth: latency × bandwidth). Coalescing leaves a gap unread only where
+// that saves more than a request, so the index path is rarely dearer; the
+// choice and both estimates are in the Plan (lookup --explain).
+func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
+	gap := ri.gapFor(w.o.st)
+	idx := coalesce(w.ranges, gap)
+	var scan, read []brange
+	cols := w.leaves
+	if w.keyLeaf >= 0 && !slices.Contains(cols, w.keyLeaf) {
+		cols = append(slices.Clone(cols), w.keyLeaf)
+	}
+	md := w.fm.f.Metadata()
+	for _, g := range w.rgs {
+		for _, c := range cols {
+			cm := &md.RowGroups[g.rg].Columns[c].MetaData
+			start := cm.DataPageOffset
+			if d := cm.DictionaryPageOffset; d > 0 && d < start {
+				start = d
+			}
+			r := brange{start, start + cm.TotalCompressedSize}
+			scan = append(scan, r)
+			if slices.Contains(w.leaves, c) {
+				read = append(read, r)
+			}
+		}
+	}
+	scan = coalesce(scan, gap)
+	price := func(rs []brange) (bytes int64) {
+		for _, r := range rs {
+			bytes += r.end - r.off
+		}
+		return bytes
+	}
+	ib, sb := price(idx), price(scan)
+	plan.IndexPathBytes += ib
+	plan.IndexPathRanges += len(idx)
+	plan.ScanBytes += sb
+	plan.ScanRanges += len(scan)
+	if sb+int64(len(scan))*gap < ib+int64(len(idx))*gap {
+		plan.ScanFiles++
+		return coalesce(read, gap)
+	}
+	return idx
 }
 
 // leavesOf returns the leaf column indexes under c.

@@ -140,6 +140,13 @@ type Plan struct {
 	Data          Cost // data files
 	BytesReturned int64
 	Elapsed       time.Duration
+	// The planner's estimates for the data files read (choosePath): the
+	// index path's bytes and ranges, a projected scan's (the requested and
+	// key columns' chunks of the row groups holding the key), and the files
+	// for which the scan was cheaper and was read instead.
+	IndexPathBytes, ScanBytes   int64
+	IndexPathRanges, ScanRanges int
+	ScanFiles                   int
 }
 
 // Requests is the total number of storage requests.

@@ -1,0 +1,179 @@
+package rowindex
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestSubPageReads covers files written with arrow-go's defaults (one
+// uncompressed PLAIN page per column chunk, no page index): lookups must
+// equal a full scan, and once a page has been read whole its byte arrays
+// are reached by sub-page reads, so a repeated lookup (no page cache)
+// reads a fraction of the bytes (the first lookup of the handle reads
+// whole pages; later ones read the bytes of the selected values, plus the
+// local coalescing gap), with no read outside the planned ranges.
+func TestSubPageReads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := lakegen.Generate(ctx, data, lakegen.Config{
+		Seed: 5, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 2_000, ZipfS: 1.1, ZipfV: 100, Tracks: 500,
+		Writer: lakegen.WriterArrow, Prefix: "lake/",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, f := range files {
+		uris = append(uris, f.Key)
+	}
+	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []uint64{3, 200, 1500, 0} {
+		key := lakegen.UserID(u)
+		kb, _ := EncodeKey(key)
+		want := fullScan(t, dir, uris, "user_id", kb, kb)
+		if len(want) == 0 {
+			t.Fatalf("user %d has no rows", u)
+		}
+		var first Plan
+		for pass := range 2 {
+			res, err := ri.Lookup(ctx, Query{Key: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("user %d pass %d", u, pass), res.Rows, want)
+			if res.Plan.Data.Misses != 0 {
+				t.Fatalf("user %d pass %d: %d reads outside the planned ranges", u, pass, res.Plan.Data.Misses)
+			}
+			if p := res.Plan; p.IndexPathBytes <= 0 || p.ScanBytes < p.IndexPathBytes || p.ScanFiles != 0 {
+				t.Fatalf("user %d pass %d: planner chose the scan for %d files: index path %d bytes, scan %d", u, pass,
+					p.ScanFiles, p.IndexPathBytes, p.ScanBytes)
+			}
+			if pass == 0 {
+				first = res.Plan
+				continue
+			}
+			if u == 3 && res.Plan.Data.BytesRead*3 > first.Data.BytesRead*2 {
+				t.Fatalf("user %d (%d rows): the repeated lookup read %d bytes, the first %d", u, len(want),
+					res.Plan.Data.BytesRead, first.Data.BytesRead)
+			}
+		}
+	}
+}
+
+// nullable is a row of TestDirectPathNulls: optional columns of every type
+// the direct path decodes, with nulls.
+type nullable struct {
+	K int64    `parquet:"k"`
+	A *int32   `parquet:"a,optional"`
+	B *int64   `parquet:"b,optional"`
+	C *float64 `parquet:"c,optional"`
+	D *float32 `parquet:"d,optional"`
+	S *string  `parquet:"s,optional"`
+	T *string  `parquet:"t,optional,dict"`
+	F [4]byte  `parquet:"f"`
+}
+
+// TestDirectPathNulls: uncompressed and compressed files with nulls,
+// dictionaries and many small pages, v1 and v2 data pages: lookups equal a
+// full scan (first with whole pages, then with the shapes learnt).
+func TestDirectPathNulls(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for fi, opt := range [][]parquet.WriterOption{
+		{parquet.Compression(&parquet.Uncompressed), parquet.PageBufferSize(2048)},
+		{parquet.Compression(&parquet.Uncompressed), parquet.PageBufferSize(4096), parquet.DataPageVersion(1)},
+		{parquet.Compression(&parquet.Snappy), parquet.PageBufferSize(3000)},
+	} {
+		rows := make([]nullable, 3000)
+		for i := range rows {
+			r := &rows[i]
+			r.K = int64((i * 7919) % 97)
+			if i%3 != 0 {
+				v := int32(i)
+				r.A = &v
+			}
+			if i%5 != 1 {
+				v := int64(i) * 1000
+				r.B = &v
+			}
+			if i%7 != 2 {
+				v := float64(i) / 3
+				r.C = &v
+			}
+			if i%2 == 0 {
+				v := float32(i)
+				r.D = &v
+			}
+			if i%4 != 3 {
+				s := fmt.Sprintf("s-%d-%s", i, string(make([]byte, i%13)))
+				r.S = &s
+			}
+			if i%6 != 0 {
+				s := fmt.Sprintf("t%d", i%11)
+				r.T = &s
+			}
+			r.F = [4]byte{byte(i), byte(i >> 8), 1, 2}
+		}
+		name := fmt.Sprintf("n%d.parquet", fi)
+		w, err := data.NewWriter(ctx, name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := parquet.NewGenericWriter[nullable](w, opt...)
+		if _, err := pw.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, name)
+	}
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pass := range 2 {
+		for k := int64(0); k < 97; k += 4 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, uris, "k", kb, kb)
+			res, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("pass %d key %d", pass, k), res.Rows, want)
+		}
+	}
+}
