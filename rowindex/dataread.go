@@ -297,6 +297,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 				// The runs are in row order: walk the pages once, each page
 				// with the rows selected in it.
 				sub := ri.subPageReads(w.fm, g.rg, c)
+				g.chunks[len(g.chunks)-1].sub = sub
 				pi := 0
 				var cur pageSegs
 				cur.page = -1

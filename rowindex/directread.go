@@ -126,7 +126,9 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	}
 	c.m.pages.Add(1)
 	ri.learnShape(pk, ci, p, len(b))
-	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes {
+	// A page that later lookups can read in parts (uncompressed PLAIN,
+	// its shape now known) is not worth a copy in the cache.
+	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
 		if !own {
 			// The page's bytes are part of a fetched range: keep a copy.
 			cp := *p

@@ -39,6 +39,7 @@ type chunkRead struct {
 	m     *meter
 	pages *cache // the page cache (nil: none)
 	fill  bool   // this batch may add pages to it
+	sub   bool   // the chunk's pages may be read in parts (subPageReads)
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

@@ -237,7 +237,79 @@ func (b *runBuffer) record(r runRef) []byte {
 }
 
 // sort orders the buffer's entries in fragment order.
-func (b *runBuffer) sort() { slices.SortFunc(b.refs, b.compareRefs) }
+func (b *runBuffer) sort() { b.radixSort(b.refs, 0) }
+
+// refDigits is the number of byte digits of a runRef's sort key that
+// radixSort partitions on: the bucket and tag (3 bytes of hi), the
+// prefix (8), and the key length (1, long keys as one value).
+const refDigits = 12
+
+// refDigit returns digit d (0 most significant) of r's sort key, the order
+// of compareRefs up to its tie-breaks: keys longer than shortKeys share one
+// length digit, since compareRefs orders them by their bytes, not length.
+func refDigit(r runRef, d int) byte {
+	switch {
+	case d < 3:
+		return byte(r.hi >> (8 * (3 - d)))
+	case d < 11:
+		return byte(r.prefix >> (8 * (10 - d)))
+	}
+	return byte(min(r.hi&0xff, shortKeys+1))
+}
+
+// radixSortCutoff is the range below which radixSort hands over to a
+// comparison sort.
+const radixSortCutoff = 64
+
+// radixSort sorts refs in fragment order (compareRefs) in place: an
+// American-flag (in-place MSD) radix sort on the refs' leading sort-key
+// bytes, skipping digits every ref of a range shares (an int key varies in
+// two or three of its eight bytes), with compareRefs settling what the
+// digits leave equal and ranges under radixSortCutoff. It needs no memory
+// beyond the refs (the build's budget holds them), and for the ≈10⁷ entries
+// of a large build it is several times faster than a comparison sort.
+func (b *runBuffer) radixSort(refs []runRef, d int) {
+	for {
+		if len(refs) < radixSortCutoff || d >= refDigits {
+			slices.SortFunc(refs, b.compareRefs)
+			return
+		}
+		var count [256]int
+		for _, r := range refs {
+			count[refDigit(r, d)]++
+		}
+		if count[refDigit(refs[0], d)] == len(refs) {
+			d++ // every ref shares this digit
+			continue
+		}
+		var start, next [256]int
+		sum := 0
+		for i := range count {
+			start[i], next[i] = sum, sum
+			sum += count[i]
+		}
+		for i := range count {
+			end := start[i] + count[i]
+			for next[i] < end {
+				r := refs[next[i]]
+				k := int(refDigit(r, d))
+				for k != i {
+					refs[next[k]], r = r, refs[next[k]]
+					next[k]++
+					k = int(refDigit(r, d))
+				}
+				refs[next[i]] = r
+				next[i]++
+			}
+		}
+		for i := range count {
+			if count[i] > 1 {
+				b.radixSort(refs[start[i]:start[i]+count[i]], d+1)
+			}
+		}
+		return
+	}
+}
 
 // reset empties the buffer, keeping its blocks and refs for reuse (refs
 // resized to the entries seen).
