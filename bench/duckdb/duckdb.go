@@ -21,6 +21,8 @@ import (
 type Engine struct {
 	db       *sql.DB
 	all, lim *sql.Stmt
+	from     string // read_parquet([...])
+	key      string // the key column, quoted
 }
 
 // Open opens an engine over local Parquet paths, with the lookup of rows
@@ -38,7 +40,7 @@ func Open(ctx context.Context, paths []string, keyCol string) (*Engine, error) {
 	}
 	q := "SELECT * FROM read_parquet([" + strings.Join(quoted, ",") + "]) WHERE \"" +
 		strings.ReplaceAll(keyCol, `"`, `""`) + "\" = ?"
-	e := &Engine{db: db}
+	e := &Engine{db: db, from: "read_parquet([" + strings.Join(quoted, ",") + "])", key: "\"" + strings.ReplaceAll(keyCol, `"`, `""`) + "\""}
 	if e.all, err = db.PrepareContext(ctx, q); err == nil {
 		e.lim, err = db.PrepareContext(ctx, q+" LIMIT ?")
 	}
@@ -47,6 +49,16 @@ func Open(ctx context.Context, paths []string, keyCol string) (*Engine, error) {
 		return nil, fmt.Errorf("duckdb: %w", err)
 	}
 	return e, nil
+}
+
+// KeyScan reads every value of the key column once (a bare scan: the
+// hash of each value summed, so no statistic answers it) and returns the
+// row count: what a row index build is held against.
+func (e *Engine) KeyScan(ctx context.Context) (int64, error) {
+	var n int64
+	var h any
+	err := e.db.QueryRowContext(ctx, "SELECT count("+e.key+"), sum(hash("+e.key+")) FROM "+e.from).Scan(&n, &h)
+	return n, err
 }
 
 // Name names the engine in reports.
