@@ -7,7 +7,7 @@
 // (which is accepted too): largeIndexLimit, stagingConsolidationThreshold,
 // indexRepartitionCount, repartitionDataFiles, debug, lockTimeout,
 // lockRetryInterval, lockMaxWait, lockRefreshInterval, autoCompactThreshold,
-// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes. The environment variable for a key is ARIADNE_ followed by
+// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
 // the key in upper snake case (ARIADNE_LARGE_INDEX_LIMIT).
 //
 // A Config is a plain value: no global state. Callers resolve one per
@@ -64,6 +64,13 @@ type Config struct {
 	// RowIndexPageCacheBytes is a row index handle's decoded data-page
 	// cache budget (0: the rowindex default; negative: no page cache).
 	RowIndexPageCacheBytes int64
+	// Engine is the engine that reads located files and joins: "duckdb"
+	// (embedded, the default) or "spark" (Spark Connect at SparkRemote).
+	// Ours, not the Spark library's.
+	Engine string
+	// SparkRemote is the Spark Connect URL (sc://host:port) used when
+	// Engine is "spark".
+	SparkRemote string
 }
 
 // Defaults returns the documented defaults of §7.
@@ -76,6 +83,7 @@ func Defaults() Config {
 		LockMaxWait:                   3600 * time.Second,
 		LockRefreshInterval:           1,
 		AutoBloomFPR:                  0.01,
+		Engine:                        "duckdb",
 	}
 }
 
@@ -84,6 +92,7 @@ var Keys = []string{
 	"largeIndexLimit", "stagingConsolidationThreshold", "indexRepartitionCount", "repartitionDataFiles",
 	"debug", "lockTimeout", "lockRetryInterval", "lockMaxWait", "lockRefreshInterval",
 	"autoCompactThreshold", "autoBloomFpr", "rowIndexCacheBytes", "rowIndexPageCacheBytes",
+	"engine", "sparkRemote",
 }
 
 // UnknownKeyError reports a key that is not one of Keys.
@@ -175,6 +184,19 @@ func (c *Config) Set(key, value string) (warning string, err error) {
 		c.RowIndexCacheBytes, ok = posInt(0)
 	case "rowIndexPageCacheBytes":
 		c.RowIndexPageCacheBytes, ok = anyInt(0)
+	case "engine":
+		switch strings.ToLower(v) {
+		case "duckdb", "spark":
+			c.Engine = strings.ToLower(v)
+		default:
+			c.Engine, ok = d.Engine, false
+		}
+	case "sparkRemote":
+		if strings.HasPrefix(v, "sc://") {
+			c.SparkRemote = v
+		} else {
+			c.SparkRemote, ok = d.SparkRemote, false
+		}
 	case "autoBloomFpr":
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > 0 && f < 1) {

@@ -96,6 +96,11 @@ type JoinOptions struct {
 	// (df.join(index, ...)).
 	IndexOnLeft bool
 
+	// Engine runs the index side and the join; nil = embedded DuckDB.
+	// Locating is done in Go either way, so an engine reads only the
+	// located files.
+	Engine Engine
+
 	// force, in tests, makes a join that could take a faster path take
 	// PathFiltered or PathFull instead (the reference the paths are
 	// compared with).
@@ -106,7 +111,7 @@ type JoinOptions struct {
 // in-memory DuckDB database and its spill folder); it is not safe for
 // concurrent use.
 type Result struct {
-	rows  *duck.Rows
+	rows  JoinRows
 	db    *duck.DB
 	tmp   string
 	files []string
@@ -128,8 +133,18 @@ func (r *Result) Files() []string { return slices.Clone(r.files) }
 
 // Stats returns how the join read its index side: the path taken (see
 // JoinPath), files located, row groups and pages skipped, rows scanned and
-// loaded, and the data files' read requests and bytes.
-func (r *Result) Stats() JoinStats { return r.stats }
+// loaded, and the data files' read requests and bytes. With another engine
+// than DuckDB, the engine's own read figures (EngineFilesRead,
+// EngineBytesRead) are final once Next returned io.EOF.
+func (r *Result) Stats() JoinStats {
+	st := r.stats
+	if es, ok := r.rows.(EngineReadStats); ok {
+		if f, b, ok := es.ReadStats(); ok {
+			st.EngineFilesRead, st.EngineBytesRead = f, b
+		}
+	}
+	return st
+}
 
 // Close releases the result.
 func (r *Result) Close() error {
@@ -229,11 +244,36 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	if opts.force == PathFull {
 		pf = nil
 	}
-	if err := fi.loadIndexSide(ctx, db, m, src, files, pf, opts.force != PathFiltered, lateColumns(m, src, on, opts.Select), &res.stats); err != nil {
-		return fail(err)
+	job := &JoinJob{
+		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
+		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols,
+		fi: fi, m: m, db: db, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats,
 	}
-	sql := joinSQL(m, on, how, opts.IndexOnLeft, keys.Schema().Names(), indexCols)
-	rows, err := db.Query(ctx, sql)
+	for k, v := range m.ReadOptions.All() {
+		job.Options[k] = v
+	}
+	for name, expr := range m.ComputedIndexes.All() {
+		job.Computed = append(job.Computed, Computed{Name: name, Expr: expr})
+	}
+	job.Exploded = slices.Clone(m.ExplodedFieldIndexes)
+	for _, t := range m.TemporalIndexes {
+		if slices.Contains(on, t.Column) {
+			job.Temporal = append(job.Temporal, t)
+		}
+	}
+	eng := opts.Engine
+	if eng == nil {
+		eng = duckEngine{}
+	}
+	res.stats.Engine = eng.Name()
+	if _, ok := eng.(duckEngine); !ok {
+		// Another engine gets the keys back from DuckDB and reads the
+		// located files itself.
+		res.stats.Path = PathEngine
+		job.Keys = &loadedKeys{st: keys.Schema(), db: db}
+		job.db, job.pf = nil, nil
+	}
+	rows, err := eng.Join(ctx, job)
 	if err != nil {
 		return fail(err)
 	}

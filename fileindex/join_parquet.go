@@ -54,11 +54,17 @@ const (
 	PathFiltered JoinPath = "filtered"
 	// PathFull: every row of every located file loaded into DuckDB.
 	PathFull JoinPath = "full"
+	// PathEngine: the located files read and joined by another engine
+	// than embedded DuckDB (JoinOptions.Engine; JoinStats.Engine names it).
+	PathEngine JoinPath = "engine"
 )
 
 // JoinStats describes how a join read its index side.
 type JoinStats struct {
-	Path JoinPath `json:"path"`
+	// Engine names the engine that read the located files and joined
+	// ("duckdb", "spark").
+	Engine string   `json:"engine"`
+	Path   JoinPath `json:"path"`
 	// FilterColumn is the join column whose keys select rows (PathLate and
 	// PathFiltered); Keys its number of distinct non-null keys.
 	FilterColumn string `json:"filterColumn,omitempty"`
@@ -80,6 +86,11 @@ type JoinStats struct {
 	// data-file store's work.
 	Requests int64 `json:"requests"`
 	Bytes    int64 `json:"bytes"`
+	// EngineFilesRead and EngineBytesRead are what another engine reported
+	// its scans read (Spark's "number of files read" and "size of files
+	// read"); 0 with DuckDB, whose reads are Requests and Bytes.
+	EngineFilesRead int64 `json:"engineFilesRead,omitempty"`
+	EngineBytesRead int64 `json:"engineBytesRead,omitempty"`
 }
 
 // lateReadConcurrency bounds the files read at once by the late path (and

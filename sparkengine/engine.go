@@ -1,0 +1,460 @@
+// Package sparkengine runs the data-reading part of Ariadne's work on
+// Apache Spark through Spark Connect, for lakes too large for one machine:
+// Ariadne locates in Go from its index, Spark reads only the located files
+// and does the heavy work, and results come back as Arrow batches.
+//
+// It is a client of an existing Spark (a Spark Connect server, Spark 3.5+);
+// it distributes nothing itself. Engine implements fileindex.Engine:
+//
+//	eng, err := sparkengine.New(ctx, "sc://spark-host:15002", sparkengine.Options{})
+//	res, err := fi.Join(ctx, keys, []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{Engine: eng})
+//
+// The index side is read by Spark's own readers (csv, json, parquet) with
+// the index's stored schema and read options; computed columns are the
+// index's Spark SQL expressions evaluated by Spark; exploded columns use
+// explode(transform(...)); temporal deduplication and the join are Spark
+// SQL of the same shape as the embedded DuckDB engine's, so both engines
+// give the same rows and schema. Every failure on the Spark side is an
+// *Error (errors.Is(err, ErrSpark)) with a Kind.
+package sparkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Timeout bounds each join, from its first request to its last batch
+	// (0: no bound beyond the caller's context). Passing it fails the join
+	// with an *Error of KindTimeout.
+	Timeout time.Duration
+	// KeysBatchRows is the number of key rows sent per Arrow batch
+	// (default 65536).
+	KeysBatchRows int
+}
+
+// Engine runs joins on one Spark Connect server. It is safe for concurrent
+// use: each join runs in its own Spark session. Close it when done.
+type Engine struct {
+	c    *conn
+	opts Options
+}
+
+// New returns an Engine for the Spark Connect server at remote
+// ("sc://host:port", optionally ";token=...;user_id=..." parameters). The
+// connection is made lazily; an unreachable server fails the first join
+// with an *Error of KindConnection.
+func New(ctx context.Context, remote string, opts Options) (*Engine, error) {
+	if opts.KeysBatchRows <= 0 {
+		opts.KeysBatchRows = 65536
+	}
+	c, err := dial(ctx, remote)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{c: c, opts: opts}, nil
+}
+
+// Close closes the connection.
+func (e *Engine) Close() error { return e.c.close() }
+
+// Name is "spark".
+func (e *Engine) Name() string { return "spark" }
+
+// Remote returns the Spark Connect URL.
+func (e *Engine) Remote() string { return e.c.remote }
+
+// Join runs job on Spark: the keys are sent as a local relation, the
+// located files are read by one Spark scan with the stored schema and read
+// options, and the join's rows stream back as Arrow batches.
+func (e *Engine) Join(ctx context.Context, job *fileindex.JoinJob) (fileindex.JoinRows, error) {
+	var cancel context.CancelFunc
+	if e.opts.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	s := e.c.newSession()
+	rows, err := e.join(ctx, s, job)
+	if err != nil {
+		err = e.classify(ctx, "join", err)
+		cancel()
+		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer rcancel()
+		s.release(rctx)
+		return nil, err
+	}
+	rows.cancel = cancel
+	return rows, nil
+}
+
+// classify makes err an *Error: a timeout or cancellation of the join's
+// context is one whatever reported it (reading the keys, a request).
+func (e *Engine) classify(ctx context.Context, op string, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Kind: KindTimeout, Remote: e.c.remote, Op: op, Err: err}
+	case errors.Is(ctx.Err(), context.Canceled):
+		return &Error{Kind: KindCanceled, Remote: e.c.remote, Op: op, Err: err}
+	}
+	return err
+}
+
+// viewKeys and viewRaw are the session's temporary views: the keys, and
+// the located files as read.
+const (
+	viewKeys = "ariadne_keys"
+	viewRaw  = "ariadne_raw"
+)
+
+func (e *Engine) join(ctx context.Context, s *session, job *fileindex.JoinJob) (*sparkRows, error) {
+	// The keys: a local relation, in batches, unioned.
+	keys, err := e.keysRelation(ctx, job.Keys)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.command(ctx, "send keys", createView(viewKeys, keys)); err != nil {
+		return nil, err
+	}
+	// The located files: one scan of exactly those paths.
+	read := msg("Relation")
+	set(read, "read.data_source.format", job.Format)
+	set(read, "read.data_source.schema", job.Schema.Marshal())
+	set(read, "read.data_source.options", job.Options)
+	set(read, "read.data_source.paths", sparkPaths(job.Files))
+	if err := s.command(ctx, "read located files", createView(viewRaw, read)); err != nil {
+		return nil, err
+	}
+	rel := msg("Relation")
+	set(rel, "sql.query", JoinSQL(job))
+	st, err := s.query(ctx, "join", rel)
+	if err != nil {
+		return nil, err
+	}
+	r := &sparkRows{s: s, st: st}
+	br := &batchReader{pull: r.pull}
+	// Spark sends at least one batch (empty for an empty result), which
+	// carries the schema.
+	data, err := r.pull()
+	if err != nil {
+		if errors.Is(err, errEnd) {
+			err = &Error{Kind: KindExecution, Remote: s.c.remote, Op: "join", Err: errors.New("the result had no Arrow batch")}
+		}
+		return nil, err
+	}
+	sch, recs, err := decodeBatch(data)
+	if err != nil {
+		return nil, &Error{Kind: KindExecution, Remote: s.c.remote, Op: "join", Err: err}
+	}
+	br.schema, br.first = sch, recs
+	src, err := fileindex.ArrowSource(br)
+	if err != nil {
+		br.release()
+		return nil, err
+	}
+	r.src, r.br = src, br
+	return r, nil
+}
+
+// keysRelation reads every key row and returns a relation of them.
+func (e *Engine) keysRelation(ctx context.Context, keys fileindex.KeySource) (protoreflect.Message, error) {
+	st := keys.Schema()
+	var rel protoreflect.Message
+	var pending [][]any
+	flush := func() error {
+		data, err := keysIPC(st, pending)
+		if err != nil {
+			return err
+		}
+		pending = pending[:0]
+		lr := msg("Relation")
+		set(lr, "local_relation.data", data)
+		set(lr, "local_relation.schema", st.Marshal())
+		if rel == nil {
+			rel = lr
+			return nil
+		}
+		u := msg("Relation")
+		set(u, "set_op.left_input", rel)
+		set(u, "set_op.right_input", lr)
+		set(u, "set_op.set_op_type", protoreflect.EnumNumber(2)) // SET_OP_TYPE_UNION
+		set(u, "set_op.is_all", true)
+		rel = u
+		return nil
+	}
+	for {
+		b, err := keys.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		pending = append(pending, b...)
+		if len(pending) >= e.opts.KeysBatchRows {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(pending) > 0 || rel == nil {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	return rel, nil
+}
+
+func createView(name string, input protoreflect.Message) protoreflect.Message {
+	cmd := msg("Command")
+	set(cmd, "create_dataframe_view.input", input)
+	set(cmd, "create_dataframe_view.name", name)
+	set(cmd, "create_dataframe_view.is_global", false)
+	set(cmd, "create_dataframe_view.replace", true)
+	return cmd
+}
+
+// sparkPaths turns our object URIs into paths Spark's Hadoop file systems
+// read: file:///x stays (Hadoop's local file system), s3://b/k becomes
+// s3a://b/k (the S3A connector; Spark has no s3:// file system by default),
+// gs:// and others are passed as they are. Glob characters are escaped:
+// a located file is one file, never a pattern.
+func sparkPaths(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		if rest, ok := strings.CutPrefix(f, "s3://"); ok {
+			f = "s3a://" + rest
+		}
+		out[i] = escapeGlob(f)
+	}
+	return out
+}
+
+// escapeGlob escapes Hadoop glob metacharacters with a backslash.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[]{}`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// sparkRows streams a join's Arrow batches as rows.
+type sparkRows struct {
+	s      *session
+	st     *stream
+	src    fileindex.KeySource // ArrowSource over br
+	br     *batchReader
+	cancel context.CancelFunc
+
+	mu                sync.Mutex
+	files, bytes      int64
+	haveMetrics, done bool
+	closed            bool
+}
+
+// pull returns the next Arrow batch's IPC bytes, collecting the scan
+// metrics the server sends at the end; errEnd after the last.
+func (r *sparkRows) pull() ([]byte, error) {
+	for {
+		resp, err := r.st.recv()
+		if errors.Is(err, io.EOF) {
+			r.mu.Lock()
+			r.done = true
+			r.mu.Unlock()
+			return nil, errEnd
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m := get(resp, "metrics"); m != nil {
+			r.addMetrics(m)
+		}
+		if b := get(resp, "arrow_batch"); b != nil {
+			return b.Get(field(b, "data")).Bytes(), nil
+		}
+	}
+}
+
+// addMetrics sums the file scans' "number of files read" and "size of
+// files read".
+func (r *sparkRows) addMetrics(m protoreflect.Message) {
+	objs := m.Get(field(m, "metrics")).List()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range objs.Len() {
+		o := objs.Get(i).Message()
+		em := o.Get(field(o, "execution_metrics")).Map()
+		em.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+			mv := v.Message()
+			val := mv.Get(field(mv, "value")).Int()
+			switch k.String() {
+			case "numFiles":
+				r.files += val
+				r.haveMetrics = true
+			case "filesSize":
+				r.bytes += val
+				r.haveMetrics = true
+			}
+			return true
+		})
+	}
+}
+
+func (r *sparkRows) Schema() *schema.Struct { return r.src.Schema() }
+
+func (r *sparkRows) Next(ctx context.Context) ([][]any, error) {
+	rows, err := r.src.Next(ctx)
+	if err != nil && !errors.Is(err, io.EOF) {
+		var se *Error
+		if !errors.As(err, &se) {
+			err = &Error{Kind: KindExecution, Remote: r.s.c.remote, Op: "join", Err: err}
+		}
+	}
+	return rows, err
+}
+
+// ReadStats implements fileindex.EngineReadStats.
+func (r *sparkRows) ReadStats() (files, bytes int64, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.files, r.bytes, r.haveMetrics
+}
+
+func (r *sparkRows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.br.release()
+	r.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.s.release(ctx)
+	return nil
+}
+
+// quote quotes a Spark SQL identifier.
+func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// pathIdent quotes a dotted path, optionally under a lambda variable.
+func pathIdent(path, under string) string {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		parts[i] = quote(p)
+	}
+	if under != "" {
+		return under + "." + strings.Join(parts, ".")
+	}
+	return strings.Join(parts, ".")
+}
+
+// JoinSQL is the Spark SQL of a job over the views of the keys and the
+// located files: the same statement shape as the embedded DuckDB engine's
+// (computed columns as withColumn, exploded aliases, temporal ranks over
+// the original rows filtered together, USING-style output columns).
+func JoinSQL(job *fileindex.JoinJob) string {
+	// Computed columns: each replaces the column of its name or is
+	// appended; all see the columns read.
+	names := job.Schema.Names()
+	exprs := make([]string, len(names))
+	for i, c := range names {
+		exprs[i] = quote(c)
+	}
+	for _, c := range job.Computed {
+		e := "(" + c.Expr + ")"
+		if i := slices.Index(names, c.Name); i >= 0 {
+			exprs[i] = e
+		} else {
+			names = append(names, c.Name)
+			exprs = append(exprs, e)
+		}
+	}
+	parts := make([]string, len(names))
+	for i := range names {
+		parts[i] = exprs[i] + " AS " + quote(names[i])
+	}
+	idx := "SELECT " + strings.Join(parts, ", ") + " FROM " + viewRaw
+	for _, e := range job.Exploded {
+		idx = fmt.Sprintf("SELECT *, explode(transform(%s, e -> %s)) AS %s FROM (%s)",
+			pathIdent(e.ArrayColumn, ""), pathIdent(e.FieldPath, "e"), quote(e.AsColumn), idx)
+	}
+	if len(job.Temporal) > 0 {
+		cols := make([]string, len(job.Temporal))
+		conds := make([]string, len(job.Temporal))
+		for i, t := range job.Temporal {
+			cols[i] = fmt.Sprintf("(row_number() OVER (PARTITION BY %s ORDER BY %s DESC NULLS LAST) = 1) AS _ariadne_temporal_keep_%d",
+				quote(t.Column), pathIdent(t.TimestampColumn, ""), i)
+			conds[i] = fmt.Sprintf("_ariadne_temporal_keep_%d", i)
+		}
+		idx = fmt.Sprintf("SELECT * FROM (SELECT *, %s FROM (%s)) WHERE %s", strings.Join(cols, ", "), idx, strings.Join(conds, " AND "))
+	}
+	sel := make([]string, len(job.IndexColumns))
+	for i, c := range job.IndexColumns {
+		sel[i] = quote(c)
+	}
+	idx = "SELECT " + strings.Join(sel, ", ") + " FROM (" + idx + ")"
+
+	keyCols := job.Keys.Schema().Names()
+	leftSQL, leftCols := "SELECT * FROM "+viewKeys, keyCols
+	rightSQL, rightCols := idx, job.IndexColumns
+	if job.IndexOnLeft {
+		leftSQL, leftCols, rightSQL, rightCols = rightSQL, rightCols, leftSQL, leftCols
+	}
+	conds := make([]string, len(job.On))
+	for i, c := range job.On {
+		conds[i] = fmt.Sprintf("l.%s = r.%s", quote(c), quote(c))
+	}
+	var out []string
+	if job.How == fileindex.Semi || job.How == fileindex.Anti {
+		for _, c := range leftCols {
+			out = append(out, "l."+quote(c))
+		}
+	} else {
+		for _, c := range job.On {
+			switch job.How {
+			case fileindex.Right:
+				out = append(out, "r."+quote(c)+" AS "+quote(c))
+			case fileindex.Full:
+				out = append(out, fmt.Sprintf("coalesce(l.%s, r.%s) AS %s", quote(c), quote(c), quote(c)))
+			default:
+				out = append(out, "l."+quote(c)+" AS "+quote(c))
+			}
+		}
+		for _, c := range leftCols {
+			if !slices.Contains(job.On, c) {
+				out = append(out, "l."+quote(c))
+			}
+		}
+		for _, c := range rightCols {
+			if !slices.Contains(job.On, c) {
+				out = append(out, "r."+quote(c))
+			}
+		}
+	}
+	kind := map[fileindex.JoinType]string{
+		fileindex.Inner: "INNER JOIN", fileindex.Left: "LEFT OUTER JOIN", fileindex.Right: "RIGHT OUTER JOIN",
+		fileindex.Full: "FULL OUTER JOIN", fileindex.Semi: "LEFT SEMI JOIN", fileindex.Anti: "LEFT ANTI JOIN",
+	}[job.How]
+	return fmt.Sprintf("SELECT %s FROM (%s) AS l %s (%s) AS r ON %s",
+		strings.Join(out, ", "), leftSQL, kind, rightSQL, strings.Join(conds, " AND "))
+}
