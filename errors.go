@@ -11,6 +11,7 @@ import (
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -57,6 +58,7 @@ var kinds = []struct {
 	{rowindex.ErrBadQuery, "bad query"},
 	{rowindex.ErrBadKeyColumn, "bad column"},
 	{rowindex.ErrCorrupt, "corrupt row index"},
+	{sparkengine.ErrSpark, "spark engine"},
 	{context.Canceled, "canceled"},
 	{context.DeadlineExceeded, "deadline exceeded"},
 }

@@ -50,12 +50,29 @@ type JoinRequest struct {
 	Select []string
 	// IndexOnLeft puts the index side on the left.
 	IndexOnLeft bool
+	// Engine reads the located files and joins: EngineDuckDB (embedded)
+	// or EngineSpark (Spark through Spark Connect at SparkRemote); "" =
+	// the Store's config (key engine, default duckdb). See
+	// docs/spark-engine.md.
+	Engine string
+	// SparkRemote is the Spark Connect URL, sc://host:port; "" = the
+	// Store's config (key sparkRemote).
+	SparkRemote string
+	// Output, with the Spark engine, has Spark write the joined rows as
+	// Parquet to this folder (file:///..., s3://...; an existing folder
+	// fails the join) instead of streaming them back: the result then
+	// has the schema and no rows.
+	Output string
 }
 
 // JoinStats is how a join read its index side (see fileindex.JoinStats).
 type JoinStats struct {
+	// Engine is the engine that read the located files and joined:
+	// "duckdb" or "spark".
+	Engine string `json:"engine"`
 	// Path is how the located files were read: "late" (key columns first,
-	// other columns only for matching rows), "filtered" or "full".
+	// other columns only for matching rows), "filtered" or "full"; "engine"
+	// when another engine than DuckDB read them.
 	Path string `json:"path"`
 	// FilesLocated is the number of data files the file index located.
 	FilesLocated int `json:"files_located"`
@@ -71,6 +88,10 @@ type JoinStats struct {
 	// Requests and BytesRead are the data-file reads.
 	Requests  int64 `json:"requests"`
 	BytesRead int64 `json:"bytes_read"`
+	// EngineFilesRead and EngineBytesRead are what Spark's scans reported
+	// reading (the located files, whole); 0 with DuckDB.
+	EngineFilesRead int64 `json:"engine_files_read,omitempty"`
+	EngineBytesRead int64 `json:"engine_bytes_read,omitempty"`
 }
 
 // JoinRows is a join's streaming result: rows arrive a batch at a time
@@ -120,7 +141,13 @@ func (ix *Index) Join(ctx context.Context, req JoinRequest) (*JoinRows, error) {
 			return nil, err
 		}
 	}
-	res, err := ix.fi.Join(ctx, src, on, how, fileindex.JoinOptions{Select: req.Select, IndexOnLeft: req.IndexOnLeft})
+	fo := fileindex.JoinOptions{Select: req.Select, IndexOnLeft: req.IndexOnLeft, Output: req.Output}
+	eng, err := ix.s.joinEngine(ctx, req.Engine, req.SparkRemote)
+	if err != nil {
+		return nil, err
+	}
+	fo.Engine = eng
+	res, err := ix.fi.Join(ctx, src, on, how, fo)
 	if err != nil {
 		return nil, err
 	}
@@ -353,9 +380,9 @@ func (j *JoinRows) Files() []string { return j.res.Files() }
 // Stats returns how the join read its index side.
 func (j *JoinRows) Stats() JoinStats {
 	s := j.res.Stats()
-	return JoinStats{Path: string(s.Path), FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
+	return JoinStats{Engine: s.Engine, Path: string(s.Path), FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
 		Pages: s.Pages, PagesSkipped: s.PagesSkipped, RowsScanned: s.RowsScanned, RowsLoaded: s.RowsLoaded,
-		Requests: s.Requests, BytesRead: s.Bytes}
+		Requests: s.Requests, BytesRead: s.Bytes, EngineFilesRead: s.EngineFilesRead, EngineBytesRead: s.EngineBytesRead}
 }
 
 // Close releases the join engine.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/config"
 	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -66,6 +67,9 @@ type Store struct {
 	mu     sync.Mutex
 	idx    map[string]*Index
 	close  sync.Once
+
+	sparkMu sync.Mutex
+	spark   map[string]*sparkengine.Engine // by Spark Connect URL
 }
 
 // Open opens the store root at storeURL (file:///dir, s3://bucket/prefix,
@@ -116,7 +120,14 @@ func (s *Store) URL() string { return s.url }
 func (s *Store) Close() error {
 	var err error
 	s.close.Do(func() {
-		err = errors.Join(s.res.Close(), s.root.Close())
+		errs := []error{s.res.Close(), s.root.Close()}
+		s.sparkMu.Lock()
+		for _, e := range s.spark {
+			errs = append(errs, e.Close())
+		}
+		s.spark = nil
+		s.sparkMu.Unlock()
+		err = errors.Join(errs...)
 	})
 	return err
 }

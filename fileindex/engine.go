@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/duck"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/schema"
@@ -85,6 +86,9 @@ type JoinJob struct {
 	IndexOnLeft bool
 	// IndexColumns are the index side's columns, in order (the selection).
 	IndexColumns []string
+	// Output, when set, is a folder the engine writes the rows to as
+	// Parquet; the returned JoinRows then has the schema and no rows.
+	Output string
 
 	// The embedded DuckDB engine's inputs: the database the keys were
 	// loaded into (table "q") and the join's late-materialization plan.
@@ -107,6 +111,9 @@ func (duckEngine) Name() string { return "duckdb" }
 func (duckEngine) Join(ctx context.Context, job *JoinJob) (JoinRows, error) {
 	if job.db == nil {
 		return nil, errors.New("fileindex: the DuckDB engine runs only jobs made by FileIndex.Join")
+	}
+	if job.Output != "" {
+		return nil, aerr.Invalid("join: an output written by the engine needs the spark engine; the duckdb engine streams rows (write them with the caller's writer)")
 	}
 	if err := job.fi.loadIndexSide(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force != PathFiltered, job.late, job.stats); err != nil {
 		return nil, err

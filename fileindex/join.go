@@ -100,6 +100,13 @@ type JoinOptions struct {
 	// Locating is done in Go either way, so an engine reads only the
 	// located files.
 	Engine Engine
+	// Output, when set, has the engine write the joined rows itself as
+	// Parquet to this folder (an object URI the engine can write, e.g.
+	// file:///out or s3://bucket/out; an existing folder fails the join)
+	// instead of
+	// streaming them back: the Result then has the schema and no rows.
+	// Only engines that write (Spark) accept it.
+	Output string
 
 	// force, in tests, makes a join that could take a faster path take
 	// PathFiltered or PathFull instead (the reference the paths are
@@ -246,7 +253,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	}
 	job := &JoinJob{
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
-		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols,
+		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols, Output: opts.Output,
 		fi: fi, m: m, db: db, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats,
 	}
 	for k, v := range m.ReadOptions.All() {

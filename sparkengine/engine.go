@@ -141,8 +141,24 @@ func (e *Engine) join(ctx context.Context, s *session, job *fileindex.JoinJob) (
 	if err := s.command(ctx, "read located files", createView(viewRaw, read)); err != nil {
 		return nil, err
 	}
+	query := JoinSQL(job)
+	if job.Output != "" {
+		// Spark writes the rows; only the schema comes back (LIMIT 0 is
+		// planned as an empty relation: nothing is read twice).
+		in := msg("Relation")
+		set(in, "sql.query", query)
+		cmd := msg("Command")
+		set(cmd, "write_operation.input", in)
+		set(cmd, "write_operation.source", "parquet")
+		set(cmd, "write_operation.path", sparkPath(job.Output))
+		set(cmd, "write_operation.mode", protoreflect.EnumNumber(3)) // SAVE_MODE_ERROR_IF_EXISTS
+		if err := s.command(ctx, "write output", cmd); err != nil {
+			return nil, err
+		}
+		query = "SELECT * FROM (" + query + ") LIMIT 0"
+	}
 	rel := msg("Relation")
-	set(rel, "sql.query", JoinSQL(job))
+	set(rel, "sql.query", query)
 	st, err := s.query(ctx, "join", rel)
 	if err != nil {
 		return nil, err
@@ -238,12 +254,17 @@ func createView(name string, input protoreflect.Message) protoreflect.Message {
 func sparkPaths(files []string) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
-		if rest, ok := strings.CutPrefix(f, "s3://"); ok {
-			f = "s3a://" + rest
-		}
-		out[i] = escapeGlob(f)
+		out[i] = escapeGlob(sparkPath(f))
 	}
 	return out
+}
+
+// sparkPath maps one object URI to the Hadoop file system Spark uses for it.
+func sparkPath(uri string) string {
+	if rest, ok := strings.CutPrefix(uri, "s3://"); ok {
+		return "s3a://" + rest
+	}
+	return uri
 }
 
 // escapeGlob escapes Hadoop glob metacharacters with a backslash.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -119,7 +120,7 @@ func parseKeys(keys []string) (fileindex.Query, error) {
 }
 
 func newJoinCmd(g *globals) *cobra.Command {
-	var keysFile, on, how, sel, out, keysFormatFlag string
+	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut string
 	var indexLeft bool
 	var keyOpts []string
 	cmd := &cobra.Command{
@@ -127,12 +128,40 @@ func newJoinCmd(g *globals) *cobra.Command {
 		Short: "Join a keys file with only the data files the index locates",
 		Long: "Read the keys file (CSV with a header, JSON lines, or Parquet, by extension or --keys-format), locate the\n" +
 			"data files that can hold its keys, and join them. Without --out, rows go to stdout as CSV (JSON lines\n" +
-			"with --json).",
+			"with --json).\n\n" +
+			"--engine spark runs the read of the located files and the join on Apache Spark through Spark Connect\n" +
+			"(--spark sc://host:port, or the config keys engine and sparkRemote); locating stays here. With\n" +
+			"--spark-out DIR, Spark writes the rows as Parquet to DIR itself (see docs/spark-engine.md).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if keysFile == "" || on == "" {
 				return usagef("join: --keys and --on are required")
+			}
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			resolved := cmp.Or(engine, cfg.Engine, ariadne.EngineDuckDB)
+			switch resolved {
+			case ariadne.EngineDuckDB, ariadne.EngineSpark:
+			default:
+				return usagef("join: --engine %q: want duckdb or spark", engine)
+			}
+			if spark != "" && resolved != ariadne.EngineSpark {
+				return usagef("join: --spark needs --engine spark")
+			}
+			var output string
+			if sparkOut != "" {
+				if resolved != ariadne.EngineSpark {
+					return usagef("join: --spark-out needs --engine spark")
+				}
+				if out != "" {
+					return usagef("join: --out and --spark-out exclude each other")
+				}
+				if output, err = store.Canonical(sparkOut); err != nil {
+					return err
+				}
 			}
 			if _, err := fileindex.ParseJoinType(how); err != nil {
 				return usagef("join: %v", err)
@@ -146,11 +175,22 @@ func newJoinCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rows, err := ix.Join(ctx, ariadne.JoinRequest{Source: keys, On: splitList(on), How: how, Select: splitList(sel), IndexOnLeft: indexLeft})
+				rows, err := ix.Join(ctx, ariadne.JoinRequest{Source: keys, On: splitList(on), How: how, Select: splitList(sel), IndexOnLeft: indexLeft,
+					Engine: engine, SparkRemote: spark, Output: output})
 				if err != nil {
 					return err
 				}
 				defer rows.Close()
+				if output != "" {
+					// Spark wrote the rows; the result has none.
+					for rows.Next() {
+					}
+					if err := rows.Err(); err != nil {
+						return err
+					}
+					fmt.Fprintf(g.env.Stderr, "rows written by Spark to %s from %d located file(s)\n", output, len(rows.Files()))
+					return nil
+				}
 				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, rows.Schema())
 				if err != nil {
 					return err
@@ -182,7 +222,11 @@ func newJoinCmd(g *globals) *cobra.Command {
 				if err := sink.close(); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(rows.Files()))
+				if st := rows.Stats(); st.Engine == ariadne.EngineSpark {
+					fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s); Spark read %d file(s), %d byte(s)\n", n, len(rows.Files()), st.EngineFilesRead, st.EngineBytesRead)
+				} else {
+					fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(rows.Files()))
+				}
 				return nil
 			})
 		},
@@ -196,6 +240,9 @@ func newJoinCmd(g *globals) *cobra.Command {
 	f.StringVar(&sel, "select", "", "index-side columns to keep, comma-separated (must include the join columns)")
 	f.StringVar(&out, "out", "", "write rows to FILE.csv, FILE.json (JSON lines) or FILE.parquet")
 	f.BoolVar(&indexLeft, "index-left", false, "put the index side on the left (the library's index.join(df))")
+	f.StringVar(&engine, "engine", "", "engine that reads the located files and joins: duckdb or spark (default: config key engine, else duckdb)")
+	f.StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
+	f.StringVar(&sparkOut, "spark-out", "", "with --engine spark: Spark writes the rows as Parquet to this folder (must not exist)")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,12 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/config"
+	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/cli"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/sparkengine"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // The Spark engine's lake: 6 files per format, 4 rows each; users repeat
@@ -303,59 +308,66 @@ func TestSparkEngineJoin(t *testing.T) {
 	}
 	t.Cleanup(func() { eng.Close() })
 
-	hows := []fileindex.JoinType{fileindex.Inner, fileindex.Left, fileindex.Right, fileindex.Full, fileindex.Semi, fileindex.Anti}
-	joins, readOnlyLocated := 0, 0
-	for _, d := range engineIndexes {
-		fi := fis[d.name]
-		for _, col := range d.on {
-			for _, how := range hows {
-				for _, left := range []bool{false, true} {
-					if left && (d.name != "pq_all" || col != "user" || (how != fileindex.Inner && how != fileindex.Left)) {
-						continue // index on the left: one column, two types suffice
-					}
-					name := fmt.Sprintf("%s/%s/%s/indexLeft=%v", d.name, col, how, left)
-					want, err := runJoin(ctx, fi, col, how, fileindex.JoinOptions{IndexOnLeft: left})
-					if err != nil {
-						t.Fatalf("%s: duckdb: %v", name, err)
-					}
-					got, err := runJoin(ctx, fi, col, how, fileindex.JoinOptions{IndexOnLeft: left, Engine: eng})
-					if err != nil {
-						t.Fatalf("%s: spark: %v\n--- server log (tail) ---\n%s", name, err, srv.logTail())
-					}
-					joins++
-					if typesOf(got.schema) != typesOf(want.schema) {
-						t.Errorf("%s: schema\nspark:  %s\nduckdb: %s", name, typesOf(got.schema), typesOf(want.schema))
-					}
-					if d := diffLines(want.lines, got.lines); d != "" {
-						t.Errorf("%s: rows differ (want duckdb, got spark):\n%s", name, d)
-					}
-					if !slices.Equal(got.files, want.files) {
-						t.Errorf("%s: located %v with spark, %v with duckdb", name, got.files, want.files)
-					}
-					if got.stats.Engine != "spark" || got.stats.Path != fileindex.PathEngine {
-						t.Errorf("%s: stats %+v, want engine spark, path engine", name, got.stats)
-					}
-					// Spark read exactly the located files, no more.
-					if got.stats.EngineFilesRead != int64(len(got.files)) {
-						t.Errorf("%s: Spark read %d files, %d located", name, got.stats.EngineFilesRead, len(got.files))
-					}
-					if len(got.files) < engineFiles {
-						readOnlyLocated++
-					}
-					if len(want.lines) == 0 && how == fileindex.Inner {
-						t.Errorf("%s: no rows: the keys should match", name)
+	t.Run("matrix", func(t *testing.T) {
+		hows := []fileindex.JoinType{fileindex.Inner, fileindex.Left, fileindex.Right, fileindex.Full, fileindex.Semi, fileindex.Anti}
+		joins, readOnlyLocated := 0, 0
+		for _, d := range engineIndexes {
+			fi := fis[d.name]
+			for _, col := range d.on {
+				for _, how := range hows {
+					for _, left := range []bool{false, true} {
+						if left && (d.name != "pq_all" || col != "user" || (how != fileindex.Inner && how != fileindex.Left)) {
+							continue // index on the left: one column, two types suffice
+						}
+						name := fmt.Sprintf("%s/%s/%s/indexLeft=%v", d.name, col, how, left)
+						want, err := runJoin(ctx, fi, col, how, fileindex.JoinOptions{IndexOnLeft: left})
+						if err != nil {
+							t.Fatalf("%s: duckdb: %v", name, err)
+						}
+						got, err := runJoin(ctx, fi, col, how, fileindex.JoinOptions{IndexOnLeft: left, Engine: eng})
+						if err != nil {
+							t.Fatalf("%s: spark: %v\n--- server log (tail) ---\n%s", name, err, srv.logTail())
+						}
+						joins++
+						if typesOf(got.schema) != typesOf(want.schema) {
+							t.Errorf("%s: schema\nspark:  %s\nduckdb: %s", name, typesOf(got.schema), typesOf(want.schema))
+						}
+						if d := diffLines(want.lines, got.lines); d != "" {
+							t.Errorf("%s: rows differ (want duckdb, got spark):\n%s", name, d)
+						}
+						if !slices.Equal(got.files, want.files) {
+							t.Errorf("%s: located %v with spark, %v with duckdb", name, got.files, want.files)
+						}
+						if got.stats.Engine != "spark" || got.stats.Path != fileindex.PathEngine {
+							t.Errorf("%s: stats %+v, want engine spark, path engine", name, got.stats)
+						}
+						// Spark read exactly the located files, no more.
+						if got.stats.EngineFilesRead != int64(len(got.files)) {
+							t.Errorf("%s: Spark read %d files, %d located", name, got.stats.EngineFilesRead, len(got.files))
+						}
+						if len(got.files) < engineFiles {
+							readOnlyLocated++
+						}
+						if len(want.lines) == 0 && how == fileindex.Inner {
+							t.Errorf("%s: no rows: the keys should match", name)
+						}
 					}
 				}
 			}
 		}
-	}
-	t.Logf("%d joins identical on Spark and DuckDB; %d read fewer files than the lake holds", joins, readOnlyLocated)
-	if readOnlyLocated == 0 {
-		t.Error("no join located a strict subset of the files: the test proves nothing about pruning")
-	}
+		t.Logf("%d joins identical on Spark and DuckDB; %d read fewer files than the lake holds", joins, readOnlyLocated)
+		if readOnlyLocated == 0 {
+			t.Error("no join located a strict subset of the files: the test proves nothing about pruning")
+		}
+
+	})
 
 	before := snapshotDir(t, root)
 	pq := fis["pq_all"]
+
+	t.Run("face cli and output", func(t *testing.T) {
+		testSparkFaceAndCLI(t, ctx, srv, root, dir, pq)
+	})
 
 	t.Run("timeout", func(t *testing.T) {
 		short, err := sparkengine.New(ctx, srv.Remote(), sparkengine.Options{Timeout: time.Millisecond})
@@ -460,5 +472,152 @@ func TestSparkEngineJoin(t *testing.T) {
 		if after[p] != b {
 			t.Errorf("index file %s changed by a failed Spark join", p)
 		}
+	}
+}
+
+// testSparkFaceAndCLI: the library face (ariadne.Index.Join with Engine
+// "spark", and with the config keys engine/sparkRemote) and the command
+// line (join --engine spark --spark URL) give DuckDB's rows; with Output
+// (--spark-out) Spark writes them as Parquet, which reads back as the same
+// rows.
+func testSparkFaceAndCLI(t *testing.T, ctx context.Context, srv *ConnectServer, root, dir string, pq *fileindex.FileIndex) {
+	want, err := runJoin(ctx, pq, "tag", fileindex.Left, fileindex.JoinOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The face, engine by option and by configuration, against the face
+	// on DuckDB (rows in the face's value model).
+	faceRows := func(st *ariadne.Store, req ariadne.JoinRequest) ([]string, ariadne.JoinStats, error) {
+		ix, err := st.Index(ctx, "pq_all")
+		if err != nil {
+			return nil, ariadne.JoinStats{}, err
+		}
+		req.Source, req.On, req.How = engineKeys("tag"), []string{"tag"}, "left"
+		rows, err := ix.Join(ctx, req)
+		if err != nil {
+			return nil, ariadne.JoinStats{}, err
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			out = append(out, fmt.Sprint(rows.Values()))
+		}
+		slices.Sort(out)
+		return out, rows.Stats(), rows.Err()
+	}
+	plain, err := ariadne.Open(ctx, "file://"+root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	faceWant, _, err := faceRows(plain, ariadne.JoinRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faceWant) != len(want.lines) {
+		t.Fatalf("face on DuckDB: %d rows, fileindex: %d", len(faceWant), len(want.lines))
+	}
+	cfg := config.Defaults()
+	cfg.Engine, cfg.SparkRemote = "spark", srv.Remote()
+	configured, err := ariadne.Open(ctx, "file://"+root, ariadne.WithConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer configured.Close()
+	for _, tc := range []struct {
+		name string
+		st   *ariadne.Store
+		req  ariadne.JoinRequest
+	}{
+		{"option", plain, ariadne.JoinRequest{Engine: ariadne.EngineSpark, SparkRemote: srv.Remote()}},
+		{"config", configured, ariadne.JoinRequest{}},
+	} {
+		got, stats, err := faceRows(tc.st, tc.req)
+		if err != nil {
+			t.Fatalf("face (%s): %v", tc.name, err)
+		}
+		if stats.Engine != "spark" || stats.EngineFilesRead != int64(stats.FilesLocated) {
+			t.Errorf("face (%s): stats %+v, want engine spark reading the located files", tc.name, stats)
+		}
+		if d := diffLines(faceWant, got); d != "" {
+			t.Errorf("face (%s): rows differ from DuckDB's:\n%s", tc.name, d)
+		}
+	}
+
+	// Output written by Spark, read back by our Parquet reader.
+	outDir := filepath.Join(dir, "spark-out")
+	outReq := ariadne.JoinRequest{Engine: ariadne.EngineSpark, SparkRemote: srv.Remote(), Output: "file://" + outDir}
+	if got, _, err := faceRows(plain, outReq); err != nil || len(got) != 0 {
+		t.Fatalf("output: %d rows streamed back, %v; want none, no error", len(got), err)
+	}
+	parts, _ := filepath.Glob(filepath.Join(outDir, "*.parquet"))
+	if len(parts) == 0 {
+		t.Fatalf("output: no Parquet file under %s", outDir)
+	}
+	r := store.NewResolver(store.ResolverOptions{})
+	defer r.Close()
+	var rows [][]any
+	for _, p := range parts {
+		rd, err := datafile.Open(ctx, r, "file://"+p, datafile.Spec{Format: "parquet", Schema: want.schema}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			b, err := rd.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, b...)
+		}
+		rd.Close()
+	}
+	got, err := RenderRows(want.schema, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffLines(want.lines, got); d != "" {
+		t.Errorf("output written by Spark differs from DuckDB's rows:\n%s", d)
+	}
+	// An existing output folder fails the join, as a Spark error.
+	_, _, err = faceRows(plain, outReq)
+	if !errors.Is(err, sparkengine.ErrSpark) || ariadne.ErrorKind(err) != "spark engine" {
+		t.Errorf("output into an existing folder: %v (kind %q), want a spark engine error", err, ariadne.ErrorKind(err))
+	}
+
+	// The command line.
+	keysFile := filepath.Join(dir, "keys.csv")
+	if err := os.WriteFile(keysFile, []byte("user,note\nu1,a\nu4,b\nnobody,c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(ctx, append([]string{"--store", "file://" + root}, args...), cli.Env{Stdout: &stdout, Stderr: &stderr})
+		if code != 0 {
+			t.Fatalf("ariadne %v: exit %d: %s", args, code, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	duckOut, _ := run("join", "pq_all", "--keys", keysFile, "--on", "user", "--json")
+	sparkOut, sparkErr := run("join", "pq_all", "--keys", keysFile, "--on", "user", "--json", "--engine", "spark", "--spark", srv.Remote())
+	sortLines := func(s string) []string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		slices.Sort(l)
+		return l
+	}
+	if d := diffLines(sortLines(duckOut), sortLines(sparkOut)); d != "" {
+		t.Errorf("cli: --engine spark output differs from duckdb's:\n%s", d)
+	}
+	if !strings.Contains(sparkErr, "Spark read") || strings.Count(duckOut, "\n") == 0 {
+		t.Errorf("cli: stderr %q, stdout %q", sparkErr, duckOut)
+	}
+	t.Logf("cli: %s", strings.TrimSpace(sparkErr))
+	cliOut := filepath.Join(dir, "cli-out")
+	_, outErr := run("join", "pq_all", "--keys", keysFile, "--on", "user", "--set", "engine=spark", "--set", "sparkRemote="+srv.Remote(), "--spark-out", cliOut)
+	if parts, _ := filepath.Glob(filepath.Join(cliOut, "*.parquet")); len(parts) == 0 || !strings.Contains(outErr, "written by Spark") {
+		t.Errorf("cli --spark-out: %d Parquet files, stderr %q", len(parts), outErr)
 	}
 }
