@@ -13,11 +13,13 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	// The Spark Connect client registers the protocol's message types
-	// (spark.connect.*) in the global protobuf registry; we build requests
-	// from those descriptors because its DataFrame API cannot yet express
-	// a read of many paths with a schema, or stream results batch by batch.
 	"github.com/apache/spark-connect-go/spark/client/channel"
+	// The Spark Connect client's package links in the protocol's generated
+	// types, which register every spark.connect.* message in the global
+	// protobuf registry; we build requests from those descriptors because
+	// the client's DataFrame API cannot yet express a read of many paths
+	// with a schema, or stream a result batch by batch.
+	_ "github.com/apache/spark-connect-go/spark/client"
 )
 
 // The Spark Connect service's methods (spark/connect/base.proto).

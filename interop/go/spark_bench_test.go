@@ -1,0 +1,196 @@
+package interop
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ariadne-go/ariadne/bench/fileindexbench"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/sparkengine"
+)
+
+// TestSparkEngineBench is issue 14's benchmark (docs/spark-engine.md): on
+// the generated listening lake (parquet, arrival layout, regular index on
+// user_id), inner joins of K users run on embedded DuckDB and on Spark
+// through Spark Connect in the same run, alternating, on the same keys;
+// each reports its median time, and Spark its scans' files and bytes read,
+// which must be exactly the located files and their sizes: only located
+// files are read. Rows must be equal. The lake is small by default (8 MB,
+// so the harness stays quick); ARIADNE_SPARK_BENCH_MB sets its size for the
+// measurements in the docs.
+func TestSparkEngineBench(t *testing.T) {
+	e := loadEnv(t)
+	// ARIADNE_SPARK_BENCH_OUT names a file that receives the report too
+	// (interop/run.sh prints a passing test's log only on failure).
+	logf := t.Logf
+	if p := os.Getenv("ARIADNE_SPARK_BENCH_OUT"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		logf = func(format string, args ...any) {
+			t.Logf(format, args...)
+			fmt.Fprintf(f, format+"\n", args...)
+		}
+	}
+	ctx := testContext(t, 40*time.Minute)
+	mb := int64(8)
+	if v := os.Getenv("ARIADNE_SPARK_BENCH_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			t.Fatalf("ARIADNE_SPARK_BENCH_MB=%q: want a positive number of MB", v)
+		}
+		mb = n
+	}
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	// The bucketed layout (Spark's bucketBy(4, user_id) per day): a user's
+	// plays of a day are in one file of the day's four.
+	cfg := lakegen.Config{TargetBytes: mb << 20, Days: 8, FilesPerDay: 4, Users: 200_000, Sorted: true}
+	files, err := lakegen.Generate(ctx, openStore(t, ctx, mustMkdir(t, lake)), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	size := map[string]int64{}
+	var lakeBytes int64
+	for _, f := range files {
+		u := "file://" + filepath.Join(lake, filepath.FromSlash(f.Key))
+		uris = append(uris, u)
+		size[u] = f.Size
+		lakeBytes += f.Size
+	}
+	src, err := schema.Parse(fileindexbench.LakeSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := index.NewCatalog(openStore(t, ctx, mustMkdir(t, filepath.Join(dir, "root"))), index.Options{})
+	ix, err := cat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.AddFiles(ctx, uris...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.AddIndex(ctx, "user_id"); err != nil {
+		t.Fatal(err)
+	}
+	fi := fileindex.New(ix, fileindex.Options{})
+	t0 := time.Now()
+	if _, err := fi.Update(ctx, fileindex.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	logf("lake: %d files, %.1f MB; update (Go/DuckDB) %v", len(files), float64(lakeBytes)/1e6, time.Since(t0).Round(time.Millisecond))
+
+	srv, err := e.StartConnectServer(ctx, ConnectOptions{LogFile: filepath.Join(dir, "connect-server.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	eng, err := sparkengine.New(ctx, srv.Remote(), sparkengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+
+	keySchema := &schema.Struct{Fields: []schema.Field{{Name: "user_id", Type: schema.Long, Nullable: true}}}
+	join := func(n int, engine fileindex.Engine) (time.Duration, int, fileindex.JoinStats, []string, error) {
+		rows := make([][]any, n)
+		for i := range rows {
+			// Users of low activity (ranks 100,000 on, spread): a few
+			// plays each, in a few files.
+			rows[i] = []any{lakegen.UserID(uint64(100_000 + i*37))}
+		}
+		t0 := time.Now()
+		res, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{Engine: engine})
+		if err != nil {
+			return 0, 0, fileindex.JoinStats{}, nil, err
+		}
+		defer res.Close()
+		count := 0
+		for {
+			b, err := res.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return 0, 0, fileindex.JoinStats{}, nil, err
+			}
+			count += len(b)
+		}
+		return time.Since(t0), count, res.Stats(), res.Files(), nil
+	}
+	// Warm both engines (Spark's first query generates code for seconds).
+	if _, _, _, _, err := join(1, eng); err != nil {
+		t.Fatalf("spark warm-up: %v\n%s", err, srv.logTail())
+	}
+	const runs = 3
+	logf("%6s %8s %9s %10s %12s %12s %10s %10s %8s", "keys", "rows", "located", "loc MB", "spark files", "spark MB", "duckdb", "spark", "load")
+	for _, k := range []int{1, 10, 100, 1000} {
+		var dts, sts []time.Duration
+		var drows, srows int
+		var st fileindex.JoinStats
+		var located []string
+		for range runs {
+			d, n, _, _, err := join(k, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dts, drows = append(dts, d), n
+			s, n, stats, files, err := join(k, eng)
+			if err != nil {
+				t.Fatalf("spark: %v\n%s", err, srv.logTail())
+			}
+			sts, srows, st, located = append(sts, s), n, stats, files
+		}
+		if drows != srows {
+			t.Errorf("%d keys: %d rows with DuckDB, %d with Spark", k, drows, srows)
+		}
+		var locBytes int64
+		for _, f := range located {
+			locBytes += size[f]
+		}
+		// Only located files were read, and all of each.
+		if st.EngineFilesRead != int64(len(located)) || st.EngineBytesRead != locBytes {
+			t.Errorf("%d keys: Spark read %d files, %d bytes; located %d files, %d bytes", k, st.EngineFilesRead, st.EngineBytesRead, len(located), locBytes)
+		}
+		logf("%6d %8d %5d/%-3d %10.2f %12d %12.2f %10v %10v %8s", k, drows, len(located), len(files), float64(locBytes)/1e6,
+			st.EngineFilesRead, float64(st.EngineBytesRead)/1e6, median(dts).Round(time.Millisecond), median(sts).Round(time.Millisecond), loadAvg())
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// loadAvg is the 1-minute load average, for the record.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return strconv.FormatFloat(l, 'f', 1, 64)
+}

@@ -1,0 +1,160 @@
+package sparkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/metadata"
+	"github.com/ariadne-go/ariadne/schema"
+)
+
+// The keys sent to Spark decode (as Spark's Arrow reader would) to the
+// same values, nulls and pre-1970 dates included.
+func TestKeysIPCRoundTrip(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{
+		{Name: "l", Type: schema.Long, Nullable: true}, {Name: "s", Type: schema.String, Nullable: true},
+		{Name: "d", Type: schema.Date, Nullable: true}, {Name: "ts", Type: schema.Timestamp, Nullable: true},
+		{Name: "dec", Type: &schema.Decimal{Precision: 20, Scale: 3}, Nullable: true},
+		{Name: "arr", Type: &schema.Array{Element: schema.Integer, ContainsNull: true}, Nullable: true},
+	}}
+	rows := [][]any{
+		{int64(7), "a", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC),
+			pqrow.Decimal{Unscaled: big.NewInt(-12345), Scale: 3}, []any{int32(1), nil}},
+		{nil, nil, nil, nil, nil, nil},
+	}
+	data, err := keysIPC(st, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, recs, err := decodeBatch(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := &batchReader{schema: sch, first: recs, pull: func() ([]byte, error) { return nil, errEnd }}
+	src, err := fileindex.ArrowSource(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := src.Schema().String(), st.String(); got != want {
+		t.Errorf("schema %s, want %s", got, want)
+	}
+	var got [][]any
+	for {
+		b, err := src.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(rows) {
+		t.Errorf("round trip:\n got %v\nwant %v", got, rows)
+	}
+	if _, err := keysIPC(&schema.Struct{Fields: []schema.Field{{Name: "m", Type: &schema.Map{Key: schema.String, Value: schema.String}}}}, nil); err == nil {
+		t.Error("a map key column was accepted")
+	}
+}
+
+func TestJoinSQL(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{{Name: "id", Type: schema.Long}, {Name: "we`ird", Type: schema.String}, {Name: "ts", Type: schema.Timestamp}}}
+	keys := fileindex.RowsSource(&schema.Struct{Fields: []schema.Field{{Name: "id", Type: schema.Long}, {Name: "note", Type: schema.String}}}, nil)
+	job := &fileindex.JoinJob{
+		Schema: st, Keys: keys, On: []string{"id"}, How: fileindex.Full,
+		Computed:     []fileindex.Computed{{Name: "up", Expr: "upper(`we``ird`)"}, {Name: "id", Expr: "id + 1"}},
+		Exploded:     []metadata.ExplodedFieldIndex{{ArrayColumn: "a.b", FieldPath: "f", AsColumn: "tag"}},
+		Temporal:     []metadata.TemporalIndex{{Column: "id", TimestampColumn: "ts"}},
+		IndexColumns: []string{"id", "we`ird", "up"},
+	}
+	got := JoinSQL(job)
+	for _, want := range []string{
+		"(id + 1) AS `id`, `we``ird` AS `we``ird`, `ts` AS `ts`, (upper(`we``ird`)) AS `up` FROM ariadne_raw",
+		"explode(transform(`a`.`b`, e -> e.`f`)) AS `tag`",
+		"row_number() OVER (PARTITION BY `id` ORDER BY `ts` DESC NULLS LAST) = 1",
+		"coalesce(l.`id`, r.`id`) AS `id`, l.`note`, r.`we``ird`, r.`up`",
+		"FULL OUTER JOIN",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("JoinSQL lacks %q:\n%s", want, got)
+		}
+	}
+	job.How = fileindex.Anti
+	if got := JoinSQL(job); !strings.HasPrefix(got, "SELECT l.`id`, l.`note` FROM") || !strings.Contains(got, "LEFT ANTI JOIN") {
+		t.Errorf("anti join: %s", got)
+	}
+}
+
+func TestSparkPaths(t *testing.T) {
+	got := sparkPaths([]string{"file:///a/b[1]{x}.parquet", "s3://bucket/k*?.csv", "gs://b/o"})
+	want := []string{`file:///a/b\[1\]\{x\}.parquet`, `s3a://bucket/k\*\?.csv`, "gs://b/o"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sparkPaths = %q, want %q", got, want)
+	}
+}
+
+func TestRPCErrorKinds(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind Kind
+	}{
+		{status.Error(codes.Unavailable, "connection refused"), KindConnection},
+		{status.Error(codes.DeadlineExceeded, "late"), KindTimeout},
+		{context.DeadlineExceeded, KindTimeout},
+		{status.Error(codes.Canceled, "bye"), KindCanceled},
+		{status.Error(codes.Internal, "task failed"), KindExecution},
+	} {
+		err := rpcError("sc://h:1", "join", tc.err)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != tc.kind || !errors.Is(err, ErrSpark) {
+			t.Errorf("%v: %v, want kind %s", tc.err, err, tc.kind)
+		}
+	}
+	if !errors.Is(rpcError("r", "o", context.DeadlineExceeded), context.DeadlineExceeded) {
+		t.Error("a timeout does not match context.DeadlineExceeded")
+	}
+}
+
+// The protocol's messages are registered and built by field name.
+func TestMessages(t *testing.T) {
+	rel := msg("Relation")
+	set(rel, "read.data_source.paths", []string{"p1", "p2"})
+	set(rel, "read.data_source.options", map[string]string{"header": "true"})
+	ds := get(rel, "read.data_source")
+	if ds == nil || ds.Get(field(ds, "paths")).List().Len() != 2 || ds.Get(field(ds, "options")).Map().Len() != 1 {
+		t.Fatalf("read relation not built: %v", rel)
+	}
+	if get(rel, "sql") != nil {
+		t.Error("an unset oneof member reads as set")
+	}
+}
+
+// An engine on a closed port fails the join with a connection error.
+func TestUnreachable(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(ctx, "sc://127.0.0.1:1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	keys := fileindex.RowsSource(&schema.Struct{Fields: []schema.Field{{Name: "id", Type: schema.Long}}}, [][]any{{int64(1)}})
+	_, err = e.Join(ctx, &fileindex.JoinJob{Format: "parquet", Schema: &schema.Struct{}, Keys: keys, On: []string{"id"}, How: fileindex.Inner})
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindConnection {
+		t.Fatalf("join on a closed port: %v", err)
+	}
+	if _, err := New(ctx, "http://x", Options{}); err == nil {
+		t.Error("a non-sc:// remote was accepted")
+	}
+}
