@@ -53,8 +53,10 @@ func sCall(ix, method string, args ...any) Step {
 	}
 	return Step{"op": "call", "index": ix, "method": method, "args": args}
 }
-func sFiles(ix string, files ...string) Step { return Step{"op": "add_files", "index": ix, "files": files} }
-func sUpdate(ix string) Step                 { return sCall(ix, "update") }
+func sFiles(ix string, files ...string) Step {
+	return Step{"op": "add_files", "index": ix, "files": files}
+}
+func sUpdate(ix string) Step { return sCall(ix, "update") }
 
 // sLocate is a locate; types maps a column to the Java type its values are
 // given as (default: Integer for whole numbers, Double, String).

@@ -32,9 +32,9 @@ func fixedScenarios(t *testing.T) []scenario {
 		sCall("m", "addIndex", "Id"),
 		sCall("m", "addBloomIndex", "Version", 0.01),
 		sCall("m", "addRangeIndex", "Value"),
-		sCall("m", "addIndex", "Id"),               // already indexed
-		sCall("m", "addBloomIndex", "Id", 0.01),    // regular and bloom on one column
-		sCall("m", "addIndex", "Nope"),             // no such column
+		sCall("m", "addIndex", "Id"),            // already indexed
+		sCall("m", "addBloomIndex", "Id", 0.01), // regular and bloom on one column
+		sCall("m", "addIndex", "Nope"),          // no such column
 		sFiles("m", p0, p1),
 		sUpdate("m"),
 		sLocate("m", q("Id", v(1)), nil),
