@@ -96,9 +96,10 @@ class Oracle:
         return v
 
     def objects(self, values, t=None):
+        """A Java Object[] of values, typed by t: one type name for all, or a list (one per value)."""
         arr = self.gw.new_array(self.jvm.java.lang.Object, len(values))
         for i, v in enumerate(values):
-            arr[i] = self.value(v, t)
+            arr[i] = self.value(v, t[i] if isinstance(t, list) else t)
         return arr
 
     def handle(self, name):
@@ -151,12 +152,15 @@ class Oracle:
         if op == "join":
             from pyspark.sql import DataFrame
             import delta_check
-            from pyspark.sql.types import StructType, DoubleType, FloatType
-            st = StructType.fromJson(json.loads(s["keys_schema"]))
-            conv = [float if isinstance(f.dataType, (DoubleType, FloatType)) else (lambda x: x)
-                    for f in st.fields]
-            q = self.spark.createDataFrame(
-                [tuple(None if v is None else c(v) for c, v in zip(conv, r)) for r in s["rows"]], st)
+            # The keys DataFrame is made in the JVM (RowFactory rows + a StructType): a DataFrame from a
+            # Python list would start Python workers, which is slow on a loaded machine.
+            st_json = json.loads(s["keys_schema"])
+            types = [f["type"] for f in st_json["fields"]]
+            jrows = self.jvm.java.util.ArrayList()
+            for r in s["rows"]:
+                jrows.add(self.jvm.org.apache.spark.sql.RowFactory.create(self.objects(r, types)))
+            jst = self.jvm.org.apache.spark.sql.types.DataType.fromJson(s["keys_schema"])
+            q = DataFrame(self.spark._jsparkSession.createDataFrame(jrows, jst), self.spark)
             if s.get("select"):
                 idx = idx.select(self.seq(s["select"]))
             if s.get("index_left", True):
