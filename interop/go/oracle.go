@@ -19,10 +19,10 @@ import (
 // release's JAR is not in the oracles folder.
 var ErrOracleMissing = errors.New("interop: Ariadne oracle JAR not found")
 
-// OraclesDir is the folder of the Spark Ariadne release JARs:
+// oraclesDir is the folder of the Spark Ariadne release JARs:
 // ARIADNE_ORACLES_DIR, or <repository>/../shared/oracles/ariadne. The JAR of
 // release v is <dir>/<v>/*.jar (the layout of ../shared/oracles/ariadne).
-func OraclesDir() string {
+func oraclesDir() string {
 	if d := os.Getenv("ARIADNE_ORACLES_DIR"); d != "" {
 		return d
 	}
@@ -30,12 +30,12 @@ func OraclesDir() string {
 	return filepath.Join(filepath.Dir(self), "..", "..", "..", "shared", "oracles", "ariadne")
 }
 
-// OracleJar returns the JAR of Spark Ariadne release version (e.g.
-// "0.1.8-beta") under OraclesDir.
-func OracleJar(version string) (string, error) {
-	m, err := filepath.Glob(filepath.Join(OraclesDir(), version, "*.jar"))
+// oracleJarPath returns the JAR of Spark Ariadne release version (e.g.
+// "0.1.8-beta") under oraclesDir.
+func oracleJarPath(version string) (string, error) {
+	m, err := filepath.Glob(filepath.Join(oraclesDir(), version, "*.jar"))
 	if err != nil || len(m) != 1 {
-		return "", fmt.Errorf("%w: %s/%s/*.jar (%d found; set ARIADNE_ORACLES_DIR)", ErrOracleMissing, OraclesDir(), version, len(m))
+		return "", fmt.Errorf("%w: %s/%s/*.jar (%d found; set ARIADNE_ORACLES_DIR)", ErrOracleMissing, oraclesDir(), version, len(m))
 	}
 	return m[0], nil
 }

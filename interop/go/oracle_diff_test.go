@@ -198,6 +198,8 @@ func runScenario(t *testing.T, ctx context.Context, o *Oracle, sc scenario, rep 
 			t.Fatal(err)
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute) // per scenario: Spark is slow on a loaded machine
+	defer cancel()
 	us := newOurs(t, ctx, oursRoot)
 	t0 := time.Now()
 	got := us.run(ctx, sc.steps)

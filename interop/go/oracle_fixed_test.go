@@ -177,7 +177,7 @@ func fixedScenarios(t *testing.T) []scenario {
 // show the difference docs/compatibility.md documents.
 func TestOracleDiffFixed(t *testing.T) {
 	o := sharedOracle(t)
-	ctx := testContext(t, 40*time.Minute)
+	ctx := testContext(t, 6*time.Hour) // bounded per scenario and by -test.timeout
 	var rep diffReport
 	t0 := time.Now()
 	for _, sc := range fixedScenarios(t) {

@@ -41,7 +41,7 @@ func sharedOracle(t *testing.T) *Oracle {
 	defer oracleMu.Unlock()
 	if oracle == nil && oracleErr == nil {
 		e := loadEnv(t)
-		jar, err := OracleJar(oracleRelease)
+		jar, err := oracleJarPath(oracleRelease)
 		if err != nil {
 			oracleErr = err
 		} else {
@@ -254,7 +254,7 @@ func (o *ours) step(ctx context.Context, s Step) (StepResult, error) {
 			cells := r.([]any)
 			row := make([]any, len(cells))
 			for i, c := range cells {
-				row[i] = jsonValue(c, schema.TypeName(st.Fields[i].Type))
+				row[i] = jsonValue(c, strings.Trim(schema.MarshalType(st.Fields[i].Type), `"`)) // "long", "integer", ...
 			}
 			rows = append(rows, row)
 		}

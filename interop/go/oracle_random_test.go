@@ -199,7 +199,7 @@ func oracleSeeds(t *testing.T) (base, n uint64) {
 // ARIADNE_ORACLE_SEEDS=1.
 func TestOracleDiffRandom(t *testing.T) {
 	o := sharedOracle(t)
-	ctx := testContext(t, 40*time.Minute)
+	ctx := testContext(t, 6*time.Hour) // bounded per scenario and by -test.timeout
 	base, n := oracleSeeds(t)
 	dir := t.TempDir()
 	var rep diffReport

@@ -95,11 +95,32 @@ class Oracle:
             return J.Double.valueOf(v)
         return v
 
+    # py4j turns every boxed Long, Short or Float that reaches Python into a Python number, which it sends
+    # back as an Integer or Double: values of those types are therefore made in the JVM, by Spark SQL casts.
+    JVM_TYPED = {"long": "BIGINT", "bigint": "BIGINT", "short": "SMALLINT", "smallint": "SMALLINT",
+                 "float": "FLOAT"}
+
     def objects(self, values, t=None):
         """A Java Object[] of values, typed by t: one type name for all, or a list (one per value)."""
+        types = [t[i] if isinstance(t, list) else t for i in range(len(values))]
+        if any(x in self.JVM_TYPED for x in types):
+            exprs = []
+            for v, x in zip(values, types):
+                if v is None:
+                    exprs.append("NULL")
+                elif x in self.JVM_TYPED:
+                    exprs.append("CAST('%s' AS %s)" % (repr(v) if isinstance(v, float) else int(v), self.JVM_TYPED[x]))
+                elif isinstance(v, str) or x in ("string",):
+                    exprs.append("'%s'" % str(v).replace("'", "''"))
+                elif x == "double" or isinstance(v, float):
+                    exprs.append("CAST('%r' AS DOUBLE)" % float(v))
+                else:
+                    exprs.append("CAST(%d AS INT)" % int(v))
+            row = self.spark._jsparkSession.sql("SELECT " + ", ".join(exprs)).head()
+            return row.toSeq().toArray(self.jvm.scala.reflect.ClassTag.Any())
         arr = self.gw.new_array(self.jvm.java.lang.Object, len(values))
         for i, v in enumerate(values):
-            arr[i] = self.value(v, t[i] if isinstance(t, list) else t)
+            arr[i] = self.value(v, types[i])
         return arr
 
     def handle(self, name):
