@@ -21,7 +21,8 @@ import (
 // JoinType is the type of a join (spec §5.7).
 type JoinType string
 
-// The join types. Semi and anti joins return only the left side's columns.
+// The join types. Semi and anti joins return only the left side's columns
+// (the join columns first, as in every USING join).
 const (
 	Inner JoinType = "inner"
 	Left  JoinType = "left"
@@ -528,8 +529,16 @@ func joinSQL(m *metadata.Metadata, on []string, how JoinType, indexLeft bool, ke
 	}
 	var out []string
 	if how == Semi || how == Anti {
-		for _, c := range leftCols {
+		// Spark's USING join (LeftExistence): the join columns first, in
+		// the order given, then the left side's other columns; the
+		// library's answer (checked against 0.1.8-beta in interop/).
+		for _, c := range on {
 			out = append(out, "l."+duck.Ident(c))
+		}
+		for _, c := range leftCols {
+			if !slices.Contains(on, c) {
+				out = append(out, "l."+duck.Ident(c))
+			}
 		}
 	} else {
 		for _, c := range on {

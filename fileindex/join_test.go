@@ -80,11 +80,15 @@ func TestJoin(t *testing.T) {
 		cols      []string
 		rows      int
 	}{
-		{"table2 semi", table2, []string{"Version", "Id"}, Semi, false, nil, []string{"Id", "Version"}, 1},
+		{"table2 semi", table2, []string{"Version", "Id"}, Semi, false, nil, []string{"Version", "Id"}, 1},
 		// Only P1 is located: 1 matched + 3 unmatched index rows.
 		{"table2 full on Version", table2, []string{"Version"}, Full, false, nil, []string{"Version", "Id", "Id", "Value"}, 4},
 		{"table2 full on Version,Id", table2, []string{"Version", "Id"}, Full, false, nil, []string{"Version", "Id", "Value"}, 4},
-		{"index semi", table2, []string{"Version", "Id"}, Semi, true, nil, []string{"Id", "Version", "Value"}, 1},
+		{"index semi", table2, []string{"Version", "Id"}, Semi, true, nil, []string{"Version", "Id", "Value"}, 1},
+		// Spark puts the join column first in a semi/anti join too (0.1.8-beta
+		// answered [s k g d ts] to an anti join on s with the index left).
+		{"index anti on a later column", func() KeySource { return keys("Version", intInt[:1], []any{int32(1)}) },
+			[]string{"Version"}, Anti, true, nil, []string{"Version", "Id", "Value"}, 4},
 		{"index full on Version", table2, []string{"Version"}, "fullouter", true, nil, []string{"Version", "Id", "Value", "Id"}, 4},
 		{"inner", func() KeySource {
 			return keys("Id,Version", intInt, []any{int32(1), int32(1)}, []any{int32(2), int32(2)})
@@ -104,7 +108,7 @@ func TestJoin(t *testing.T) {
 			[]string{"Id"}, Left, false, nil, []string{"Id", "Version", "Value"}, 2},
 		{"anti", func() KeySource { return keys("Id", intInt, []any{int32(4)}, []any{int32(998)}) },
 			[]string{"Id"}, Anti, false, nil, []string{"Id"}, 1},
-		{"select", table2, []string{"Version", "Id"}, Semi, true, []string{"Id", "Version"}, []string{"Id", "Version"}, 1},
+		{"select", table2, []string{"Version", "Id"}, Semi, true, []string{"Id", "Version"}, []string{"Version", "Id"}, 1},
 		{"select on empty result", func() KeySource { return keys("Id", intInt, []any{int32(999)}) },
 			[]string{"Id"}, Semi, true, []string{"Id", "Version"}, []string{"Id", "Version"}, 0},
 	} {

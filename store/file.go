@@ -261,6 +261,9 @@ func (w *fileWriter) Close() error {
 	if err == nil {
 		err = w.commit(name)
 	}
+	if err == nil {
+		removeHadoopChecksum(w.path)
+	}
 	if err != nil {
 		w.f.removeEmptyParents(filepath.Dir(w.path), name)
 		var oe *OpError
@@ -328,8 +331,20 @@ func (f *fileStore) Delete(ctx context.Context, key string, opts *DeleteOptions)
 		}
 		return mapErr("delete", key, err)
 	}
+	removeHadoopChecksum(p)
 	f.removeEmptyParents(filepath.Dir(p), "")
 	return nil
+}
+
+// removeHadoopChecksum removes the checksum side file ".<name>.crc" that
+// Hadoop's local file system (Spark's, hence the Spark library's) keeps
+// beside every file it writes, once we have replaced or deleted that file.
+// Hadoop verifies a file against its side file when one exists, so a stale
+// one makes Spark refuse the file we rewrote (the library reports our
+// metadata.json as "missing or corrupt"); with none it reads the file as is.
+// Hadoop's own delete and overwrite drop the side file the same way.
+func removeHadoopChecksum(path string) {
+	os.Remove(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".crc"))
 }
 
 // removeEmptyParents removes the file name (if not "") and then dir and its
