@@ -315,6 +315,47 @@ func (s *valueSet) add(v any) (int32, int64) {
 	return i, grew
 }
 
+// addKey records the non-null value whose key is k, in a set of a type
+// whose key is its value (ops.fromKey set, not temporal, no raw map), and
+// returns the memory the set grew by.
+func (s *valueSet) addKey(k int64) int64 {
+	if s.hasLast && k == s.lastInt {
+		return 0
+	}
+	i, ok := s.ints[k]
+	grew := int64(0)
+	if !ok {
+		s.ikeys = append(s.ikeys, k)
+		i = int32(len(s.ikeys) - 1)
+		s.ints[k] = i
+		grew = entryBytes
+	}
+	s.last, s.lastInt, s.hasLast = i, k, true
+	return grew
+}
+
+// addBytes records the non-null string b in a string set (not temporal),
+// and returns the memory the set grew by. b is copied only when new.
+func (s *valueSet) addBytes(b []byte) int64 {
+	if s.hasLast && string(b) == s.lastStr {
+		return 0
+	}
+	i, ok := s.strs[string(b)] // no allocation for the lookup
+	grew := int64(0)
+	if !ok {
+		k := string(b)
+		s.skeys = append(s.skeys, k)
+		i = int32(len(s.skeys) - 1)
+		s.strs[k] = i
+		grew = entryBytes + int64(len(k))
+		s.lastStr = k
+	} else {
+		s.lastStr = s.skeys[i]
+	}
+	s.last, s.hasLast = i, true
+	return grew
+}
+
 // len returns the number of entries.
 func (s *valueSet) len() int {
 	return len(s.vals) + len(s.ikeys) + len(s.skeys)
@@ -611,6 +652,7 @@ var errOverflow = errors.New("fileindex: summary over budget")
 // reader, and the time it spent summarising.
 type readStats struct {
 	read, summarize time.Duration
+	typed           int // files summarised from typed pages
 }
 
 // summarizeFile streams the file of a through the reader — decoded ahead
@@ -619,6 +661,15 @@ type readStats struct {
 // buf. read is called once the file is read through. It fails with
 // errOverflow when the sets exceed limit bytes.
 func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats, hints **setHints, read func()) (*fileSummary, []byte, error) {
+	if s.typed != nil {
+		sum, buf, ok, err := s.summarizeTyped(ctx, a, limit, buf, stats, hints, read)
+		if ok {
+			return sum, buf, err
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	r, err := s.read.Open(ctx, s.fi.res, a.URI)
 	if err != nil {
 		return nil, nil, err

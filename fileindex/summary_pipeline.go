@@ -166,6 +166,9 @@ func (s *session) summarize(ctx context.Context, files []*fileAnalysis, progress
 		a := files[res.i]
 		s.stats.read += res.stats.read
 		s.stats.summarize += res.stats.summarize
+		if res.err == nil {
+			s.stats.typed += res.stats.typed
+		}
 		switch {
 		case errors.Is(res.err, errOverflow):
 			engine = append(engine, a)

@@ -39,6 +39,9 @@ type UpdateOptions struct {
 	// engineOnly builds every file through the engine, as before the Go
 	// summaries: the tests compare both paths' indexes.
 	engineOnly bool
+	// rowsOnly keeps the Go summaries on the row reader (no typed path),
+	// for tests comparing the two.
+	rowsOnly bool
 }
 
 // UpdateResult reports what an Update did.
@@ -67,6 +70,10 @@ type UpdateResult struct {
 	// indexes, nested index values, value sets over the memory budget)
 	// instead of the Go summaries.
 	EngineFiles int
+	// TypedFiles counts the files summarised from typed pages (Parquet
+	// files whose summarised columns are top-level integers, dates,
+	// timestamps or strings), without assembling rows.
+	TypedFiles int
 	// Stages says where the time went.
 	Stages UpdateStages
 }
@@ -214,6 +221,9 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	if !opts.engineOnly {
 		if sp, ok := newSummaryPlan(s.plan, s.read.Schema()); ok {
 			s.sum = sp
+			if s.read.Format() == datafile.Parquet && !opts.rowsOnly {
+				s.typed = sp.typedPlan(s.read.Schema())
+			}
 		}
 	}
 
@@ -290,6 +300,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		}
 	}
 	u.res.EngineFiles += len(engine)
+	u.res.TypedFiles = s.stats.typed
 	if len(engine) > 0 {
 		t0 := time.Now()
 		fi.updProgress(Progress{Phase: "analyze", Done: 0, Total: len(engine)})
