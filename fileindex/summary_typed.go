@@ -89,7 +89,7 @@ type typedState struct {
 	dictID []int
 	seen   [][]bool
 	// per range column: the typed min and max so far
-	has        []bool
+	has              []bool
 	imin, imax       []int64
 	sminSet, smaxSet [][]byte
 }

@@ -164,10 +164,10 @@ func planTyped(pl *planner, root *pnode, fd schema.Field) (TypedColumn, bool) {
 // typedScratch holds one column's conversion buffers, reused page to page.
 type typedScratch struct {
 	dictInts, plainInts []int64
-	dict   TypedValues
-	plain  TypedValues
-	dictID int
-	cur    parquet.Dictionary
+	dict                TypedValues
+	plain               TypedValues
+	dictID              int
+	cur                 parquet.Dictionary
 }
 
 // maxWholeChunk is the largest column chunk ScanTyped reads in one
