@@ -116,3 +116,6 @@ func (p *Plan) ScanTyped(ctx context.Context, res Resolver, uri string, fn func(
 	}
 	return true, &FileError{URI: uri, Err: parquetErr(err)}
 }
+
+// NumRows returns the file's number of rows (from its footer).
+func (pf *ParquetFile) NumRows() int64 { return pf.f.NumRows() }

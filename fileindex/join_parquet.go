@@ -80,6 +80,10 @@ type JoinStats struct {
 	// data-file store's work.
 	Requests int64 `json:"requests"`
 	Bytes    int64 `json:"bytes"`
+	// Plan says why the path was chosen between PathLate and PathScan
+	// (join_scan.go): the share of sampled rows that match, or what kept
+	// the engine from reading the files itself.
+	Plan string `json:"plan,omitempty"`
 }
 
 // lateReadConcurrency bounds the files read at once by the late path (and

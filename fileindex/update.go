@@ -74,6 +74,10 @@ type UpdateResult struct {
 	// files whose summarised columns are top-level integers, dates,
 	// timestamps or strings), without assembling rows.
 	TypedFiles int
+	// SnapshotFromMemory reports that the locate snapshot was built from
+	// the rows the update merged (a first update: the main table held
+	// nothing else), without scanning the main table.
+	SnapshotFromMemory bool
 	// Stages says where the time went.
 	Stages UpdateStages
 }
@@ -87,8 +91,9 @@ type UpdateStages struct {
 	// Analyze is the engine's pre-flight analysis (files it summarises);
 	// Build the batch builds (cells from the summaries, the engine's
 	// queries, large-index writes); Stage the staging commits and their
-	// metadata; Merge the merges into the main table.
-	Analyze, Build, Stage, Merge time.Duration
+	// metadata; Merge the merges into the main table; Snapshot the locate
+	// snapshot's write.
+	Analyze, Build, Stage, Merge, Snapshot time.Duration
 }
 
 // Update brings the index up to date with its FileList (spec §5.3): under
@@ -120,16 +125,23 @@ type UpdateStages struct {
 func (fi *FileIndex) Update(ctx context.Context, opts UpdateOptions) (UpdateResult, error) {
 	var res UpdateResult
 	err := fi.ix.WithUpdateLock(ctx, func(ctx context.Context) error {
-		if err := fi.update(ctx, opts, &res); err != nil {
+		feed := newViewFeed()
+		if err := fi.update(ctx, opts, &res, feed); err != nil {
 			return err
 		}
-		return fi.snapshotAfterCommit(ctx)
+		t0 := time.Now()
+		fi.updProgress(Progress{Phase: "snapshot", Done: 0, Total: 1})
+		err := fi.snapshotAfterCommit(ctx, feed)
+		res.Stages.Snapshot = time.Since(t0)
+		res.SnapshotFromMemory = feed.used
+		return err
 	})
 	return res, err
 }
 
 // updater is the state of one update run under the lock.
 type updater struct {
+	feed *viewFeed // the view of the rows merged, for the locate snapshot
 	fi   *FileIndex
 	opts UpdateOptions
 	res  *UpdateResult
@@ -158,12 +170,12 @@ type updater struct {
 // adds a Delta commit; what the index holds is the same.
 const stagedValueBudget = 4_000_000
 
-func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult) error {
+func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult, feed *viewFeed) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	m := fi.ix.Metadata()
-	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact}
+	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact, feed: feed}
 
 	// Step 4: stale staging recovery.
 	recovered, err := fi.updConsolidate(ctx)
@@ -394,7 +406,7 @@ func (u *updater) consolidate(ctx context.Context) error {
 	t0 := time.Now()
 	pending := u.pending
 	u.pending, u.readBack = nil, false
-	if _, err := fi.consolidateStaged(ctx, pending); err != nil {
+	if _, err := fi.consolidateStaged(ctx, pending, u.feed); err != nil {
 		return err
 	}
 	if u.s != nil {
