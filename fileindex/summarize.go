@@ -258,7 +258,17 @@ func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
 
 // entryBytes estimates the memory of one set entry beyond its key bytes:
 // the map slot, the representative's interface, the boxed value.
-const entryBytes = 48
+// Measured against the heap (Go's swiss maps hold 7/8 of their slots at
+// most and double as they grow; the entry slices double too): an integer
+// entry takes 45–60 B (map slot and key slice), a string entry 70–120 B
+// plus its bytes (a 24-byte slot, the string header in the key slice, the
+// string's own allocation). The estimate is the upper end, so that the
+// budget bounds the heap rather than a part of it.
+const entryBytes = 64
+
+// strEntryBytes is entryBytes for a string or binary entry (plus its
+// bytes).
+const strEntryBytes = 112
 
 // add records canonical v (nil only for temporal columns) and returns its
 // entry and the memory the set grew by.
@@ -309,7 +319,7 @@ func (s *valueSet) add(v any) (int32, int64) {
 			i = s.push(v)
 		}
 		s.strs[k] = i
-		grew = entryBytes + int64(len(k))
+		grew = strEntryBytes + int64(len(k))
 	}
 	s.last, s.lastStr, s.hasLast = i, k, true
 	return i, grew
@@ -347,7 +357,7 @@ func (s *valueSet) addBytes(b []byte) int64 {
 		s.skeys = append(s.skeys, k)
 		i = int32(len(s.skeys) - 1)
 		s.strs[k] = i
-		grew = entryBytes + int64(len(k))
+		grew = strEntryBytes + int64(len(k))
 		s.lastStr = k
 	} else {
 		s.lastStr = s.skeys[i]
