@@ -55,8 +55,12 @@ type JoinRequest struct {
 // JoinStats is how a join read its index side (see fileindex.JoinStats).
 type JoinStats struct {
 	// Path is how the located files were read: "late" (key columns first,
-	// other columns only for matching rows), "filtered" or "full".
+	// other columns only for matching rows), "scan" (the join engine read
+	// the located files itself: many rows match), "filtered" or "full".
 	Path string `json:"path"`
+	// Plan says why the join took "late" or "scan" (the share of sampled
+	// rows that match, or what kept the engine from reading the files).
+	Plan string `json:"plan,omitempty"`
 	// FilesLocated is the number of data files the file index located.
 	FilesLocated int `json:"files_located"`
 	// RowGroups and Pages seen and skipped by the late path.
@@ -353,7 +357,7 @@ func (j *JoinRows) Files() []string { return j.res.Files() }
 // Stats returns how the join read its index side.
 func (j *JoinRows) Stats() JoinStats {
 	s := j.res.Stats()
-	return JoinStats{Path: string(s.Path), FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
+	return JoinStats{Path: string(s.Path), Plan: s.Plan, FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
 		Pages: s.Pages, PagesSkipped: s.PagesSkipped, RowsScanned: s.RowsScanned, RowsLoaded: s.RowsLoaded,
 		Requests: s.Requests, BytesRead: s.Bytes}
 }
