@@ -229,7 +229,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	if opts.force == PathFull {
 		pf = nil
 	}
-	if err := fi.loadIndexSide(ctx, db, m, src, files, pf, opts.force, lateColumns(m, src, on, opts.Select), &res.stats); err != nil {
+	if err := fi.loadIndexSide(ctx, db, m, src, files, pf, opts.force, on, lateColumns(m, src, on, opts.Select), &res.stats); err != nil {
 		return fail(err)
 	}
 	sql := joinSQL(m, on, how, opts.IndexOnLeft, keys.Schema().Names(), indexCols)
@@ -344,7 +344,7 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // (PathLate, reading only the columns cols, nil = all), from others by
 // filtering every row in Go (PathFiltered). Without one, every row is
 // loaded (PathFull). The path and what it read go to stats.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, cols []string, stats *JoinStats) error {
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, stats *JoinStats) error {
 	allowLate := force != PathFiltered
 	allowScan := force == "" || force == PathScan
 	opts := map[string]string{}
@@ -382,7 +382,7 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
 		}
 		if allowScan {
-			sel, why, err := planScan(ctx, db, m, src, lf, files, force == PathScan)
+			sel, why, err := planScan(ctx, db, m, src, on, lf, files, force == PathScan)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ariadne-go/ariadne/internal/duck"
@@ -46,7 +47,7 @@ const scanSampleFiles = 4
 // located files. It returns the SELECT over read_parquet that defines the
 // index side's rows when the engine scans, "" otherwise, and the reason.
 // With force (tests), the engine scans whatever share of rows match.
-func planScan(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, lf *lateFile, files []string, force bool) (string, string, error) {
+func planScan(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, on []string, lf *lateFile, files []string, force bool) (string, string, error) {
 	if len(files) == 0 {
 		return "", "late: no file located", nil
 	}
@@ -84,7 +85,12 @@ func planScan(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schem
 	if frac <= scanMatchFraction && !force {
 		return "", fmt.Sprintf("late: %s (≤ %.0f%%)", sampled, 100*scanMatchFraction), nil
 	}
-	sel, why, err := scanSelect(ctx, db, src, paths)
+	// A timestamp with time zone may stay as the files have it, unconverted
+	// (the rows come back as the same instants), unless SQL sees it: a
+	// computed expression (hour(ts) would depend on the session's zone)
+	// or a join condition (compared with the keys' TIMESTAMP by a cast).
+	keepTZ := func(col string) bool { return m.ComputedIndexes.Len() == 0 && !slices.Contains(on, col) }
+	sel, why, err := scanSelect(ctx, db, src, paths, keepTZ)
 	if err != nil || sel == "" {
 		return "", fmt.Sprintf("late: %s, but %s", sampled, why), err
 	}
@@ -109,7 +115,10 @@ func localPath(uri string) (string, bool) {
 // differently from our reader. The engine's view of the files is that of
 // the first file (it refuses files whose columns differ, and the join then
 // fails rather than giving other rows).
-func scanSelect(ctx context.Context, db *duck.DB, src *schema.Struct, paths []string) (string, string, error) {
+//
+// keepTZ says whether a TIMESTAMP WITH TIME ZONE column read as a
+// timestamp may be left as it is (no per-row conversion in the scan).
+func scanSelect(ctx context.Context, db *duck.DB, src *schema.Struct, paths []string, keepTZ func(string) bool) (string, string, error) {
 	quoted := make([]string, len(paths))
 	for i, p := range paths {
 		quoted[i] = duck.String(p)
@@ -139,6 +148,8 @@ func scanSelect(ctx context.Context, db *duck.DB, src *schema.Struct, paths []st
 		case !ok:
 			return "", fmt.Sprintf("column %q is missing from the files", f.Name), nil
 		case got == want:
+			cols = append(cols, id)
+		case want == "TIMESTAMP" && got == "TIMESTAMP WITH TIME ZONE" && keepTZ(f.Name):
 			cols = append(cols, id)
 		case want == "TIMESTAMP" && got == "TIMESTAMP WITH TIME ZONE":
 			// The UTC instant, whatever the session's time zone.
