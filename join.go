@@ -71,9 +71,13 @@ type JoinStats struct {
 	// "duckdb" or "spark".
 	Engine string `json:"engine"`
 	// Path is how the located files were read: "late" (key columns first,
-	// other columns only for matching rows), "filtered" or "full"; "engine"
-	// when another engine than DuckDB read them.
+	// other columns only for matching rows), "scan" (DuckDB read the
+	// located files itself: many rows match), "filtered" or "full";
+	// "engine" when another engine than DuckDB read them.
 	Path string `json:"path"`
+	// Plan says why the join took "late" or "scan" (the share of sampled
+	// rows that match, or what kept the engine from reading the files).
+	Plan string `json:"plan,omitempty"`
 	// FilesLocated is the number of data files the file index located.
 	FilesLocated int `json:"files_located"`
 	// RowGroups and Pages seen and skipped by the late path.
@@ -380,7 +384,7 @@ func (j *JoinRows) Files() []string { return j.res.Files() }
 // Stats returns how the join read its index side.
 func (j *JoinRows) Stats() JoinStats {
 	s := j.res.Stats()
-	return JoinStats{Engine: s.Engine, Path: string(s.Path), FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
+	return JoinStats{Engine: s.Engine, Path: string(s.Path), Plan: s.Plan, FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
 		Pages: s.Pages, PagesSkipped: s.PagesSkipped, RowsScanned: s.RowsScanned, RowsLoaded: s.RowsLoaded,
 		Requests: s.Requests, BytesRead: s.Bytes, EngineFilesRead: s.EngineFilesRead, EngineBytesRead: s.EngineBytesRead}
 }

@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
@@ -72,3 +73,49 @@ func (pf *ParquetFile) ReadRows(ctx context.Context, m pqrow.Match, keyColumn st
 	}
 	return rows, nil
 }
+
+// ScanTyped reads the plan's projected columns of the Parquet file at uri
+// page by page in typed form (see pqrow.File.ScanTyped: int64 values for
+// integers, dates and timestamps, byte strings for strings, dictionary
+// pages as the dictionary and an index per value), calling fn with each
+// page; col indexes the plan's projected columns. Nothing is converted to a
+// row, so a consumer that takes each column on its own (a per-file summary)
+// pays only for decoding. It returns false, having read only the footer,
+// when some projected column has no typed form in this file (nested or
+// other types): the caller reads rows instead. Errors are *FileError.
+func (p *Plan) ScanTyped(ctx context.Context, res Resolver, uri string, fn func(col int, pg *pqrow.TypedPage) error) (bool, error) {
+	if p.format != Parquet {
+		return false, nil
+	}
+	st, key, err := res.Resolve(ctx, uri)
+	if err != nil {
+		return false, &FileError{URI: uri, Err: err}
+	}
+	info, err := st.Stat(ctx, key)
+	if err != nil {
+		return false, &FileError{URI: uri, Err: err}
+	}
+	f, err := pqrow.OpenFile(store.NewReaderAt(ctx, st, key, info.Size), info.Size)
+	if err != nil {
+		return false, &FileError{URI: uri, Err: parquetErr(err)}
+	}
+	cols, ok := f.PlanTyped(p.proj.Fields, pqrow.ReadOptions{})
+	if !ok {
+		return false, nil
+	}
+	var fnErr error
+	err = f.ScanTyped(ctx, cols, func(col int, pg *pqrow.TypedPage) error {
+		fnErr = fn(col, pg)
+		return fnErr
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case fnErr != nil && errors.Is(err, fnErr):
+		return true, fnErr // the caller's own error, as it returned it
+	}
+	return true, &FileError{URI: uri, Err: parquetErr(err)}
+}
+
+// NumRows returns the file's number of rows (from its footer).
+func (pf *ParquetFile) NumRows() int64 { return pf.f.NumRows() }

@@ -53,6 +53,7 @@ type session struct {
 	// spill holds summarised files' cells until their batch; workers and
 	// budget bound the files read at once and their value sets' memory.
 	sum     *summaryPlan
+	typed   *typedPlan // the typed path of sum (Parquet only), nil: rows
 	spill   *spillFile
 	workers int
 	budget  int64
@@ -64,6 +65,7 @@ type session struct {
 type stageStats struct {
 	read, summarize time.Duration // summed over the reading workers
 	readWall        time.Duration // wall time of the concurrent read
+	typed           int           // files summarised from typed pages
 	analyze         time.Duration // the engine's analysis
 	build           time.Duration
 	stage, merge    time.Duration

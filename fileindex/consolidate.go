@@ -43,7 +43,7 @@ const (
 // staging table whose rows are already in index/, which recovery upserts
 // again with the same content. deleteStaging never leaves a non-table.
 func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
-	return fi.consolidateStaged(ctx, nil)
+	return fi.consolidateStaged(ctx, nil, nil)
 }
 
 // stagedBatch is a batch this update staged since the last merge: its
@@ -62,7 +62,11 @@ type stagedBatch struct {
 // them from memory — the same rows a read-back would give, without the
 // read. Otherwise (recovery, a count that does not match, duplicates) it
 // ranks staging/ as §5.3.5 says.
-func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatch) (bool, error) {
+//
+// feed, when not nil, is given the rows of a blind append from memory (the
+// view the locate snapshot is built from, locsnap_feed.go), and switched
+// off by any other merge.
+func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatch, feed *viewFeed) (bool, error) {
 	st := fi.updStagingStore()
 	t, err := delta.Open(ctx, st)
 	if errors.Is(err, delta.ErrNotATable) {
@@ -77,6 +81,7 @@ func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatc
 	}
 	payload := payloadSchema(snap.Schema())
 	staged, files := pendingRows(snap, payload, pending)
+	fromMemory := staged != nil
 	if staged == nil {
 		var keep map[int]bool
 		if keep, files, err = selectStaged(ctx, snap); err != nil {
@@ -114,11 +119,21 @@ func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatc
 			// New files only (the common case): a blind append. An
 			// upsert would rewrite every main-table file whose filename
 			// statistics overlap the new names, i.e. most of them.
-			if _, err := main.Append(ctx, rows, opts); err != nil {
+			var in iter.Seq2[[]any, error] = rows
+			if fromMemory {
+				in = feed.tee(msnap, fi.ix.Metadata(), merged, in)
+			} else {
+				feed.stop()
+			}
+			if _, err := main.Append(ctx, in, opts); err != nil {
+				feed.stop()
 				return false, err
 			}
-		} else if _, err := main.Upsert(ctx, []string{FilenameColumn}, rows, opts); err != nil {
-			return false, err
+		} else {
+			feed.stop()
+			if _, err := main.Upsert(ctx, []string{FilenameColumn}, rows, opts); err != nil {
+				return false, err
+			}
 		}
 	}
 	return true, deleteStaging(ctx, st)

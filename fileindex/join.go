@@ -392,7 +392,9 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // (PathLate, reading only the columns cols, nil = all), from others by
 // filtering every row in Go (PathFiltered). Without one, every row is
 // loaded (PathFull). The path and what it read go to stats.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, allowLate bool, cols []string, stats *JoinStats) error {
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, stats *JoinStats) error {
+	allowLate := force != PathFiltered
+	allowScan := force == "" || force == PathScan
 	opts := map[string]string{}
 	for k, v := range m.ReadOptions.All() {
 		opts[k] = v
@@ -427,6 +429,21 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		for _, f := range proj.Schema().Fields {
 			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
 		}
+		if allowScan {
+			sel, why, err := planScan(ctx, db, m, src, on, lf, files, force == PathScan)
+			if err != nil {
+				return err
+			}
+			stats.Plan = why
+			if sel != "" {
+				stats.Path = PathScan
+				stats.Requests, stats.Bytes = cres.reads()
+				if err := db.Exec(ctx, "CREATE VIEW raw AS "+sel); err != nil {
+					return err
+				}
+				return fi.defineIndexView(ctx, db, m, src)
+			}
+		}
 		ls := newLateSource(ctx, src, lf, files)
 		defer ls.Close()
 		in = ls
@@ -452,6 +469,12 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 	if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
 		return err
 	}
+	return fi.defineIndexView(ctx, db, m, src)
+}
+
+// defineIndexView defines view "idx_all" over "raw": computed columns
+// added, exploded aliases exploded.
+func (fi *FileIndex) defineIndexView(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct) error {
 	var computed []duck.Computed
 	for name, expr := range m.ComputedIndexes.All() {
 		if err := duck.CheckFunctions(expr); err != nil {

@@ -91,6 +91,10 @@ type JoinStats struct {
 	// read"); 0 with DuckDB, whose reads are Requests and Bytes.
 	EngineFilesRead int64 `json:"engineFilesRead,omitempty"`
 	EngineBytesRead int64 `json:"engineBytesRead,omitempty"`
+	// Plan says why the path was chosen between PathLate and PathScan
+	// (join_scan.go): the share of sampled rows that match, or what kept
+	// the engine from reading the files itself.
+	Plan string `json:"plan,omitempty"`
 }
 
 // lateReadConcurrency bounds the files read at once by the late path (and

@@ -317,16 +317,28 @@ func TestJoinLateMaterialization(t *testing.T) {
 					cols, got, st := run("")
 					fcols, full, fst := run(PathFull)
 					_, filtered, _ := run(PathFiltered)
-					if !slices.Equal(cols, fcols) || !slices.Equal(got, full) || !slices.Equal(got, filtered) {
-						t.Fatalf("paths differ:\n%s %v: %v\nfull %v: %v\nfiltered: %v", st.Path, cols, got, fcols, full, filtered)
+					lcols, lated, lst := run(PathLate)
+					scols, scanned, sst := run(PathScan)
+					if !slices.Equal(cols, fcols) || !slices.Equal(got, full) || !slices.Equal(got, filtered) ||
+						!slices.Equal(cols, lcols) || !slices.Equal(got, lated) || !slices.Equal(cols, scols) || !slices.Equal(got, scanned) {
+						t.Fatalf("paths differ:\n%s %v: %v\nfull %v: %v\nfiltered: %v\nlate %v: %v\nscan %v: %v", st.Path, cols, got, fcols, full, filtered, lcols, lated, scols, scanned)
 					}
-					want := PathFull
-					if tc.late && lateEligible(how, indexLeft) {
-						want = PathLate
+					eligible := tc.late && lateEligible(how, indexLeft)
+					switch {
+					case fst.Path != PathFull:
+						t.Fatalf("forced full: %s", fst.Path)
+					case !eligible && (st.Path != PathFull || sst.Path != PathFull):
+						t.Fatalf("path %s, forced scan %s, want full", st.Path, sst.Path)
+					case eligible && (st.Path != PathLate && st.Path != PathScan || lst.Path != PathLate || sst.Path != PathScan):
+						t.Fatalf("path %s (%s), forced late %s, forced scan %s (%s)", st.Path, st.Plan, lst.Path, sst.Path, sst.Plan)
 					}
-					if st.Path != want || fst.Path != PathFull {
-						t.Fatalf("path %s, want %s (forced full: %s)", st.Path, want, fst.Path)
+					if eligible && sst.Path == PathScan {
+						oracle := oracleJoin(t, tc.ti.fi, tc.keys(), tc.on, how, JoinOptions{Select: tc.sel, IndexOnLeft: indexLeft}, paths)
+						if !slices.Equal(scanned, oracle) {
+							t.Fatalf("scan path differs from DuckDB over every file:\n%v\n%v", scanned, oracle)
+						}
 					}
+					st = lst
 					if st.Path == PathLate {
 						oracle := oracleJoin(t, tc.ti.fi, tc.keys(), tc.on, how, JoinOptions{Select: tc.sel, IndexOnLeft: indexLeft}, paths)
 						if !slices.Equal(got, oracle) {

@@ -170,6 +170,10 @@ func locSnapColumns(m *metadata.Metadata, st *schema.Struct) ([]string, []viewKi
 // on it scan. Old snapshots are deleted, except the previous version's,
 // which queries that started before the commit may still read.
 func (fi *FileIndex) WriteLocateSnapshot(ctx context.Context) error {
+	return fi.writeLocateSnapshot(ctx, nil)
+}
+
+func (fi *FileIndex) writeLocateSnapshot(ctx context.Context, feed *viewFeed) error {
 	tbl, err := delta.Open(ctx, fi.updMainStore())
 	if errors.Is(err, delta.ErrNotATable) {
 		return nil
@@ -186,7 +190,7 @@ func (fi *FileIndex) WriteLocateSnapshot(ctx context.Context) error {
 	if ok, err := store.Exists(ctx, st, key); err != nil || ok {
 		return err
 	}
-	data, err := encodeLocSnap(ctx, snap, fi.ix.Metadata())
+	data, err := encodeLocSnap(ctx, snap, fi.ix.Metadata(), feed.view(snap))
 	if err != nil {
 		return err
 	}
@@ -202,8 +206,10 @@ func (fi *FileIndex) WriteLocateSnapshot(ctx context.Context) error {
 // failure is returned so that it is seen, and the next update, which
 // writes a missing snapshot even when it has nothing else to do, repairs
 // it.
-func (fi *FileIndex) snapshotAfterCommit(ctx context.Context) error {
-	if err := fi.WriteLocateSnapshot(ctx); err != nil {
+//
+// feed, when not nil, may give the view without a scan (locsnap_feed.go).
+func (fi *FileIndex) snapshotAfterCommit(ctx context.Context, feed *viewFeed) error {
+	if err := fi.writeLocateSnapshot(ctx, feed); err != nil {
 		return fmt.Errorf("fileindex: the index is committed, but its locate snapshot could not be written (locates scan the main table until an update writes it): %w", err)
 	}
 	return nil
@@ -229,12 +235,17 @@ func pruneLocSnaps(ctx context.Context, st store.Store, version int64) error {
 	return nil
 }
 
-// encodeLocSnap builds the snapshot of snap.
-func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metadata) ([]byte, error) {
-	v := newTableView(snap)
-	v.keepRaw = true
-	if err := v.base(ctx); err != nil {
-		return nil, err
+// encodeLocSnap builds the snapshot of snap, from fed (the view of the
+// rows an update merged, locsnap_feed.go) where it has a column, else by
+// scanning the table.
+func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metadata, fed *tableView) ([]byte, error) {
+	v := fed
+	if v == nil {
+		v = newTableView(snap)
+		v.keepRaw = true
+		if err := v.base(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var body bytes.Buffer // sections, offsets relative to the body
 	section := func(b []byte) locSection {
@@ -263,7 +274,13 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 	var pend []colData
 	for i, name := range names {
 		f, _ := snap.Schema().Field(name)
-		col, err := v.load(ctx, f, kinds[i])
+		var col *viewColumn
+		var err error
+		if slot := v.cols[name]; fed != nil && slot != nil && slot.col != nil && fed.fedKinds[name] == kinds[i] {
+			col = slot.col
+		} else {
+			col, err = v.load(ctx, f, kinds[i])
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err

@@ -72,7 +72,7 @@ func newSnapEnv(t *testing.T) *snapEnv {
 // addFiles writes files f0..f0+n-1 and updates the index. File 0 has
 // 11,000 rows, 5,000 ids and a distinct tag per row (a large set, in the
 // large table); the others 10,000 rows, one id each, 3 tags.
-func (e *snapEnv) addFiles(t *testing.T, f0, n int) {
+func (e *snapEnv) addFiles(t *testing.T, f0, n int) UpdateResult {
 	t.Helper()
 	var uris []string
 	for f := f0; f < f0+n; f++ {
@@ -100,9 +100,11 @@ func (e *snapEnv) addFiles(t *testing.T, f0, n int) {
 	if _, err := e.ix.AddFiles(ctx, uris...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.fi(false).Update(ctx, UpdateOptions{}); err != nil {
+	res, err := e.fi(false).Update(ctx, UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return res
 }
 
 // fi returns a fresh handle: nothing cached, as in a new process.
@@ -231,6 +233,37 @@ func TestLocateSnapshot(t *testing.T) {
 			t.Errorf("warm %v: %+v %v", q, plan, err)
 		}
 	}
+}
+
+// TestLocateSnapshotFromMemory: the first update builds the snapshot from
+// the rows it merged (every index type, a large pair, several merges);
+// a later one, onto a table holding other rows, scans. Both give the
+// scan's answers.
+func TestLocateSnapshotFromMemory(t *testing.T) {
+	ctx := context.Background()
+	e := newSnapEnv(t)
+	e.cfg.StagingConsolidationThreshold = 1 // a merge per batch
+	check := func(res UpdateResult, fromMemory bool) {
+		t.Helper()
+		if res.SnapshotFromMemory != fromMemory {
+			t.Fatalf("snapshot from memory: %v, want %v (%+v)", res.SnapshotFromMemory, fromMemory, res)
+		}
+		for _, q := range snapQueries() {
+			want, err := e.fi(true).Locate(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, plan, err := e.fi(false).LocateWithPlan(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !plan.Snapshot || !slices.Equal(got, want) {
+				t.Errorf("%v: snapshot (%+v) %v, scan %v", q, plan, bases(got), bases(want))
+			}
+		}
+	}
+	check(e.addFiles(t, 0, 4), true)
+	check(e.addFiles(t, 4, 1), false)
 }
 
 // TestLocateSnapshotStale: a snapshot is used only for the table version

@@ -101,7 +101,7 @@ func (fi *FileIndex) DeleteFiles(ctx context.Context, names ...string) error {
 		if err := fi.ix.RemoveFiles(ctx, names); err != nil {
 			return err
 		}
-		return fi.snapshotAfterCommit(ctx)
+		return fi.snapshotAfterCommit(ctx, nil)
 	})
 }
 
@@ -164,7 +164,7 @@ func (fi *FileIndex) Compact(ctx context.Context) (CompactResult, error) {
 		if err != nil {
 			return err
 		}
-		return fi.snapshotAfterCommit(ctx)
+		return fi.snapshotAfterCommit(ctx, nil)
 	})
 	return res, err
 }

@@ -258,7 +258,17 @@ func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
 
 // entryBytes estimates the memory of one set entry beyond its key bytes:
 // the map slot, the representative's interface, the boxed value.
-const entryBytes = 48
+// Measured against the heap (Go's swiss maps hold 7/8 of their slots at
+// most and double as they grow; the entry slices double too): an integer
+// entry takes 45–60 B (map slot and key slice), a string entry 70–120 B
+// plus its bytes (a 24-byte slot, the string header in the key slice, the
+// string's own allocation). The estimate is the upper end, so that the
+// budget bounds the heap rather than a part of it.
+const entryBytes = 64
+
+// strEntryBytes is entryBytes for a string or binary entry (plus its
+// bytes).
+const strEntryBytes = 112
 
 // add records canonical v (nil only for temporal columns) and returns its
 // entry and the memory the set grew by.
@@ -309,10 +319,51 @@ func (s *valueSet) add(v any) (int32, int64) {
 			i = s.push(v)
 		}
 		s.strs[k] = i
-		grew = entryBytes + int64(len(k))
+		grew = strEntryBytes + int64(len(k))
 	}
 	s.last, s.lastStr, s.hasLast = i, k, true
 	return i, grew
+}
+
+// addKey records the non-null value whose key is k, in a set of a type
+// whose key is its value (ops.fromKey set, not temporal, no raw map), and
+// returns the memory the set grew by.
+func (s *valueSet) addKey(k int64) int64 {
+	if s.hasLast && k == s.lastInt {
+		return 0
+	}
+	i, ok := s.ints[k]
+	grew := int64(0)
+	if !ok {
+		s.ikeys = append(s.ikeys, k)
+		i = int32(len(s.ikeys) - 1)
+		s.ints[k] = i
+		grew = entryBytes
+	}
+	s.last, s.lastInt, s.hasLast = i, k, true
+	return grew
+}
+
+// addBytes records the non-null string b in a string set (not temporal),
+// and returns the memory the set grew by. b is copied only when new.
+func (s *valueSet) addBytes(b []byte) int64 {
+	if s.hasLast && string(b) == s.lastStr {
+		return 0
+	}
+	i, ok := s.strs[string(b)] // no allocation for the lookup
+	grew := int64(0)
+	if !ok {
+		k := string(b)
+		s.skeys = append(s.skeys, k)
+		i = int32(len(s.skeys) - 1)
+		s.strs[k] = i
+		grew = strEntryBytes + int64(len(k))
+		s.lastStr = k
+	} else {
+		s.lastStr = s.skeys[i]
+	}
+	s.last, s.hasLast = i, true
+	return grew
 }
 
 // len returns the number of entries.
@@ -611,6 +662,7 @@ var errOverflow = errors.New("fileindex: summary over budget")
 // reader, and the time it spent summarising.
 type readStats struct {
 	read, summarize time.Duration
+	typed           int // files summarised from typed pages
 }
 
 // summarizeFile streams the file of a through the reader — decoded ahead
@@ -619,6 +671,15 @@ type readStats struct {
 // buf. read is called once the file is read through. It fails with
 // errOverflow when the sets exceed limit bytes.
 func (s *session) summarizeFile(ctx context.Context, a *fileAnalysis, limit int64, buf []byte, stats *readStats, hints **setHints, read func()) (*fileSummary, []byte, error) {
+	if s.typed != nil {
+		sum, buf, ok, err := s.summarizeTyped(ctx, a, limit, buf, stats, hints, read)
+		if ok {
+			return sum, buf, err
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	r, err := s.read.Open(ctx, s.fi.res, a.URI)
 	if err != nil {
 		return nil, nil, err

@@ -39,6 +39,9 @@ type UpdateOptions struct {
 	// engineOnly builds every file through the engine, as before the Go
 	// summaries: the tests compare both paths' indexes.
 	engineOnly bool
+	// rowsOnly keeps the Go summaries on the row reader (no typed path),
+	// for tests comparing the two.
+	rowsOnly bool
 }
 
 // UpdateResult reports what an Update did.
@@ -67,6 +70,14 @@ type UpdateResult struct {
 	// indexes, nested index values, value sets over the memory budget)
 	// instead of the Go summaries.
 	EngineFiles int
+	// TypedFiles counts the files summarised from typed pages (Parquet
+	// files whose summarised columns are top-level integers, dates,
+	// timestamps or strings), without assembling rows.
+	TypedFiles int
+	// SnapshotFromMemory reports that the locate snapshot was built from
+	// the rows the update merged (a first update: the main table held
+	// nothing else), without scanning the main table.
+	SnapshotFromMemory bool
 	// Stages says where the time went.
 	Stages UpdateStages
 }
@@ -80,8 +91,9 @@ type UpdateStages struct {
 	// Analyze is the engine's pre-flight analysis (files it summarises);
 	// Build the batch builds (cells from the summaries, the engine's
 	// queries, large-index writes); Stage the staging commits and their
-	// metadata; Merge the merges into the main table.
-	Analyze, Build, Stage, Merge time.Duration
+	// metadata; Merge the merges into the main table; Snapshot the locate
+	// snapshot's write.
+	Analyze, Build, Stage, Merge, Snapshot time.Duration
 }
 
 // Update brings the index up to date with its FileList (spec §5.3): under
@@ -113,16 +125,23 @@ type UpdateStages struct {
 func (fi *FileIndex) Update(ctx context.Context, opts UpdateOptions) (UpdateResult, error) {
 	var res UpdateResult
 	err := fi.ix.WithUpdateLock(ctx, func(ctx context.Context) error {
-		if err := fi.update(ctx, opts, &res); err != nil {
+		feed := newViewFeed()
+		if err := fi.update(ctx, opts, &res, feed); err != nil {
 			return err
 		}
-		return fi.snapshotAfterCommit(ctx)
+		t0 := time.Now()
+		fi.updProgress(Progress{Phase: "snapshot", Done: 0, Total: 1})
+		err := fi.snapshotAfterCommit(ctx, feed)
+		res.Stages.Snapshot = time.Since(t0)
+		res.SnapshotFromMemory = feed.used
+		return err
 	})
 	return res, err
 }
 
 // updater is the state of one update run under the lock.
 type updater struct {
+	feed *viewFeed // the view of the rows merged, for the locate snapshot
 	fi   *FileIndex
 	opts UpdateOptions
 	res  *UpdateResult
@@ -151,12 +170,12 @@ type updater struct {
 // adds a Delta commit; what the index holds is the same.
 const stagedValueBudget = 4_000_000
 
-func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult) error {
+func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *UpdateResult, feed *viewFeed) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	m := fi.ix.Metadata()
-	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact}
+	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact, feed: feed}
 
 	// Step 4: stale staging recovery.
 	recovered, err := fi.updConsolidate(ctx)
@@ -214,6 +233,9 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	if !opts.engineOnly {
 		if sp, ok := newSummaryPlan(s.plan, s.read.Schema()); ok {
 			s.sum = sp
+			if s.read.Format() == datafile.Parquet && !opts.rowsOnly {
+				s.typed = sp.typedPlan(s.read.Schema())
+			}
 		}
 	}
 
@@ -290,6 +312,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 		}
 	}
 	u.res.EngineFiles += len(engine)
+	u.res.TypedFiles = s.stats.typed
 	if len(engine) > 0 {
 		t0 := time.Now()
 		fi.updProgress(Progress{Phase: "analyze", Done: 0, Total: len(engine)})
@@ -383,7 +406,7 @@ func (u *updater) consolidate(ctx context.Context) error {
 	t0 := time.Now()
 	pending := u.pending
 	u.pending, u.readBack = nil, false
-	if _, err := fi.consolidateStaged(ctx, pending); err != nil {
+	if _, err := fi.consolidateStaged(ctx, pending, u.feed); err != nil {
 		return err
 	}
 	if u.s != nil {

@@ -151,23 +151,28 @@ func sumState(t *testing.T, ix *index.Index, ranges []string) string {
 
 // sumCompare indexes files with both paths (for each large-index limit)
 // and compares the indexes and the answers of queries.
-func sumCompare(t *testing.T, name, js, format string, ro map[string]string, files []string, d sumDef, queries []Query) {
+func sumCompare(t *testing.T, name, js, format string, ro map[string]string, files []string, d sumDef, queries []Query) (typedFiles []int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, L := range []int64{4, 500_000} {
 		// (No '#' in test names: the store root is a file:// URL.)
 		t.Run(fmt.Sprintf("%s_L%d", name, L), func(t *testing.T) {
-			var states [2]string
-			var answers [2][]string
-			var results [2]UpdateResult
-			for k, engineOnly := range []bool{true, false} {
+			// The engine, the Go summaries on the row reader, and the
+			// default (typed pages where a file allows).
+			modes := []UpdateOptions{{engineOnly: true}, {rowsOnly: true}, {}}
+			var states [3]string
+			var answers [3][]string
+			var results [3]UpdateResult
+			for k, mode := range modes {
+				engineOnly := mode.engineOnly
 				e := newUpdEnv(t)
 				e.cfg.LargeIndexLimit = L
 				ix := e.open("sum", js, format, ro)
 				updAddFiles(t, ix, files...)
 				d.apply(t, ix)
 				fi := e.fi(ix)
-				res, err := fi.Update(ctx, UpdateOptions{engineOnly: engineOnly, Concurrency: 3})
+				mode.Concurrency = 3
+				res, err := fi.Update(ctx, mode)
 				if tracked, _ := ix.Files(ctx); len(tracked) != len(files) {
 					t.Fatalf("tracked %d of %d files: %v", len(tracked), len(files), tracked)
 				}
@@ -184,30 +189,37 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 					answers[k] = append(answers[k], fmt.Sprint(q, " → ", got))
 				}
 			}
-			if results[1].EngineFiles != 0 {
-				t.Errorf("Go path sent %d files to the engine", results[1].EngineFiles)
+			if results[1].TypedFiles != 0 {
+				t.Errorf("rowsOnly summarised %d files from typed pages", results[1].TypedFiles)
 			}
-			if results[0].Batches != results[1].Batches {
-				t.Errorf("batches: engine %+v, Go %+v", results[0], results[1])
-			}
-			if states[0] != states[1] {
-				el, gl := strings.Split(states[0], "\n"), strings.Split(states[1], "\n")
-				for i := range min(len(el), len(gl)) {
-					if el[i] != gl[i] {
-						t.Errorf("first difference at line %d:\nengine %s\ngo     %s", i, el[i], gl[i])
-						break
-					}
+			typedFiles = append(typedFiles, results[2].TypedFiles)
+			for k := 1; k < len(modes); k++ {
+				if results[k].EngineFiles != 0 {
+					t.Errorf("Go path (mode %d) sent %d files to the engine", k, results[k].EngineFiles)
 				}
-				t.Fatalf("indexes differ (%d vs %d lines)", len(el), len(gl))
-			}
-			if !slices.Equal(answers[0], answers[1]) {
-				t.Fatalf("locate answers differ:\nengine %v\ngo     %v", answers[0], answers[1])
+				if results[0].Batches != results[k].Batches {
+					t.Errorf("batches: engine %+v, Go (mode %d) %+v", results[0], k, results[k])
+				}
+				if states[0] != states[k] {
+					el, gl := strings.Split(states[0], "\n"), strings.Split(states[k], "\n")
+					for i := range min(len(el), len(gl)) {
+						if el[i] != gl[i] {
+							t.Errorf("first difference at line %d:\nengine %s\ngo (%d) %s", i, el[i], k, gl[i])
+							break
+						}
+					}
+					t.Fatalf("indexes differ (%d vs %d lines, mode %d)", len(el), len(gl), k)
+				}
+				if !slices.Equal(answers[0], answers[k]) {
+					t.Fatalf("locate answers differ:\nengine %v\ngo (%d) %v", answers[0], k, answers[k])
+				}
 			}
 			if !strings.Contains(states[1], "=[") {
 				t.Fatalf("nothing indexed:\n%s", states[1])
 			}
 		})
 	}
+	return typedFiles
 }
 
 const sumParquetSchema = `{"type":"struct","fields":[` +
@@ -341,6 +353,21 @@ func TestSummariesMatchEngineParquet(t *testing.T) {
 		bloom:   []string{"b", "bo", "i8", "i16", "i32", "i64", "f", "d", "dt", "ts", "ntz", "dec", "wdec"},
 	}
 	sumCompare(t, "bloom", sumParquetSchema, "parquet", nil, files, bl, []Query{{"i32": {int32(1)}}, {"d": {-2.25}}})
+
+	// The typed path: indexes on the types it reads (strings, integers,
+	// dates, timestamps) take it, in every file (a column has one index
+	// type; the regular and range cases above cover the other pairs).
+	ty := sumDef{
+		regular: []string{"s", "i8", "i16"},
+		bloom:   []string{"i64", "dt"},
+		ranges:  []string{"i32", "ts", "ntz"},
+	}
+	for _, n := range sumCompare(t, "typed", sumParquetSchema, "parquet", nil, files, ty,
+		[]Query{{"s": {"a", "é"}}, {"i32": {int32(2)}}, {"i64": {int64(2_000_000_014)}}, {"i8": {int8(3)}}, {"ts": {"2024-01-01T03:00:00Z"}}}) {
+		if n != len(files) {
+			t.Errorf("typed path took %d of %d files", n, len(files))
+		}
+	}
 }
 
 // TestSummariesMatchEngineCSV: CSV files with nulls (empty fields),

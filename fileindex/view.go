@@ -106,6 +106,9 @@ type tableView struct {
 	// keepRaw makes load keep the serialized bloom filters (the snapshot
 	// writer encodes them).
 	keepRaw bool
+	// fedKinds, in a view built from an update's rows (locsnap_feed.go),
+	// is the kind each column was built as.
+	fedKinds map[string]viewKind
 }
 
 // newTableView returns an empty view of snap.
@@ -448,6 +451,29 @@ func (v *tableView) temporalEntries(ctx context.Context, name string, col *viewC
 
 // load scans (filename, column) once and builds the column's structure.
 func (v *tableView) load(ctx context.Context, f schema.Field, kind viewKind) (*viewColumn, error) {
+	col, err := newViewColumn(f, kind)
+	if err != nil {
+		return nil, err
+	}
+	for row, err := range v.snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn, f.Name}}) {
+		if err != nil {
+			return nil, fmt.Errorf("fileindex: scanning main-table column %q: %w", f.Name, err)
+		}
+		name, _ := row[0].(string)
+		id, ok := v.ids[name]
+		if !ok {
+			continue
+		}
+		if err := col.add(id, len(v.files), row[1], kind, v.keepRaw); err != nil {
+			return nil, fmt.Errorf("fileindex: %s in column %q: %w", name, f.Name, err)
+		}
+	}
+	col.finish(len(v.files), kind)
+	return col, nil
+}
+
+// newViewColumn returns the empty view column of main-table field f.
+func newViewColumn(f schema.Field, kind viewKind) (*viewColumn, error) {
 	col := &viewColumn{}
 	switch kind {
 	case viewExact, viewTemporal:
@@ -470,82 +496,96 @@ func (v *tableView) load(ctx context.Context, f schema.Field, kind viewKind) (*v
 		if f.Type != schema.Binary {
 			return nil, fmt.Errorf("fileindex: bloom column %q is %s, not binary", f.Name, f.Type)
 		}
-		col.blooms = make([]*bloomBits, len(v.files))
 	case viewRange:
 		st, ok := f.Type.(*schema.Struct)
 		if !ok || len(st.Fields) != 2 {
 			return nil, fmt.Errorf("fileindex: range column %q is %s, not struct<min,max>", f.Name, f.Type)
 		}
 		col.elem = st.Fields[0].Type
-		col.ranges = make([]rangeCell, len(v.files))
 	}
-	for row, err := range v.snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn, f.Name}}) {
-		if err != nil {
-			return nil, fmt.Errorf("fileindex: scanning main-table column %q: %w", f.Name, err)
+	return col, nil
+}
+
+// add records file id's cell (nfiles: the files known so far, > id).
+func (col *viewColumn) add(id int32, nfiles int, cell any, kind viewKind, keepRaw bool) error {
+	switch kind {
+	case viewExact:
+		arr, _ := cell.([]any)
+		if cell == nil {
+			col.nullIDs = append(col.nullIDs, id)
+			return nil
 		}
-		name, _ := row[0].(string)
-		id, ok := v.ids[name]
-		if !ok {
-			continue
+		for _, e := range arr {
+			if k, ok := valueKey(e, col.elem); ok {
+				col.postings[k] = appendID(col.postings[k], id)
+			}
 		}
-		cell := row[1]
-		switch kind {
-		case viewExact:
-			arr, _ := cell.([]any)
-			if cell == nil {
-				col.nullIDs = append(col.nullIDs, id)
+	case viewTemporal:
+		arr, _ := cell.([]any)
+		if cell == nil {
+			col.nullIDs = append(col.nullIDs, id)
+			return nil
+		}
+		for _, e := range arr {
+			s, _ := e.([]any)
+			if len(s) != 2 {
 				continue
 			}
-			for _, e := range arr {
-				if k, ok := valueKey(e, col.elem); ok {
-					col.postings[k] = appendID(col.postings[k], id)
-				}
-			}
-		case viewTemporal:
-			arr, _ := cell.([]any)
-			if cell == nil {
-				col.nullIDs = append(col.nullIDs, id)
-				continue
-			}
-			for _, e := range arr {
-				s, _ := e.([]any)
-				if len(s) != 2 {
+			k := nullKey
+			if s[0] != nil {
+				var ok bool
+				if k, ok = valueKey(s[0], col.elem); !ok {
 					continue
 				}
-				k := nullKey
-				if s[0] != nil {
-					if k, ok = valueKey(s[0], col.elem); !ok {
-						continue
-					}
-				}
-				col.temporal[k] = append(col.temporal[k], temporalEntry{file: id, maxTS: s[1]})
 			}
-		case viewBloom:
-			b, _ := cell.([]byte)
-			if b == nil {
-				continue
-			}
-			bf, err := parseBloom(b)
-			if err != nil {
-				return nil, fmt.Errorf("fileindex: bloom filter of %s in column %q: %w", name, f.Name, err)
-			}
-			col.blooms[id] = bf
-			if v.keepRaw {
-				if col.rawBlooms == nil {
-					col.rawBlooms = make([][]byte, len(v.files))
-				}
-				col.rawBlooms[id] = b
-			}
-		case viewRange:
-			s, _ := cell.([]any)
-			if len(s) == 2 {
-				col.ranges[id] = rangeCell{min: s[0], max: s[1]}
-			}
+			col.temporal[k] = append(col.temporal[k], temporalEntry{file: id, maxTS: s[1]})
 		}
+	case viewBloom:
+		b, _ := cell.([]byte)
+		if b == nil {
+			return nil
+		}
+		bf, err := parseBloom(b)
+		if err != nil {
+			return fmt.Errorf("bloom filter: %w", err)
+		}
+		col.blooms = growTo(col.blooms, nfiles)
+		col.blooms[id] = bf
+		if keepRaw {
+			col.rawBlooms = growTo(col.rawBlooms, nfiles)
+			col.rawBlooms[id] = b
+		}
+	case viewRange:
+		s, _ := cell.([]any)
+		if len(s) == 2 {
+			col.ranges = growTo(col.ranges, nfiles)
+			col.ranges[id] = rangeCell{min: s[0], max: s[1]}
+		}
+	}
+	return nil
+}
+
+// finish sizes the per-file slices to nfiles and orders the null list.
+func (col *viewColumn) finish(nfiles int, kind viewKind) {
+	switch kind {
+	case viewBloom:
+		col.blooms = growTo(col.blooms, nfiles)
+		if col.rawBlooms != nil {
+			col.rawBlooms = growTo(col.rawBlooms, nfiles)
+		}
+	case viewRange:
+		col.ranges = growTo(col.ranges, nfiles)
 	}
 	slices.Sort(col.nullIDs)
 	col.nullIDs = slices.Compact(col.nullIDs)
-	return col, nil
+}
+
+// growTo returns s extended with zero values to length n.
+func growTo[T any](s []T, n int) []T {
+	if len(s) >= n {
+		return s
+	}
+	return append(s, make([]T, n-len(s))...)
 }
 
 // nullKey is the temporal map key of a null value (§3.7: a null key forms

@@ -118,6 +118,21 @@ type UpdateReport struct {
 	RSSPeak   int64         `json:"rssPeakBytes"`   // VmHWM (Go + DuckDB), -1 if unknown
 	RSSReset  bool          `json:"rssPeakReset"`   // VmHWM was reset before the update (else: process-wide)
 	IndexSize int64         `json:"indexBytes"`     // bytes under the index root afterwards
+	// TypedScanTime is a bare scan of the same columns with the typed page
+	// reader the update's Go summaries use (0 when skipped); TypedRatio is
+	// Time / TypedScanTime.
+	TypedScanTime time.Duration `json:"typedScanTime"`
+	TypedRatio    float64       `json:"updateOverTypedScan"`
+	// CPU times (user + system of the whole process) of the update and of
+	// the row-reader bare scan: on a shared machine they depend on the
+	// load much less than wall times.
+	CPU     time.Duration `json:"cpu"`
+	ScanCPU time.Duration `json:"scanCPU"`
+	// What the update reported: its stages, the files summarised from
+	// typed pages, whether the locate snapshot came from memory.
+	Stages             fileindex.UpdateStages `json:"stages"`
+	TypedFiles         int                    `json:"typedFiles"`
+	SnapshotFromMemory bool                   `json:"snapshotFromMemory"`
 }
 
 // LocateReport is one key count's locates.
@@ -138,10 +153,12 @@ type JoinReport struct {
 	Rows      int64               `json:"rows"` // result rows (identical for both, or Run fails)
 	Runs      int                 `json:"runs"` // repetitions of the pair; times are medians
 	Time      time.Duration       `json:"time"`
+	P90       time.Duration       `json:"p90"`
 	Files     int                 `json:"filesRead"`
 	Bytes     int64               `json:"bytesRead"` // data-file bytes read by our join
 	Stats     fileindex.JoinStats `json:"stats"`     // how our join read the index side
 	DuckTime  time.Duration       `json:"duckTime"`  // 0 when skipped
+	DuckP90   time.Duration       `json:"duckP90"`
 	DuckFiles int                 `json:"duckFiles"` // every lake file
 }
 
@@ -184,8 +201,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	indexed := []string{"user_id", "track_uri", "ts"}
 	if !cfg.SkipBareScan {
 		fmt.Fprintf(cfg.Progress, "bare scan of %v...\n", indexed)
+		cpu0 := cpuTime()
 		rep.Update.ScanTime, err = bareScan(ctx, src, indexed, uris)
 		if err != nil {
+			return nil, err
+		}
+		rep.Update.ScanCPU = cpuTime() - cpu0
+		fmt.Fprintf(cfg.Progress, "typed scan of %v...\n", indexed)
+		if rep.Update.TypedScanTime, err = typedScan(ctx, src, indexed, uris); err != nil {
 			return nil, err
 		}
 	}

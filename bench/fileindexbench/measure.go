@@ -7,9 +7,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ariadne-go/ariadne/fileindex"
@@ -128,9 +130,9 @@ func measureUpdate(ctx context.Context, fi *fileindex.FileIndex, rep *Report, id
 	u := &rep.Update
 	u.RSSReset = resetPeakRSS()
 	hs := startHeapSampler("")
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	r, err := fi.Update(ctx, fileindex.UpdateOptions{})
-	u.Time = time.Since(start)
+	u.Time, u.CPU = time.Since(start), cpuTime()-cpu0
 	u.HeapPeak = hs.Stop()
 	u.RSSPeak = peakRSS()
 	if err != nil {
@@ -140,6 +142,10 @@ func measureUpdate(ctx context.Context, fi *fileindex.FileIndex, rep *Report, id
 		return fmt.Errorf("fileindex bench: update indexed %d of %d files (skipped %d)", r.NewFiles, rep.Files, len(r.Skipped))
 	}
 	u.Batches = r.Batches
+	u.Stages, u.TypedFiles, u.SnapshotFromMemory = r.Stages, r.TypedFiles, r.SnapshotFromMemory
+	if u.TypedScanTime > 0 {
+		u.TypedRatio = u.Time.Seconds() / u.TypedScanTime.Seconds()
+	}
 	mb := float64(rep.DataBytes) / 1e6
 	u.MBps = mb / u.Time.Seconds()
 	if u.ScanTime > 0 {
@@ -224,7 +230,7 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 	}
 	var ours, duck []time.Duration
 	start := time.Now()
-	for len(ours) < joinRuns && (len(ours) == 0 || time.Since(start) < joinBudget) {
+	for len(ours) < joinRuns && (len(ours) < joinMinRuns || time.Since(start) < joinBudget) {
 		before := data.snapshot()
 		t0 := time.Now()
 		r, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{})
@@ -256,17 +262,39 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 		}
 	}
 	out.Runs = len(ours)
-	out.Time, _ = percentiles(ours)
-	out.DuckTime, _ = percentiles(duck)
+	out.Time, out.P90 = p50p90(ours)
+	out.DuckTime, out.DuckP90 = p50p90(duck)
 	return out, nil
 }
 
-// joinRuns and joinBudget bound the repetitions of one key
-// count's joins: a 1-key join is repeated 5 times, a 1,000-key one runs
-// once.
+// joinMinRuns, joinRuns and joinBudget bound the repetitions of one key
+// count's joins: every pair runs at least 3 times (p50 and p90 of each
+// side), short ones up to 5 times.
 const (
-	joinRuns   = 5
-	joinBudget = 5 * time.Second
+	joinMinRuns = 3
+	joinRuns    = 5
+	joinBudget  = 5 * time.Second
 )
 
+// p50p90 returns the median and the 90th percentile (nearest rank) of lats.
+func p50p90(lats []time.Duration) (p50, p90 time.Duration) {
+	if len(lats) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(lats)
+	slices.Sort(s)
+	i := (len(s)*9 + 9) / 10 // ceil(0.9 n)
+	return s[len(s)/2], s[min(len(s), i)-1]
+}
+
 // drainHash counts the rows of a stream until io.EOF and sums a hash of
+
+// cpuTime is the process's user and system CPU time: on a machine shared
+// with other work, wall times depend on the load, CPU times much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

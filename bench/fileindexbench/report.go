@@ -32,6 +32,13 @@ func (r *Report) Format(w io.Writer) {
 	}
 	fmt.Fprintf(w, "| %v | %d | %.1f | %s | %s | %.0f MiB | %s | %.1f MB |\n\n", round(u.Time), u.Batches, u.MBps,
 		scan, ratio, float64(u.HeapPeak)/(1<<20), rss, float64(u.IndexSize)/1e6)
+	if u.ScanTime > 0 {
+		fmt.Fprintf(w, "Update speed / bare-scan speed: %.2f (row reader), %.2f (typed page reader, %v). CPU: update %v, row-reader scan %v (%.2f×).\n",
+			1/u.Ratio, 1/u.TypedRatio, round(u.TypedScanTime), round(u.CPU), round(u.ScanCPU), u.CPU.Seconds()/u.ScanCPU.Seconds())
+	}
+	st := u.Stages
+	fmt.Fprintf(w, "Stages: read+summarise %v wall (%d of %d files from typed pages), build %v, stage %v, merge %v, locate snapshot %v (from memory: %v).\n\n",
+		round(st.ReadWall), u.TypedFiles, r.Files, round(st.Build), round(st.Stage), round(st.Merge), round(st.Snapshot), u.SnapshotFromMemory)
 
 	fmt.Fprintln(w, "| locate | keys | queries | p50 | p99 | index requests/query | index bytes/query | files located/query |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -44,16 +51,20 @@ func (r *Report) Format(w io.Writer) {
 			l.Requests, l.Bytes, l.Files)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| join (inner) | keys | rows | runs | file index (median) | path | files read | key pages skipped | rows scanned | MB read | DuckDB over all files (median) | DuckDB / file index |")
+	fmt.Fprintln(w, "| join (inner) | keys | rows | runs | file index p50 / p90 | path | files read | key pages skipped | rows scanned | MB read | DuckDB over all files p50 / p90 | DuckDB / file index (p50) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, j := range r.Join {
 		duckT, ratio := "skipped", "n/a"
 		if j.DuckTime > 0 {
-			duckT = fmt.Sprintf("%v (%d files)", round(j.DuckTime), j.DuckFiles)
+			duckT = fmt.Sprintf("%v / %v (%d files)", round(j.DuckTime), round(j.DuckP90), j.DuckFiles)
 			ratio = fmt.Sprintf("%.2f", j.DuckTime.Seconds()/j.Time.Seconds())
 		}
-		fmt.Fprintf(w, "| | %d | %d | %d | %v | %s | %d of %d | %d of %d | %d | %.1f | %s | %s |\n", j.Keys, j.Rows, j.Runs, round(j.Time), j.Stats.Path,
+		fmt.Fprintf(w, "| | %d | %d | %d | %v / %v | %s | %d of %d | %d of %d | %d | %.1f | %s | %s |\n", j.Keys, j.Rows, j.Runs, round(j.Time), round(j.P90), j.Stats.Path,
 			j.Files, r.Files, j.Stats.PagesSkipped, j.Stats.Pages, j.Stats.RowsScanned, float64(j.Bytes)/1e6, duckT, ratio)
+	}
+	fmt.Fprintln(w)
+	for _, j := range r.Join {
+		fmt.Fprintf(w, "Join plan, %d keys: %s (%d requests).\n", j.Keys, j.Stats.Plan, j.Stats.Requests)
 	}
 }
 

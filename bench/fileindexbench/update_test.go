@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,14 +194,4 @@ func BenchmarkUpdateLake(b *testing.B) {
 		b.ReportMetric(float64(peak)/(1<<20), "heap-peak-MiB")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "maxrss-MiB")
 	}
-}
-
-// cpuTime is the process's user and system CPU time: on a machine shared
-// with other work, wall times depend on the load, CPU times much less.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

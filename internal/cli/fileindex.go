@@ -79,10 +79,23 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					"compactions": res.Compactions, "bytes": res.Bytes, "seconds": elapsed.Seconds(),
 					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped,
 					"row_indexes": rowJSON,
+					"typed_files": res.TypedFiles, "engine_files": res.EngineFiles,
+					"snapshot_from_memory": res.SnapshotFromMemory,
+					"stages": map[string]float64{
+						"read_seconds": res.Stages.ReadWall.Seconds(), "analyze_seconds": res.Stages.Analyze.Seconds(),
+						"build_seconds": res.Stages.Build.Seconds(), "stage_seconds": res.Stages.Stage.Seconds(),
+						"merge_seconds": res.Stages.Merge.Seconds(), "snapshot_seconds": res.Stages.Snapshot.Seconds(),
+					},
 				}
 				return g.emit(out, func(w io.Writer) {
 					fmt.Fprintf(w, "indexed %d new file(s), backfilled %d, in %d batch(es), %.1f MiB read, %s\n",
 						res.NewFiles, res.BackfilledFiles, res.Batches, float64(res.Bytes)/(1<<20), elapsed.Round(time.Millisecond))
+					if res.NewFiles+res.BackfilledFiles > 0 {
+						st := res.Stages
+						fmt.Fprintf(w, "stages: read+summarise %s (%d file(s) from typed pages, %d by the engine), analyze %s, build %s, stage %s, merge %s, locate snapshot %s\n",
+							st.ReadWall.Round(time.Millisecond), res.TypedFiles, res.EngineFiles, st.Analyze.Round(time.Millisecond),
+							st.Build.Round(time.Millisecond), st.Stage.Round(time.Millisecond), st.Merge.Round(time.Millisecond), st.Snapshot.Round(time.Millisecond))
+					}
 					if res.RecoveredStaging {
 						fmt.Fprintln(w, "recovered the staging table of an interrupted update")
 					}
@@ -121,7 +134,7 @@ func parseKeys(keys []string) (fileindex.Query, error) {
 
 func newJoinCmd(g *globals) *cobra.Command {
 	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut string
-	var indexLeft bool
+	var indexLeft, explain bool
 	var keyOpts []string
 	cmd := &cobra.Command{
 		Use:   "join NAME --keys FILE --on COL[,COL] [--how inner|left|right|full|semi|anti] [--select COLS] [--out FILE.csv|.json|.parquet]",
@@ -227,6 +240,12 @@ func newJoinCmd(g *globals) *cobra.Command {
 				} else {
 					fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(rows.Files()))
 				}
+				if explain {
+					st := rows.Stats()
+					fmt.Fprintf(g.env.Stderr, "path %s: %s\n", st.Path, st.Plan)
+					fmt.Fprintf(g.env.Stderr, "index side: %d file(s) located, row groups %d (%d skipped), key pages %d (%d skipped), %d row(s) scanned, %d loaded, %d request(s), %d byte(s) read by our readers\n",
+						st.FilesLocated, st.RowGroups, st.RowGroupsSkipped, st.Pages, st.PagesSkipped, st.RowsScanned, st.RowsLoaded, st.Requests, st.BytesRead)
+				}
 				return nil
 			})
 		},
@@ -243,6 +262,7 @@ func newJoinCmd(g *globals) *cobra.Command {
 	f.StringVar(&engine, "engine", "", "engine that reads the located files and joins: duckdb or spark (default: config key engine, else duckdb)")
 	f.StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
 	f.StringVar(&sparkOut, "spark-out", "", "with --engine spark: Spark writes the rows as Parquet to this folder (must not exist)")
+	f.BoolVar(&explain, "explain", false, "say on stderr how the index side was read: the path (late materialization, the engine's scan, filtered, full), why, and what was read")
 	return cmd
 }
 

@@ -31,6 +31,9 @@ func TestFileIndexCommands(t *testing.T) {
 	if upd["new_files"] != 2.0 {
 		t.Fatalf("update: %v", upd)
 	}
+	if st, ok := upd["stages"].(map[string]any); !ok || st["read_seconds"] == nil || st["snapshot_seconds"] == nil || upd["snapshot_from_memory"] != true {
+		t.Fatalf("update stages: %v", upd)
+	}
 	// A second update has nothing to do.
 	if upd := decode(t, mustRun("--json", "update", "t1")); upd["new_files"] != 0.0 || upd["batches"] != 0.0 {
 		t.Fatalf("second update: %v", upd)
@@ -66,6 +69,9 @@ func TestFileIndexCommands(t *testing.T) {
 	os.WriteFile(keys, []byte("Id,Version\n1,3\n"), 0o644)
 	if out := mustRun("join", "t1", "--keys", keys, "--on", "Version,Id", "--how", "semi"); out != "Version,Id\n3,1\n" { // join columns first, as Spark
 		t.Errorf("semi join: %q", out)
+	}
+	if code, _, errOut := run(t, dir, "join", "t1", "--keys", keys, "--on", "Id", "--explain"); code != 0 || !strings.Contains(errOut, "path ") || !strings.Contains(errOut, "file(s) located") {
+		t.Errorf("join --explain: %d %q", code, errOut)
 	}
 	out = mustRun("--json", "join", "t1", "--keys", keys, "--on", "Version", "--how", "full")
 	if strings.Count(out, "\n") != 4 || !strings.Contains(out, `"Id_2":`) {
