@@ -124,8 +124,8 @@ var knownDifferences = []knownDifference{
 		why: "multi-column locate before 0.1.0-beta unions the columns' files (OR)"},
 	{before: "0.1.0-beta", index: "large", match: "Id=[1] Version=[3]",
 		why: "multi-column locate before 0.1.0-beta unions the columns' files (OR)"},
-	{before: "0.1.4-beta", index: "computed", match: "index.join(df) on [Id]",
-		why: "a join on no indexed column: through 0.1.0-beta the library joins with no file located (an empty result); 0.1.4-beta on, and we, refuse it (\"None of the join columns [Id] have indexes\")"},
+	{before: "0.1.1-beta", index: "computed", match: "index.join(df) on [Id]",
+		why: "a join on no indexed column: through 0.1.0-beta the library joins with no file located (an empty result); 0.1.1-beta on, and we, refuse it (\"None of the join columns [Id] have indexes\")"},
 	{before: "0.1.1-beta", index: "exploded", match: "user_id=",
 		why: "locate by an exploded alias before 0.1.1-beta fails with UNRESOLVED_COLUMN (values stored under the array column's name); we migrate the column to the alias and answer"},
 }
