@@ -350,7 +350,7 @@ func checkReleaseFixture(t *testing.T, rel string, refLocate map[string]locateAn
 	for _, want := range a.Join {
 		counts.join++
 		key := want.key()
-		got, cols, err := runJoin(ctx, fis[want.Index], want)
+		got, cols, err := runFixtureJoin(ctx, fis[want.Index], want)
 		d := differenceFor(rel, want.Index, key)
 		if d == nil {
 			switch {
@@ -489,7 +489,7 @@ func ddlSchema(ddl string) (*schema.Struct, error) {
 	return st, nil
 }
 
-func runJoin(ctx context.Context, fi *fileindex.FileIndex, a joinAnswer) ([]string, []string, error) {
+func runFixtureJoin(ctx context.Context, fi *fileindex.FileIndex, a joinAnswer) ([]string, []string, error) {
 	st, err := ddlSchema(a.QuerySchema)
 	if err != nil {
 		return nil, nil, err
