@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs the interop harness: a Python venv with pinned pyspark, delta-spark, deltalake and
-# pyarrow (interop/requirements.txt), the JARs of interop/jars.txt, and the Spark Ariadne releases
-# of interop/releases.txt, all into a cache OUTSIDE the repository:
+# pyarrow (interop/requirements.txt) and the JARs of interop/jars.txt into a cache OUTSIDE the
+# repository, and verifies the Spark Ariadne library's jars (the oracles) where they lie:
 #
 #   ${ARIADNE_INTEROP_CACHE:-$HOME/.cache/ariadne-interop}/
 #     venv/                    Python virtual environment
 #     venv/.requirements.sha256 hash of the requirements it was built from
 #     jars/<artifact>-<version>.jar (+ .sha1)  verified downloads
-#     releases.available       Ariadne coordinates that were actually served
+#     releases.available       the releases of interop/releases.txt whose jar was verified
+#
+# The oracle jars are never downloaded: each release of interop/releases.txt must be
+# ${ARIADNE_ORACLES_DIR:-<repo>/../shared/oracles/ariadne}/<version>/<artifact>-<version>.jar, and its
+# sha256 must equal the one jars.json in that folder gives for the version. A jar whose sha256 differs
+# always fails the install; a release whose jar (or jars.json entry) is missing fails it when
+# ARIADNE_INTEROP_REQUIRE_RELEASES=1 (interop/run.sh, i.e. CI, sets that by default) and is otherwise
+# reported and left out of releases.available.
 #
 # Idempotent: a second run only checks what is there (seconds). Prints what it did.
-# Ariadne releases that Maven Central does not serve are reported and skipped; set
-# ARIADNE_INTEROP_REQUIRE_RELEASES=1 to make that an error.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -74,24 +79,42 @@ while read -r coord; do
   fetch_jar "$g" "$a" "$v" || { log "required JAR $coord unavailable"; exit 1; }
 done < "$here/jars.txt"
 
-# 3. Spark Ariadne releases (optional unless ARIADNE_INTEROP_REQUIRE_RELEASES=1).
+# 3. The Spark Ariadne library's jars: verified by sha256 against jars.json, never downloaded.
+oracles="$(realpath -m "${ARIADNE_ORACLES_DIR:-$here/../../shared/oracles/ariadne}")"
 avail="$cache/releases.available"
 : > "$avail.tmp"
 missing=0
-while read -r coord; do
-  [[ -z "$coord" || "$coord" == \#* ]] && continue
-  IFS=: read -r g a v <<< "$coord"
-  rc=0; fetch_jar "$g" "$a" "$v" || rc=$?
-  case "$rc" in
-    0) echo "$coord" >> "$avail.tmp" ;;
-    2) missing=$((missing + 1)) ;;
-    *) exit 1 ;;
-  esac
+while read -r line; do
+  v="${line%%#*}"; v="${v//[[:space:]]/}"
+  [[ -z "$v" ]] && continue
+  # want = the sha256 jars.json gives for version v ("" when it has no entry).
+  want="$("$python" - "$oracles/jars.json" "$v" <<'PY' 2>/dev/null || true
+import json, sys
+try:
+    jars = json.load(open(sys.argv[1], encoding="utf-8"))["jars"]
+except OSError:
+    sys.exit(0)
+print(next((j["sha256"] for j in jars if j["version"] == sys.argv[2]), ""))
+PY
+)"
+  shopt -s nullglob; found=("$oracles/$v"/*.jar); shopt -u nullglob
+  if [[ -z "$want" || ${#found[@]} -ne 1 ]]; then
+    log "absent  Ariadne $v (jars.json entry: $([[ -n "$want" ]] && echo yes || echo none); jars in $oracles/$v: ${#found[@]}, want 1)"
+    missing=$((missing + 1))
+    continue
+  fi
+  got="$(sha256sum "${found[0]}" | cut -d' ' -f1)"
+  if [[ "$got" != "$want" ]]; then
+    log "CHECKSUM MISMATCH for Ariadne $v: ${found[0]} has sha256 $got, jars.json says $want"
+    exit 1
+  fi
+  log "verified Ariadne $v ($(basename "${found[0]}"), sha256 ${got:0:12}…)"
+  echo "$v" >> "$avail.tmp"
 done < "$here/releases.txt"
 mv "$avail.tmp" "$avail"
-log "Ariadne releases available: $(wc -l < "$avail"), not served: $missing (list in $avail)"
+log "Ariadne releases verified: $(wc -l < "$avail"), missing: $missing (oracles $oracles; list in $avail)"
 if [[ "$missing" -gt 0 && "${ARIADNE_INTEROP_REQUIRE_RELEASES:-0}" == "1" ]]; then
-  log "ARIADNE_INTEROP_REQUIRE_RELEASES=1 and $missing release(s) are not served"
+  log "ARIADNE_INTEROP_REQUIRE_RELEASES=1 and $missing release(s) are missing"
   exit 1
 fi
 log "done: cache $cache"

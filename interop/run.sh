@@ -7,7 +7,9 @@
 #   ARIADNE_INTEROP_RUN=TestSparkConnect interop/run.sh    only the Go tests matching the regexp
 #
 # Stages (each timed, all must pass; nothing is skipped):
-#   1. install   interop/install.sh: venv + JARs in ${ARIADNE_INTEROP_CACHE:-~/.cache/ariadne-interop}
+#   1. install   interop/install.sh: venv + JARs in ${ARIADNE_INTEROP_CACHE:-~/.cache/ariadne-interop},
+#                and the Spark Ariadne library's jars verified in ${ARIADNE_ORACLES_DIR:-../shared/oracles/ariadne}
+#                (ARIADNE_INTEROP_REQUIRE_RELEASES=1 by default here: a missing release fails the run)
 #   2. python    the harness's own unit tests (interop/scripts/test_*.py: canonical rendering, goldens)
 #   3. go build  vet and compile the Go interop tests (module interop/go, its own go.mod)
 #   4. go test   run them inside a private network namespace whose only interface is loopback
@@ -22,6 +24,9 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${ARIADNE_INTEROP_CACHE:-$HOME/.cache/ariadne-interop}"
 export ARIADNE_INTEROP_CACHE="$cache"
+# CI checks against every release of interop/releases.txt: a missing oracle jar fails the install
+# stage (set ARIADNE_INTEROP_REQUIRE_RELEASES=0 to run without them).
+export ARIADNE_INTEROP_REQUIRE_RELEASES="${ARIADNE_INTEROP_REQUIRE_RELEASES:-1}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/ariadne-interop.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 

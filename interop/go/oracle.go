@@ -4,41 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 )
-
-// ErrOracleMissing is matched (errors.Is) by OracleJar's error when the
-// release's JAR is not in the oracles folder.
-var ErrOracleMissing = errors.New("interop: Ariadne oracle JAR not found")
-
-// oraclesDir is the folder of the Spark Ariadne release JARs:
-// ARIADNE_ORACLES_DIR, or <repository>/../shared/oracles/ariadne. The JAR of
-// release v is <dir>/<v>/*.jar (the layout of ../shared/oracles/ariadne).
-func oraclesDir() string {
-	if d := os.Getenv("ARIADNE_ORACLES_DIR"); d != "" {
-		return d
-	}
-	_, self, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(self), "..", "..", "..", "shared", "oracles", "ariadne")
-}
-
-// oracleJarPath returns the JAR of Spark Ariadne release version (e.g.
-// "0.1.8-beta") under oraclesDir.
-func oracleJarPath(version string) (string, error) {
-	m, err := filepath.Glob(filepath.Join(oraclesDir(), version, "*.jar"))
-	if err != nil || len(m) != 1 {
-		return "", fmt.Errorf("%w: %s/%s/*.jar (%d found; set ARIADNE_ORACLES_DIR)", ErrOracleMissing, oraclesDir(), version, len(m))
-	}
-	return m[0], nil
-}
 
 // Step is one operation of an oracle scenario, in the JSON form
 // ariadne_oracle_diff.py reads ({"op": "locate", "index": ..., ...}).

@@ -41,7 +41,7 @@ func sharedOracle(t *testing.T) *Oracle {
 	defer oracleMu.Unlock()
 	if oracle == nil && oracleErr == nil {
 		e := loadEnv(t)
-		jar, err := oracleJarPath(oracleRelease)
+		jar, err := OracleJarPath(oracleRelease)
 		if err != nil {
 			oracleErr = err
 		} else {

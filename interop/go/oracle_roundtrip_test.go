@@ -229,7 +229,7 @@ func crashAfterStaging(t *testing.T, ctx context.Context, dir string, setup []St
 // migrated by us, updated by us, and then read by 0.1.8-beta, giving the
 // reference answers throughout.
 func testAlpha37Migrated(t *testing.T, ctx context.Context, o *Oracle, counts map[string]int) {
-	jar, err := oracleJarPath("0.0.1-alpha-37")
+	jar, err := OracleJarPath("0.0.1-alpha-37")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,42 +1,50 @@
 #!/usr/bin/env python3
-"""Build Ariadne index store roots with a published Spark Ariadne release, and record its answers.
+"""Build Ariadne index store roots with releases of the Spark Ariadne library, and record their answers.
 
-Usage: ariadne_fixtures.py RELEASE [--jar PATH] [--out DIR]
+Usage: ariadne_fixtures.py [RELEASE ...] [--out DIR]
 
-RELEASE is a version such as 0.0.1-alpha-37 or 0.1.10-beta; the JAR defaults to the cached
-ariadne-spark35_2.12-RELEASE.jar (or ariadne_2.12-RELEASE.jar for alpha artifact ids) from
-interop/install.sh. Steps:
+With no RELEASE, every release of interop/releases.txt, oldest first. Each release runs in its own
+process (one JVM and one SparkSession per release: a jar cannot be swapped inside a running JVM).
+The jar of RELEASE is sparkenv.oracle_jar(RELEASE): ARIADNE_ORACLES_DIR (default
+<repo>/../shared/oracles/ariadne)/<RELEASE>/*.jar. Spark runs local[1] unless ARIADNE_SPARK_MASTER
+says otherwise. For each release:
 
-1. Copy ../shared/testdata/ariadne/data to the fixed path DATA_DIR (/tmp/ariadne-interop-data/data),
-   so every filename the release records is file:///tmp/ariadne-interop-data/data/<file>.
-2. Start local Spark (interop/scripts/sparkenv.py) with the release JAR on spark.jars and
-   spark.ariadne.storagePath = a fresh store root, and drive the Scala API
-   dev.cjfravel.ariadne.Index through py4j: one index per index type the release supports
-   (CASES below), addFile + update each.
-3. Run the fixed locate and join queries (QUERIES) and write the answers to
-   <out>/<RELEASE>/answers.json, beside the copied store root <out>/<RELEASE>/root/ (lock files and
-   _temp/ left out), plus <out>/<RELEASE>/metadata_versions.json (the version markers each index's
-   metadata.json carries, i.e. what this release writes).
+1. Copy the data files of CASES from ../shared/testdata/ariadne/data to the fixed path DATA_DIR
+   (/tmp/ariadne-interop-data/data), so every file name the release records is
+   file:///tmp/ariadne-interop-data/data/<file> (the Go test maps that prefix to <out>/data/, a copy of
+   the same files committed beside the fixtures).
+2. Start local Spark with the release jar on spark.jars and spark.ariadne.storagePath = a fresh store
+   root, and drive dev.cjfravel.ariadne.Index through py4j: one index per case of CASES that the release
+   supports (definitions, addFile, update).
+3. Run the locate and join queries (LOCATES, JOINS) on every index built and write
+   <out>/<RELEASE>/answers.json, beside the copied store root <out>/<RELEASE>/root/ (lock files, _temp/
+   and Hadoop's .crc side files left out: our readers do not need them, and Hadoop's local file system
+   reads a file without its .crc).
 
 answers.json:
-  {"release": ..., "data_prefix": "file:///tmp/ariadne-interop-data/data/",
-   "locate": [{"index": ..., "query": {col: [values]}, "files": [sorted basenames]} | {..., "error": "..."}],
-   "join":   [{"index": ..., "on": [...], "type": ..., "query_rows": [...], "rows": [canonical lines]}]}
+  {"release": ..., "jar": <file name>, "jar_sha256": ..., "data_prefix": "file:///tmp/ariadne-interop-data/data/",
+   "built": [index names], "skipped": [{"index", "reason"}],
+   "markers": {index: {"metadata_version": n|null, "storage_format_version": n|null}},
+   "locate": [{"index", "query": {col: [values]}, "files": [sorted basenames]} | {..., "error": "..."}],
+   "join":   [{"index", "on", "type", "index_on_left", "query_schema", "query_rows",
+               "columns": [...], "rows": [canonical lines]} | {..., "error": "..."}],
+   "seconds": elapsed}
 """
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import canonical  # noqa: E402
 import sparkenv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+ROOT = sparkenv.REPO
 SRC_DATA = os.path.join(ROOT, "..", "shared", "testdata", "ariadne", "data")
 DATA_DIR = "/tmp/ariadne-interop-data/data"
 DATA_PREFIX = "file://" + DATA_DIR + "/"
@@ -60,55 +68,65 @@ ARRAYS = '{"type":"struct","fields":[{"name":"event_id","type":"string","nullabl
 
 CSV_H = {"header": "true"}
 MULTILINE = {"multiLine": "true"}
+T1 = ["table1_part0.csv", "table1_part1.csv"]
+
+# First release with each API (README of the oracle folder, "What differs between versions").
+TEMPORAL_SINCE = "0.0.1-alpha-39"
+BETA = "0.1.0-beta"  # range indexes, auto-bloom, file_size
 
 # (index name, schema, format, read options, files, [(method, args)], minimum release, extra conf)
 CASES = [
-    ("regular", T1S, "csv", CSV_H, ["table1_part0.csv", "table1_part1.csv"],
-     [("addIndex", ["Id"]), ("addIndex", ["Version"])], "0.0.1-alpha-37", {}),
-    ("bloom", T1S, "csv", CSV_H, ["table1_part0.csv", "table1_part1.csv"],
-     [("addBloomIndex", ["Id", 0.01])], "0.0.1-alpha-37", {}),
-    ("range", T1S, "csv", CSV_H, ["table1_part0.csv", "table1_part1.csv"],
-     [("addRangeIndex", ["Value"]), ("addIndex", ["Id"])], "0.0.1-alpha-37", {}),
+    ("regular", T1S, "csv", CSV_H, T1, [("addIndex", ["Id"]), ("addIndex", ["Version"])], None, {}),
+    ("bloom", T1S, "csv", CSV_H, T1, [("addBloomIndex", ["Id", 0.01])], None, {}),
+    ("range", T1S, "csv", CSV_H, T1, [("addRangeIndex", ["Value"]), ("addIndex", ["Id"])], BETA, {}),
     ("computed", T3S, "csv", CSV_H, ["table3_part0.csv", "table3_part1.csv"],
-     [("addComputedIndex", ["category", "substring(Id, 1, 4)"])], "0.0.1-alpha-37", {}),
+     [("addComputedIndex", ["category", "substring(Id, 1, 4)"])], None, {}),
     ("temporal", TEMPORAL, "csv", CSV_H, ["temporal_part0.csv", "temporal_part1.csv"],
-     [("addTemporalIndex", ["Id", "UpdatedAt"])], "0.0.1-alpha39", {}),
+     [("addTemporalIndex", ["Id", "UpdatedAt"])], TEMPORAL_SINCE, {}),
     ("exploded", ARRAYS, "json", MULTILINE, ["array_test.json"],
-     [("addExplodedFieldIndex", ["users", "id", "user_id"]), ("addIndex", ["event_id"])],
-     "0.0.1-alpha-37", {}),
-    # Large-index and auto-bloom paths: Id has 3 distinct values per file, >= largeIndexLimit = 3.
-    ("large", T1S, "csv", CSV_H, ["table1_part0.csv", "table1_part1.csv"],
-     [("addIndex", ["Id"]), ("addIndex", ["Version"])], "0.0.1-alpha-37",
+     [("addExplodedFieldIndex", ["users", "id", "user_id"]), ("addIndex", ["event_id"])], None, {}),
+    # Large-index and auto-bloom paths: every table1 file has 3 distinct Ids (>= largeIndexLimit = 3),
+    # part1 also 3 distinct Versions; so those cells go to large_indexes/<col> and, from 0.1.0-beta,
+    # Id and Version become auto-bloom columns.
+    ("large", T1S, "csv", CSV_H, T1, [("addIndex", ["Id"]), ("addIndex", ["Version"])], None,
      {"spark.ariadne.largeIndexLimit": "3"}),
 ]
 
 # (index, {column: [values]}) for locateFiles.
 LOCATES = [
     ("regular", {"Id": [1]}), ("regular", {"Id": [4]}), ("regular", {"Id": [2, 4]}),
-    ("regular", {"Id": [99]}), ("regular", {"Id": [1], "Version": [3]}), ("regular", {"Version": [2]}),
-    ("bloom", {"Id": [4]}), ("bloom", {"Id": [2]}), ("bloom", {"Id": [99]}),
-    ("range", {"Value": [9.0]}), ("range", {"Value": [3.5]}), ("range", {"Value": [100.0]}),
+    ("regular", {"Id": [99]}), ("regular", {"Id": ["1"]}), ("regular", {"Version": [2]}),
+    ("regular", {"Id": [1], "Version": [3]}), ("regular", {"Id": [2], "Version": [3]}),
+    ("bloom", {"Id": [4]}), ("bloom", {"Id": [2]}), ("bloom", {"Id": [1, 4]}), ("bloom", {"Id": [99]}),
+    ("range", {"Value": [9.0]}), ("range", {"Value": [3.5]}), ("range", {"Value": [4.0]}),
+    ("range", {"Value": [100.0]}), ("range", {"Value": [4.0], "Id": [4]}),
     ("computed", {"category": ["cat1"]}), ("computed", {"category": ["cat3"]}),
-    ("computed", {"category": ["cat9"]}),
+    ("computed", {"category": ["cat2", "cat4"]}), ("computed", {"category": ["cat9"]}),
     ("temporal", {"Id": [1]}), ("temporal", {"Id": [3]}), ("temporal", {"Id": [5]}),
-    ("exploded", {"user_id": [100]}), ("exploded", {"user_id": [102]}), ("exploded", {"user_id": [999]}),
+    ("temporal", {"Id": [2, 4]}), ("temporal", {"Id": [9]}),
+    ("exploded", {"event_id": ["e2"]}), ("exploded", {"user_id": [100]}), ("exploded", {"user_id": [102]}),
+    ("exploded", {"user_id": [999]}),
     ("large", {"Id": [4]}), ("large", {"Id": [2]}), ("large", {"Id": [1, 3]}), ("large", {"Id": [99]}),
+    ("large", {"Version": [3]}), ("large", {"Id": [1], "Version": [3]}),
 ]
 
-# (index, join columns, join type, query schema DDL, query rows) for Index.join.
+# (index, join columns, join type, query schema DDL, query rows, index on the left).
+# Index on the left is the library's index.join(df, ...); otherwise Index.DataFrameOps(df).join(index, ...).
 JOINS = [
-    ("regular", ["Id", "Version"], "inner", "Id int, Version int", [(1, 3), (4, 1), (9, 9)]),
-    ("regular", ["Id"], "left_outer", "Id int", [(3,)]),
-    ("bloom", ["Id"], "inner", "Id int", [(2,), (4,)]),
-    ("range", ["Value"], "inner", "Value double", [(9.0,)]),
-    ("temporal", ["Id"], "inner", "Id int", [(1,), (3,), (5,)]),
-    ("exploded", ["user_id"], "inner", "user_id int", [(101,)]),
-    ("large", ["Id"], "inner", "Id int", [(4,)]),
+    ("regular", ["Id", "Version"], "inner", "Id int, Version int", [(1, 3), (4, 1), (9, 9)], True),
+    ("regular", ["Id"], "inner", "Id int", [(4,)], False),
+    ("regular", ["Id"], "left_outer", "Id int", [(3,), (7,)], False),
+    ("bloom", ["Id"], "inner", "Id int", [(2,), (4,)], True),
+    ("range", ["Value"], "inner", "Value double", [(9.0,), (4.0,)], True),
+    ("computed", ["Id"], "inner", "Id string", [("cat3_1",)], True),
+    ("temporal", ["Id"], "inner", "Id int", [(1,), (3,), (5,)], True),
+    ("exploded", ["user_id"], "inner", "user_id int", [(101,)], True),
+    ("large", ["Id"], "inner", "Id int", [(4,), (2,)], True),
 ]
 
 
 def version_key(v):
-    """Sort key of a release version: 0.0.1-alpha-37 / 0.0.1-alpha44 < 0.1.0-beta < ... < 0.1.10-beta."""
+    """Sort key of a release version: 0.0.1-alpha-37 = 0.0.1-alpha37 < 0.0.1-alpha-44 < 0.1.0-beta < 0.1.10-beta."""
     base, _, tag = v.partition("-")
     nums = tuple(int(x) for x in base.split("."))
     digits = "".join(c for c in tag if c.isdigit())
@@ -116,35 +134,49 @@ def version_key(v):
     return nums + (stage, int(digits) if digits and stage == 0 else 0)
 
 
-def find_jar(release):
-    for artifact in ("ariadne-spark35_2.12", "ariadne_2.12"):
-        p = os.path.join(sparkenv.CACHE, "jars", "%s-%s.jar" % (artifact, release))
-        if os.path.exists(p):
-            return p
-    raise FileNotFoundError("no cached JAR for Ariadne %s in %s/jars: add it to interop/releases.txt and "
-                            "run interop/install.sh" % (release, sparkenv.CACHE))
+def supports(release, since):
+    return since is None or version_key(release) >= version_key(since)
+
+
+def java_error(e):
+    """One line naming the innermost JVM exception (Py4JJavaError's own text is only 'An error occurred')."""
+    je = getattr(e, "java_exception", None)
+    if je is not None:
+        text = je.toString()
+        cause = je.getCause()
+        while cause is not None:
+            text = cause.toString()
+            cause = cause.getCause()
+        return text.splitlines()[0][:300]
+    return "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:300])
 
 
 class Driver:
-    """py4j access to dev.cjfravel.ariadne.Index in one Spark session."""
+    """py4j access to dev.cjfravel.ariadne.Index in one Spark session (oracle README, "Using a jar")."""
 
     def __init__(self, spark):
         self.spark = spark
+        self.jss = spark._jsparkSession
         self.jvm = spark.sparkContext._jvm
         self.gw = spark.sparkContext._gateway
+        self.pu = self.jvm.org.apache.spark.api.python.PythonUtils
+        # spark.jars are loaded by the context class loader, not py4j's: look the companion up there.
+        loader = self.jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        cls = self.jvm.java.lang.Class.forName("dev.cjfravel.ariadne.Index$", True, loader)
+        self.companion = cls.getField("MODULE$").get(None)
 
     def scala_map(self, d):
-        return self.jvm.org.apache.spark.api.python.PythonUtils.toScalaMap(d)
+        m = self.jvm.java.util.HashMap()
+        for k, v in d.items():
+            m.put(k, v)
+        return self.pu.toScalaMap(m)
 
     def seq(self, items):
-        return self.jvm.org.apache.spark.api.python.PythonUtils.toSeq(list(items))
-
-    def companion(self):
-        return getattr(self.jvm.dev.cjfravel.ariadne, "Index$").__getattr__("MODULE$")
+        return self.pu.toSeq(list(items))
 
     def index(self, name, schema_json, fmt, options):
         st = self.jvm.org.apache.spark.sql.types.DataType.fromJson(schema_json)
-        return self.companion().apply(name, st, fmt, self.scala_map(options))
+        return self.companion.apply(name, st, fmt, False, self.scala_map(options), self.jss)
 
     def objects(self, values):
         arr = self.gw.new_array(self.jvm.java.lang.Object, len(values))
@@ -157,89 +189,131 @@ class Driver:
                 arr[i] = v
         return arr
 
-    def reopen(self, name):
-        """A fresh Index(name) instance (bare reconnect: no preflight until the first query)."""
-        none = self.jvm.scala.Option.empty()
-        return self.companion().apply(name, none, none, False, none)
-
     def locate(self, idx, query):
         m = {k: self.objects(v) for k, v in query.items()}
         files = idx.locateFiles(self.scala_map(m)).mkString("\n")
         return sorted(f for f in files.split("\n") if f)
 
+    def join(self, idx, df, on, how, index_on_left):
+        if index_on_left:
+            return idx.join(df._jdf, self.seq(on), how)
+        return self.companion.DataFrameOps(df._jdf).join(idx, self.seq(on), how)
 
-def build(release, jar, out):
-    shutil.rmtree(DATA_DIR, ignore_errors=True)
-    shutil.copytree(SRC_DATA, DATA_DIR)
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def data_files():
+    out = []
+    for c in CASES:
+        for f in c[4]:
+            if f not in out:
+                out.append(f)
+    return sorted(out)
+
+
+def copy_data(dest):
+    """Make dest hold exactly the data files of CASES, as in SRC_DATA. Files already equal are left
+    alone, so releases built at the same time never see a file vanish."""
+    import filecmp
+    os.makedirs(dest, exist_ok=True)
+    want = data_files()
+    for f in os.listdir(dest):
+        if f not in want:
+            os.remove(os.path.join(dest, f))
+    for f in want:
+        src, dst = os.path.join(SRC_DATA, f), os.path.join(dest, f)
+        if not (os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False)):
+            shutil.copy2(src, dst)
+
+
+def build(release, out):
+    """Build one release's fixture (in this process: it starts the release's SparkSession)."""
+    import canonical
+    import delta_check
+    from pyspark.sql import DataFrame
+
+    t0 = time.time()
+    jar = sparkenv.oracle_jar(release)
+    if not os.path.isdir(DATA_DIR):
+        copy_data(DATA_DIR)
     store = "/tmp/ariadne-interop-store/" + release
     shutil.rmtree(store, ignore_errors=True)
     os.makedirs(store)
+    os.environ.setdefault("ARIADNE_SPARK_MASTER", "local[1]")
     spark = sparkenv.session("ariadne-" + release, extra_jars=[jar],
                              conf={"spark.ariadne.storagePath": store,
-                                   "spark.sql.execution.arrow.pyspark.enabled": "true"})
+                                   "spark.sql.execution.arrow.pyspark.enabled": "true",
+                                   # Tiny data, short-lived JVM on a shared 2-core machine: C1 only and
+                                   # the serial collector spend far less CPU than C2 and G1's threads.
+                                   "spark.driver.extraJavaOptions": "-Duser.timezone=UTC "
+                                   "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
     d = Driver(spark)
-    answers = {"release": release, "data_prefix": DATA_PREFIX, "built": [], "skipped": [],
-               "locate": [], "join": []}
+    answers = {"release": release, "jar": os.path.basename(jar), "jar_sha256": sha256(jar),
+               "data_prefix": DATA_PREFIX, "built": [], "skipped": [], "markers": {}, "locate": [], "join": []}
+    idxs = {}
     for name, schema, fmt, opts, files, calls, since, conf in CASES:
-        if version_key(release) < version_key(since):
+        if not supports(release, since):
             answers["skipped"].append({"index": name, "reason": "needs %s" % since})
             continue
         for k, v in conf.items():
             spark.conf.set(k, v)
         try:
+            t = time.time()
             idx = d.index(name, schema, fmt, opts)
             for method, args in calls:
                 getattr(idx, method)(*args)
             idx.addFile(d.seq([DATA_PREFIX + f for f in files]))
             idx.update()
+            idxs[name] = idx
             answers["built"].append(name)
+            print("ariadne %s: built %s in %.0f s" % (release, name, time.time() - t), file=sys.stderr, flush=True)
         except Exception as e:
-            answers["skipped"].append({"index": name, "reason": "%s: %s" % (type(e).__name__, str(e)[:300])})
+            answers["skipped"].append({"index": name, "reason": java_error(e)})
         finally:
             for k in conf:
                 spark.conf.unset(k)
 
     for name, query in LOCATES:
-        if name not in answers["built"]:
+        if name not in idxs:
             continue
         rec = {"index": name, "query": query}
         try:
-            idx = d.reopen(name)
             rec["files"] = [f[len(DATA_PREFIX):] if f.startswith(DATA_PREFIX) else f
-                            for f in d.locate(idx, query)]
+                            for f in d.locate(idxs[name], query)]
         except Exception as e:
-            rec["error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300])
+            rec["error"] = java_error(e)
         answers["locate"].append(rec)
 
-    from pyspark.sql import DataFrame
-    import delta_check
-    for name, on, how, ddl, rows in JOINS:
-        if name not in answers["built"]:
+    for name, on, how, ddl, rows, left in JOINS:
+        if name not in idxs:
             continue
-        rec = {"index": name, "on": on, "type": how, "query_schema": ddl, "query_rows": rows}
+        rec = {"index": name, "on": on, "type": how, "index_on_left": left, "query_schema": ddl,
+               "query_rows": rows}
         try:
-            idx = d.reopen(name)
             q = spark.createDataFrame(rows, ddl)
-            jdf = idx.join(q._jdf, d.seq(on), how)
-            df = DataFrame(jdf, spark)
+            df = DataFrame(d.join(idxs[name], q, on, how, left), spark)
+            rec["columns"] = df.columns
             rec["rows"] = canonical.render_table(delta_check.spark_to_arrow(df), df.columns)
         except Exception as e:
-            rec["error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300])
+            rec["error"] = java_error(e)
         answers["join"].append(rec)
 
     dest = os.path.join(out, release)
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(store, os.path.join(dest, "root"),
                     ignore=shutil.ignore_patterns("_temp", "*.lock", ".*.crc", "*.crc"))
-    markers = {}
     for name in answers["built"]:
         with open(os.path.join(store, "indexes", name, "metadata.json"), encoding="utf-8") as f:
             m = json.load(f)
-        markers[name] = {"metadata_version": m.get("metadata_version"),
-                         "storage_format_version": m.get("storage_format_version")}
-    with open(os.path.join(dest, "metadata_versions.json"), "w", encoding="utf-8") as f:
-        json.dump(markers, f, indent=1, sort_keys=True)
-        f.write("\n")
+        answers["markers"][name] = {"metadata_version": m.get("metadata_version"),
+                                    "storage_format_version": m.get("storage_format_version")}
+    answers["seconds"] = round(time.time() - t0)
     with open(os.path.join(dest, "answers.json"), "w", encoding="utf-8") as f:
         json.dump(answers, f, ensure_ascii=False, indent=1)
         f.write("\n")
@@ -248,20 +322,41 @@ def build(release, jar, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("release")
-    ap.add_argument("--jar")
+    ap.add_argument("release", nargs="*")
     ap.add_argument("--out", default=os.path.join(ROOT, "interop", "fixtures"))
+    ap.add_argument("--jobs", type=int, default=1, help="releases built at once (one JVM each)")
+    ap.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    try:
-        jar = args.jar or find_jar(args.release)
-    except FileNotFoundError as e:
-        print("ariadne_fixtures: %s" % e, file=sys.stderr)
-        sys.exit(3)
-    t0 = time.time()
-    a = build(args.release, jar, os.path.abspath(args.out))
-    print("ariadne %s: built %s, skipped %s, %d locate and %d join answers in %.0f s" % (
-        args.release, a["built"], a["skipped"], len(a["locate"]), len(a["join"]), time.time() - t0), flush=True)
-    os._exit(0)
+    out = os.path.abspath(args.out)
+    releases = args.release or sparkenv.releases()
+    if args.in_process:
+        a = build(releases[0], out)
+        print("ariadne %s: built %s, skipped %s, %d locate and %d join answers in %d s" % (
+            a["release"], a["built"], [s["index"] for s in a["skipped"]], len(a["locate"]), len(a["join"]),
+            a["seconds"]), flush=True)
+        # The alpha jars leave non-daemon threads behind; do not wait for the JVM to wind down.
+        os._exit(0)
+    for r in releases:
+        sparkenv.oracle_jar(r)  # fail before any Spark start when a jar is missing
+    copy_data(os.path.join(out, "data"))
+    copy_data(DATA_DIR)
+    failed = []
+    running = []
+    todo = list(releases)
+    while todo or running:
+        while todo and len(running) < max(1, args.jobs):
+            r = todo.pop(0)
+            running.append((r, subprocess.Popen([sys.executable, os.path.abspath(__file__), "--in-process",
+                                                 "--out", out, r])))
+        time.sleep(1)
+        for r, p in list(running):
+            if p.poll() is not None:
+                running.remove((r, p))
+                if p.returncode != 0:
+                    failed.append(r)
+    if failed:
+        print("ariadne_fixtures: failed: %s" % " ".join(failed), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
