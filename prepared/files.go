@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/internal/sparkhash"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -310,8 +311,10 @@ func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Sche
 	if !parquet.EqualNodes(ref, f.Schema()) {
 		return 0, 0, aerr.New(aerr.ErrSchemaMismatch, "prepared: %s has schema %s, other sources %s", uri, f.Schema(), ref)
 	}
-	rr := parquet.NewReader(f)
-	defer rr.Close()
+	chk, err := pqrow.NewChecker(f)
+	if err != nil {
+		return 0, 0, aerr.CorruptDataFile(uri, err)
+	}
 	key := cols.order[0]
 	var b rowBatch
 	send := func() error {
@@ -323,18 +326,52 @@ func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Sche
 			return ctx.Err()
 		}
 	}
-	n, err := readAll(ctx, rr, func(r parquet.Row) error {
-		k := 0
-		if nb > 1 {
-			k = sparkhash.Bucket(hashValue(key.typ, valueOf(r, key.index)), nb)
+	// Row group by row group, every value checked against what the footer
+	// promises for its chunk (counts, nulls, min/max): a file that lies is
+	// refused, never rewritten with made-up values.
+	var n int64
+	for g, rg := range f.RowGroups() {
+		checks := make([]*pqrow.ChunkCheck, len(rg.ColumnChunks()))
+		for c := range checks {
+			checks[c] = chk.Chunk(g, c)
 		}
-		b.rows = append(b.rows, r)
-		b.buckets = append(b.buckets, k)
-		if len(b.rows) == readBatch {
-			return send()
+		rows := rg.Rows()
+		m, rerr := readAll(ctx, rows, func(r parquet.Row) error {
+			for _, v := range r {
+				if c := v.Column(); c >= 0 && c < len(checks) {
+					if err := checks[c].Value(v); err != nil {
+						return err
+					}
+				}
+			}
+			k := 0
+			if nb > 1 {
+				k = sparkhash.Bucket(hashValue(key.typ, valueOf(r, key.index)), nb)
+			}
+			b.rows = append(b.rows, r)
+			b.buckets = append(b.buckets, k)
+			if len(b.rows) == readBatch {
+				return send()
+			}
+			return nil
+		})
+		rows.Close()
+		n += m
+		if rerr == nil {
+			for _, k := range checks {
+				if rerr = k.Done(); rerr != nil {
+					break
+				}
+			}
 		}
-		return nil
-	})
+		if ie := (*pqrow.IntegrityError)(nil); errors.As(rerr, &ie) {
+			return n, size, aerr.CorruptDataFile(uri, rerr)
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+	}
 	if err == nil && len(b.rows) > 0 {
 		err = send()
 	}
@@ -358,6 +395,9 @@ func openSource(ctx context.Context, res Resolver, uri string) (*parquet.File, i
 		parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", uri, err)
+	}
+	if _, err := pqrow.NewChecker(f); err != nil {
+		return nil, 0, aerr.CorruptDataFile(uri, err)
 	}
 	return f, info.Size, nil
 }

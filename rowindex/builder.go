@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -452,6 +454,13 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
 	f := fm.f
+	// The footer is checked against itself, and every page decoded below
+	// against the footer: a file that lies is refused, never indexed with
+	// made-up keys.
+	chk, err := pqrow.NewChecker(f)
+	if err != nil {
+		return "", aerr.CorruptDataFile(fe.URI, err)
+	}
 	fe.Rows = f.NumRows()
 	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
 	if err != nil {
@@ -528,7 +537,10 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			pr.sp.add(span{x.r.off, x.data})
 		}
 		for i, c := range cols {
-			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i]); err != nil {
+			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c)); err != nil {
+				if ie := (*pqrow.IntegrityError)(nil); errors.As(err, &ie) {
+					return "", aerr.CorruptDataFile(fe.URI, err)
+				}
 				return "", fmt.Errorf("rowindex: %s: row group %d column %d: %w", fe.URI, rg, c, err)
 			}
 		}
