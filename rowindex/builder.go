@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -444,7 +445,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	fe.Size, fe.ETag = info.Size, info.ETag
 	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
 	if fce := (*FileChangedError)(nil); errors.As(err, &fce) {
-		// Nothing was indexed from it yet: it is not Parquet, not changed.
+		// Nothing was indexed from it yet: it is not Parquet, or a Parquet
+		// file with corrupt parts, not a changed one.
+		if strings.HasPrefix(fce.Reason, corruptReason) {
+			return "", aerr.CorruptDataFile(fe.URI, fmt.Errorf("%w: %s: %w", pqrow.ErrCorrupt, fce.Reason, fce.Err))
+		}
 		return "", &NotParquetError{URI: fe.URI, Reason: fce.Reason, Err: fce.Err}
 	}
 	if err != nil {

@@ -80,6 +80,12 @@ func NewChecker(pf *parquet.File) (*Checker, error) {
 	if len(c.elems) != len(c.leaves) {
 		return nil, &IntegrityError{RowGroup: -1, What: fmt.Sprintf("%d leaf schema elements for %d columns", len(c.elems), len(c.leaves))}
 	}
+	for i, e := range c.elems {
+		if !e.Type.Valid || e.Type.V < format.Boolean || e.Type.V > format.FixedLenByteArray {
+			return nil, &IntegrityError{Column: strings.Join(c.leaves[i].Path(), "."), RowGroup: -1,
+				What: fmt.Sprintf("the footer gives physical type %d, which Parquet does not define", e.Type.V)}
+		}
+	}
 	size := pf.Size()
 	var rows int64
 	for g := range md.RowGroups {
