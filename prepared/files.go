@@ -110,6 +110,10 @@ type Stats struct {
 	// folder (0 when every partition fitted half the memory budget).
 	Runs       int
 	SpillBytes int64
+	// Notice says what this run replaced in the output (an unfinished
+	// prepare it resumed over, or a finished one it overwrote); "" if
+	// nothing.
+	Notice string
 }
 
 // PagesPerKey is the mean number of data pages per key group and column.
@@ -166,11 +170,23 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	}
 	parts := slices.Sorted(maps.Keys(byPart))
 	st := Stats{Sources: len(srcs), Choices: ch}
+	// The output is published as a set (see ManifestKey): a pending marker
+	// first, the manifest last.
+	overwrite, notice, err := begin(ctx, dst, o.Overwrite)
+	if err != nil {
+		return Stats{}, err
+	}
+	o.Overwrite = overwrite
+	if notice != "" {
+		st.Notice = notice
+		report(o, Progress{Phase: "notice", Message: notice})
+	}
 	var ss sortStats
 	fail := func(err error) (Stats, error) {
 		for _, f := range st.Files {
 			_ = dst.Delete(context.WithoutCancel(ctx), f.Key, nil)
 		}
+		_ = dst.Delete(context.WithoutCancel(ctx), PendingKey, nil)
 		return Stats{}, err
 	}
 	nb := max(o.Buckets, 1)
@@ -197,6 +213,9 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 		}
 	}
 	st.Runs, st.SpillBytes = ss.Runs, ss.SpillBytes
+	if err := commit(ctx, dst, o, &st); err != nil {
+		return fail(err)
+	}
 	return st, nil
 }
 
