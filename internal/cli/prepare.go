@@ -64,6 +64,9 @@ merged. See docs/prepared.md.`,
 			if err != nil {
 				return err
 			}
+			if isMemURL(dstURL) {
+				return usagef("prepare: --out %s: a mem:// folder is gone when the command exits; write to a folder or an object store", out)
+			}
 			dst, err := store.Open(ctx, dstURL)
 			if err != nil {
 				return err
