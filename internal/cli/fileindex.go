@@ -118,6 +118,19 @@ func parseKeys(keys []string) (fileindex.Query, error) {
 	return q, nil
 }
 
+// addExactValues adds --value COL=VALUE flags to q: the value is
+// everything after the first '=', verbatim (commas, "..", spaces).
+func addExactValues(q fileindex.Query, values []string) error {
+	for _, kv := range values {
+		col, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(col) == "" {
+			return usagef("--value %q: want COL=VALUE", kv)
+		}
+		q[col] = append(q[col], v)
+	}
+	return nil
+}
+
 func newJoinCmd(g *globals) *cobra.Command {
 	var keysFile, on, how, sel, out, keysFormatFlag string
 	var indexLeft bool
