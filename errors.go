@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/datafile"
 	"github.com/ariadne-go/ariadne/delta"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
@@ -46,6 +47,11 @@ var kinds = []struct {
 	{delta.ErrConflict, "conflict"},
 	{pqrow.ErrCorrupt, "corrupt file"},
 	{fileindex.ErrUnsupportedFunction, "unsupported function"},
+	{datafile.ErrCorruptFile, "corrupt file"},
+	{pqrow.ErrSchemaMismatch, "schema mismatch"},
+	{pqrow.ErrUnsupported, "unsupported"},
+	{datafile.ErrUnsupported, "unsupported"},
+	{datafile.ErrMalformedRecord, "malformed record"},
 	{fileindex.ErrComputedExpression, "computed expression"},
 	{metadata.ErrConcurrentUpdate, "concurrent update"},
 	{prepared.ErrMemoryBudget, "memory budget"},

@@ -40,6 +40,11 @@ var (
 	ErrStorageMigration                = newKind("storage migration")
 	ErrUnsupportedMetadataVersion      = newKind("unsupported metadata version")
 	ErrUnsupportedStorageFormatVersion = newKind("unsupported storage format version")
+	// ErrCorruptDataFile is not one of §2.3: a data file whose contents
+	// contradict its own footer (row, value or null counts, statistics) is
+	// refused as a whole rather than read as made-up values. Its word is
+	// the one the command line already used for unreadable files.
+	ErrCorruptDataFile = newKind("corrupt file")
 )
 
 // parents lists, for each kind, the kinds it specialises besides ErrAriadne.
@@ -143,6 +148,13 @@ func IndexNotFoundInNewSchema(col string) error {
 // MetadataMissingOrCorrupt reports unreadable metadata.json.
 func MetadataMissingOrCorrupt(cause error) error {
 	return Wrap(ErrMetadataMissingOrCorrupt, cause, "Index metadata is missing or corrupt. Delete and re-create the index.")
+}
+
+// CorruptDataFile reports a data file refused because its contents
+// contradict its footer; cause says what lied (a *pqrow.IntegrityError).
+// Nothing was indexed from the file and no index was changed.
+func CorruptDataFile(uri string, cause error) error {
+	return Wrap(ErrCorruptDataFile, cause, "Data file %s was refused, nothing of it was used", uri)
 }
 
 // MissingFormat reports a new index without a format.

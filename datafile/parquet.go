@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -15,26 +16,31 @@ import (
 // projected fields to the file's columns by name and reads missing columns
 // as null; only the projected columns' pages are fetched.
 type parquetSource struct {
+	uri   string
 	next_ func() (pqrow.Row, error, bool)
 	stop  func()
 }
 
-func openParquet(ctx context.Context, st store.Store, key string, p *Plan) (source, error) {
+func openParquet(ctx context.Context, st store.Store, key, uri string, p *Plan) (source, error) {
 	info, err := st.Stat(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	f, err := pqrow.OpenFile(store.NewReaderAt(ctx, st, key, info.Size), info.Size)
 	if err != nil {
-		return nil, parquetErr(err)
+		return nil, parquetErr(uri, err)
 	}
 	next, stop := iter.Pull2(f.Rows(ctx, p.proj, pqrow.ReadOptions{}))
-	return &parquetSource{next_: next, stop: stop}, nil
+	return &parquetSource{uri: uri, next_: next, stop: stop}, nil
 }
 
-// parquetErr maps pqrow's kinds onto ours, keeping the cause.
-func parquetErr(err error) error {
+// parquetErr maps pqrow's kinds onto ours, keeping the cause. A file that
+// contradicts its footer is also an aerr.ErrCorruptDataFile naming uri.
+func parquetErr(uri string, err error) error {
+	var ie *pqrow.IntegrityError
 	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("%w: %w", ErrCorruptFile, aerr.CorruptDataFile(uri, err))
 	case errors.Is(err, pqrow.ErrCorrupt):
 		return fmt.Errorf("%w: %w", ErrCorruptFile, err)
 	case errors.Is(err, pqrow.ErrUnsupported):
@@ -54,7 +60,7 @@ func (s *parquetSource) next(ctx context.Context) (pqrow.Row, error) {
 		return nil, io.EOF
 	}
 	if err != nil {
-		return nil, parquetErr(err)
+		return nil, parquetErr(s.uri, err)
 	}
 	return row, nil
 }

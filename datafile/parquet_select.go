@@ -37,11 +37,11 @@ func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*Parq
 	}
 	f, err := pqrow.OpenFile(store.NewReaderAt(ctx, st, key, info.Size), info.Size)
 	if err != nil {
-		return nil, &FileError{URI: uri, Err: parquetErr(err)}
+		return nil, &FileError{URI: uri, Err: parquetErr(uri, err)}
 	}
 	// The page index in one request rather than two per column chunk.
 	if err := f.LoadPageIndex(); err != nil {
-		return nil, &FileError{URI: uri, Err: parquetErr(err)}
+		return nil, &FileError{URI: uri, Err: parquetErr(uri, err)}
 	}
 	return &ParquetFile{uri: uri, plan: p, f: f}, nil
 }
@@ -58,7 +58,7 @@ func (pf *ParquetFile) MatchRows(ctx context.Context, column string, keys *pqrow
 	}
 	m, err := pf.f.MatchRows(ctx, pf.plan.full.Fields[i], pqrow.ReadOptions{}, keys, st)
 	if err != nil {
-		return nil, &FileError{URI: pf.uri, Err: parquetErr(err)}
+		return nil, &FileError{URI: pf.uri, Err: parquetErr(pf.uri, err)}
 	}
 	return m, nil
 }
@@ -69,7 +69,7 @@ func (pf *ParquetFile) MatchRows(ctx context.Context, column string, keys *pqrow
 func (pf *ParquetFile) ReadRows(ctx context.Context, m pqrow.Match, keyColumn string) ([]pqrow.Row, error) {
 	rows, err := pf.f.ReadMatch(ctx, pf.plan.proj, pqrow.ReadOptions{}, m, keyColumn)
 	if err != nil {
-		return nil, &FileError{URI: pf.uri, Err: parquetErr(err)}
+		return nil, &FileError{URI: pf.uri, Err: parquetErr(pf.uri, err)}
 	}
 	return rows, nil
 }

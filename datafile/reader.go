@@ -171,7 +171,7 @@ func (p *Plan) Open(ctx context.Context, res Resolver, uri string) (*Reader, err
 	var src source
 	switch p.format {
 	case Parquet:
-		src, err = openParquet(ctx, st, key, p)
+		src, err = openParquet(ctx, st, key, uri, p)
 	default:
 		var rc io.ReadCloser
 		rc, err = openText(ctx, st, key)

@@ -393,7 +393,16 @@ func (lb *lazyBlocks) find(ctx context.Context, keys []string, fn func(i int, pa
 // searchBlock finds key in a block by binary search over its entry offsets.
 // A probe decodes only the entry's key; the payload only of the match.
 func searchBlock(blk []byte, key string) ([]byte, bool, error) {
-	n := int(binary.LittleEndian.Uint32(blk))
+	// A block that does not hold its own offset table is corrupt, not a
+	// panic (found by FuzzLocateSnapshotSections).
+	if len(blk) < 4 {
+		return nil, false, errors.New("bad block: no entry count")
+	}
+	n64 := uint64(binary.LittleEndian.Uint32(blk))
+	if 4+4*n64 > uint64(len(blk)) {
+		return nil, false, errors.New("bad block: entry count beyond the block")
+	}
+	n := int(n64)
 	entries := blk[4+4*n:]
 	keyAt := func(i int) ([]byte, []byte, bool) {
 		off := int(binary.LittleEndian.Uint32(blk[4+4*i:]))

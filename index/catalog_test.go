@@ -383,7 +383,7 @@ func TestExpandFiles(t *testing.T) {
 	cat, _ := testCatalog(t)
 	ix, _ := cat.Open(ctx, "x", OpenOptions{Schema: mustSchema(t, t1s), Format: "csv"})
 	data := t.TempDir()
-	for _, f := range []string{"a.csv", "b.csv", "_SUCCESS", ".a.csv.crc", "sub/c.csv", "b.json"} {
+	for _, f := range []string{"a.csv", "b.csv", "_SUCCESS", ".a.csv.crc", "sub/c.csv", "b.json", "lake.json", "notes.md", "d.csv.gz", "000000_0"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(data, f)), 0o755)
 		os.WriteFile(filepath.Join(data, f), []byte("Id\n1\n"), 0o644)
 	}
@@ -392,9 +392,15 @@ func TestExpandFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := "file://" + filepath.ToSlash(data) + "/"
-	want := []string{u + "a.csv", u + "b.csv", u + "b.json", u + "sub/c.csv"}
+	// The folder's files of other formats are left out (b.json is kept:
+	// it was named).
+	want := []string{u + "000000_0", u + "a.csv", u + "b.csv", u + "b.json", u + "d.csv.gz", u + "sub/c.csv"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	_, skipped, err := ix.ExpandFilesSkipped(ctx, []string{data})
+	if err != nil || !slices.Equal(skipped, []string{data + "/b.json", data + "/lake.json", data + "/notes.md"}) {
+		t.Fatalf("skipped %v, %v", skipped, err)
 	}
 	if _, err := ix.ExpandFiles(ctx, []string{filepath.Join(data, "missing.csv")}); !errors.Is(err, store.ErrNotExist) {
 		t.Fatal(err)
@@ -408,7 +414,11 @@ func TestExpandFiles(t *testing.T) {
 		os.MkdirAll(filepath.Dir(filepath.Join(lake, f)), 0o755)
 		os.WriteFile(filepath.Join(lake, f), []byte("x"), 0o644)
 	}
-	got, err = ix.ExpandFiles(ctx, []string{filepath.Join(lake, "date=2024-06-0[1-2]")})
+	pix, err := cat.Open(ctx, "p", OpenOptions{Schema: mustSchema(t, t1s), Format: "parquet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = pix.ExpandFiles(ctx, []string{filepath.Join(lake, "date=2024-06-0[1-2]")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,7 +196,22 @@ func (ix *Index) removeFiles(ctx context.Context, names []string) error {
 // skip them. This closes the identity mismatch of §9 item 5: what the
 // FileList records is what the index rows are keyed by.
 func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, error) {
-	var out []string
+	out, _, err := ix.ExpandFilesSkipped(ctx, inputs)
+	return out, err
+}
+
+// ExpandFilesSkipped is ExpandFiles that also returns the files a folder's
+// expansion left out because their names belong to another format than
+// the index's (see ofFormat): a generator's lake.json or a README beside
+// Parquet files. Files named one by one, or matched by a glob, are kept
+// whatever their names.
+func (ix *Index) ExpandFilesSkipped(ctx context.Context, inputs []string) ([]string, []string, error) {
+	out, skipped, err := ix.expandFiles(ctx, inputs)
+	return out, skipped, err
+}
+
+func (ix *Index) expandFiles(ctx context.Context, inputs []string) (out, skipped []string, err error) {
+	format := ix.Metadata().Format
 	res := ix.cat.opts.Resolver
 	// join appends a store key below what the user typed; Canonical then
 	// escapes the result, so keys are never escaped twice.
@@ -216,6 +231,10 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 			if hiddenPath(rel) {
 				continue
 			}
+			if !ofFormat(format, path.Base(rel)) {
+				skipped = append(skipped, strings.TrimSuffix(in, "/")+"/"+rel)
+				continue
+			}
 			u, err := join(in, rel)
 			if err != nil {
 				return n, err
@@ -231,25 +250,25 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 			dirRaw, last = in[:i], in[i+1:]
 		}
 		if strings.ContainsAny(dirRaw, "*?[") {
-			return nil, aerr.Invalid("%s: glob patterns are matched in the last path segment only (a pattern may match folders: date=2024-06-0[1-3])", in)
+			return nil, nil, aerr.Invalid("%s: glob patterns are matched in the last path segment only (a pattern may match folders: date=2024-06-0[1-3])", in)
 		}
 		if strings.ContainsAny(last, "*?[") {
 			if _, err := path.Match(last, ""); err != nil {
-				return nil, aerr.Invalid("bad glob %q: %v", in, err)
+				return nil, nil, aerr.Invalid("bad glob %q: %v", in, err)
 			}
 			dirURI, err := store.Canonical(dirRaw)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", in, err)
+				return nil, nil, fmt.Errorf("%s: %w", in, err)
 			}
 			s, dirKey, err := res.Resolve(ctx, dirURI)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", in, err)
+				return nil, nil, fmt.Errorf("%s: %w", in, err)
 			}
 			prefix := strings.TrimSuffix(dirKey, "/") + "/"
 			n := 0
 			for info, err := range s.List(ctx, store.ListOptions{Prefix: prefix, Delimiter: "/"}) {
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				name := strings.TrimSuffix(strings.TrimPrefix(info.Key, prefix), "/")
 				if hidden(name) {
@@ -261,46 +280,72 @@ func (ix *Index) ExpandFiles(ctx context.Context, inputs []string) ([]string, er
 				if info.IsDir { // a matching folder: the files below it
 					k, err := folder(s, prefix+name, strings.TrimSuffix(dirRaw, "/")+"/"+name)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					n += k
 					continue
 				}
 				u, err := join(dirRaw, name)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				out = append(out, u)
 				n++
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("%s: no files match: %w", in, store.ErrNotExist)
+				return nil, nil, fmt.Errorf("%s: no files match: %w", in, store.ErrNotExist)
 			}
 			continue
 		}
 		uri, err := store.Canonical(in)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in, err)
+			return nil, nil, fmt.Errorf("%s: %w", in, err)
 		}
 		s, key, err := res.Resolve(ctx, uri)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in, err)
+			return nil, nil, fmt.Errorf("%s: %w", in, err)
 		}
 		if _, err := s.Stat(ctx, key); err == nil {
 			out = append(out, uri)
 			continue
 		} else if !errors.Is(err, store.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", in, err)
+			return nil, nil, fmt.Errorf("%s: %w", in, err)
 		}
 		n, err := folder(s, key, in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("%s: %w", in, store.ErrNotExist)
+			return nil, nil, fmt.Errorf("%s: %w", in, store.ErrNotExist)
 		}
 	}
-	return slices.Compact(slices.Sorted(slices.Values(out))), nil
+	return slices.Compact(slices.Sorted(slices.Values(out))), skipped, nil
+}
+
+// ofFormat reports whether a file found in a folder may be a data file of
+// format: a name with the format's extension (after a compression one for
+// text formats), or with no extension at all (Hive and some writers name
+// their files 000000_0). Other formats keep everything.
+func ofFormat(format, name string) bool {
+	n := strings.ToLower(name)
+	for _, c := range []string{".gz", ".bz2", ".zst", ".lz4", ".deflate", ".snappy"} {
+		if format != "parquet" {
+			n = strings.TrimSuffix(n, c)
+		}
+	}
+	ext := path.Ext(n)
+	if ext == "" {
+		return true
+	}
+	switch format {
+	case "parquet":
+		return ext == ".parquet" || ext == ".parq" || ext == ".pq"
+	case "csv":
+		return ext == ".csv" || ext == ".tsv" || ext == ".txt" || ext == ".psv" || ext == ".dat"
+	case "json":
+		return ext == ".json" || ext == ".jsonl" || ext == ".ndjson" || ext == ".txt"
+	}
+	return true
 }
 
 func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }

@@ -64,6 +64,9 @@ type metaState struct {
 // metadata.json: the loser retries as a reconnect, so it gets either the
 // winner's index or a mismatch error, never a silent overwrite.
 func (c *Catalog) Open(ctx context.Context, name string, o OpenOptions) (*Index, error) {
+	if err := ValidateNewName(name); err != nil {
+		return nil, err
+	}
 	p, err := PathsFor(name)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,12 @@
 package index
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ariadne-go/ariadne/aerr"
 )
@@ -29,6 +33,43 @@ func ValidateName(name string) error {
 		return aerr.Invalid("Index name must not be '..'")
 	case strings.HasPrefix(name, "."):
 		return aerr.Invalid("Index name '%s' must not start with '.'", name)
+	}
+	return nil
+}
+
+// MaxNameBytes is the longest index name ValidateNewName accepts: the
+// FileList's folder, "[ariadne_index] <name>", must stay within the
+// 255-byte file name limit of local file systems, with room to spare.
+const MaxNameBytes = 200
+
+// NameRule states the rule of ValidateNewName, for messages and help.
+const NameRule = "index names are 1 to 200 bytes of UTF-8 without control characters, '/', '\\' or NUL, not starting with '.'"
+
+// ValidateNewName applies ValidateName and, for a name being created or
+// written, the rules that keep it usable everywhere: valid UTF-8, no
+// control characters (they break listings and terminals) and at most
+// MaxNameBytes bytes (a longer one fails as a file name on local disk,
+// where it used to surface as "metadata is missing or corrupt").
+// Violations are ErrInvalidArgument naming the rule.
+func ValidateNewName(name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	bad := ""
+	switch {
+	case !utf8.ValidString(name):
+		bad = "is not valid UTF-8"
+	case len(name) > MaxNameBytes:
+		bad = fmt.Sprintf("is %d bytes long", len(name))
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		bad = "contains a control character"
+	}
+	if bad != "" {
+		shown := name
+		if len(shown) > 64 {
+			shown = shown[:64] + "…"
+		}
+		return aerr.Invalid("Index name %s %s: %s", strconv.Quote(shown), bad, NameRule)
 	}
 	return nil
 }

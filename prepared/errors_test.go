@@ -3,11 +3,14 @@ package prepared
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/testfixture"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -146,4 +149,46 @@ type storeResolver struct{ st store.Store }
 
 func (r storeResolver) Resolve(_ context.Context, uri string) (store.Store, string, error) {
 	return r.st, uri, nil
+}
+
+// TestLyingSourceRefused: a source whose pages contradict its footer
+// (parquet-testing's ARROW-GH-47662, and files whose footers were
+// rewritten to lie about rows, nulls or min/max) fails the prepare with
+// aerr.ErrCorruptDataFile naming it, and nothing is left in the output.
+func TestLyingSourceRefused(t *testing.T) {
+	ctx := context.Background()
+	b47662, err := os.ReadFile(testfixture.BadData47662())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]byte{"ARROW-GH-47662.parquet": b47662}
+	for _, lie := range testfixture.Lies {
+		cases["lie-"+lie+".parquet"] = testfixture.Lying(t, 3000, lie)
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			src, dst := fileStore(t), fileStore(t)
+			srcs := []Source{{URI: name}}
+			key := "flba_field"
+			if !strings.HasPrefix(name, "ARROW") {
+				// A truthful file first, so that rows are already flowing
+				// when the lie is found.
+				key = "id"
+				if err := store.WriteAll(ctx, src, "a-ok.parquet", testfixture.Lying(t, 3000, testfixture.LieNone), nil); err != nil {
+					t.Fatal(err)
+				}
+				srcs = append([]Source{{URI: "a-ok.parquet"}}, srcs...)
+			}
+			if err := store.WriteAll(ctx, src, name, b, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err := PrepareFiles(ctx, storeResolver{src}, srcs, dst, Options{Key: key, Buckets: 2})
+			if aerr.KindOf(err) != aerr.ErrCorruptDataFile || !strings.Contains(err.Error(), name) {
+				t.Fatalf("error %v, want a corrupt data file error naming %s", err, name)
+			}
+			if k := keys(t, dst); len(k) != 0 {
+				t.Errorf("left behind: %v", k)
+			}
+		})
+	}
 }

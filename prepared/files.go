@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/internal/sparkhash"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -109,6 +110,10 @@ type Stats struct {
 	// folder (0 when every partition fitted half the memory budget).
 	Runs       int
 	SpillBytes int64
+	// Notice says what this run replaced in the output (an unfinished
+	// prepare it resumed over, or a finished one it overwrote); "" if
+	// nothing.
+	Notice string
 }
 
 // PagesPerKey is the mean number of data pages per key group and column.
@@ -165,11 +170,23 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	}
 	parts := slices.Sorted(maps.Keys(byPart))
 	st := Stats{Sources: len(srcs), Choices: ch}
+	// The output is published as a set (see ManifestKey): a pending marker
+	// first, the manifest last.
+	overwrite, notice, err := begin(ctx, dst, o.Overwrite)
+	if err != nil {
+		return Stats{}, err
+	}
+	o.Overwrite = overwrite
+	if notice != "" {
+		st.Notice = notice
+		report(o, Progress{Phase: "notice", Message: notice})
+	}
 	var ss sortStats
 	fail := func(err error) (Stats, error) {
 		for _, f := range st.Files {
 			_ = dst.Delete(context.WithoutCancel(ctx), f.Key, nil)
 		}
+		_ = dst.Delete(context.WithoutCancel(ctx), PendingKey, nil)
 		return Stats{}, err
 	}
 	nb := max(o.Buckets, 1)
@@ -196,6 +213,9 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 		}
 	}
 	st.Runs, st.SpillBytes = ss.Runs, ss.SpillBytes
+	if err := commit(ctx, dst, o, &st); err != nil {
+		return fail(err)
+	}
 	return st, nil
 }
 
@@ -310,8 +330,10 @@ func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Sche
 	if !parquet.EqualNodes(ref, f.Schema()) {
 		return 0, 0, aerr.New(aerr.ErrSchemaMismatch, "prepared: %s has schema %s, other sources %s", uri, f.Schema(), ref)
 	}
-	rr := parquet.NewReader(f)
-	defer rr.Close()
+	chk, err := pqrow.NewChecker(f)
+	if err != nil {
+		return 0, 0, aerr.CorruptDataFile(uri, err)
+	}
 	key := cols.order[0]
 	var b rowBatch
 	send := func() error {
@@ -323,18 +345,52 @@ func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Sche
 			return ctx.Err()
 		}
 	}
-	n, err := readAll(ctx, rr, func(r parquet.Row) error {
-		k := 0
-		if nb > 1 {
-			k = sparkhash.Bucket(hashValue(key.typ, valueOf(r, key.index)), nb)
+	// Row group by row group, every value checked against what the footer
+	// promises for its chunk (counts, nulls, min/max): a file that lies is
+	// refused, never rewritten with made-up values.
+	var n int64
+	for g, rg := range f.RowGroups() {
+		checks := make([]*pqrow.ChunkCheck, len(rg.ColumnChunks()))
+		for c := range checks {
+			checks[c] = chk.Chunk(g, c)
 		}
-		b.rows = append(b.rows, r)
-		b.buckets = append(b.buckets, k)
-		if len(b.rows) == readBatch {
-			return send()
+		rows := rg.Rows()
+		m, rerr := readAll(ctx, rows, func(r parquet.Row) error {
+			for _, v := range r {
+				if c := v.Column(); c >= 0 && c < len(checks) {
+					if err := checks[c].Value(v); err != nil {
+						return err
+					}
+				}
+			}
+			k := 0
+			if nb > 1 {
+				k = sparkhash.Bucket(hashValue(key.typ, valueOf(r, key.index)), nb)
+			}
+			b.rows = append(b.rows, r)
+			b.buckets = append(b.buckets, k)
+			if len(b.rows) == readBatch {
+				return send()
+			}
+			return nil
+		})
+		rows.Close()
+		n += m
+		if rerr == nil {
+			for _, k := range checks {
+				if rerr = k.Done(); rerr != nil {
+					break
+				}
+			}
 		}
-		return nil
-	})
+		if ie := (*pqrow.IntegrityError)(nil); errors.As(rerr, &ie) {
+			return n, size, aerr.CorruptDataFile(uri, rerr)
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+	}
 	if err == nil && len(b.rows) > 0 {
 		err = send()
 	}
@@ -358,6 +414,9 @@ func openSource(ctx context.Context, res Resolver, uri string) (*parquet.File, i
 		parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", uri, err)
+	}
+	if _, err := pqrow.NewChecker(f); err != nil {
+		return nil, 0, aerr.CorruptDataFile(uri, err)
 	}
 	return f, info.Size, nil
 }

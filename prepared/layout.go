@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 )
 
 // The rules of the choices made from the data (docs/prepared.md, "Defaults
@@ -244,10 +245,15 @@ func scanSource(ctx context.Context, res Resolver, uri, key string, sample bool)
 		}
 	}
 	buf := make([]parquet.Value, readBatch)
-	for _, rg := range f.RowGroups() {
+	chk, err := pqrow.NewChecker(f)
+	if err != nil {
+		return nil, aerr.CorruptDataFile(uri, err)
+	}
+	for g, rg := range f.RowGroups() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		kc := chk.Chunk(g, leaf.ColumnIndex)
 		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
 		for {
 			p, err := pages.ReadPage()
@@ -257,6 +263,11 @@ func scanSource(ctx context.Context, res Resolver, uri, key string, sample bool)
 			if err != nil {
 				pages.Close()
 				return nil, fmt.Errorf("%s: %w", uri, err)
+			}
+			if err := kc.Page(p); err != nil {
+				parquet.Release(p)
+				pages.Close()
+				return nil, aerr.CorruptDataFile(uri, err)
 			}
 			vr := p.Values()
 			for {
@@ -276,6 +287,9 @@ func scanSource(ctx context.Context, res Resolver, uri, key string, sample bool)
 			parquet.Release(p)
 		}
 		pages.Close()
+		if err := kc.Done(); err != nil {
+			return nil, aerr.CorruptDataFile(uri, err)
+		}
 	}
 	if sample {
 		fs.sample, err = sampleSource(ctx, f)

@@ -122,11 +122,14 @@ type Options struct {
 type Progress struct {
 	// Phase is "scan" (first pass: footers and key column, sources
 	// done), "read" (sources read), "spill" (sorted runs written) or
-	// "write" (files written).
+	// "write" (files written), or "notice" (Message says it).
 	Phase       string
 	Done, Total int   // files of the phase
 	Rows        int64 // rows read or written so far
 	Bytes       int64 // bytes read (read) or written (write) so far
+	// Message is set for Phase "notice": what the run found in the output
+	// folder and does about it (see Stats.Notice).
+	Message string
 }
 
 // Marker is the JSON recorded under MarkerKey in every prepared file.

@@ -9,10 +9,13 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -442,7 +445,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	fe.Size, fe.ETag = info.Size, info.ETag
 	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
 	if fce := (*FileChangedError)(nil); errors.As(err, &fce) {
-		// Nothing was indexed from it yet: it is not Parquet, not changed.
+		// Nothing was indexed from it yet: it is not Parquet, or a Parquet
+		// file with corrupt parts, not a changed one.
+		if strings.HasPrefix(fce.Reason, corruptReason) {
+			return "", aerr.CorruptDataFile(fe.URI, fmt.Errorf("%w: %s: %w", pqrow.ErrCorrupt, fce.Reason, fce.Err))
+		}
 		return "", &NotParquetError{URI: fe.URI, Reason: fce.Reason, Err: fce.Err}
 	}
 	if err != nil {
@@ -452,6 +459,13 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
 	f := fm.f
+	// The footer is checked against itself, and every page decoded below
+	// against the footer: a file that lies is refused, never indexed with
+	// made-up keys.
+	chk, err := pqrow.NewChecker(f)
+	if err != nil {
+		return "", aerr.CorruptDataFile(fe.URI, err)
+	}
 	fe.Rows = f.NumRows()
 	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
 	if err != nil {
@@ -528,7 +542,10 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			pr.sp.add(span{x.r.off, x.data})
 		}
 		for i, c := range cols {
-			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i]); err != nil {
+			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c)); err != nil {
+				if ie := (*pqrow.IntegrityError)(nil); errors.As(err, &ie) {
+					return "", aerr.CorruptDataFile(fe.URI, err)
+				}
 				return "", fmt.Errorf("rowindex: %s: row group %d column %d: %w", fe.URI, rg, c, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 )
@@ -129,8 +130,9 @@ func (d *chunkDecoder) encodeTyped(k parquet.Kind, vals encoding.Values, out *ch
 }
 
 // decode decodes the n rows of a top-level, non-repeated column chunk read
-// through r into out (reset first).
-func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, out *chunkValues) error {
+// through r into out (reset first); chk checks each page against what the
+// footer promises (a *pqrow.IntegrityError on the first lie).
+func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, out *chunkValues, chk *pqrow.ChunkCheck) error {
 	fcc, ok := cc.(*parquet.FileColumnChunk)
 	if !ok {
 		return fmt.Errorf("rowindex: column chunk %T is not a file column chunk", cc)
@@ -153,11 +155,18 @@ func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, ou
 		if err != nil {
 			return err
 		}
+		if err := chk.Page(page); err != nil {
+			parquet.Release(page)
+			return err
+		}
 		err = d.page(page, kind, maxDef, &plain, out)
 		parquet.Release(page)
 		if err != nil {
 			return err
 		}
+	}
+	if err := chk.Done(); err != nil {
+		return err
 	}
 	if int64(len(out.ends)) != n {
 		return fmt.Errorf("rowindex: column %v: %d rows found, %d expected", fcc.Node(), len(out.ends), n)

@@ -5,8 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/internal/testfixture"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/store"
@@ -219,4 +225,61 @@ func TestBuildRefusesNonParquet(t *testing.T) {
 	if _, err := Open(ctx, idx, "u", Options{}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a failed build left a row index: %v", err)
 	}
+}
+
+// TestBuildRefusesLyingFile: a data file whose pages contradict its footer
+// (parquet-testing's ARROW-GH-47662, and files whose footers were
+// rewritten to lie about rows, nulls and min/max) is refused with
+// aerr.ErrCorruptDataFile naming it; no row index is left, and a build
+// over the same truthful file succeeds.
+func TestBuildRefusesLyingFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "indexes", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b47662, err := os.ReadFile(testfixture.BadData47662())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]byte{"ARROW-GH-47662.parquet": b47662}
+	for _, lie := range testfixture.Lies {
+		cases["lie-"+lie+".parquet"] = testfixture.Lying(t, 3000, lie)
+	}
+	for name, b := range cases {
+		key := "id"
+		if strings.HasPrefix(name, "ARROW") {
+			key = "flba_field"
+		}
+		if err := store.WriteAll(ctx, data, name, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := Create(ctx, idx, Definition{Name: "r", Key: key, Cover: coverFor(key)}, StoreResolver{data}, []string{name})
+		if aerr.KindOf(err) != aerr.ErrCorruptDataFile || !strings.Contains(err.Error(), name) || !errors.Is(err, pqrow.ErrCorrupt) {
+			t.Errorf("%s: %v, want a corrupt data file error naming it", name, err)
+		}
+		if _, err := Open(ctx, idx, "r", Options{}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s: a refused build left a row index: %v", name, err)
+		}
+	}
+	if err := store.WriteAll(ctx, data, "ok.parquet", testfixture.Lying(t, 3000, testfixture.LieNone), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Create(ctx, idx, Definition{Name: "r", Key: "id", Cover: []string{"name"}}, StoreResolver{data}, []string{"ok.parquet"}); err != nil {
+		t.Fatalf("truthful file: %v", err)
+	}
+}
+
+// coverFor covers the name column of the lying files, so that its pages
+// are decoded (and checked) too.
+func coverFor(key string) []string {
+	if key == "id" {
+		return []string{"name"}
+	}
+	return nil
 }

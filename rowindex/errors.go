@@ -53,6 +53,12 @@ func (e *FileChangedError) Is(target error) bool { return target == ErrDataFileC
 // Unwrap returns the underlying read error.
 func (e *FileChangedError) Unwrap() error { return e.Err }
 
+// corruptReason starts the Reason of a FileChangedError about a data file
+// whose footer reads but whose schema, offset index or page headers do
+// not: at a build, the file is refused as corrupt (aerr.ErrCorruptDataFile);
+// at a lookup, it changed since it was indexed.
+const corruptReason = "corrupt "
+
 // ColumnError reports an unusable column in one data file. It matches
 // ErrBadKeyColumn.
 type ColumnError struct {

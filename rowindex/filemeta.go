@@ -154,7 +154,7 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	fm.maxRep = maxRepetitionLevels(md.Schema)
 	fm.maxDef, fm.typeLen = leafDefinitions(md.Schema)
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
-		return nil, corrupt("%s: %v", o.uri, err)
+		return nil, &FileChangedError{URI: o.uri, Reason: corruptReason + "schema", Err: err}
 	}
 	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024
 	for _, oi := range ois {
@@ -208,7 +208,7 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 			if c.OffsetIndexOffset > 0 && c.OffsetIndexLength > 0 {
 				b := region[c.OffsetIndexOffset-lo : c.OffsetIndexOffset-lo+int64(c.OffsetIndexLength)]
 				if err := thrift.Unmarshal(new(thrift.CompactProtocol), b, &oi); err != nil {
-					return nil, nil, corrupt("%s: offset index: %v", o.uri, err)
+					return nil, nil, &FileChangedError{URI: o.uri, Reason: corruptReason + "offset index", Err: err}
 				}
 				ois = append(ois, oi)
 				aligned = append(aligned, true)
@@ -383,7 +383,7 @@ func scanPages(ctx context.Context, m *meter, o object, c *format.ColumnChunk, m
 				break
 			}
 			if probe >= end-pos {
-				return nil, false, corrupt("%s: page header at %d: %v", o.uri, pos, derr)
+				return nil, false, &FileChangedError{URI: o.uri, Reason: fmt.Sprintf("%spage header at byte %d", corruptReason, pos), Err: derr}
 			}
 		}
 		size := hlen + int64(h.CompressedPageSize)

@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -93,10 +96,44 @@ type Definition struct {
 	Aggregates []Aggregate `json:"aggregates,omitempty"`
 }
 
+// NameRule states the rule of ValidateName.
+const NameRule = "row index names are 1 to 200 bytes of UTF-8 without control characters, '/', '\\' or NUL, not starting with '.'"
+
+// ValidateName checks a row index name: it is a folder name under the
+// index (row_indexes/<name>/) and is printed by describe, so path
+// separators, "." and "..", control characters and names longer than 200
+// bytes are refused. The error matches ErrBadQuery and is an
+// aerr.ErrInvalidArgument naming the rule.
+func ValidateName(name string) error {
+	bad := ""
+	switch {
+	case name == "":
+		bad = "is empty"
+	case !utf8.ValidString(name):
+		bad = "is not valid UTF-8"
+	case len(name) > 200:
+		bad = fmt.Sprintf("is %d bytes long", len(name))
+	case strings.ContainsAny(name, "/\\\x00"):
+		bad = "contains a path separator or NUL"
+	case strings.HasPrefix(name, "."):
+		bad = "starts with '.'"
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		bad = "contains a control character"
+	}
+	if bad == "" {
+		return nil
+	}
+	shown := name
+	if len(shown) > 64 {
+		shown = shown[:64] + "…"
+	}
+	return fmt.Errorf("%w: %w", ErrBadQuery, aerr.Invalid("row index name %s %s: %s", strconv.Quote(shown), bad, NameRule))
+}
+
 // Validate checks the definition.
 func (d *Definition) Validate() error {
-	if d.Name == "" || strings.ContainsAny(d.Name, "/\\") || d.Name == "." || d.Name == ".." {
-		return badQuery("invalid row index name %q", d.Name)
+	if err := ValidateName(d.Name); err != nil {
+		return err
 	}
 	if d.Key == "" {
 		return badQuery("row index %s: no key column", d.Name)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -130,6 +132,19 @@ func parseKeys(keys []string) (fileindex.Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// addExactValues adds --value COL=VALUE flags to q: the value is
+// everything after the first '=', verbatim (commas, "..", spaces).
+func addExactValues(q fileindex.Query, values []string) error {
+	for _, kv := range values {
+		col, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(col) == "" {
+			return usagef("--value %q: want COL=VALUE", kv)
+		}
+		q[col] = append(q[col], v)
+	}
+	return nil
 }
 
 func newJoinCmd(g *globals) *cobra.Command {
@@ -342,13 +357,15 @@ func newStatsCmd(g *globals) *cobra.Command {
 					return err
 				}
 				st := fileindex.StatsSchema()
+				// JSON: snake_case keys, numbers as numbers, null where
+				// the statistic is undefined (the text table keeps the
+				// Spark library's column names).
 				var rows []map[string]any
 				for _, s := range stats {
-					m := map[string]any{}
-					for i, v := range s.Row() {
-						m[st.Fields[i].Name] = renderScalar(v)
-					}
-					rows = append(rows, m)
+					rows = append(rows, map[string]any{
+						"column": s.Column, "file_count": s.FileCount, "min_values": s.MinValues, "max_values": s.MaxValues,
+						"avg_values": decimalNumber(s.AvgValues), "median_values": s.MedianValues, "std_dev": decimalNumber(s.StdDev),
+					})
 				}
 				return g.emit(map[string]any{"name": args[0], "columns": nonNil(rows)}, func(w io.Writer) {
 					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -367,12 +384,17 @@ func newStatsCmd(g *globals) *cobra.Command {
 	}
 }
 
-// renderScalar makes a stats value JSON-friendly (decimals as text).
-func renderScalar(v any) any {
-	if s, ok := v.(fmt.Stringer); ok {
-		return s.String()
+// decimalNumber renders a decimal statistic as a JSON number (nil stays
+// null).
+func decimalNumber(d *pqrow.Decimal) any {
+	if d == nil {
+		return nil
 	}
-	return v
+	f, err := strconv.ParseFloat(d.String(), 64)
+	if err != nil {
+		return d.String()
+	}
+	return f
 }
 
 func newDeleteFilesCmd(g *globals) *cobra.Command {
@@ -435,9 +457,20 @@ func newCompactCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": args[0], "tables": res.Tables, "row_indexes": rows}, func(w io.Writer) {
+				tables := map[string]any{}
+				for t, m := range res.Tables {
+					tables[t] = map[string]any{"committed": m.Committed, "files_removed": m.FilesRemoved, "files_added": m.FilesAdded,
+						"partitions_touched": m.PartitionsTouched, "bytes_removed": m.BytesRemoved, "bytes_added": m.BytesAdded, "version": m.Version}
+				}
+				return g.emit(map[string]any{"name": args[0], "tables": tables, "row_indexes": rows}, func(w io.Writer) {
 					for _, t := range slices.Sorted(maps.Keys(res.Tables)) {
-						fmt.Fprintf(w, "%s: %+v\n", t, res.Tables[t])
+						m := res.Tables[t]
+						if !m.Committed {
+							fmt.Fprintf(w, "%s: nothing to compact\n", t)
+							continue
+						}
+						fmt.Fprintf(w, "%s: %d files (%d bytes) rewritten as %d (%d bytes), version %d\n",
+							t, m.FilesRemoved, m.BytesRemoved, m.FilesAdded, m.BytesAdded, m.Version)
 					}
 					for _, n := range slices.Sorted(maps.Keys(rows)) {
 						printRowIndexCompaction(w, n, rows[n])
@@ -478,7 +511,11 @@ func newVacuumCmd(g *globals) *cobra.Command {
 				for name, r := range rows {
 					rowsJSON[name] = map[string]any{"deleted": append([]string{}, r.Deleted...), "bytes": r.Bytes, "kept": r.Kept}
 				}
-				return g.emit(map[string]any{"name": args[0], "deleted": res.Deleted, "retain": retain.String(), "row_indexes": rowsJSON,
+				deleted := map[string][]string{}
+				for t, files := range res.Deleted {
+					deleted[t] = nonNil(files)
+				}
+				return g.emit(map[string]any{"name": args[0], "deleted": deleted, "retain": retain.String(), "retain_seconds": retain.Seconds(), "row_indexes": rowsJSON,
 					"temporary_files": append([]string{}, res.Temps...)}, func(w io.Writer) {
 					fmt.Fprintf(w, "deleted %d unreferenced file(s) older than %s\n", n, retain)
 					if len(res.Temps) > 0 {

@@ -17,14 +17,16 @@ import (
 )
 
 func newLocateCmd(g *globals) *cobra.Command {
-	var keys []string
+	var keys, exact []string
 	var keysFile, keysFormat, on string
 	var keyOpts []string
 	var perKey, explain bool
 	cmd := &cobra.Command{
-		Use:   "locate NAME (--key COL=V1,V2 [--key COL=...] | --keys FILE [--on COLS] [--per-key]) [--explain]",
+		Use:   "locate NAME (--key COL=V1,V2 [--key COL=...] [--value COL=V] | --keys FILE [--on COLS] [--per-key]) [--explain]",
 		Short: "Print the data files that can hold the given keys (AND across columns, OR within values)",
-		Long: "With --key, values are given on the command line. With --keys, they are read from a file (CSV with a\n" +
+		Long: "With --key, values are given on the command line, split at commas. --value COL=V gives one value exactly as\n" +
+			"typed (commas and all; COL ends at the first '='); both repeat and add values. With --keys, they are read\n" +
+			"from a file (CSV with a\n" +
 			"header, JSON lines, or Parquet, by extension or --keys-format), one key per row; --on picks its columns\n" +
 			"(default: all), each an index column. The union of the files is printed; --per-key also answers each\n" +
 			"distinct key on its own (key → files). --explain says how the answer was found: from the index's locate\n" +
@@ -32,8 +34,8 @@ func newLocateCmd(g *globals) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if (len(keys) == 0) == (keysFile == "") {
-				return usagef("locate: give either --key or --keys")
+			if (len(keys)+len(exact) == 0) == (keysFile == "") {
+				return usagef("locate: give either --key/--value or --keys")
 			}
 			if keysFile == "" && (perKey || on != "") {
 				return usagef("locate: --per-key and --on need --keys")
@@ -45,6 +47,9 @@ func newLocateCmd(g *globals) *cobra.Command {
 				if keysFile == "" {
 					q, err := parseKeys(keys)
 					if err != nil {
+						return err
+					}
+					if err := addExactValues(q, exact); err != nil {
 						return err
 					}
 					files, plan, err := fi.LocateWithPlan(ctx, q)
@@ -70,7 +75,8 @@ func newLocateCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&keys, "key", nil, "COL=V1,V2,...: values of an index column (repeatable; repeated columns add values)")
+	f.StringArrayVar(&keys, "key", nil, "COL=V1,V2,...: values of an index column, split at commas (repeatable; repeated columns add values)")
+	f.StringArrayVar(&exact, "value", nil, "COL=VALUE: one value taken exactly as typed, commas included (repeatable; adds to --key)")
 	f.StringVar(&keysFile, "keys", "", "file holding the keys, one per row (CSV with header, JSON lines, Parquet)")
 	f.StringVar(&keysFormat, "keys-format", "", "format of --keys: csv, json or parquet (default: by extension)")
 	f.StringArrayVar(&keyOpts, "keys-option", nil, "reader option for --keys, KEY=VALUE (e.g. sep=;)")

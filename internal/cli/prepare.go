@@ -64,6 +64,9 @@ merged. See docs/prepared.md.`,
 			if err != nil {
 				return err
 			}
+			if isMemURL(dstURL) {
+				return usagef("prepare: --out %s: a mem:// folder is gone when the command exits; write to a folder or an object store", out)
+			}
 			dst, err := store.Open(ctx, dstURL)
 			if err != nil {
 				return err
@@ -77,6 +80,10 @@ merged. See docs/prepared.md.`,
 			}
 			pp := newProgressPrinter(g.env.Stderr)
 			opts.Progress = func(p prepared.Progress) {
+				if p.Phase == "notice" {
+					fmt.Fprintln(g.env.Stderr, "prepare: "+p.Message)
+					return
+				}
 				pp.report(fileindex.Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Bytes: p.Bytes})
 			}
 			st, err := prepared.PrepareFiles(ctx, res, srcs, dst, opts)
@@ -228,7 +235,7 @@ func prepareJSON(dest string, st prepared.Stats) map[string]any {
 		"out": dest, "sources": st.Sources, "source_bytes": st.SourceBytes, "rows": st.Rows, "bytes": st.Bytes,
 		"keys": st.Keys, "pages": st.Pages, "pages_per_key": st.PagesPerKey(), "max_pages_per_key": st.MaxPagesPerKey,
 		"page_index_bytes": st.PageIndexBytes, "runs": st.Runs, "spill_bytes": st.SpillBytes,
-		"choices": choicesJSON(st.Choices), "files": files,
+		"choices": choicesJSON(st.Choices), "files": files, "manifest": prepared.ManifestKey, "notice": st.Notice,
 	}
 }
 

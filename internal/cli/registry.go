@@ -144,6 +144,12 @@ func newListCmd(g *globals) *cobra.Command {
 					return err
 				}
 				return g.emit(map[string]any{"indexes": nonNil(names)}, func(w io.Writer) {
+					if len(names) == 0 {
+						// Say where we looked: an empty answer from a
+						// mistyped store is otherwise silent.
+						u, _ := g.resolvedStoreURL()
+						fmt.Fprintf(g.env.Stderr, "no indexes in store %s\n", u)
+					}
 					for _, n := range names {
 						fmt.Fprintln(w, n)
 					}
@@ -280,7 +286,7 @@ func newAddFilesCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return g.withIndex(ctx, args[0], func(ix *index.Index) error {
-				files, err := ix.ExpandFiles(ctx, args[1:])
+				files, skipped, err := ix.ExpandFilesSkipped(ctx, args[1:])
 				if err != nil {
 					return err
 				}
@@ -288,8 +294,14 @@ func newAddFilesCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files), "added": added}, func(w io.Writer) {
+				return g.emit(map[string]any{"name": ix.Name(), "files": nonNil(files), "added": added, "skipped": nonNil(skipped)}, func(w io.Writer) {
 					fmt.Fprintf(w, "%d file(s) given, %d newly tracked by %s\n", len(files), added, ix.Name())
+					if len(skipped) > 0 {
+						fmt.Fprintf(w, "%d file(s) in the folders skipped: not %s files by their names (name them one by one to add them):\n", len(skipped), ix.Metadata().Format)
+						for _, f := range skipped {
+							fmt.Fprintf(w, "  %s\n", f)
+						}
+					}
 				})
 			})
 		},

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ariadne-go/ariadne/aerr"
 	"io"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,13 @@ func Main(ctx context.Context, args []string, env Env) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, aerr.ErrIndexNotFound) {
+		// Name the store: the usual cause is a --store (or $ARIADNE_STORE)
+		// other than the one the index lives in.
+		if u, uerr := g.resolvedStoreURL(); uerr == nil {
+			err = fmt.Errorf("%w (in store %s)", err, u)
+		}
 	}
 	var ue *usageError
 	code := 1
@@ -115,7 +123,16 @@ func (g *globals) resolvedStoreURL() (string, error) {
 		}
 		u = "file://" + filepath.ToSlash(abs)
 	}
+	if isMemURL(u) {
+		return "", usagef("--store %s: a mem:// store lives only as long as one process, and every ariadne command is its own process, so whatever a command writes there is gone when it exits; use a folder (a path or file:///dir) or an object store (s3://, gs://, azblob://)", u)
+	}
 	return u, nil
+}
+
+// isMemURL reports whether u names the in-memory store.
+func isMemURL(u string) bool {
+	scheme, _, ok := strings.Cut(u, "://")
+	return ok && strings.EqualFold(scheme, "mem")
 }
 
 // openStore opens the store root.

@@ -81,18 +81,29 @@ func buildJSON(st rowindex.BuildStats) map[string]any {
 }
 
 func newLookupCmd(g *globals) *cobra.Command {
-	var key, cursor string
+	var key, exactKey, cursor string
 	var columns []string
 	var limit int
 	var explain bool
 	cmd := &cobra.Command{
-		Use:   "lookup NAME --key COL=VALUE|LOW..HIGH [--columns COLS] [--limit N] [--cursor C] [--explain]",
+		Use:   "lookup NAME (--key COL=VALUE|LOW..HIGH | --value COL=VALUE) [--columns COLS] [--limit N] [--cursor C] [--explain]",
 		Short: "Return the rows of a key (or key range) straight from the Parquet files, by the row index",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			q, err := rowindex.ParseKeyFlag(key)
-			if err != nil {
+			if (key == "") == (exactKey == "") {
+				return usagef("lookup: give either --key COL=VALUE|LOW..HIGH or --value COL=VALUE")
+			}
+			var q rowindex.Query
+			var err error
+			if exactKey != "" {
+				// Exactly one value, as typed: ".." is not a range here.
+				col, v, ok := strings.Cut(exactKey, "=")
+				if !ok || col == "" {
+					return usagef("lookup: --value %q: want COL=VALUE", exactKey)
+				}
+				q = rowindex.Query{KeyColumn: col, KeyText: v}
+			} else if q, err = rowindex.ParseKeyFlag(key); err != nil {
 				return usagef("lookup: --key: %v", err)
 			}
 			req := ariadne.LookupRequest{Column: q.KeyColumn, Columns: splitList(strings.Join(columns, ",")), Limit: limit, Cursor: cursor}
@@ -120,11 +131,12 @@ func newLookupCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&key, "key", "", "COL=VALUE, or COL=LOW..HIGH on a sorted row index (either bound may be empty)")
+	f.StringVar(&exactKey, "value", "", "COL=VALUE: one key exactly as typed (\"..\" is not a range); COL ends at the first '='")
 	f.StringArrayVar(&columns, "columns", nil, "columns to return (comma-separated; default all)")
 	f.IntVar(&limit, "limit", 0, "at most N rows (0: all)")
 	f.StringVar(&cursor, "cursor", "", "continue after the previous page (the cursor it printed)")
 	f.BoolVar(&explain, "explain", false, "print the plan and its cost: entries, files, ranges, requests, bytes, cache hits")
-	_ = cmd.MarkFlagRequired("key")
+
 	return cmd
 }
 

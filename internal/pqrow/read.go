@@ -18,6 +18,7 @@ type File struct {
 	pf      *parquet.File
 	root    *pnode
 	numRows int64
+	check   *Checker // what the footer promises, checked as pages are read
 }
 
 // supportedCodecs are the compression codecs parquet-go decodes (not the
@@ -55,6 +56,10 @@ func OpenFile(r io.ReaderAt, size int64) (f *File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	check, err := NewChecker(pf)
+	if err != nil {
+		return nil, err
+	}
 	// Some writers (old parquet-mr) leave the footer's num_rows at 0; the
 	// row groups' counts are authoritative.
 	var total int64
@@ -72,7 +77,7 @@ func OpenFile(r io.ReaderAt, size int64) (f *File, err error) {
 		}
 		total += rg.NumRows
 	}
-	return &File{pf: pf, root: root, numRows: total}, nil
+	return &File{pf: pf, root: root, numRows: total, check: check}, nil
 }
 
 // readBufferSize is the size of the buffered reads of pages and footer:
@@ -156,7 +161,7 @@ func (f *File) Rows(ctx context.Context, st *schema.Struct, opts ReadOptions) it
 				yield(nil, fmt.Errorf("pqrow: row group %d out of range [0,%d)", gi, len(groups)))
 				return
 			}
-			if !f.readGroup(ctx, groups[gi], pl.cols, fields, yield) {
+			if !f.readGroup(ctx, gi, groups[gi], pl.cols, fields, yield) {
 				return
 			}
 		}
@@ -169,7 +174,7 @@ const rowsPerContextCheck = 1024
 
 // readGroup yields the rows of one row group; it returns false when the
 // iteration must stop.
-func (f *File) readGroup(ctx context.Context, rg parquet.RowGroup, cols []column, fields []*rnode, yield func(Row, error) bool) bool {
+func (f *File) readGroup(ctx context.Context, gi int, rg parquet.RowGroup, cols []column, fields []*rnode, yield func(Row, error) bool) bool {
 	chunks := rg.ColumnChunks()
 	curs := make([]*cursor, len(cols))
 	defer func() {
@@ -184,7 +189,8 @@ func (f *File) readGroup(ctx context.Context, rg parquet.RowGroup, cols []column
 			yield(nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, c.node.col))
 			return false
 		}
-		curs[i] = &cursor{chunk: chunks[c.node.col], conv: c.conv, maxDef: c.node.def, path: c.node.path}
+		curs[i] = &cursor{chunk: chunks[c.node.col], conv: c.conv, maxDef: c.node.def, path: c.node.path,
+			check: f.check.Chunk(gi, c.node.col)}
 	}
 	entries := make([][]entry, len(cols))
 	n := rg.NumRows()
@@ -261,7 +267,8 @@ type cursor struct {
 	pos    int
 	vals   []parquet.Value
 	eof    bool
-	read   int64 // values decoded so far
+	read   int64       // values decoded so far
+	check  *ChunkCheck // the footer's promises about this chunk
 }
 
 // valueBatch is the number of values decoded per ReadValues call: 1024 ×
@@ -277,12 +284,12 @@ func (c *cursor) finish() error {
 		}
 	}
 	if c.pos != len(c.buf) {
-		return colErr(c.path, ErrCorrupt, "column chunk has more rows than its row group")
+		return c.check.lie("pages hold more rows than the row group's %d", c.check.wantRows)
 	}
 	if want := c.chunk.NumValues(); c.read != want {
-		return colErr(c.path, ErrCorrupt, "column chunk holds %d values, its metadata says %d", c.read, want)
+		return c.check.lie("pages hold %d values, the footer gives %d", c.read, want)
 	}
-	return nil
+	return c.check.Done()
 }
 
 func (c *cursor) close() {
@@ -298,7 +305,7 @@ func (c *cursor) nextRow(dst []entry) ([]entry, error) {
 		if c.pos == len(c.buf) {
 			if c.eof {
 				if len(dst) == 0 {
-					return nil, colErr(c.path, ErrCorrupt, "column chunk has fewer rows than its row group")
+					return nil, c.check.lie("pages hold fewer rows than the row group's %d", c.check.wantRows)
 				}
 				return dst, nil
 			}
@@ -333,6 +340,9 @@ func (c *cursor) refill() error {
 		return colErr(c.path, ErrCorrupt, "%v", err)
 	}
 	defer parquet.Release(page)
+	if err := c.check.Page(page); err != nil {
+		return err
+	}
 	if c.vals == nil {
 		c.vals = make([]parquet.Value, valueBatch)
 	}
