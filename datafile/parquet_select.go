@@ -97,7 +97,7 @@ func (p *Plan) ScanTyped(ctx context.Context, res Resolver, uri string, fn func(
 	}
 	f, err := pqrow.OpenFile(store.NewReaderAt(ctx, st, key, info.Size), info.Size)
 	if err != nil {
-		return false, &FileError{URI: uri, Err: parquetErr(err)}
+		return false, &FileError{URI: uri, Err: parquetErr(uri, err)}
 	}
 	cols, ok := f.PlanTyped(p.proj.Fields, pqrow.ReadOptions{})
 	if !ok {
@@ -114,7 +114,7 @@ func (p *Plan) ScanTyped(ctx context.Context, res Resolver, uri string, fn func(
 	case fnErr != nil && errors.Is(err, fnErr):
 		return true, fnErr // the caller's own error, as it returned it
 	}
-	return true, &FileError{URI: uri, Err: parquetErr(err)}
+	return true, &FileError{URI: uri, Err: parquetErr(uri, err)}
 }
 
 // NumRows returns the file's number of rows (from its footer).
