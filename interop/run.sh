@@ -85,7 +85,7 @@ gobuild() {
 stage "go build" gobuild || finish
 
 gotest() {
-  local args=(-test.count=1 -test.timeout=45m -test.v)
+  local args=(-test.count=1 -test.timeout=60m -test.v)
   [[ -n "${ARIADNE_INTEROP_RUN:-}" ]] && args+=(-test.run "$ARIADNE_INTEROP_RUN")
   # The binary runs in the package folder (tests find ../scripts and ../../../shared from there).
   (cd "$here/go" && unshare --net sh -c 'ip link set lo up && exec "$0" "$@"' "$work/interop.test" "${args[@]}") \
