@@ -343,29 +343,38 @@ func encodeLocSnap(ctx context.Context, snap *delta.Snapshot, m *metadata.Metada
 		dir.Columns[p.col].Blocks = bs
 	}
 
-	// The directory's length depends on the offsets it holds: shift the
-	// sections by a header of a fixed point (the JSON of the final offsets
-	// is at most a few digits longer per offset than that of the relative
-	// ones, which a second pass absorbs).
-	var out []byte
+	return frameLocSnap(dir, body.Bytes())
+}
+
+// frameLocSnap lays out a snapshot object: header, directory, body. The
+// directory's length depends on the offsets it holds: the sections (relative
+// to the body in dir) are shifted by the header's length, which grows with
+// the offsets' digits. The shift grows until the directory fits in it (with
+// slack, so a shift that rolls offsets over a power of ten cannot chase
+// itself), and the directory is padded with spaces, which JSON ignores.
+func frameLocSnap(dir locSnapDir, body []byte) ([]byte, error) {
+	slack := int64(0)
 	shift := int64(0)
-	for range 4 {
+	for range 64 {
 		d := shiftDir(dir, shift)
-		d.Size = shift + int64(body.Len())
+		d.Size = shift + int64(len(body))
 		js, err := json.Marshal(d)
 		if err != nil {
 			return nil, err
 		}
-		if need := int64(locSnapHeader + len(js)); need != shift {
-			shift = need
+		need := int64(locSnapHeader + len(js))
+		if need > shift {
+			shift = need + slack
+			slack = max(2*slack, 16)
 			continue
 		}
-		out = make([]byte, 0, shift+int64(body.Len()))
+		js = append(js, bytes.Repeat([]byte{' '}, int(shift-need))...)
+		out := make([]byte, 0, shift+int64(len(body)))
 		out = append(out, locSnapMagic...)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(js)))
 		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(js, locSnapCRC))
 		out = append(out, js...)
-		out = append(out, body.Bytes()...)
+		out = append(out, body...)
 		return out, nil
 	}
 	return nil, errors.New("fileindex: locate snapshot directory did not settle")
