@@ -196,22 +196,7 @@ func (ix *Index) Refresh(ctx context.Context) error {
 		return err
 	}
 	ix.loadTypes()
-	if _, err := ix.listRowIndexes(ctx); err != nil {
-		return err
-	}
-	ix.mu.Lock()
-	names := make([]string, 0, len(ix.rows))
-	for n := range ix.rows {
-		names = append(names, n)
-	}
-	ix.mu.Unlock()
-	var errs []error
-	for _, n := range names {
-		if err := ix.refreshRowIndex(ctx, n); err != nil {
-			errs = append(errs, fmt.Errorf("row index %s: %w", n, err))
-		}
-	}
-	return errors.Join(errs...)
+	return ix.refreshRowIndexes(ctx)
 }
 
 func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {

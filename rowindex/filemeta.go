@@ -257,18 +257,24 @@ type ChunkPages struct {
 	FirstRows []int64 `json:"firstRows"`
 }
 
-// maxRepetitionLevels returns the maximum repetition level of every leaf
-// column of a flattened Parquet schema, in leaf order.
-func maxRepetitionLevels(schema []format.SchemaElement) []int {
-	var out []int
-	var walk func(i, rep int) int
-	walk = func(i, rep int) int {
+// walkLeaves calls fn for every leaf column of a flattened Parquet schema,
+// in leaf order, with its maximum repetition and definition levels. A
+// schema whose child counts run past its end stops the walk there.
+func walkLeaves(schema []format.SchemaElement, fn func(e *format.SchemaElement, rep, def int)) {
+	var walk func(i, rep, def int) int
+	walk = func(i, rep, def int) int {
 		e := &schema[i]
-		if e.RepetitionType.Valid && e.RepetitionType.V == format.Repeated {
-			rep++
+		if e.RepetitionType.Valid {
+			switch e.RepetitionType.V {
+			case format.Repeated:
+				rep++
+				def++
+			case format.Optional:
+				def++
+			}
 		}
 		if e.NumChildren.V == 0 {
-			out = append(out, rep)
+			fn(e, rep, def)
 			return i + 1
 		}
 		next := i + 1
@@ -276,7 +282,7 @@ func maxRepetitionLevels(schema []format.SchemaElement) []int {
 			if next >= len(schema) {
 				return next
 			}
-			next = walk(next, rep)
+			next = walk(next, rep, def)
 		}
 		return next
 	}
@@ -286,9 +292,16 @@ func maxRepetitionLevels(schema []format.SchemaElement) []int {
 			if next >= len(schema) {
 				break
 			}
-			next = walk(next, 0)
+			next = walk(next, 0, 0)
 		}
 	}
+}
+
+// maxRepetitionLevels returns the maximum repetition level of every leaf
+// column of a flattened Parquet schema, in leaf order.
+func maxRepetitionLevels(schema []format.SchemaElement) []int {
+	var out []int
+	walkLeaves(schema, func(_ *format.SchemaElement, rep, _ int) { out = append(out, rep) })
 	return out
 }
 
@@ -296,39 +309,14 @@ func maxRepetitionLevels(schema []format.SchemaElement) []int {
 // (FIXED_LEN_BYTE_ARRAY; 0 otherwise) of every leaf column of a flattened
 // Parquet schema, in leaf order.
 func leafDefinitions(schema []format.SchemaElement) (maxDef, typeLen []int) {
-	var walk func(i, def int) int
-	walk = func(i, def int) int {
-		e := &schema[i]
-		if e.RepetitionType.Valid && e.RepetitionType.V != format.Required {
-			def++
+	walkLeaves(schema, func(e *format.SchemaElement, _, def int) {
+		maxDef = append(maxDef, def)
+		tl := 0
+		if e.TypeLength.Valid {
+			tl = int(e.TypeLength.V)
 		}
-		if e.NumChildren.V == 0 {
-			maxDef = append(maxDef, def)
-			tl := 0
-			if e.TypeLength.Valid {
-				tl = int(e.TypeLength.V)
-			}
-			typeLen = append(typeLen, tl)
-			return i + 1
-		}
-		next := i + 1
-		for range e.NumChildren.V {
-			if next >= len(schema) {
-				return next
-			}
-			next = walk(next, def)
-		}
-		return next
-	}
-	if len(schema) > 0 {
-		next := 1
-		for range schema[0].NumChildren.V {
-			if next >= len(schema) {
-				break
-			}
-			next = walk(next, 0)
-		}
-	}
+		typeLen = append(typeLen, tl)
+	})
 	return maxDef, typeLen
 }
 
