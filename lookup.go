@@ -51,20 +51,24 @@ type LookupRequest struct {
 	Cursor string
 }
 
-// Row is one returned row.
+// Row is one returned row. Its JSON (the command line's `lookup --json`
+// and the server's lookup rows) is {"key", "file", "row_group", "row",
+// "values"}: the source of the row beside its values, which stay keyed by
+// column name apart from it, so no column name can clash with the source's.
 type Row struct {
 	// Key is the row's key, in the value model of its column.
-	Key any
+	Key any `json:"key"`
 	// File is the data file's URI, RowGroup its row group and Row its row
 	// number in the file (0-based).
-	File     string
-	RowGroup int
-	Row      int64
-	// Covered reports that the row was served from the row index alone.
-	Covered bool
+	File     string `json:"file"`
+	RowGroup int    `json:"row_group"`
+	Row      int64  `json:"row"`
+	// Covered reports that the row was served from the row index alone
+	// (the plan's covered says it for the whole lookup).
+	Covered bool `json:"-"`
 	// Values maps each returned top-level column to its value (see the
 	// package documentation for the value model).
-	Values map[string]any
+	Values map[string]any `json:"values"`
 }
 
 // KeyAggregates are the aggregates of one key (see rowindex.KeyAggregates).

@@ -91,7 +91,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			body = append(body, ',')
 		}
-		if body, err = appendRow(body, quoted, cols, nil, res.Rows[i].Values); err != nil {
+		if body, err = appendSourcedRow(body, quoted, cols, &res.Rows[i]); err != nil {
 			s.fail(w, r, err)
 			return
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/ariadne-go/ariadne"
 )
 
 // This file writes rows of the face's value model as JSON objects with
@@ -41,6 +43,29 @@ func appendRow(b []byte, quoted [][]byte, cols []string, vals []any, rec map[str
 		if b, err = appendValue(b, v); err != nil {
 			return b, err
 		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendSourcedRow appends a lookup row as the face's Row encodes: its key,
+// source (file, row group, row) and its values in column order.
+func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row) ([]byte, error) {
+	b = append(b, `{"key":`...)
+	b, err := appendValue(b, row.Key)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `,"file":`...)
+	if b, err = appendValue(b, row.File); err != nil {
+		return b, err
+	}
+	b = append(b, `,"row_group":`...)
+	b = strconv.AppendInt(b, int64(row.RowGroup), 10)
+	b = append(b, `,"row":`...)
+	b = strconv.AppendInt(b, row.Row, 10)
+	b = append(b, `,"values":`...)
+	if b, err = appendRow(b, quoted, cols, nil, row.Values); err != nil {
+		return b, err
 	}
 	return append(b, '}'), nil
 }

@@ -124,7 +124,12 @@ func rowsOf(m map[string]any) []map[string]any {
 	rs, _ := m["rows"].([]any)
 	out := make([]map[string]any, len(rs))
 	for i, r := range rs {
-		out[i] = r.(map[string]any)
+		row := r.(map[string]any)
+		// Every row carries its source beside its values.
+		if f, _ := row["file"].(string); f == "" || row["row_group"] == nil || row["row"] == nil || row["key"] == nil {
+			panic(fmt.Sprintf("lookup row without its source: %v", row))
+		}
+		out[i] = row["values"].(map[string]any)
 	}
 	return out
 }

@@ -241,7 +241,8 @@ func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, ex
 		}
 		w.WriteString("\n    ")
 		buf.Reset()
-		if err := enc.Encode(rows.Row().Values); err != nil {
+		// The row with its source: key, file, row group, row, values.
+		if err := enc.Encode(rows.Row()); err != nil {
 			return err
 		}
 		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))

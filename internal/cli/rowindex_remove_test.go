@@ -83,7 +83,7 @@ func TestRowIndexForgetsDeletedFiles(t *testing.T) {
 		res := mustRun("lookup", "plays", "--key", "user_id="+user)
 		var ds []float64
 		for _, r := range res["rows"].([]any) {
-			ds = append(ds, r.(map[string]any)["duration_ms"].(float64))
+			ds = append(ds, r.(map[string]any)["values"].(map[string]any)["duration_ms"].(float64))
 		}
 		slices.Sort(ds)
 		var count any

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 )
@@ -39,6 +43,10 @@ func TestRowIndexCommands(t *testing.T) {
 	plan := res["plan"].(map[string]any)
 	if len(rows) == 0 || plan["files"].(float64) < 1 || plan["entries"].(float64) < 1 {
 		t.Fatalf("hot key lookup: %d rows, plan %v", len(rows), plan)
+	}
+	// Each row names its source, and that row of that file is the row.
+	for _, r := range rows {
+		checkRowSource(t, r.(map[string]any))
 	}
 	// Covered: asking only for the key and cover columns reads no data file.
 	cov := decode(t, mustRun("--json", "lookup", "plays", "--key", "user_id="+itoa(hot), "--columns", "user_id,duration_ms", "--explain"))
@@ -102,5 +110,73 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) succeeded", in)
 		}
+	}
+}
+
+// checkRowSource checks that a lookup --json row's source (file, row_group,
+// row) holds the row: that row of the Parquet file has the row's values.
+func checkRowSource(t *testing.T, r map[string]any) {
+	t.Helper()
+	vals, _ := r["values"].(map[string]any)
+	file, _ := r["file"].(string)
+	rg, ok1 := r["row_group"].(float64)
+	row, ok2 := r["row"].(float64)
+	if vals == nil || file == "" || !ok1 || !ok2 || r["key"] == nil {
+		t.Fatalf("row without its source: %v", r)
+	}
+	u, err := url.Parse(file)
+	if err != nil || u.Scheme != "file" {
+		t.Fatalf("file %q: not a file URI", file)
+	}
+	f, err := os.Open(u.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.RowGroups()
+	first := int64(0) // the first row of the row group in the file
+	for _, g := range groups[:int(rg)] {
+		first += g.NumRows()
+	}
+	g := groups[int(rg)]
+	if int64(row) < first || int64(row) >= first+g.NumRows() {
+		t.Fatalf("row %v is not in row group %v (rows %d..%d)", row, rg, first, first+g.NumRows())
+	}
+	rr := g.Rows()
+	defer rr.Close()
+	if err := rr.SeekToRow(int64(row) - first); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]parquet.Row, 1)
+	if n, _ := rr.ReadRows(buf); n != 1 {
+		t.Fatalf("row %v of %s: not read", row, file)
+	}
+	compared := 0
+	for col, want := range vals {
+		leaf, ok := pf.Schema().Lookup(col)
+		if !ok {
+			continue
+		}
+		for _, v := range buf[0] {
+			w, num := want.(float64) // timestamps are text in JSON: not compared here
+			if v.Column() != leaf.ColumnIndex || !num || (v.Kind() != parquet.Int64 && v.Kind() != parquet.Int32) {
+				continue
+			}
+			compared++
+			if v.Int64() != int64(w) {
+				t.Errorf("%s row %v column %s: file has %d, lookup %v", file, row, col, v.Int64(), want)
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatalf("no integer column of %v to compare", vals)
+	}
+	if want, ok := vals["user_id"]; ok && r["key"] != want {
+		t.Errorf("key %v, values' user_id %v", r["key"], want)
 	}
 }
