@@ -134,6 +134,13 @@ func TestJSONVocabulary(t *testing.T) {
 	js("lookup", "lookup", "plays", "--key", "user_id=1", "--columns", "track")
 	js("warm", "warm", "plays")
 	js("describe", "describe", "plays")
+	// Describing every index lists each one's row indexes as describing
+	// one does.
+	all := decode(t, js("describe (all)", "describe"))
+	one := decode(t, outputs["describe"][len(outputs["describe"])-1])
+	if got := all["indexes"].([]any)[0].(map[string]any)["row_indexes"]; jsonText(t, got) != jsonText(t, one["row_indexes"]) || len(got.([]any)) != 1 {
+		t.Errorf("describe of all: row_indexes %v, describe plays: %v", got, one["row_indexes"])
+	}
 	js("compact", "compact", "plays")
 	js("vacuum", "vacuum", "plays")
 	js("prepare", "prepare", data, "--out", filepath.Join(t.TempDir(), "prep"), "--key", "user_id", "--buckets", "2")

@@ -178,46 +178,89 @@ func newDescribeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer done()
-			var sums []index.Summary
-			var desc *ariadne.Description // describe NAME only
+			var descs []*ariadne.Description
 			if len(args) == 1 {
 				err := g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
-					var err error
-					desc, err = ix.Describe(ctx)
+					desc, err := ix.Describe(ctx)
+					descs = append(descs, desc)
 					return err
 				})
 				if err != nil {
 					return err
 				}
-				sums = []index.Summary{desc.Summary}
 			} else {
-				var warns []error
-				sums, warns, err = cat.DescribeAll(ctx)
+				sums, warns, err := cat.DescribeAll(ctx)
 				for _, w := range warns {
 					fmt.Fprintln(g.env.Stderr, "warning:", w)
 				}
 				if err != nil {
 					return err
 				}
+				if descs, err = g.withRowIndexes(ctx, sums); err != nil {
+					return err
+				}
 			}
 			if g.jsonOut && len(args) == 1 {
-				return g.emit(desc, nil)
+				return g.emit(descs[0], nil)
 			}
-			return g.emit(map[string]any{"indexes": nonNil(sums)}, func(w io.Writer) {
+			return g.emit(map[string]any{"indexes": nonNil(descs)}, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tFORMAT\tFILES\tINDEXED BYTES\tREGULAR\tBLOOM\tCOMPUTED\tTEMPORAL\tRANGE\tEXPLODED")
-				for _, s := range sums {
+				for _, d := range descs {
+					s := d.Summary
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Format, s.FileCount, sizeText(s.TotalIndexedFileSize),
 						list(s.RegularIndexes), list(s.BloomIndexes), list(s.ComputedIndexes), list(s.TemporalIndexes), list(s.RangeIndexes), list(s.ExplodedFieldIndexes))
 				}
 				tw.Flush()
 				if len(args) == 1 {
 					fmt.Fprintln(w)
-					printRowIndexes(w, desc.RowIndexes)
+					printRowIndexes(w, descs[0].RowIndexes)
+					return
+				}
+				for _, d := range descs {
+					if len(d.RowIndexes) > 0 {
+						fmt.Fprintf(w, "\nrow indexes of %s:\n", d.Name)
+						printRowIndexes(w, d.RowIndexes)
+					}
 				}
 			})
 		},
 	}
+}
+
+// withRowIndexes adds each index's row indexes to its summary (describe of
+// every index), as describing one index does. A row index that cannot be
+// read is a warning, not a failure of the whole listing.
+func (g *globals) withRowIndexes(ctx context.Context, sums []index.Summary) ([]*ariadne.Description, error) {
+	st, err := g.faceStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	out := make([]*ariadne.Description, 0, len(sums))
+	for _, s := range sums {
+		d := &ariadne.Description{Summary: s, RowIndexes: []ariadne.RowIndexInfo{}}
+		out = append(out, d)
+		ix, err := st.Index(ctx, s.Name)
+		if err != nil {
+			fmt.Fprintf(g.env.Stderr, "warning: index %s: row indexes: %v\n", s.Name, err)
+			continue
+		}
+		defs, err := ix.RowIndexes(ctx)
+		if err != nil {
+			fmt.Fprintf(g.env.Stderr, "warning: index %s: row indexes: %v\n", s.Name, err)
+			continue
+		}
+		for _, def := range defs {
+			info, err := ix.DescribeRowIndex(ctx, def.Name)
+			if err != nil {
+				fmt.Fprintf(g.env.Stderr, "warning: index %s: row index %s: %v\n", s.Name, def.Name, err)
+				continue
+			}
+			d.RowIndexes = append(d.RowIndexes, info)
+		}
+	}
+	return out, nil
 }
 
 func list(s []string) string {

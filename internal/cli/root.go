@@ -211,11 +211,7 @@ func (g *globals) faceIndex(ctx context.Context, name string) (*ariadne.Index, f
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := g.resolvedStoreURL()
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := ariadne.Open(ctx, u, ariadne.WithConfig(cfg))
+	st, err := g.faceStoreWith(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,4 +221,21 @@ func (g *globals) faceIndex(ctx context.Context, name string) (*ariadne.Index, f
 		return nil, nil, err
 	}
 	return ix, func() { st.Close() }, nil
+}
+
+// faceStore opens the store through the library face; the caller closes it.
+func (g *globals) faceStore(ctx context.Context) (*ariadne.Store, error) {
+	cfg, err := g.config()
+	if err != nil {
+		return nil, err
+	}
+	return g.faceStoreWith(ctx, cfg)
+}
+
+func (g *globals) faceStoreWith(ctx context.Context, cfg config.Config) (*ariadne.Store, error) {
+	u, err := g.resolvedStoreURL()
+	if err != nil {
+		return nil, err
+	}
+	return ariadne.Open(ctx, u, ariadne.WithConfig(cfg))
 }
