@@ -128,6 +128,31 @@ func TestLookupRangeAndFilter(t *testing.T) {
 	if len(rng.Rows) != want || want == 0 {
 		t.Fatalf("range: %d rows, want %d", len(rng.Rows), want)
 	}
+	// A hash row index on ts that sorts first by name: the range still
+	// takes the sorted one (named ts, like its column), one key takes the
+	// first by name, and RowIndex picks by name (a range on the hash one
+	// is a bad query).
+	rngReq := ariadne.LookupRequest{Column: "ts", Low: lo.Format(time.RFC3339Nano), High: hi, Columns: []string{"ts", "user_id"},
+		Where: []ariadne.Filter{{Column: "user_id", Op: "=", Value: strconv.FormatInt(lake.Hot, 10)}}}
+	if _, _, err := ix.AddRowIndex(ctx, ariadne.RowIndexDefinition{Name: "0_ts_hash", Key: "ts", Kind: rowindex.KindHash}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ix.Lookup(ctx, rngReq)
+	if err != nil || again.RowIndex != rng.RowIndex || len(again.Rows) != want {
+		t.Fatalf("range beside a hash row index: %v, %+v", err, again)
+	}
+	one, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "ts", Key: lo})
+	if err != nil || one.RowIndex != "0_ts_hash" || len(one.Rows) == 0 { // the first by name, though one is named ts
+		t.Fatalf("one key: %v, %+v", err, one)
+	}
+	named, err := ix.Lookup(ctx, ariadne.LookupRequest{RowIndex: rng.RowIndex, Key: lo})
+	if err != nil || named.RowIndex != rng.RowIndex || len(named.Rows) != len(one.Rows) {
+		t.Fatalf("by name: %v, %+v", err, named)
+	}
+	rngReq.RowIndex = "0_ts_hash"
+	if _, err := ix.Lookup(ctx, rngReq); !errors.Is(err, rowindex.ErrBadQuery) {
+		t.Fatalf("range on the hash row index named: %v", err)
+	}
 	// A filter on a cover column.
 	flt, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "user_id", Key: lake.Hot, Columns: []string{"duration_ms"},
 		Where: []ariadne.Filter{{Column: "duration_ms", Op: ">=", Value: 200000}}})

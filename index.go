@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,45 +107,114 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// rowIndexFor returns the definition of the row index named col, else the
-// first serving key column col. An empty col picks the only row index.
-func (ix *Index) rowIndexFor(ctx context.Context, col string) (rowindex.Definition, error) {
-	pick := func(defs []rowindex.Definition) (rowindex.Definition, bool) {
+// rowIndexFor returns the definition of the row index that serves req:
+// the one req.RowIndex names (its key must be req.Column, if given), else,
+// among those on key column req.Column (else the one named req.Column),
+// the first by name that can answer the query — a sorted one for a range,
+// one that covers every asked column and, for aggregates only, one with
+// aggregates, when there is such a one. An empty column picks the only row
+// index.
+func (ix *Index) rowIndexFor(ctx context.Context, req LookupRequest) (rowindex.Definition, error) {
+	col := req.Column
+	isRange := req.Low != nil || req.High != nil || req.Range
+	pick := func(defs []rowindex.Definition) (rowindex.Definition, bool, error) {
+		if req.RowIndex != "" {
+			for _, d := range defs {
+				if d.Name != req.RowIndex {
+					continue
+				}
+				if col != "" && col != d.Key && col != d.Name {
+					return d, false, aerr.Invalid("row index %s is on column %s, not %s", d.Name, d.Key, col)
+				}
+				return d, true, nil
+			}
+			return rowindex.Definition{}, false, nil
+		}
 		if col == "" && len(defs) == 1 {
-			return defs[0], true
+			return defs[0], true, nil
 		}
-		var byKey *rowindex.Definition
-		for i, d := range defs {
-			if d.Name == col {
-				return d, true
+		// The row indexes on key column col, if any (a row index named
+		// like its key column is one of them); else the one named col.
+		var onKey []rowindex.Definition
+		for _, d := range defs {
+			if d.Key == col {
+				onKey = append(onKey, d)
 			}
-			if byKey == nil && d.Key == col {
-				byKey = &defs[i]
+		}
+		if len(onKey) == 0 {
+			for _, d := range defs {
+				if d.Name == col {
+					return d, true, nil
+				}
+			}
+			return rowindex.Definition{}, false, nil
+		}
+		best, bestScore := onKey[0], -1
+		for _, d := range onKey {
+			score := 0
+			if !isRange || d.Kind == rowindex.KindSorted {
+				score += 4 // can answer at all
+			}
+			if req.Columns != nil && covers(d, req.Columns) {
+				score += 2 // no data file read
+			}
+			if req.NoRows && len(d.Aggregates) > 0 {
+				score++
+			}
+			if score > bestScore {
+				best, bestScore = d, score
 			}
 		}
-		if byKey != nil {
-			return *byKey, true
+		if isRange && best.Kind != rowindex.KindSorted {
+			return best, false, fmt.Errorf("index %s: a range on %s needs a sorted row index, and its row indexes on %s are %s: %w",
+				ix.Name(), col, col, describeDefs(onKey), rowindex.ErrBadQuery)
 		}
-		return rowindex.Definition{}, false
+		return best, true, nil
 	}
-	defs, err := ix.RowIndexes(ctx)
-	if err != nil {
-		return rowindex.Definition{}, err
-	}
-	if d, ok := pick(defs); ok {
-		return d, nil
-	}
-	// Maybe created since the last listing.
-	if defs, err = ix.listRowIndexes(ctx); err != nil {
-		return rowindex.Definition{}, err
-	}
-	if d, ok := pick(defs); ok {
-		return d, nil
-	}
-	if col == "" {
-		return rowindex.Definition{}, fmt.Errorf("index %s: name the key column (it has %d row indexes): %w", ix.Name(), len(defs), rowindex.ErrBadQuery)
+	for attempt := 0; attempt < 2; attempt++ {
+		var defs []rowindex.Definition
+		var err error
+		if attempt == 0 {
+			defs, err = ix.RowIndexes(ctx)
+		} else {
+			// Maybe created since the last listing.
+			defs, err = ix.listRowIndexes(ctx)
+		}
+		if err != nil {
+			return rowindex.Definition{}, err
+		}
+		d, ok, err := pick(defs)
+		if err != nil || ok {
+			return d, err
+		}
+		if attempt == 1 && req.RowIndex != "" {
+			return rowindex.Definition{}, ix.rowIndexNotFound(ctx, req.RowIndex)
+		}
+		if attempt == 1 && col == "" {
+			return rowindex.Definition{}, fmt.Errorf("index %s: name the key column or the row index (it has %d row indexes): %w", ix.Name(), len(defs), rowindex.ErrBadQuery)
+		}
 	}
 	return rowindex.Definition{}, fmt.Errorf("index %s has no row index on %q: %w", ix.Name(), col, rowindex.ErrNotFound)
+}
+
+// covers reports whether every column in cols is the key or a cover
+// column of d.
+func covers(d rowindex.Definition, cols []string) bool {
+	for _, c := range cols {
+		if c != d.Key && !slices.Contains(d.Cover, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// describeDefs lists row indexes as "name (kind)", for messages.
+func describeDefs(defs []rowindex.Definition) string {
+	parts := make([]string, len(defs))
+	for i, d := range defs {
+		parts[i] = fmt.Sprintf("%s (%s)", d.Name, d.Kind)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rowIndex returns the open handle of the row index name, opening it on

@@ -25,8 +25,13 @@ type Filter struct {
 // High, Range) selects the rows.
 type LookupRequest struct {
 	// Column names the key column, or the row index (default: the index's
-	// only row index).
+	// only row index). Of several row indexes on the column, the lookup
+	// takes one that can answer it: a sorted one for a range, else one
+	// covering Columns, else the first by name.
 	Column string
+	// RowIndex names the row index to use, when several are on the key
+	// column (Column may then be empty, or must be its key column).
+	RowIndex string
 	// Key selects the rows of one key.
 	Key any
 	// Keys selects the rows of several keys (a batch), returned key after
@@ -188,7 +193,7 @@ type batchKey struct {
 // stream. Errors in the request are returned here; errors while reading,
 // by Err.
 func (ix *Index) LookupRows(ctx context.Context, req LookupRequest) (*LookupRows, error) {
-	def, err := ix.rowIndexFor(ctx, req.Column)
+	def, err := ix.rowIndexFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}

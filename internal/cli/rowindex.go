@@ -81,12 +81,12 @@ func buildJSON(st rowindex.BuildStats) map[string]any {
 }
 
 func newLookupCmd(g *globals) *cobra.Command {
-	var key, exactKey, cursor string
+	var key, exactKey, cursor, rowIndexName string
 	var columns []string
 	var limit int
 	var explain bool
 	cmd := &cobra.Command{
-		Use:   "lookup NAME (--key COL=VALUE|LOW..HIGH | --value COL=VALUE) [--columns COLS] [--limit N] [--cursor C] [--explain]",
+		Use:   "lookup NAME (--key COL=VALUE|LOW..HIGH | --value COL=VALUE) [--row-index ROWINDEX] [--columns COLS] [--limit N] [--cursor C] [--explain]",
 		Short: "Return the rows of a key (or key range) straight from the Parquet files, by the row index",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,7 +106,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 			} else if q, err = rowindex.ParseKeyFlag(key); err != nil {
 				return usagef("lookup: --key: %v", err)
 			}
-			req := ariadne.LookupRequest{Column: q.KeyColumn, Columns: splitList(strings.Join(columns, ",")), Limit: limit, Cursor: cursor}
+			req := ariadne.LookupRequest{Column: q.KeyColumn, RowIndex: rowIndexName, Columns: splitList(strings.Join(columns, ",")), Limit: limit, Cursor: cursor}
 			switch {
 			case q.Range:
 				req.Range = true
@@ -135,6 +135,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&columns, "columns", nil, "columns to return (comma-separated; default all)")
 	f.IntVar(&limit, "limit", 0, "at most N rows (0: all)")
 	f.StringVar(&cursor, "cursor", "", "continue after the previous page (the cursor it printed)")
+	f.StringVar(&rowIndexName, "row-index", "", "the row index to use, by name, when several are on the key column (default: one that can answer: a sorted one for a range, one covering --columns)")
 	f.BoolVar(&explain, "explain", false, "print the plan and its cost: entries, files, ranges, requests, bytes, cache hits")
 
 	return cmd
@@ -214,8 +215,8 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 	}
 	if explain {
 		p := rows.Plan()
-		fmt.Fprintf(w, "plan: %s index, %d entries, %d files, %d row ranges → %d byte ranges, covered=%v\n",
-			p.Kind, p.Entries, p.Files, p.RowRanges, p.ByteRanges, p.Covered)
+		fmt.Fprintf(w, "plan: row index %s (%s, version %d), %d entries, %d files, %d row ranges → %d byte ranges, covered=%v\n",
+			rows.RowIndex(), p.Kind, rows.Version(), p.Entries, p.Files, p.RowRanges, p.ByteRanges, p.Covered)
 		fmt.Fprintf(w, "cost: %d requests (index %d, data %d), %d bytes read, %d bytes returned, %d cache hits, %s\n",
 			p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead(), p.BytesReturned,
 			p.Index.CacheHits+p.Data.CacheHits, p.Elapsed.Round(time.Microsecond))
@@ -233,9 +234,15 @@ func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, ex
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	// The first row before any output: a lookup that fails at once (a
+	// range on a hash row index, a bad cursor) prints only its error.
+	more := rows.Next()
+	if err := rows.Err(); !more && err != nil {
+		return err
+	}
 	w.WriteString("{\n  \"rows\": [")
 	n := 0
-	for rows.Next() {
+	for ; more; more = rows.Next() {
 		if n > 0 {
 			w.WriteByte(',')
 		}
@@ -256,7 +263,7 @@ func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, ex
 		w.WriteString("\n  ")
 	}
 	w.WriteString("],\n")
-	tail := map[string]any{"columns": nonNil(rows.Columns()), "cursor": rows.Cursor()}
+	tail := map[string]any{"columns": nonNil(rows.Columns()), "cursor": rows.Cursor(), "row_index": rows.RowIndex(), "version": rows.Version()}
 	if a := rows.Aggregates(); len(a) > 0 {
 		tail["aggregates"] = a
 	}
