@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ariadne-go/ariadne/config"
@@ -200,14 +201,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	indexed := []string{"user_id", "track_uri", "ts"}
 	if !cfg.SkipBareScan {
-		fmt.Fprintf(cfg.Progress, "bare scan of %v...\n", indexed)
+		fmt.Fprintf(cfg.Progress, "bare scan of %s...\n", strings.Join(indexed, ", "))
 		cpu0 := cpuTime()
 		rep.Update.ScanTime, err = bareScan(ctx, src, indexed, uris)
 		if err != nil {
 			return nil, err
 		}
 		rep.Update.ScanCPU = cpuTime() - cpu0
-		fmt.Fprintf(cfg.Progress, "typed scan of %v...\n", indexed)
+		fmt.Fprintf(cfg.Progress, "typed scan of %s...\n", strings.Join(indexed, ", "))
 		if rep.Update.TypedScanTime, err = typedScan(ctx, src, indexed, uris); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -68,11 +69,11 @@ func newDeltaLsCmd(g *globals) *cobra.Command {
 				p := info.Protocol
 				fmt.Fprintf(w, "table:    %s\nversion:  %d\nprotocol: reader %d, writer %d", uri, info.Version, p.MinReaderVersion, p.MinWriterVersion)
 				if len(p.ReaderFeatures) > 0 || len(p.WriterFeatures) > 0 {
-					fmt.Fprintf(w, "; reader features %v; writer features %v", p.ReaderFeatures, p.WriterFeatures)
+					fmt.Fprintf(w, "; reader features %s; writer features %s", list(p.ReaderFeatures), list(p.WriterFeatures))
 				}
 				fmt.Fprintf(w, "\nschema:   %s\n", info.Schema)
 				if len(info.PartitionColumns) > 0 {
-					fmt.Fprintf(w, "partitioned by: %v\n", info.PartitionColumns)
+					fmt.Fprintf(w, "partitioned by: %s\n", strings.Join(info.PartitionColumns, ", "))
 				}
 				if info.ColumnMapping != "" && info.ColumnMapping != delta.MappingNone {
 					fmt.Fprintf(w, "column mapping: %s\n", info.ColumnMapping)

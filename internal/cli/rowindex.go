@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -208,7 +210,7 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 		tw.Flush()
 	}
 	for _, a := range rows.Aggregates() {
-		fmt.Fprintf(w, "aggregates of %v: %v\n", a.Key, a.Values)
+		fmt.Fprintf(w, "aggregates of %v: %s\n", valueText(a.Key), aggregatesText(a.Values))
 	}
 	if c := rows.Cursor(); c != "" {
 		fmt.Fprintf(w, "more rows: --cursor %s\n", c)
@@ -280,6 +282,33 @@ func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, ex
 	return nil
 }
 
+// aggregatesText renders a key's aggregates for people: name=value in
+// name order, a count-by's counts as (value=count, ...).
+func aggregatesText(vals map[string]any) string {
+	parts := make([]string, 0, len(vals))
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		v := vals[name]
+		if m, ok := v.(map[string]int64); ok {
+			counts := make([]string, 0, len(m))
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				counts = append(counts, fmt.Sprintf("%s=%d", k, m[k]))
+			}
+			parts = append(parts, fmt.Sprintf("%s=(%s)", name, strings.Join(counts, ", ")))
+			continue
+		}
+		if m, ok := v.(map[string]any); ok {
+			counts := make([]string, 0, len(m))
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				counts = append(counts, fmt.Sprintf("%s=%v", k, valueText(m[k])))
+			}
+			parts = append(parts, fmt.Sprintf("%s=(%s)", name, strings.Join(counts, ", ")))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v", name, valueText(v)))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func valueText(v any) any {
 	if t, ok := v.(time.Time); ok {
 		return t.UTC().Format(time.RFC3339Nano)
@@ -304,8 +333,9 @@ func newWarmCmd(g *globals) *cobra.Command {
 					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead}
 				}
 				return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
-					for n, c := range costs {
-						fmt.Fprintf(w, "warmed row index %s: %v\n", n, c)
+					for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
+						c := st.ByRowIndex[n]
+						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read\n", n, c.Requests, c.BytesRead)
 					}
 				})
 			})
