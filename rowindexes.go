@@ -175,13 +175,15 @@ type RowIndexCompaction struct {
 // compaction; a writer committing in between makes it fail with
 // rowindex.ErrConcurrentUpdate unless the compaction read that writer's
 // version, in which case "before" may miss its last change.
-func (ix *Index) CompactRowIndexes(ctx context.Context) (map[string]RowIndexCompaction, error) {
+func (ix *Index) CompactRowIndexes(ctx context.Context, opts ...MaintainOption) (map[string]RowIndexCompaction, error) {
+	o := maintainOptions(opts)
 	defs, err := ix.listRowIndexes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]RowIndexCompaction, len(defs))
-	for _, d := range defs {
+	for i, d := range defs {
+		o.report(MaintainProgress{Step: "compact", RowIndex: d.Name, Done: i, Total: len(defs)})
 		before, err := ix.newestManifest(ctx, d.Name)
 		if err != nil {
 			return out, fmt.Errorf("compact row index %s: %w", d.Name, err)
@@ -197,8 +199,46 @@ func (ix *Index) CompactRowIndexes(ctx context.Context) (map[string]RowIndexComp
 			IndexBytesBefore: before.IndexBytes(), IndexBytesAfter: after.IndexBytes(),
 			RemovedFiles: len(before.Removed),
 		}
+		o.report(MaintainProgress{Step: "compact", RowIndex: d.Name, Done: i + 1, Total: len(defs)})
 	}
 	return out, ix.refreshRowIndexes(ctx)
+}
+
+// MaintainOption configures CompactRowIndexes and VacuumRowIndexes.
+type MaintainOption func(*maintainConfig)
+
+type maintainConfig struct {
+	progress func(MaintainProgress)
+}
+
+// MaintainProgress reports a maintenance operation's advance over the row
+// indexes: the row index RowIndex starts (Done of Total finished before
+// it) or is finished (Done counts it).
+type MaintainProgress struct {
+	Step        string // "compact" or "vacuum"
+	RowIndex    string
+	Done, Total int
+}
+
+// WithMaintainProgress makes CompactRowIndexes and VacuumRowIndexes report
+// their advance to fn, before and after each row index (on the calling
+// goroutine).
+func WithMaintainProgress(fn func(MaintainProgress)) MaintainOption {
+	return func(c *maintainConfig) { c.progress = fn }
+}
+
+func maintainOptions(opts []MaintainOption) maintainConfig {
+	var c maintainConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+func (c maintainConfig) report(p MaintainProgress) {
+	if c.progress != nil {
+		c.progress(p)
+	}
 }
 
 // newestManifest reads the newest manifest of the row index name (no
@@ -285,6 +325,21 @@ type RowIndexVacuum = rowindex.VacuumResult
 // newest manifest does not list and that were last modified more than
 // retain ago (fragments replaced by compactions, debris of failed builds),
 // and reports each row index by name.
-func (ix *Index) VacuumRowIndexes(ctx context.Context, retain time.Duration) (map[string]RowIndexVacuum, error) {
-	return rowindex.VacuumAll(ctx, ix.folder(), retain)
+func (ix *Index) VacuumRowIndexes(ctx context.Context, retain time.Duration, opts ...MaintainOption) (map[string]RowIndexVacuum, error) {
+	o := maintainOptions(opts)
+	defs, err := rowindex.List(ctx, ix.folder())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]RowIndexVacuum, len(defs))
+	for i, d := range defs {
+		o.report(MaintainProgress{Step: "vacuum", RowIndex: d.Name, Done: i, Total: len(defs)})
+		r, err := rowindex.Vacuum(ctx, ix.folder(), d.Name, retain)
+		out[d.Name] = r
+		if err != nil {
+			return out, err
+		}
+		o.report(MaintainProgress{Step: "vacuum", RowIndex: d.Name, Done: i + 1, Total: len(defs)})
+	}
+	return out, nil
 }

@@ -23,7 +23,8 @@ type Options struct {
 	Config *config.Config
 	// Resolver opens data files by URI; nil = the catalog's.
 	Resolver *store.Resolver
-	// Progress, when set, receives progress of long operations (update).
+	// Progress, when set, receives progress of long operations (update,
+	// compact, vacuum).
 	Progress func(Progress)
 	// IgnoreLocateSnapshots makes every view of a table version scan the
 	// main table instead of reading the version's locate snapshot, as for
@@ -36,7 +37,7 @@ type Options struct {
 
 // Progress reports how far a long operation has come.
 type Progress struct {
-	Phase       string // "read", "analyze", "stage", "merge", "recover"
+	Phase       string // "read", "analyze", "stage", "merge", "recover", "snapshot", "compact", "vacuum"
 	Done, Total int    // units of the phase (files or batches)
 	Bytes       int64  // input bytes processed so far
 }

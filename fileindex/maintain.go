@@ -147,12 +147,16 @@ func (fi *FileIndex) Compact(ctx context.Context) (CompactResult, error) {
 		if err != nil {
 			return err
 		}
-		for _, t := range tables {
+		fi.updProgress(Progress{Phase: "compact", Done: 0, Total: len(tables)})
+		var rewritten int64
+		for i, t := range tables {
 			om, err := t.tbl.Optimize(ctx, delta.OptimizeOptions{})
 			if err != nil {
 				return fmt.Errorf("fileindex: compacting %s: %w", t.name, err)
 			}
 			res.Tables[t.name] = om
+			rewritten += om.BytesRemoved
+			fi.updProgress(Progress{Phase: "compact", Done: i + 1, Total: len(tables), Bytes: rewritten})
 		}
 		err = fi.ix.UpdateMetadata(ctx, func(m *metadata.Metadata) (bool, error) {
 			if m.BatchesSinceCompact == 0 {
@@ -164,7 +168,10 @@ func (fi *FileIndex) Compact(ctx context.Context) (CompactResult, error) {
 		if err != nil {
 			return err
 		}
-		return fi.snapshotAfterCommit(ctx, nil)
+		fi.updProgress(Progress{Phase: "snapshot", Done: 0, Total: 1})
+		err = fi.snapshotAfterCommit(ctx, nil)
+		fi.updProgress(Progress{Phase: "snapshot", Done: 1, Total: 1})
+		return err
 	})
 	return res, err
 }
@@ -205,14 +212,17 @@ func (fi *FileIndex) Vacuum(ctx context.Context, retention time.Duration) (Vacuu
 		if err != nil {
 			return err
 		}
-		for _, t := range tables {
+		fi.updProgress(Progress{Phase: "vacuum", Done: 0, Total: len(tables) + 1})
+		for i, t := range tables {
 			keys, err := t.tbl.Vacuum(ctx, retention, opts)
 			if err != nil {
 				return fmt.Errorf("fileindex: vacuuming %s: %w", t.name, err)
 			}
 			res.Deleted[t.name] = keys
+			fi.updProgress(Progress{Phase: "vacuum", Done: i + 1, Total: len(tables) + 1})
 		}
 		res.Temps, err = fi.ix.SweepTemps(ctx, time.Now().Add(-max(retention, minTempAge)))
+		fi.updProgress(Progress{Phase: "vacuum", Done: len(tables) + 1, Total: len(tables) + 1})
 		return err
 	})
 	return res, err

@@ -443,7 +443,7 @@ func newCompactCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				res, err := fi.Compact(ctx)
 				if err != nil {
 					return err
@@ -453,7 +453,7 @@ func newCompactCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
-				rows, err := fx.CompactRowIndexes(ctx)
+				rows, err := fx.CompactRowIndexes(ctx, ariadne.WithMaintainProgress(newProgressPrinter(g.env.Stderr).maintain))
 				if err != nil {
 					return err
 				}
@@ -489,7 +489,7 @@ func newVacuumCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return g.withFileIndex(ctx, args[0], false, func(fi *fileindex.FileIndex) error {
+			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				res, err := fi.Vacuum(ctx, retain)
 				if err != nil {
 					return err
@@ -503,7 +503,7 @@ func newVacuumCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
-				rows, err := fx.VacuumRowIndexes(ctx, retain)
+				rows, err := fx.VacuumRowIndexes(ctx, retain, ariadne.WithMaintainProgress(newProgressPrinter(g.env.Stderr).maintain))
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/fileindex"
 )
 
@@ -48,6 +49,15 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 func (p *progressPrinter) report(pr fileindex.Progress) {
 	final := pr.Total > 0 && pr.Done >= pr.Total
 	p.print(final, func(elapsed time.Duration) string { return p.format(pr, elapsed) })
+}
+
+// maintain is the ariadne.WithMaintainProgress callback of compact and
+// vacuum: a row index started or finished.
+func (p *progressPrinter) maintain(mp ariadne.MaintainProgress) {
+	final := mp.Done >= mp.Total
+	p.print(final, func(elapsed time.Duration) string {
+		return p.format(fileindex.Progress{Phase: "row " + mp.Step, Done: mp.Done, Total: mp.Total}, elapsed) + "  row index " + mp.RowIndex
+	})
 }
 
 // print renders a progress line (made by line from the time elapsed),

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/internal/lakegen"
 )
 
 func TestProgressLogLines(t *testing.T) {
@@ -25,5 +27,55 @@ func TestProgressLogLines(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "[############............] 2/4") || !strings.Contains(lines[0], "3.0 MiB (0.5 MiB/s)") {
 		t.Fatalf("line: %q", lines[0])
+	}
+}
+
+// TestProgressOfLongSteps runs the long steps on a real lake, with and
+// without --json, and checks that each shows its progress on stderr (the
+// final line of each phase is always printed) while stdout holds only the
+// answer.
+func TestProgressOfLongSteps(t *testing.T) {
+	dir := t.TempDir()
+	lakeDir, files := genLake(t, lakegen.Config{Seed: 5, TargetBytes: 1 << 20, Days: 1, FilesPerDay: 2, Users: 300, Tracks: 500})
+	first := filepath.Join(lakeDir, files[0].Key)
+	runOK(t, dir, "create", "plays", "--format", "parquet", "--infer-from", first)
+	runOK(t, dir, "add-files", "plays", lakeDir)
+	runOK(t, dir, "add-index", "plays", "--regular", "user_id")
+	prep := filepath.Join(t.TempDir(), "prep")
+	for _, c := range []struct {
+		args []string
+		want []string // progress lines (prefixes) on stderr
+	}{
+		{[]string{"update", "plays"}, []string{"read ", "merge "}},
+		{[]string{"add-row-index", "plays", "--key", "user_id"}, []string{"row index done "}},
+		{[]string{"--json", "add-row-index", "plays", "--key", "ts", "--kind", "sorted"}, []string{"row index done "}},
+		{[]string{"compact", "plays"}, []string{"compact ", "snapshot ", "row compact "}},
+		{[]string{"--json", "compact", "plays"}, []string{"compact ", "snapshot ", "row compact "}},
+		{[]string{"vacuum", "plays", "--retain", "0s"}, []string{"vacuum ", "row vacuum "}},
+		{[]string{"--json", "vacuum", "plays", "--retain", "0s"}, []string{"vacuum ", "row vacuum "}},
+		{[]string{"prepare", lakeDir, "--out", prep, "--key", "user_id", "--buckets", "2"}, []string{"scan ", "read "}},
+		{[]string{"--json", "prepare", lakeDir, "--out", prep, "--key", "user_id", "--buckets", "2", "--overwrite"}, []string{"scan ", "read "}},
+	} {
+		code, out, errs := run(t, dir, c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		if c.args[0] == "--json" {
+			decode(t, out) // one JSON document, no progress in it
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, "\n"+w) && !strings.HasPrefix(errs, w) {
+				t.Errorf("%v: no %q progress line on stderr:\n%s", c.args, w, errs)
+			}
+		}
+		if strings.Contains(out, "[####") {
+			t.Errorf("%v: progress on stdout:\n%s", c.args, out)
+		}
+	}
+	// The final line of a row index step names the row index and counts
+	// every one.
+	_, _, errs := run(t, dir, "compact", "plays")
+	if !strings.Contains(errs, "row compact  [########################] 2/2") {
+		t.Errorf("compact's row index progress:\n%s", errs)
 	}
 }
