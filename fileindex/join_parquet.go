@@ -67,21 +67,21 @@ type JoinStats struct {
 	Path   JoinPath `json:"path"`
 	// FilterColumn is the join column whose keys select rows (PathLate and
 	// PathFiltered); Keys its number of distinct non-null keys.
-	FilterColumn string `json:"filterColumn,omitempty"`
+	FilterColumn string `json:"filter_column,omitempty"`
 	Keys         int    `json:"keys,omitempty"`
 	// FilesLocated is the number of data files the index located.
-	FilesLocated int `json:"filesLocated"`
+	FilesLocated int `json:"files_located"`
 	// Row groups and key-column pages seen and skipped (PathLate only;
 	// pages only where a file has a column index).
-	RowGroups        int `json:"rowGroups,omitempty"`
-	RowGroupsSkipped int `json:"rowGroupsSkipped,omitempty"`
+	RowGroups        int `json:"row_groups,omitempty"`
+	RowGroupsSkipped int `json:"row_groups_skipped,omitempty"`
 	Pages            int `json:"pages,omitempty"`
-	PagesSkipped     int `json:"pagesSkipped,omitempty"`
+	PagesSkipped     int `json:"pages_skipped,omitempty"`
 	// RowsScanned is the number of rows whose key was decoded (PathLate)
 	// or that were decoded whole (the other paths); RowsLoaded the number
 	// handed to DuckDB as the index side.
-	RowsScanned int64 `json:"rowsScanned"`
-	RowsLoaded  int64 `json:"rowsLoaded"`
+	RowsScanned int64 `json:"rows_scanned"`
+	RowsLoaded  int64 `json:"rows_loaded"`
 	// Requests (stats and ranged reads) and Bytes (read) count the
 	// data-file store's work.
 	Requests int64 `json:"requests"`
@@ -89,8 +89,8 @@ type JoinStats struct {
 	// EngineFilesRead and EngineBytesRead are what another engine reported
 	// its scans read (Spark's "number of files read" and "size of files
 	// read"); 0 with DuckDB, whose reads are Requests and Bytes.
-	EngineFilesRead int64 `json:"engineFilesRead,omitempty"`
-	EngineBytesRead int64 `json:"engineBytesRead,omitempty"`
+	EngineFilesRead int64 `json:"engine_files_read,omitempty"`
+	EngineBytesRead int64 `json:"engine_bytes_read,omitempty"`
 	// Plan says why the path was chosen between PathLate and PathScan
 	// (join_scan.go): the share of sampled rows that match, or what kept
 	// the engine from reading the files itself.

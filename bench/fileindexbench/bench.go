@@ -85,12 +85,14 @@ func (c *Config) defaults() {
 	}
 }
 
-// Report is what Run measured. Durations are nanoseconds in JSON.
+// Report is what Run measured. Its JSON is in the command line's one
+// vocabulary (docs/cli-json.md): snake_case keys, durations as numbers
+// whose key names the unit (update_seconds, p50_ms; see json.go).
 type Report struct {
 	// The lake.
 	Files     int   `json:"files"`
 	Rows      int64 `json:"rows"`
-	DataBytes int64 `json:"dataBytes"`
+	DataBytes int64 `json:"data_bytes"`
 	Sorted    bool  `json:"sorted"`
 	Users     int   `json:"users"`
 	// Indexes describes the definitions (for the table's caption).
@@ -103,37 +105,37 @@ type Report struct {
 	Join []JoinReport `json:"join"`
 	// GOMAXPROCS and the Go version of the run.
 	Procs     int    `json:"procs"`
-	GoVersion string `json:"goVersion"`
+	GoVersion string `json:"go_version"`
 }
 
 // UpdateReport is the build side: Update against a bare scan of the indexed
 // columns with the same reader.
 type UpdateReport struct {
-	Time      time.Duration `json:"time"`
+	Time      time.Duration `json:"-"` // JSON: update_seconds
 	Batches   int           `json:"batches"`
-	MBps      float64       `json:"mbPerSecond"` // input MB (1e6 bytes) per second
-	ScanTime  time.Duration `json:"scanTime"`    // 0 when skipped
-	ScanMBps  float64       `json:"scanMBPerSecond"`
-	Ratio     float64       `json:"updateOverScan"` // Time / ScanTime
-	HeapPeak  uint64        `json:"heapPeakBytes"`  // largest Go HeapInuse sampled every 10 ms
-	RSSPeak   int64         `json:"rssPeakBytes"`   // VmHWM (Go + DuckDB), -1 if unknown
-	RSSReset  bool          `json:"rssPeakReset"`   // VmHWM was reset before the update (else: process-wide)
-	IndexSize int64         `json:"indexBytes"`     // bytes under the index root afterwards
+	MBps      float64       `json:"mb_per_second"` // input MB (1e6 bytes) per second
+	ScanTime  time.Duration `json:"-"`             // JSON: scan_seconds; 0 when skipped
+	ScanMBps  float64       `json:"scan_mb_per_second"`
+	Ratio     float64       `json:"update_over_scan"` // Time / ScanTime
+	HeapPeak  uint64        `json:"heap_peak_bytes"`  // largest Go HeapInuse sampled every 10 ms
+	RSSPeak   int64         `json:"rss_peak_bytes"`   // VmHWM (Go + DuckDB), -1 if unknown
+	RSSReset  bool          `json:"rss_peak_reset"`   // VmHWM was reset before the update (else: process-wide)
+	IndexSize int64         `json:"index_bytes"`      // bytes under the index root afterwards
 	// TypedScanTime is a bare scan of the same columns with the typed page
 	// reader the update's Go summaries use (0 when skipped); TypedRatio is
 	// Time / TypedScanTime.
-	TypedScanTime time.Duration `json:"typedScanTime"`
-	TypedRatio    float64       `json:"updateOverTypedScan"`
+	TypedScanTime time.Duration `json:"-"` // JSON: typed_scan_seconds
+	TypedRatio    float64       `json:"update_over_typed_scan"`
 	// CPU times (user + system of the whole process) of the update and of
 	// the row-reader bare scan: on a shared machine they depend on the
 	// load much less than wall times.
-	CPU     time.Duration `json:"cpu"`
-	ScanCPU time.Duration `json:"scanCPU"`
+	CPU     time.Duration `json:"-"` // JSON: cpu_seconds
+	ScanCPU time.Duration `json:"-"` // JSON: scan_cpu_seconds
 	// What the update reported: its stages, the files summarised from
 	// typed pages, whether the locate snapshot came from memory.
-	Stages             fileindex.UpdateStages `json:"stages"`
-	TypedFiles         int                    `json:"typedFiles"`
-	SnapshotFromMemory bool                   `json:"snapshotFromMemory"`
+	Stages             fileindex.UpdateStages `json:"-"` // JSON: stages, in seconds
+	TypedFiles         int                    `json:"typed_files"`
+	SnapshotFromMemory bool                   `json:"snapshot_from_memory"`
 }
 
 // LocateReport is one key count's locates.
@@ -141,11 +143,11 @@ type LocateReport struct {
 	Keys     int           `json:"keys"`
 	Cold     bool          `json:"cold"`
 	Queries  int           `json:"queries"`
-	P50      time.Duration `json:"p50"`
-	P99      time.Duration `json:"p99"`
-	Requests float64       `json:"requestsPerQuery"` // index-store requests
-	Bytes    float64       `json:"bytesPerQuery"`    // index-store bytes read
-	Files    float64       `json:"filesPerQuery"`    // files located
+	P50      time.Duration `json:"-"`                  // JSON: p50_ms
+	P99      time.Duration `json:"-"`                  // JSON: p99_ms
+	Requests float64       `json:"requests_per_query"` // index-store requests
+	Bytes    float64       `json:"bytes_per_query"`    // index-store bytes read
+	Files    float64       `json:"files_per_query"`    // files located
 }
 
 // JoinReport is one key count's inner join, ours against DuckDB's.
@@ -153,14 +155,14 @@ type JoinReport struct {
 	Keys      int                 `json:"keys"`
 	Rows      int64               `json:"rows"` // result rows (identical for both, or Run fails)
 	Runs      int                 `json:"runs"` // repetitions of the pair; times are medians
-	Time      time.Duration       `json:"time"`
-	P90       time.Duration       `json:"p90"`
-	Files     int                 `json:"filesRead"`
-	Bytes     int64               `json:"bytesRead"` // data-file bytes read by our join
-	Stats     fileindex.JoinStats `json:"stats"`     // how our join read the index side
-	DuckTime  time.Duration       `json:"duckTime"`  // 0 when skipped
-	DuckP90   time.Duration       `json:"duckP90"`
-	DuckFiles int                 `json:"duckFiles"` // every lake file
+	Time      time.Duration       `json:"-"`    // JSON: p50_ms
+	P90       time.Duration       `json:"-"`    // JSON: p90_ms
+	Files     int                 `json:"files_read"`
+	Bytes     int64               `json:"bytes_read"`   // data-file bytes read by our join
+	Stats     fileindex.JoinStats `json:"stats"`        // how our join read the index side
+	DuckTime  time.Duration       `json:"-"`            // JSON: duckdb_p50_ms; 0 when skipped
+	DuckP90   time.Duration       `json:"-"`            // JSON: duckdb_p90_ms
+	DuckFiles int                 `json:"duckdb_files"` // every lake file
 }
 
 // Run generates (or reuses) a listening-history lake under cfg.Dir,

@@ -119,9 +119,10 @@ type Report struct {
 	WarmUp WarmUp `json:"warm_up"`
 	// Phases are cold (before any warm-up) and warm.
 	Phases []Phase `json:"phases"`
-	// CPUs is runtime.NumCPU; LoadAverage /proc/loadavg at the end.
-	CPUs        int    `json:"cpus"`
-	LoadAverage string `json:"load_average"`
+	// CPUs is runtime.NumCPU; LoadAverage the 1, 5 and 15 minute load
+	// averages of /proc/loadavg at the end (empty where there is none).
+	CPUs        int       `json:"cpus"`
+	LoadAverage []float64 `json:"load_average"`
 }
 
 // LakeInfo describes the generated lake.
@@ -233,9 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Phases = append(rep.Phases, warm)
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	rep.LoadAverage = loadAverage()
 	return rep, nil
 }
 
@@ -523,7 +522,30 @@ func (r *Report) Format(w io.Writer) {
 			p.P50MS, p.P90MS, p.P99MS, p.MaxMS, float64(p.Rows)/q, float64(p.IndexRequests)/q, float64(p.DataRequests)/q,
 			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6)
 	}
-	fmt.Fprintf(w, "%d CPUs, load average %s\n", r.CPUs, r.LoadAverage)
+	load := make([]string, len(r.LoadAverage))
+	for i, l := range r.LoadAverage {
+		load[i] = strconv.FormatFloat(l, 'f', 2, 64)
+	}
+	fmt.Fprintf(w, "%d CPUs, load average %s\n", r.CPUs, strings.Join(load, " "))
+}
+
+// loadAverage reads the 1, 5 and 15 minute load averages (none where
+// /proc/loadavg is missing).
+func loadAverage() []float64 {
+	out := []float64{}
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return out
+	}
+	for i, f := range strings.Fields(string(b)) {
+		if i == 3 {
+			break
+		}
+		if v, err := strconv.ParseFloat(f, 64); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // RunURL loads a running server (Config.URL) with lookups of Config.Keys,
@@ -561,9 +583,7 @@ func RunURL(ctx context.Context, cfg Config) (*Report, error) {
 		ph.RSSBytes = 0 // the server is another process
 		rep.Phases = append(rep.Phases, ph)
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	rep.LoadAverage = loadAverage()
 	return rep, nil
 }
 

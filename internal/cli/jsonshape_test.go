@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/bench/fileindexbench"
+	"github.com/ariadne-go/ariadne/bench/rowindexbench"
+	"github.com/ariadne-go/ariadne/bench/servebench"
 )
 
 // shapeGolden pins the --json vocabulary of every command (its keys and
@@ -79,6 +85,9 @@ func shape(t *testing.T, cmd string, v any, path string, out map[string]bool) {
 		out[path+":string"] = true
 	case float64:
 		out[path+":number"] = true
+		if x == 1.5e9 {
+			t.Errorf("%s: %q is a duration in nanoseconds; write seconds or milliseconds, named in the key", cmd, path)
+		}
 	case bool:
 		out[path+":bool"] = true
 	case nil:
@@ -149,6 +158,22 @@ func TestJSONVocabulary(t *testing.T) {
 	js("remove", "remove", "plays")
 	_, errOut, _ := run(t, dir, "--json", "describe", "nope")
 	outputs["(any command failing)"] = []string{errOut}
+	// The bench reports: a run takes minutes, so their real report structs,
+	// every field set (omitted-when-empty ones too), through the encoder
+	// `bench ... --json` prints them with.
+	for name, rep := range map[string]any{
+		"bench rowindex":  new(rowindexbench.Report),
+		"bench fileindex": new(fileindexbench.Report),
+		"bench serve":     new(servebench.Report),
+	} {
+		fillAll(reflect.ValueOf(rep).Elem())
+		var b strings.Builder
+		g := &globals{env: Env{Stdout: &b}, jsonOut: true}
+		if err := g.emit(rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		outputs[name] = []string{b.String()}
+	}
 
 	var b strings.Builder
 	for _, cmd := range slices.Sorted(func(yield func(string) bool) {
@@ -204,5 +229,50 @@ func TestJSONVocabulary(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), "```\n"+got+"```\n") {
 		t.Errorf("docs/cli-json.md does not list the current vocabulary")
+	}
+}
+
+// fillAll sets every exported field reachable from v to a non-zero value
+// (slices and maps of one element), so that a report's JSON shows every
+// key it can have. Durations are set to 1.5 s, which a raw encoding would
+// show as 1500000000: TestJSONVocabulary refuses that number.
+func fillAll(v reflect.Value) {
+	if v.Type() == reflect.TypeFor[time.Duration]() {
+		v.SetInt(int64(1500 * time.Millisecond))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillAll(v.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(v.Elem())
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes and raw JSON: left empty
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillAll(v.Index(0))
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillAll(k)
+		fillAll(e)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(2)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(2)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(2.5)
 	}
 }
