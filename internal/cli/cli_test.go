@@ -157,11 +157,11 @@ func TestDeltaLs(t *testing.T) {
 		t.Fatal(errs)
 	}
 	m := decode(t, out)
-	if m["version"] != 1.0 || m["numRecords"] != 8.0 || m["numFiles"] != 1.0 {
+	if m["version"] != 1.0 || m["num_records"] != 8.0 || m["num_files"] != 1.0 || len(m["protocol"].(map[string]any)["reader_features"].([]any)) == 0 {
 		t.Fatalf("delta ls: %s", out)
 	}
 	code, out, _ = run(t, t.TempDir(), "--json", "delta", "ls", "--version", "0", table)
-	if code != 0 || decode(t, out)["numRecords"] != 10.0 {
+	if code != 0 || decode(t, out)["num_records"] != 10.0 {
 		t.Fatalf("time travel: %s", out)
 	}
 	code, out, _ = run(t, t.TempDir(), "--json", "delta", "ls", filepath.Join(table, "..", "simple_table_features"))

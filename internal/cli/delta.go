@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,12 +21,36 @@ func newDeltaCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// deltaLs is the JSON output of `delta ls`: the table's URL and the
-// snapshot description of package delta.
-type deltaLs struct {
-	Table string `json:"table"`
-	delta.TableInfo
-	Schema json.RawMessage `json:"schema"`
+// deltaLsJSON is the JSON output of `delta ls` in the command line's
+// vocabulary: snake_case keys, lists never null, the schema as its JSON
+// text (as `create` prints it), a file's record count null when its stats
+// lack it.
+func deltaLsJSON(uri string, info delta.TableInfo) map[string]any {
+	files := make([]map[string]any, len(info.Files))
+	for i, f := range info.Files {
+		var n any
+		if f.NumRecords != nil {
+			n = *f.NumRecords
+		}
+		pv := map[string]string{}
+		for k, v := range f.PartitionValues {
+			pv[k] = v
+		}
+		files[i] = map[string]any{"path": f.Path, "size": f.Size, "num_records": n, "deleted_rows": f.DeletedRows, "partition_values": pv}
+	}
+	conf := map[string]string{}
+	for k, v := range info.Configuration {
+		conf[k] = v
+	}
+	p := info.Protocol
+	return map[string]any{
+		"table": uri, "version": info.Version,
+		"protocol": map[string]any{"min_reader_version": p.MinReaderVersion, "min_writer_version": p.MinWriterVersion,
+			"reader_features": nonNil(p.ReaderFeatures), "writer_features": nonNil(p.WriterFeatures)},
+		"schema": info.SchemaString, "partition_columns": nonNil(info.PartitionColumns), "configuration": conf,
+		"column_mapping": string(info.ColumnMapping), "files": files, "num_files": info.NumFiles, "size_bytes": info.SizeBytes,
+		"num_records": info.NumRecords, "records_known": info.RecordsKnown,
+	}
 }
 
 func newDeltaLsCmd(g *globals) *cobra.Command {
@@ -61,11 +84,7 @@ func newDeltaLsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			info := delta.Describe(ctx, snap)
-			if info.Files == nil {
-				info.Files = []delta.FileInfo{}
-			}
-			out := deltaLs{Table: uri, TableInfo: info, Schema: json.RawMessage(info.SchemaString)}
-			return g.emit(out, func(w io.Writer) {
+			return g.emit(deltaLsJSON(uri, info), func(w io.Writer) {
 				p := info.Protocol
 				fmt.Fprintf(w, "table:    %s\nversion:  %d\nprotocol: reader %d, writer %d", uri, info.Version, p.MinReaderVersion, p.MinWriterVersion)
 				if len(p.ReaderFeatures) > 0 || len(p.WriterFeatures) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/ariadne-go/ariadne/bench/fileindexbench"
 	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 	"github.com/ariadne-go/ariadne/bench/servebench"
+	"github.com/ariadne-go/ariadne/index"
 )
 
 // shapeGolden pins the --json vocabulary of every command (its keys and
@@ -48,6 +49,8 @@ var dataKeyed = map[string]bool{
 	"aggregates[].values":      true,
 	"removed_from_row_indexes": true,
 	"tables":                   true, // compact: per index table
+	"configuration":            true, // delta ls: the table's properties
+	"files[].partition_values": true, // delta ls: per partition column
 	"deleted":                  true, // vacuum: per index table
 	"compact.tables":           true,
 }
@@ -153,6 +156,8 @@ func TestJSONVocabulary(t *testing.T) {
 	js("compact", "compact", "plays")
 	js("vacuum", "vacuum", "plays")
 	js("prepare", "prepare", data, "--out", filepath.Join(t.TempDir(), "prep"), "--key", "user_id", "--buckets", "2")
+	paths, _ := index.PathsFor("plays")
+	js("delta ls", "delta", "ls", "file://"+filepath.ToSlash(dir)+"/"+paths.Main)
 	js("delete-files", "delete-files", "plays", "file://"+filepath.ToSlash(p0))
 	js("drop-row-index", "drop-row-index", "plays", "user_id")
 	js("remove", "remove", "plays")

@@ -87,10 +87,12 @@ func TestTextOutputHasNoGoSyntax(t *testing.T) {
 	text("prepare", data, "--out", filepath.Join(t.TempDir(), "prep"), "--key", "user_id", "--buckets", "2")
 	paths, _ := index.PathsFor("plays")
 	text("delta", "ls", "file://"+filepath.ToSlash(dir)+"/"+paths.Main)
+	dv, _ := filepath.Abs("../../testdata/delta-rs/table-with-dv-small") // with reader and writer features
+	text("delta", "ls", dv)
 	text("delete-files", "plays", "file://"+filepath.ToSlash(p0))
 	text("drop-row-index", "plays", "ms_sorted")
 	text("remove", "plays")
-	if checked < 28 {
+	if checked < 29 {
 		t.Fatalf("%d commands checked", checked)
 	}
 	// The pattern catches what it is meant to.
