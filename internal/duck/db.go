@@ -94,6 +94,12 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		d.Close()
 		return nil, err
 	}
+	for _, s := range sparkArithMacros() {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			d.Close()
+			return nil, sqlErr(s, err)
+		}
+	}
 	return d, nil
 }
 

@@ -137,7 +137,9 @@ var castTargets = map[string]func(e string) string{
 	"real":     func(e string) string { return "spark_to_float(" + e + ", typeof(" + e + "))" },
 	"date":     sparkDate,
 	"timestamp": func(e string) string {
-		return "coalesce(TRY_CAST(" + e + " AS TIMESTAMP), spark_to_timestamp(" + e + ", typeof(" + e + ")))"
+		return "coalesce(TRY_CAST(" + e + " AS TIMESTAMP), spark_to_timestamp(" + e + ", typeof(" + e + ")), " +
+			"CASE spark_timestamp_saturates(" + e + ", typeof(" + e + ")) WHEN 1 THEN CAST('infinity' AS TIMESTAMP) " +
+			"WHEN -1 THEN CAST('-infinity' AS TIMESTAMP) END)"
 	},
 	"boolean": func(e string) string { return "TRY_CAST(" + e + " AS BOOLEAN)" },
 	"binary":  func(e string) string { return "TRY_CAST(" + e + " AS BLOB)" },
@@ -241,6 +243,14 @@ func init() {
 	dateUnits := map[string]string{"year": "year", "yyyy": "year", "yy": "year", "quarter": "quarter",
 		"month": "month", "mon": "month", "mm": "month", "week": "week"}
 
+	regexLike := fixed(2, func(r []string, args [][]tok) (string, error) {
+		re, err := regexArg(args[1], true)
+		if err != nil {
+			return "", err
+		}
+		return "regexp_matches(" + r[0] + ", " + re + ")", nil
+	})
+
 	sparkFunctions = map[string]sparkRule{
 		// strings
 		"lower":            simple(1, func(r []string) string { return caseMap("lower", "spark_lower", r[0]) }),
@@ -287,27 +297,39 @@ func init() {
 		"instr":   simple(2, func(r []string) string { return asInt("instr(" + str(r[0]) + ", " + r[1] + ")") }),
 		"locate":  simple(2, func(r []string) string { return asInt("instr(" + str(r[1]) + ", " + r[0] + ")") }),
 		"ascii":   simple(1, func(r []string) string { return asInt("ascii(" + str(r[0]) + ")") }),
-		"split": simple(2, func(r []string) string {
-			return "(CASE WHEN (" + r[0] + ") = '' THEN [''] ELSE regexp_split_to_array(" + r[0] + ", " + r[1] + ") END)"
+		"split": fixed(2, func(r []string, args [][]tok) (string, error) {
+			re, err := regexArg(args[1], false)
+			if err != nil {
+				return "", err
+			}
+			return "(CASE WHEN (" + r[0] + ") = '' THEN [''] ELSE regexp_split_to_array(" + r[0] + ", " + re + ") END)", nil
 		}),
 		"split_part": simple(3, func(r []string) string { return call("split_part", r) }),
-		"regexp_extract": {min: 2, max: 3, rewrite: func(r []string, _ [][]tok) (string, error) {
+		"regexp_extract": {min: 2, max: 3, rewrite: func(r []string, args [][]tok) (string, error) {
 			g := "1"
 			if len(r) == 3 {
 				g = r[2]
 			}
-			return "regexp_extract(" + r[0] + ", " + r[1] + ", " + g + ")", nil
+			re, err := regexArg(args[1], false)
+			if err != nil {
+				return "", err
+			}
+			return "regexp_extract(" + r[0] + ", " + re + ", " + g + ")", nil
 		}},
 		"regexp_replace": fixed(3, func(r []string, args [][]tok) (string, error) {
 			rep, ok := stringLiteral(args[2])
 			if !ok {
 				return "", refusal("the replacement must be a string literal")
 			}
-			return "regexp_replace(" + r[0] + ", " + r[1] + ", " + String(javaReplacement(rep)) + ", 'g')", nil
+			re, err := regexArg(args[1], false)
+			if err != nil {
+				return "", err
+			}
+			return "regexp_replace(" + r[0] + ", " + re + ", " + String(javaReplacement(rep)) + ", 'g')", nil
 		}),
-		"regexp_like": simple(2, func(r []string) string { return call("regexp_matches", r) }),
-		"rlike":       simple(2, func(r []string) string { return call("regexp_matches", r) }),
-		"regexp":      simple(2, func(r []string) string { return call("regexp_matches", r) }),
+		"regexp_like": regexLike,
+		"rlike":       regexLike,
+		"regexp":      regexLike,
 		"initcap":     refused("DuckDB has no initcap with Spark's rule (capitalise after white space only)"),
 
 		// arrays

@@ -340,26 +340,27 @@ func registerSparkFunctions(conn *sql.Conn) error {
 			return err
 		}
 	}
-	// Spark casts a number to a timestamp as seconds since the epoch.
+	// Spark casts a number to a timestamp as seconds since the epoch:
+	// TimeUnit.SECONDS.toMicros for integers and (d * 1e6).toLong for
+	// doubles (NaN and ±Infinity NULL), both saturating at Long.MIN_VALUE
+	// and Long.MAX_VALUE µs. Those two lie outside what duckdb-go can pass
+	// as a time.Time; they are DuckDB's ±infinity, which the translation
+	// gives from spark_timestamp_saturates (and fromDuck reads -infinity as
+	// Long.MIN_VALUE µs).
 	if err := anyFn("spark_to_timestamp", duckdb.TYPE_TIMESTAMP, false, func(v []driver.Value) (any, error) {
-		var us int64
-		switch x := v[0].(type) {
-		case int8, int16, int32, int64:
-			n, _ := sparkToIntegral(x, "", 64)
-			if n > math.MaxInt64/1_000_000 || n < math.MinInt64/1_000_000 {
-				return nil, nil // Spark saturates at ±2^63-1 µs, DuckDB's ±infinity
-			}
-			us = n * 1_000_000
-		case float32, float64:
-			d, _ := sparkToDouble(x, "")
-			if math.IsNaN(d) || math.IsInf(d, 0) || math.Abs(d) >= math.MaxInt64/1e6 {
-				return nil, nil
-			}
-			us = int64(d * 1e6)
-		default:
+		us, sat, ok := sparkSecondsToMicros(v[0])
+		if !ok || sat != 0 {
 			return nil, nil
 		}
 		return time.UnixMicro(us).UTC(), nil
+	}); err != nil {
+		return err
+	}
+	if err := anyFn("spark_timestamp_saturates", duckdb.TYPE_INTEGER, false, func(v []driver.Value) (any, error) {
+		if _, sat, ok := sparkSecondsToMicros(v[0]); ok && sat != 0 {
+			return int32(sat), nil
+		}
+		return nil, nil
 	}); err != nil {
 		return err
 	}
@@ -481,4 +482,35 @@ type scalarUDF struct {
 func (u *scalarUDF) Config() duckdb.ScalarFuncConfig { return u.cfg }
 func (u *scalarUDF) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: u.fn}
+}
+
+// sparkSecondsToMicros is Spark's cast of a number of seconds to a
+// timestamp's microseconds; sat is +1 or -1 when it saturates at
+// Long.MAX_VALUE or Long.MIN_VALUE, ok false when the value is NULL in
+// Spark (NaN, ±Infinity, not a number).
+func sparkSecondsToMicros(v any) (us int64, sat int, ok bool) {
+	switch x := v.(type) {
+	case int8, int16, int32, int64:
+		n, _ := sparkToIntegral(x, "", 64)
+		switch {
+		case n > math.MaxInt64/1_000_000:
+			return math.MaxInt64, 1, true
+		case n < math.MinInt64/1_000_000:
+			return math.MinInt64, -1, true
+		}
+		return n * 1_000_000, 0, true
+	case float32, float64:
+		d, _ := sparkToDouble(x, "")
+		m := d * 1e6
+		switch {
+		case math.IsNaN(d) || math.IsInf(d, 0):
+			return 0, 0, false
+		case m >= math.MaxInt64:
+			return math.MaxInt64, 1, true
+		case m <= math.MinInt64:
+			return math.MinInt64, -1, true
+		}
+		return int64(m), 0, true
+	}
+	return 0, 0, false
 }

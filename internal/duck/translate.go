@@ -1,6 +1,7 @@
 package duck
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -158,6 +159,15 @@ func tokenize(s string) []tok {
 						b.WriteByte('\r')
 					case '0':
 						b.WriteByte(0)
+					case 'u':
+						// Spark decodes \uXXXX in string literals.
+						if j+6 <= len(s) && isHex(s[j+2:j+6]) {
+							r, _ := strconv.ParseUint(s[j+2:j+6], 16, 32)
+							b.WriteRune(rune(r))
+							j += 6
+							continue
+						}
+						b.WriteByte(e)
 					default:
 						b.WriteByte(e)
 					}
@@ -261,7 +271,9 @@ var sparkCastTypes = map[string]string{
 	"real": "FLOAT", "boolean": "BOOLEAN", "decimal": "DECIMAL", "numeric": "DECIMAL",
 }
 
-func renderChecked(toks []tok) (string, error) {
+// renderTokens renders toks token by token (arithmetic chains are
+// renderChecked's); a parenthesised group is an expression of its own.
+func renderTokens(toks []tok) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -277,6 +289,16 @@ func renderChecked(toks []tok) (string, error) {
 			case "<=>":
 				b.WriteString(" IS NOT DISTINCT FROM ")
 				continue
+			case "(":
+				if end := matching(toks, i); end > 0 {
+					inner, err := renderChecked(toks[i+1 : end])
+					if err != nil {
+						return "", err
+					}
+					b.WriteString("(" + inner + ")")
+					i = end
+					continue
+				}
 			case "[":
 				// A subscript: Spark's arrays count from 0 and give NULL
 				// for a negative index; DuckDB's count from 1. A string

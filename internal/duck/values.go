@@ -2,6 +2,7 @@ package duck
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"time"
 
@@ -212,6 +213,13 @@ func fromDuck(t schema.Type) func(any) (any, error) {
 		case "timestamp", "timestamp_ntz":
 			return func(v any) (any, error) {
 				if tm, ok := v.(time.Time); ok {
+					if tm.UnixMicro() == -math.MaxInt64 {
+						// DuckDB's -infinity: the only way a value reaches
+						// it is Spark's saturated minimum (a cast of seconds
+						// below -2^63 µs), which is Long.MIN_VALUE µs, one
+						// less than DuckDB can hold as a finite timestamp.
+						return time.UnixMicro(math.MinInt64).UTC(), nil
+					}
 					return tm.UTC().Truncate(time.Microsecond), nil
 				}
 				return v, nil
