@@ -1,6 +1,9 @@
 package duck
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // ErrSQL is the kind of every error DuckDB reports for a statement: syntax
 // errors, unknown columns or functions (a malformed computed-index
@@ -32,6 +35,13 @@ func sqlErr(query string, err error) error {
 	var se *SQLError
 	if errors.As(err, &se) {
 		return err
+	}
+	// A refusal raised while DuckDB binds (spark_refuse) comes back typed.
+	if msg := err.Error(); strings.Contains(msg, unsupportedMarker) {
+		rest := msg[strings.Index(msg, unsupportedMarker)+len(unsupportedMarker):]
+		if parts := strings.SplitN(rest, "\x1f", 3); len(parts) == 3 {
+			return &SQLError{Query: query, Err: &UnsupportedFunctionError{Func: parts[0], Reason: parts[1]}}
+		}
 	}
 	return &SQLError{Query: query, Err: err}
 }

@@ -215,19 +215,24 @@ func init() {
 			return h, nil
 		}}
 	}
+	// Spark keeps a decimal argument a decimal of a precision that depends
+	// on the argument's (floor(decimal(10,3)) is decimal(8,0)); the
+	// translation cannot name that type, so a decimal argument is refused
+	// when the expression is planned (at add-index).
+	decimalWhy := "of a decimal: Spark returns a decimal whose precision depends on the argument's (floor(decimal(10,3)) is decimal(8,0), round(decimal(10,3), 1) decimal(9,1)), which the DuckDB translation does not give; cast the argument to double or bigint"
 	floorCeil := func(fn string) sparkRule {
 		return simple(1, func(r []string) string {
 			x := fn + "(" + r[0] + ")"
-			return "spark_to_bigint(" + x + ", typeof(" + x + "))"
+			return refuseType(fn, decimalWhy, r[0], "DECIMAL", "spark_to_bigint("+x+", typeof("+x+"))")
 		})
 	}
-	round := func(udf string) sparkRule {
+	round := func(name, udf string) sparkRule {
 		return sparkRule{min: 1, max: 2, rewrite: func(r []string, _ [][]tok) (string, error) {
 			d := "0"
 			if len(r) == 2 {
 				d = r[1]
 			}
-			return udf + "(" + r[0] + ", CAST(" + d + " AS INTEGER))", nil
+			return refuseType(name, decimalWhy, r[0], "DECIMAL", udf+"("+r[0]+", CAST("+d+" AS INTEGER))"), nil
 		}}
 	}
 	truncPart := func(fmtArg []tok, units map[string]string) (string, error) {
@@ -333,8 +338,13 @@ func init() {
 		"initcap":     refused("DuckDB has no initcap with Spark's rule (capitalise after white space only)"),
 
 		// arrays
-		"element_at": simple(2, func(r []string) string { return call("list_extract", r) }),
-		"size":       simple(1, func(r []string) string { return asInt("coalesce(len(" + r[0] + "), -1)") }),
+		// Spark raises for index 0 (INVALID_INDEX_OF_ZERO), so an update
+		// fails in both; a map's element_at is a key lookup, refused here.
+		"element_at": simple(2, func(r []string) string {
+			i := "(CASE WHEN (" + r[1] + ") = 0 THEN error('element_at: the index 0 is invalid (Spark: INVALID_INDEX_OF_ZERO, SQL array indices start at 1)') ELSE " + r[1] + " END)"
+			return refuseType("element_at", "of a map: a key lookup, not translated", r[0], "MAP", "list_extract("+r[0]+", "+i+")")
+		}),
+		"size": simple(1, func(r []string) string { return asInt("coalesce(len(" + r[0] + "), -1)") }),
 		"cardinality": simple(1, func(r []string) string {
 			return asInt("coalesce(len(" + r[0] + "), -1)")
 		}),
@@ -384,8 +394,8 @@ func init() {
 			m := "((" + r[0] + ") % (" + r[1] + "))"
 			return "(CASE WHEN " + m + " < 0 THEN (" + m + " + (" + r[1] + ")) % (" + r[1] + ") ELSE " + m + " END)"
 		}),
-		"round":   round("spark_round"),
-		"bround":  round("spark_bround"),
+		"round":   round("round", "spark_round"),
+		"bround":  round("bround", "spark_bround"),
 		"floor":   floorCeil("floor"),
 		"ceil":    floorCeil("ceil"),
 		"ceiling": floorCeil("ceil"),

@@ -1,6 +1,7 @@
 package duck
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
@@ -299,6 +300,9 @@ func registerSparkFunctions(conn *sql.Conn) error {
 	if err := duckdb.RegisterScalarUDFSet(conn, "spark_double_string", str...); err != nil {
 		return fmt.Errorf("duck: register spark_double_string: %w", err)
 	}
+	if err := duckdb.RegisterScalarUDF(conn, "spark_refuse", refuseUDF{}); err != nil {
+		return fmt.Errorf("duck: register spark_refuse: %w", err)
+	}
 	// Functions over any type: (value, typeof(value)[, …]).
 	anyFn := func(name string, result duckdb.Type, nulls bool, fn func([]driver.Value) (any, error)) error {
 		u := &scalarUDF{cfg: duckdb.ScalarFuncConfig{VariadicTypeInfo: ti(duckdb.TYPE_ANY),
@@ -482,6 +486,49 @@ type scalarUDF struct {
 func (u *scalarUDF) Config() duckdb.ScalarFuncConfig { return u.cfg }
 func (u *scalarUDF) Executor() duckdb.ScalarFuncExecutor {
 	return duckdb.ScalarFuncExecutor{RowExecutor: u.fn}
+}
+
+// refuseUDF is spark_refuse(function, reason, typeof(x), prefix): when the
+// folded type name of x starts with prefix (DECIMAL, MAP), binding fails
+// with the refusal of function, so the statement is refused when DuckDB
+// plans it (add-index plans every computed expression over the stored
+// schema, before anything is registered), not when a row is read. It
+// returns NULL otherwise.
+type refuseUDF struct{}
+
+// unsupportedMarker opens a refusal's text inside DuckDB's bind error, so
+// that sqlErr can turn it back into an *UnsupportedFunctionError.
+const unsupportedMarker = "ariadne-unsupported-function:"
+
+func (refuseUDF) Config() duckdb.ScalarFuncConfig {
+	v, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	b, _ := duckdb.NewTypeInfo(duckdb.TYPE_BOOLEAN)
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{v, v, v, v}, ResultTypeInfo: b}
+}
+
+func (refuseUDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{
+		RowExecutor: func([]driver.Value) (any, error) { return nil, nil },
+		ScalarBinder: func(ctx context.Context, args []duckdb.ScalarUDFArg) (context.Context, error) {
+			if len(args) != 4 || !args[2].Foldable || !args[3].Foldable {
+				return ctx, nil
+			}
+			typ, _ := args[2].Value.(string)
+			prefix, _ := args[3].Value.(string)
+			if prefix != "" && strings.HasPrefix(typ, prefix) {
+				fn, _ := args[0].Value.(string)
+				why, _ := args[1].Value.(string)
+				return ctx, fmt.Errorf("%s%s\x1f%s\x1f", unsupportedMarker, fn, why)
+			}
+			return ctx, nil
+		},
+	}
+}
+
+// refuseType wraps the translation e of a call to fn: planning fails with
+// the refusal (fn, why) when the DuckDB type of x starts with prefix.
+func refuseType(fn, why, x, prefix, e string) string {
+	return "(CASE WHEN spark_refuse(" + String(fn) + ", " + String(why) + ", typeof(" + x + "), " + String(prefix) + ") THEN NULL ELSE " + e + " END)"
 }
 
 // sparkSecondsToMicros is Spark's cast of a number of seconds to a

@@ -1,6 +1,7 @@
 package duck
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 )
@@ -274,8 +275,15 @@ var sparkCastTypes = map[string]string{
 // renderTokens renders toks token by token (arithmetic chains are
 // renderChecked's); a parenthesised group is an expression of its own.
 func renderTokens(toks []tok) (string, error) {
-	var b strings.Builder
+	var b bytes.Buffer
+	// pos[k]: where the rendering of token k began in b (-1: inside a
+	// chunk), to find a subscript's rendered operand.
+	pos := make([]int, len(toks))
+	for k := range pos {
+		pos[k] = -1
+	}
 	for i := 0; i < len(toks); i++ {
+		pos[i] = b.Len()
 		t := toks[i]
 		switch t.kind {
 		case tQuotedIdent:
@@ -313,7 +321,23 @@ func renderTokens(toks []tok) (string, error) {
 					if _, isKey := stringLiteral(inner); isKey {
 						b.WriteString("[" + idx + "]")
 					} else {
-						b.WriteString("[(CASE WHEN (" + idx + ") >= 0 THEN CAST(" + idx + " AS BIGINT) + 1 ELSE 0 END)]")
+						// An array index, 0-based in Spark. The operand is
+						// rendered already; a map indexed by anything but a
+						// string literal is refused when planned (its keys
+						// would be read as array positions).
+						start := -1
+						if j := operandStart(toks, i); j >= 0 {
+							start = pos[j]
+						}
+						if start < 0 {
+							b.WriteString("[(CASE WHEN (" + idx + ") >= 0 THEN CAST(" + idx + " AS BIGINT) + 1 ELSE 0 END)]")
+							i = end
+							continue
+						}
+						operand := b.String()[start:]
+						b.Truncate(start)
+						b.WriteString(refuseType("subscript", "of a map by a key that is not a string literal: not translated (write m['key'])", operand, "MAP",
+							operand+"[(CASE WHEN ("+idx+") >= 0 THEN CAST("+idx+" AS BIGINT) + 1 ELSE 0 END)]"))
 					}
 					i = end
 					continue
@@ -358,6 +382,81 @@ func renderTokens(toks []tok) (string, error) {
 		b.WriteString(t.text)
 	}
 	return b.String(), nil
+}
+
+// operandStart returns the index of the first token of the operand that
+// ends just before toks[i] (an identifier with its call parentheses, field
+// accesses and subscripts, or a parenthesised group), or -1.
+func operandStart(toks []tok, i int) int {
+	j := i - 1
+	for j >= 0 && (toks[j].kind == tWS || toks[j].kind == tComment) {
+		j--
+	}
+	for j >= 0 {
+		switch t := toks[j]; {
+		case t.kind == tOp && (t.text == ")" || t.text == "]"):
+			open := matchingBack(toks, j)
+			if open < 0 {
+				return -1
+			}
+			j = open
+			if t.text == ")" { // a call: the function's name
+				k := open - 1
+				for k >= 0 && toks[k].kind == tWS {
+					k--
+				}
+				if k >= 0 && toks[k].kind == tIdent && !sparkKeywords[strings.ToLower(toks[k].text)] {
+					j = k
+				}
+			}
+		case t.kind == tIdent || t.kind == tQuotedIdent:
+		default:
+			return -1
+		}
+		// a postfix chain continues backwards through "." and "[...]"
+		k := j - 1
+		for k >= 0 && toks[k].kind == tWS {
+			k--
+		}
+		if k >= 0 && toks[k].kind == tOp && toks[k].text == "." {
+			j = k - 1
+			for j >= 0 && toks[j].kind == tWS {
+				j--
+			}
+			continue
+		}
+		if t := toks[j]; t.kind == tOp && t.text == "[" && k >= 0 && toks[k].kind == tOp && (toks[k].text == "]" || toks[k].text == ")") {
+			j = k
+			continue
+		}
+		if toks[j].kind == tOp && toks[j].text == "[" && k >= 0 && (toks[k].kind == tIdent || toks[k].kind == tQuotedIdent) {
+			j = k
+			continue
+		}
+		return j
+	}
+	return -1
+}
+
+// matchingBack returns the index of the '(' or '[' opening the bracket
+// closed at close, or -1.
+func matchingBack(toks []tok, close int) int {
+	depth := 0
+	for i := close; i >= 0; i-- {
+		if toks[i].kind != tOp {
+			continue
+		}
+		switch toks[i].text {
+		case ")", "]":
+			depth++
+		case "(", "[":
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // isOperandEnd reports whether the token before i ends an operand (so a
