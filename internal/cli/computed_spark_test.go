@@ -22,8 +22,21 @@ func TestAddComputedRefusedFunction(t *testing.T) {
 	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "rand") {
 		t.Fatalf("refused function: %d %s", code, out)
 	}
+	// A refusal that depends on an argument's type is found when the
+	// expression is planned over the stored schema, still before registering.
+	code, out, _ = run(t, dir, "--json", "add-index", "t1", "--computed", "f=floor(cast(Value as decimal(10,2)))")
+	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "decimal") {
+		t.Fatalf("floor of a decimal: %d %s", code, out)
+	}
 	runOK(t, dir, "add-index", "t1", "--computed", "h=hash(Id)")
+	// Spark's int arithmetic wraps (2 * 2147483647 = -2); DuckDB's raised
+	// and failed the update.
+	runOK(t, dir, "add-index", "t1", "--computed", "w=Id * 2147483647")
 	runOK(t, dir, "update", "t1")
+	got0 := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "w=-2"))
+	if files, _ := got0["files"].([]any); len(files) != 1 || !strings.HasSuffix(files[0].(string), "table1_part0.csv") {
+		t.Fatalf("locate w=-2 (Id 2 * 2147483647 wrapped): %v", got0)
+	}
 	got := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "h=1765031574"))
 	files, _ := got["files"].([]any)
 	if len(files) != 1 || !strings.HasSuffix(files[0].(string), "table1_part0.csv") {
