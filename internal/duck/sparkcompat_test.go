@@ -96,7 +96,7 @@ func TestRefusedWhenPlanned(t *testing.T) {
 			t.Errorf("%s: %v, want a typed refusal when planned", expr, err)
 		}
 	}
-	for expr, want := range map[string]any{"floor(d)": int64(1), "round(d, 1)": 1.3, "a[k]": "p", "sm['a']": int32(1), "a[i - 6]": "q", "element_at(a, 2)": "q"} {
+	for expr, want := range map[string]any{"floor(d)": int64(1), "round(d, 1)": 1.3, "a[k]": "p", "sm['a']": int32(1), "sm['zz']": nil, "a[i - 6]": "q", "element_at(a, 2)": "q"} {
 		rows, err := run(expr)
 		if err != nil || len(rows) != 1 || rows[0][0] != want {
 			t.Errorf("%s: %v %v, want %v", expr, rows, err, want)
