@@ -31,6 +31,19 @@ import sparkenv  # noqa: E402
 _FEED = {"double": "string", "date": "string", "timestamp": "string"}
 
 
+def spark_error(e):
+    """One stable line naming Spark's error: the innermost JVM exception's class and message (py4j's own
+    text, "An error occurred while calling o617.getResult", names a gateway object that changes per run)."""
+    je = getattr(e, "java_exception", None)
+    if je is not None:
+        while je.getCause() is not None:
+            je = je.getCause()
+        text = (je.toString().splitlines() or [""])[0]
+        cls, sep, msg = text.partition(":")
+        return cls.rsplit(".", 1)[-1] + sep + msg
+    return "%s: %s" % (type(e).__name__, (str(e).strip().splitlines() or [""])[0])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.stderr.write(__doc__)
@@ -71,7 +84,7 @@ def main():
             case["spark"] = [vals[n] for n in range(len(doc["rows"]))]
         except Exception as e:  # noqa: BLE001 - Spark's refusal is a recorded answer
             case.pop("spark_type", None)
-            case["spark_error"] = "%s: %s" % (type(e).__name__, (str(e).strip().splitlines() or [""])[0])
+            case["spark_error"] = spark_error(e)
     with open(sys.argv[2], "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
         f.write("\n")
