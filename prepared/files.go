@@ -350,6 +350,14 @@ func readSource(ctx context.Context, res Resolver, uri string, ref *parquet.Sche
 	// refused, never rewritten with made-up values.
 	var n int64
 	for g, rg := range f.RowGroups() {
+		if rg.NumRows() == 0 {
+			// A row group of no rows holds nothing to rewrite. Writers
+			// such as Arrow's give it chunks whose data page offset is 0
+			// (no data page), on which parquet-go's row reader seeks
+			// before the chunk's start ("Seek: invalid offset"); the
+			// footer checks of NewChecker have already vetted it.
+			continue
+		}
 		checks := make([]*pqrow.ChunkCheck, len(rg.ColumnChunks()))
 		for c := range checks {
 			checks[c] = chk.Chunk(g, c)
