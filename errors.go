@@ -40,6 +40,7 @@ var kinds = []struct {
 	{store.ErrNotExist, "not found"},
 	{store.ErrInvalidKey, "invalid key"},
 	{store.ErrPrecondition, "precondition failed"},
+	{store.ErrStorage, "storage"},
 	{delta.ErrNotATable, "not a delta table"},
 	{delta.ErrVersionNotFound, "version not found"},
 	{delta.ErrCorruptLog, "corrupt log"},

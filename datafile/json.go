@@ -15,6 +15,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // jsonSource streams a JSON file as Spark's JSON reader does: by default one
@@ -168,6 +169,9 @@ func (s *jsonSource) nextElement() ([]byte, error) {
 func (s *jsonSource) corrupt(err error) error {
 	if errors.Is(err, ErrCorruptFile) {
 		return err
+	}
+	if errors.Is(err, store.ErrStorage) {
+		return s.readErr(err) // the connection's fault, not the document's
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {

@@ -39,6 +39,10 @@ func openParquet(ctx context.Context, st store.Store, key, uri string, p *Plan) 
 func parquetErr(uri string, err error) error {
 	var ie *pqrow.IntegrityError
 	switch {
+	case errors.Is(err, store.ErrStorage):
+		// The request failed (network, server), not the file: kept as
+		// is, so that it reads as a storage error worth a retry.
+		return err
 	case errors.As(err, &ie):
 		return fmt.Errorf("%w: %w", ErrCorruptFile, aerr.CorruptDataFile(uri, err))
 	case errors.Is(err, pqrow.ErrCorrupt):

@@ -228,7 +228,7 @@ type gzipReadCloser struct {
 
 func (g *gzipReadCloser) Read(p []byte) (int, error) {
 	n, err := g.zr.Read(p)
-	if err != nil && err != io.EOF {
+	if err != nil && err != io.EOF && !errors.Is(err, store.ErrStorage) {
 		err = fmt.Errorf("%w: gzip: %w", ErrCorruptFile, err)
 	}
 	return n, err

@@ -178,7 +178,7 @@ func (s *blobStore) NewRangeReader(ctx context.Context, key string, offset, leng
 	}
 	r, err := s.bucket.NewRangeReader(ctx, key, offset, length, nil)
 	if err == nil {
-		return r, nil
+		return &blobReader{Reader: r, key: key}, nil
 	}
 	if offset > 0 && gcerrors.Code(err) != gcerrors.NotFound {
 		// S3 and Azure refuse a range that starts at or past the end (416);
@@ -188,6 +188,19 @@ func (s *blobStore) NewRangeReader(ctx context.Context, key string, offset, leng
 		}
 	}
 	return nil, mapBlobErr("read", key, err)
+}
+
+// blobReader marks errors of reading a body as the request's (ErrStorage):
+// a connection cut mid-body surfaces here as io.ErrUnexpectedEOF, which a
+// Parquet reader would otherwise take for a truncated file.
+type blobReader struct {
+	*blob.Reader
+	key string
+}
+
+func (r *blobReader) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	return n, readFailure(r.key, err)
 }
 
 func (s *blobStore) NewWriter(ctx context.Context, key string, opts *WriteOptions) (Writer, error) {

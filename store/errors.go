@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 )
@@ -20,6 +22,43 @@ func (e *OpError) Error() string { return "store: " + e.Op + " " + e.Key + ": " 
 
 // Unwrap returns the cause.
 func (e *OpError) Unwrap() error { return e.Err }
+
+// Is makes an OpError match ErrStorage when its cause is a failure of the
+// request itself (see ErrStorage), not an answer about the object.
+func (e *OpError) Is(target error) bool {
+	return target == ErrStorage && IsFailure(e.Err)
+}
+
+// IsFailure reports whether err, returned by a storage request, is a
+// failure of the request (network, server, I/O) rather than an answer (the
+// object is missing, a precondition lost, a bad key) or the caller's
+// cancellation.
+func IsFailure(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, answer := range []error{ErrNotExist, ErrPrecondition, ErrInvalidKey, context.Canceled, context.DeadlineExceeded, io.EOF} {
+		if errors.Is(err, answer) {
+			return false
+		}
+	}
+	return true
+}
+
+// readFailure wraps an error of reading key's body (other than io.EOF) as
+// an *OpError, so that it matches ErrStorage. A body that ends before the
+// length the backend promised (io.ErrUnexpectedEOF from an HTTP client) is
+// the connection's fault, not the object's.
+func readFailure(key string, err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return err
+	}
+	return &OpError{Op: "read", Key: key, Err: err}
+}
 
 func notExist(op, key string) error { return &OpError{Op: op, Key: key, Err: ErrNotExist} }
 

@@ -139,15 +139,29 @@ func (f *fileStore) NewRangeReader(ctx context.Context, key string, offset, leng
 	if length >= 0 && length < n {
 		n = length
 	}
-	return &fileReader{SectionReader: io.NewSectionReader(fh, offset, n), f: fh}, nil
+	return &fileReader{SectionReader: io.NewSectionReader(fh, offset, n), f: fh, key: key}, nil
 }
 
 type fileReader struct {
 	*io.SectionReader
-	f *os.File
+	f   *os.File
+	key string
 }
 
 func (r *fileReader) Close() error { return r.f.Close() }
+
+// Read marks I/O errors (EIO, a vanished mount) as the request's
+// (ErrStorage); a file shorter than at open ends with io.EOF as before.
+func (r *fileReader) Read(p []byte) (int, error) {
+	n, err := r.SectionReader.Read(p)
+	return n, readFailure(r.key, err)
+}
+
+// ReadAt is Read's counterpart for ranged reads of the open file.
+func (r *fileReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.SectionReader.ReadAt(p, off)
+	return n, readFailure(r.key, err)
+}
 
 func (f *fileStore) NewWriter(ctx context.Context, key string, opts *WriteOptions) (Writer, error) {
 	p, err := f.path("write", key)

@@ -120,8 +120,11 @@ func (r *readerAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	defer rc.Close()
 	n, err := io.ReadFull(rc, want)
-	if err == io.EOF {
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		err = io.ErrUnexpectedEOF // the object is shorter than size
+	case err != nil:
+		err = readFailure(r.key, err) // the request's failure, not the object's
 	}
 	if err != nil {
 		return n, err

@@ -26,6 +26,14 @@ var (
 	ErrPrecondition = errors.New("store: precondition failed")
 	// ErrInvalidKey: the key is empty, absolute, or escapes the root.
 	ErrInvalidKey = errors.New("store: invalid key")
+	// ErrStorage: a request to the storage failed on its way (network,
+	// server, permissions, I/O): the object may be perfectly fine and the
+	// request worth retrying. Every *OpError whose cause is none of the
+	// kinds above (nor a context's error) matches it, as does a read cut
+	// short by the connection; callers that decode what they read (a
+	// Parquet reader) must keep this kind rather than call the object
+	// corrupt.
+	ErrStorage = errors.New("store: storage request failed")
 )
 
 // ObjectInfo describes one object.

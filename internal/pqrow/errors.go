@@ -1,9 +1,12 @@
 package pqrow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // Errors of this package. Every error it returns matches one of them with
@@ -38,12 +41,29 @@ func colErr(path []string, kind error, format string, args ...any) error {
 	return &ColumnError{Path: append([]string(nil), path...), Err: fmt.Errorf("%w: "+format, append([]any{kind}, args...)...)}
 }
 
-// corrupt wraps cause as ErrCorrupt.
+// corrupt wraps cause as ErrCorrupt, unless the cause is not the file's:
+// a failed storage request (store.ErrStorage: the network, the server) or
+// the caller's cancellation keeps its own kind, so that a retry is not
+// mistaken for a damaged file.
 func corrupt(cause error) error {
-	if cause == nil || errors.Is(cause, ErrCorrupt) {
+	if cause == nil || errors.Is(cause, ErrCorrupt) || notTheFile(cause) {
 		return cause
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, cause)
+}
+
+// notTheFile reports whether err says nothing about the file's bytes.
+func notTheFile(err error) bool {
+	return errors.Is(err, store.ErrStorage) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// readErr is colErr(path, ErrCorrupt, ...) for an error of reading a
+// column's pages, keeping a storage failure's or cancellation's kind.
+func readErr(path []string, err error) error {
+	if notTheFile(err) {
+		return &ColumnError{Path: append([]string(nil), path...), Err: err}
+	}
+	return colErr(path, ErrCorrupt, "%v", err)
 }
 
 // recovered turns a panic value into an ErrCorrupt error.

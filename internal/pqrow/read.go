@@ -337,7 +337,7 @@ func (c *cursor) refill() error {
 		return nil
 	}
 	if err != nil {
-		return colErr(c.path, ErrCorrupt, "%v", err)
+		return readErr(c.path, err)
 	}
 	defer parquet.Release(page)
 	if err := c.check.Page(page); err != nil {
@@ -368,7 +368,7 @@ func (c *cursor) refill() error {
 			return nil
 		}
 		if err != nil {
-			return colErr(c.path, ErrCorrupt, "%v", err)
+			return readErr(c.path, err)
 		}
 		if n == 0 {
 			return colErr(c.path, ErrCorrupt, "page yields no values")

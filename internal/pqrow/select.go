@@ -224,7 +224,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 			}
 			sr, err := prefetch(f.pf, pageSpans(oi, want, f.chunkStart(gi, kc.col)))
 			if err != nil {
-				return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+				return nil, nil, readErr([]string{kc.name()}, err)
 			}
 			pages = fcc.PagesFrom(sr)
 		}
@@ -236,7 +236,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 	buf := make([]parquet.Value, valueBatch)
 	for _, s := range spans {
 		if err := pages.SeekToRow(s.first); err != nil {
-			return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+			return nil, nil, readErr([]string{kc.name()}, err)
 		}
 		row := s.first
 		for row < s.end {
@@ -248,7 +248,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 				return nil, nil, fmt.Errorf("%w: key column has %d rows, its row group %d", ErrCorrupt, row, numRows)
 			}
 			if err != nil {
-				return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", err)
+				return nil, nil, readErr([]string{kc.name()}, err)
 			}
 			vr := page.Values()
 			for row < s.end {
@@ -270,7 +270,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 				}
 				if rerr != nil {
 					parquet.Release(page)
-					return nil, nil, colErr([]string{kc.name()}, ErrCorrupt, "%v", rerr)
+					return nil, nil, readErr([]string{kc.name()}, rerr)
 				}
 			}
 			parquet.Release(page)

@@ -215,7 +215,7 @@ func (c *seekCursor) seek(target int64) error {
 		}
 	}
 	if err := c.pages.SeekToRow(target); err != nil {
-		return colErr(c.path, ErrCorrupt, "%v", err)
+		return readErr(c.path, err)
 	}
 	c.release()
 	c.vals, c.pos, c.row, c.eof, c.started = c.vals[:0], 0, target, false, true
@@ -242,7 +242,7 @@ func (c *seekCursor) refill() error {
 		return nil
 	}
 	if err != nil {
-		return colErr(c.path, ErrCorrupt, "%v", err)
+		return readErr(c.path, err)
 	}
 	c.page = page
 	c.pageIdx++
@@ -265,7 +265,7 @@ func (c *seekCursor) refill() error {
 			break
 		}
 		if err != nil {
-			return colErr(c.path, ErrCorrupt, "%v", err)
+			return readErr(c.path, err)
 		}
 		if k == 0 {
 			return colErr(c.path, ErrCorrupt, "page yields no values")

@@ -224,7 +224,7 @@ func (f *File) scanChunk(gi int, cc parquet.ColumnChunk, c *TypedColumn, numRows
 		if size := md.TotalCompressedSize; size > 0 && size <= maxWholeChunk {
 			sr, err := prefetch(f.pf, []byteSpan{{start, start + size}})
 			if err != nil {
-				return colErr(c.path, ErrCorrupt, "%v", err)
+				return readErr(c.path, err)
 			}
 			pages = fcc.PagesFrom(sr)
 		}
@@ -242,7 +242,7 @@ func (f *File) scanChunk(gi int, cc parquet.ColumnChunk, c *TypedColumn, numRows
 			break
 		}
 		if err != nil {
-			return colErr(c.path, ErrCorrupt, "%v", err)
+			return readErr(c.path, err)
 		}
 		tp, err := s.page(c, page, maxDef, id)
 		if err == nil {

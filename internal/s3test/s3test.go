@@ -54,6 +54,25 @@ type Server struct {
 
 	srv      *httptest.Server
 	requests atomic.Int64
+	cut      atomic.Pointer[cutRule]
+}
+
+// cutRule: GET responses of matching keys end after After body bytes.
+type cutRule struct {
+	match func(key string) bool
+	after int
+}
+
+// CutReads makes the server drop the connection of every GET of an object
+// whose key match accepts after sending after bytes of its body (headers,
+// Content-Length included, are sent in full): the network failing
+// mid-read, as the client sees it. A nil match restores normal reads.
+func (s *Server) CutReads(match func(key string) bool, after int) {
+	if match == nil {
+		s.cut.Store(nil)
+		return
+	}
+	s.cut.Store(&cutRule{match: match, after: after})
 }
 
 // Start starts a server with one empty bucket (Bucket) and stops it when
@@ -66,7 +85,7 @@ func Start(tb testing.TB) *Server {
 	}
 	fake := gofakes3.New(backend, gofakes3.WithoutVersioning())
 	s := &Server{Backend: backend}
-	s.srv = httptest.NewServer(&conditional{next: fake.Server(), backend: backend, requests: &s.requests})
+	s.srv = httptest.NewServer(&conditional{next: fake.Server(), backend: backend, requests: &s.requests, cut: &s.cut})
 	tb.Cleanup(s.srv.Close)
 	s.Endpoint = s.srv.URL
 	return s
@@ -102,6 +121,7 @@ type conditional struct {
 	next     http.Handler
 	backend  *s3mem.Backend
 	requests *atomic.Int64
+	cut      *atomic.Pointer[cutRule]
 	mu       sync.Mutex // held while a request changes an object
 }
 
@@ -123,6 +143,9 @@ func (c *conditional) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !mutates {
 		if r.Method == http.MethodGet && r.Header.Get("Range") != "" {
 			w = &dropChecksums{ResponseWriter: w}
+		}
+		if cr := c.cut.Load(); cr != nil && r.Method == http.MethodGet && key != "" && cr.match(key) {
+			w = &cutter{ResponseWriter: w, left: cr.after}
 		}
 		c.next.ServeHTTP(w, r)
 		return
@@ -212,3 +235,29 @@ func (d *dropChecksums) Write(p []byte) (int, error) {
 	}
 	return d.ResponseWriter.Write(p)
 }
+
+// cutter passes on left body bytes, then aborts the response: net/http
+// closes the connection without finishing the body.
+type cutter struct {
+	http.ResponseWriter
+	left int
+}
+
+func (c *cutter) Write(p []byte) (int, error) {
+	if len(p) <= c.left {
+		c.left -= len(p)
+		return c.ResponseWriter.Write(p)
+	}
+	if c.left > 0 {
+		c.ResponseWriter.Write(p[:c.left])
+	}
+	// Headers and the bytes so far reach the client before the cut.
+	http.NewResponseController(c.ResponseWriter).Flush()
+	panic(http.ErrAbortHandler)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (c *cutter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (d *dropChecksums) Unwrap() http.ResponseWriter { return d.ResponseWriter }
