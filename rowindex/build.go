@@ -44,6 +44,8 @@ type BuildStats struct {
 	// index.
 	PageScanRequests, PageScanBytes int64
 	Elapsed                         time.Duration
+	// Skipped are the files this build left out (see Manifest.Skipped).
+	Skipped []SkippedFile
 }
 
 // buildWorkers is how many data files a build scans at once (fewer under a
@@ -79,6 +81,12 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 	if err != nil {
 		return nil, st, err
 	}
+	if st.Files == 0 && len(st.Skipped) > 0 {
+		// Not one file has the columns: most likely a misspelt key.
+		s := st.Skipped[0]
+		deleteFragments(ctx, idx, def.Name, man.Fragments)
+		return nil, st, fmt.Errorf("%w: no data file can be indexed (%d skipped): %s: %s", ErrBadKeyColumn, len(st.Skipped), s.URI, s.Reason)
+	}
 	if err := commitManifest(ctx, idx, man); err != nil {
 		return nil, st, err
 	}
@@ -105,6 +113,9 @@ func Update(ctx context.Context, idx store.Store, name string, res Resolver, uri
 	known := map[string]bool{}
 	for _, f := range cur.Files {
 		known[f.URI] = true
+	}
+	for _, f := range cur.Skipped {
+		known[f.URI] = true // recorded as unusable: not read again
 	}
 	var add []string
 	for _, u := range uris {
@@ -166,6 +177,7 @@ func rebase(head, base, man *Manifest) (*Manifest, bool) {
 	next.Version = head.Version + 1
 	next.KeyClass = man.KeyClass
 	next.Files = append(next.Files, man.Files[len(base.Files):]...)
+	next.Skipped = append(next.Skipped, man.Skipped[len(base.Skipped):]...)
 	next.Fragments = append(next.Fragments, man.Fragments[len(base.Fragments):]...)
 	next.NextFileID = man.NextFileID
 	return next, true
@@ -294,6 +306,12 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		r := &results[i]
 		if r.err != nil {
 			return st, r.err
+		}
+		if r.skip != "" {
+			s := SkippedFile{URI: r.fe.URI, Reason: r.skip}
+			man.Skipped = append(man.Skipped, s)
+			st.Skipped = append(st.Skipped, s)
+			continue
 		}
 		if man.KeyClass == "" {
 			man.KeyClass = r.class

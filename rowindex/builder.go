@@ -133,6 +133,7 @@ type scanResult struct {
 	class        KeyClass
 	scanR, scanB int64
 	err          error
+	skip         string // why the file was left out (unusableFile), "" = indexed
 }
 
 // scanAll scans the files with b.workers workers, each filling its own
@@ -157,6 +158,10 @@ func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID i
 				r.fe.URI = uris[i]
 				r.fe.ID = firstID + int32(i)
 				r.class, r.err = sw.scanFile(ctx, m, res, &r.fe, &r.scanR, &r.scanB)
+				if u := (*unusableFile)(nil); errors.As(r.err, &u) {
+					// Nothing of it was emitted: left out, the others go on.
+					r.skip, r.err = u.reason(), nil
+				}
 				if r.err != nil {
 					failed.Store(true)
 					break
@@ -469,11 +474,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	fe.Rows = f.NumRows()
 	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
 	if err != nil {
-		return "", err
+		return "", &unusableFile{err}
 	}
 	class, ok := classOfKind(f.Root().Column(def.Key).Type().Kind())
 	if !ok {
-		return "", &ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}
+		return "", &unusableFile{&ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}}
 	}
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).
@@ -489,7 +494,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	for i, c := range def.Cover {
 		leaf, err := topLevelLeaf(f, fe.URI, c)
 		if err != nil {
-			return "", err
+			return "", &unusableFile{err}
 		}
 		coverAt[i] = hoisted(leaf)
 	}
@@ -499,7 +504,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		if a.Column != "" {
 			leaf, err := topLevelLeaf(f, fe.URI, a.Column)
 			if err != nil {
-				return "", err
+				return "", &unusableFile{err}
 			}
 			aggAt[i] = hoisted(leaf)
 		}
@@ -535,7 +540,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			fs = append(fs, &fetch{obj: o, r: r})
 		}
 		if err := fetchAll(ctx, m, fs); err != nil {
-			return "", &FileChangedError{URI: fe.URI, Reason: "read failed", Err: err}
+			return "", fileChanged(fe.URI, "read failed", err)
 		}
 		pr := &pageReader{ctx: ctx, m: m, obj: o, fallThrough: true}
 		for _, x := range fs {
@@ -651,3 +656,20 @@ func decodeHoisted(b []byte) (any, error) {
 	}
 	return nil, corrupt("bad tag %d in hoisted value", b[0])
 }
+
+// unusableFile wraps the error of a data file that lacks a column of the
+// definition (or has it in an unusable shape), found before anything of
+// the file was emitted: the build leaves the file out and records why
+// (Manifest.Skipped) instead of failing every build from now on.
+type unusableFile struct{ Err error }
+
+func (u *unusableFile) Error() string { return u.Err.Error() }
+
+// reason says what is wrong without repeating the file's URI.
+func (u *unusableFile) reason() string {
+	if ce := (*ColumnError)(nil); errors.As(u.Err, &ce) {
+		return fmt.Sprintf("column %q: %s", ce.Column, ce.Reason)
+	}
+	return u.Err.Error()
+}
+func (u *unusableFile) Unwrap() error { return u.Err }

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // fileWork is the data reading of one file for one batch of a lookup.
@@ -102,11 +104,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
 	}
 	if err := fetchAll(ctx, m, fetches); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
 				for _, f := range w.fetch {
 					if f.data == nil {
-						return nil, &FileChangedError{URI: w.fe.URI, Reason: "truncated", Err: err}
+						return nil, fileChanged(w.fe.URI, "truncated", err)
 					}
 				}
 			}
@@ -141,7 +143,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, &FileChangedError{URI: chunks[i].w.fe.URI, Reason: "undecodable pages", Err: err}
+			return nil, fileChanged(chunks[i].w.fe.URI, "undecodable pages", err)
 		}
 	}
 	rows := make([]Row, total)

@@ -1,8 +1,11 @@
 package rowindex
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // Errors of the row index. Callers test with errors.Is; the typed errors
@@ -52,6 +55,16 @@ func (e *FileChangedError) Is(target error) bool { return target == ErrDataFileC
 
 // Unwrap returns the underlying read error.
 func (e *FileChangedError) Unwrap() error { return e.Err }
+
+// fileChanged is a *FileChangedError for a data file whose read failed
+// with err, unless the read failed on its way (store.ErrStorage: network,
+// server) or was cancelled: then err itself, as the file may be intact.
+func fileChanged(uri, reason string, err error) error {
+	if errors.Is(err, store.ErrStorage) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &FileChangedError{URI: uri, Reason: reason, Err: err}
+}
 
 // corruptReason starts the Reason of a FileChangedError about a data file
 // whose footer reads but whose schema, offset index or page headers do
@@ -104,3 +117,43 @@ func (e *NotParquetError) Is(target error) bool { return target == ErrNotParquet
 
 // Unwrap returns the underlying error.
 func (e *NotParquetError) Unwrap() error { return e.Err }
+
+// FragmentError reports a fragment that the row index's manifest lists but
+// that is missing, truncated or undecodable: the row index itself is
+// damaged (not a data file, which is what a FileChangedError reports).
+// It matches ErrCorrupt; its message says how to rebuild the row index.
+// Rebuilding (drop-row-index, then add-row-index with the same options)
+// reads only the data files, which are intact.
+type FragmentError struct {
+	RowIndex string // the row index's name
+	Key      string // its key column (for the rebuild command)
+	Path     string // the fragment, relative to the row index's folder
+	Reason   string // "missing", "truncated", "undecodable"
+	Err      error  // what the read said, may be nil
+}
+
+func (e *FragmentError) Error() string {
+	s := fmt.Sprintf("rowindex: row index %s is damaged: its fragment %s is %s", e.RowIndex, e.Path, e.Reason)
+	if e.Err != nil {
+		s += " (" + e.Err.Error() + ")"
+	}
+	return s + fmt.Sprintf("; the data files are not affected: rebuild the row index with "+
+		"`ariadne drop-row-index INDEX %s` and `ariadne add-row-index INDEX --key %s --name %s` (with its former --cover, --aggregate and --kind)",
+		e.RowIndex, e.Key, e.RowIndex)
+}
+
+// Is makes a *FragmentError match ErrCorrupt (and, when the fragment is
+// missing, errFragmentGone, on which a lookup first refreshes its
+// manifest: a Compact may have replaced the fragment meanwhile). The
+// cause is deliberately not unwrapped: a missing object or a short read
+// describe the damage, they are not its kind.
+func (e *FragmentError) Is(target error) bool {
+	return target == ErrCorrupt || target == errFragmentGone && e.Reason == fragMissing
+}
+
+// Fragment damage reasons.
+const (
+	fragMissing     = "missing"
+	fragTruncated   = "truncated"
+	fragUndecodable = "undecodable"
+)

@@ -103,7 +103,7 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 // chain of two.
 func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantCRC uint32, known []ChunkPages, tailHint int64) (*fileMeta, error) {
 	changed := func(reason string, err error) error {
-		return &FileChangedError{URI: o.uri, Reason: reason, Err: err}
+		return fileChanged(o.uri, reason, err)
 	}
 	if size < 12 {
 		return nil, changed("too small for Parquet", nil)
@@ -154,7 +154,7 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	fm.maxRep = maxRepetitionLevels(md.Schema)
 	fm.maxDef, fm.typeLen = leafDefinitions(md.Schema)
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
-		return nil, &FileChangedError{URI: o.uri, Reason: corruptReason + "schema", Err: err}
+		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
 	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024
 	for _, oi := range ois {
@@ -195,7 +195,7 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 		} else {
 			var err error
 			if region, err = readRange(ctx, m, o, lo, hi-lo); err != nil {
-				return nil, nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+				return nil, nil, fileChanged(o.uri, "truncated", err)
 			}
 		}
 	}
@@ -208,7 +208,7 @@ func offsetIndexes(ctx context.Context, m *meter, o object, md *format.FileMetaD
 			if c.OffsetIndexOffset > 0 && c.OffsetIndexLength > 0 {
 				b := region[c.OffsetIndexOffset-lo : c.OffsetIndexOffset-lo+int64(c.OffsetIndexLength)]
 				if err := thrift.Unmarshal(new(thrift.CompactProtocol), b, &oi); err != nil {
-					return nil, nil, &FileChangedError{URI: o.uri, Reason: corruptReason + "offset index", Err: err}
+					return nil, nil, fileChanged(o.uri, corruptReason+"offset index", err)
 				}
 				ois = append(ois, oi)
 				aligned = append(aligned, true)
@@ -348,7 +348,7 @@ func scanPages(ctx context.Context, m *meter, o object, c *format.ColumnChunk, m
 		l := min(max(n, headerWindow), end-pos)
 		b, err := readRange(ctx, m, o, pos, l)
 		if err != nil {
-			return nil, &FileChangedError{URI: o.uri, Reason: "truncated", Err: err}
+			return nil, fileChanged(o.uri, "truncated", err)
 		}
 		win = span{pos, b}
 		return b, nil
@@ -371,7 +371,7 @@ func scanPages(ctx context.Context, m *meter, o object, c *format.ColumnChunk, m
 				break
 			}
 			if probe >= end-pos {
-				return nil, false, &FileChangedError{URI: o.uri, Reason: fmt.Sprintf("%spage header at byte %d", corruptReason, pos), Err: derr}
+				return nil, false, fileChanged(o.uri, fmt.Sprintf("%spage header at byte %d", corruptReason, pos), derr)
 			}
 		}
 		size := hlen + int64(h.CompressedPageSize)

@@ -213,8 +213,20 @@ type Manifest struct {
 	// (Remove) whose entries fragments may still hold. Lookups skip those
 	// entries; Compact drops them and forgets the tombstones. Absent in
 	// manifests written before removal existed, which load as "none".
-	Removed   []int32   `json:"removed,omitempty"`
-	Committed time.Time `json:"committed"`
+	Removed []int32 `json:"removed,omitempty"`
+	// Skipped are the tracked data files a build could not index because
+	// a column of the definition is missing or unusable in them (a file
+	// without the key column): the other files are indexed, these are
+	// listed with the reason (describe, update) and not tried again until
+	// they leave the index (delete-files) and come back.
+	Skipped   []SkippedFile `json:"skipped,omitempty"`
+	Committed time.Time     `json:"committed"`
+}
+
+// SkippedFile is a data file a build left out, with the reason.
+type SkippedFile struct {
+	URI    string `json:"uri"`
+	Reason string `json:"reason"`
 }
 
 // IndexBytes returns the total size of the fragments.
@@ -249,6 +261,7 @@ func (m *Manifest) clone() *Manifest {
 	c.Files = append([]FileEntry(nil), m.Files...)
 	c.Fragments = append([]FragmentEntry(nil), m.Fragments...)
 	c.Removed = append([]int32(nil), m.Removed...)
+	c.Skipped = append([]SkippedFile(nil), m.Skipped...)
 	c.Cover = append([]string(nil), m.Cover...)
 	c.Aggregates = append([]Aggregate(nil), m.Aggregates...)
 	return &c

@@ -87,8 +87,9 @@ func removeWhere(ctx context.Context, idx store.Store, name string, drop func(ur
 				man.Files = append(man.Files, f)
 			}
 		}
+		man.Skipped = slices.DeleteFunc(man.Skipped, func(s SkippedFile) bool { return drop(s.URI) })
 		n := len(cur.Files) - len(man.Files)
-		if n == 0 {
+		if n == 0 && len(man.Skipped) == len(cur.Skipped) {
 			return cur, 0, nil
 		}
 		slices.Sort(man.Removed)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -165,8 +167,48 @@ func (ri *RowIndex) gapFor(st store.Store) int64 {
 }
 
 // errFragmentGone: a fragment of the handle's manifest no longer exists (a
-// Compact replaced it); Lookup refreshes the manifest and retries once.
+// Compact replaced it); Lookup refreshes the manifest and retries once. It
+// is matched by a *FragmentError of a missing fragment: if the fragment is
+// still missing after the refresh, that error (the row index is damaged)
+// is what the caller gets.
 var errFragmentGone = fmt.Errorf("%w: fragment missing (compacted away?)", ErrCorrupt)
+
+// fragmentErr classifies an error of reading fragment fr: a missing,
+// short or undecodable fragment is a *FragmentError; a storage failure,
+// cancellation or anything else keeps its kind.
+func (ri *RowIndex) fragmentErr(fr *FragmentEntry, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FragmentError
+	if errors.As(err, &fe) || errors.Is(err, store.ErrStorage) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	reason := ""
+	var fce *FileChangedError
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		reason = fragMissing
+	case errors.As(err, &fce) && !strings.HasPrefix(fce.Reason, corruptReason):
+		reason = fragTruncated
+		if fce.Reason != "truncated" {
+			reason += " or replaced (" + fce.Reason + ")"
+		}
+		if fce.Err != nil {
+			err = fce.Err
+		} else {
+			err = nil
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		reason = fragTruncated
+	case errors.As(err, &fce), errors.Is(err, ErrCorrupt), errors.Is(err, pqrow.ErrCorrupt):
+		reason = fragUndecodable
+	default:
+		return err
+	}
+	man, _ := ri.snapshot()
+	return &FragmentError{RowIndex: man.Name, Key: man.Key, Path: fr.Path, Reason: reason, Err: err}
+}
 
 // Cache keys.
 type (
@@ -199,11 +241,8 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	fm, err := loadFileMetaTail(ctx, m, o, fr.Size, 0, nil, fr.TailBytes)
-	if errors.Is(err, store.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, ri.fragmentErr(fr, err)
 	}
 	ri.cache.put(fragMetaKey{fr.Path}, fm, fm.charge)
 	return fm, nil
@@ -233,7 +272,7 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	man, _ := ri.snapshot()
 	es, err := decodeGroup(fm, gi, pr, man.Kind)
 	if err != nil {
-		return nil, err
+		return nil, ri.fragmentErr(fr, err)
 	}
 	var charge int64 = 64
 	for i := range es {
@@ -255,10 +294,7 @@ func (ri *RowIndex) groupBytes(ctx context.Context, m *meter, fr *FragmentEntry,
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	b, err := readRange(ctx, m, o, g.Offset, g.Length)
 	if err != nil {
-		if errors.Is(err, store.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: %w", errFragmentGone, fr.Path, err)
-		}
-		return nil, err
+		return nil, ri.fragmentErr(fr, err)
 	}
 	ri.cache.put(k, b, int64(len(b))+64)
 	return b, nil
@@ -302,11 +338,11 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 		o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 		b, err := readRange(ctx, m, o, 0, fr.Size)
 		if err != nil {
-			return m.cost(), err
+			return m.cost(), ri.fragmentErr(fr, err)
 		}
 		for gi, g := range fr.Groups {
 			if g.Offset+g.Length > int64(len(b)) {
-				return m.cost(), corrupt("fragment %s: group %d beyond its end", fr.Path, gi)
+				return m.cost(), ri.fragmentErr(fr, corrupt("group %d beyond its end", gi))
 			}
 			ri.cache.put(fragGroupKey{fr.Path, gi}, bytes.Clone(b[g.Offset:g.Offset+g.Length]), g.Length+64)
 		}
