@@ -354,6 +354,16 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 type Description struct {
 	index.Summary
 	RowIndexes []RowIndexInfo `json:"row_indexes"`
+	// Quarantined are the tracked files updates set aside (their index
+	// values do not fit the main table's column types), with the reason;
+	// `update --retry-quarantined` tries them again.
+	Quarantined []fileindex.QuarantinedFile `json:"quarantined"`
+}
+
+// Quarantined returns the tracked files updates set aside (see
+// fileindex.QuarantinedFile).
+func (ix *Index) Quarantined(ctx context.Context) ([]fileindex.QuarantinedFile, error) {
+	return ix.fi.Quarantined(ctx)
 }
 
 // Describe returns the index's summary and its row indexes.
@@ -363,6 +373,9 @@ func (ix *Index) Describe(ctx context.Context) (*Description, error) {
 		return nil, err
 	}
 	d := &Description{Summary: sum, RowIndexes: []RowIndexInfo{}}
+	if d.Quarantined, err = ix.fi.Quarantined(ctx); err != nil {
+		return nil, err
+	}
 	defs, err := ix.RowIndexes(ctx)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,27 @@ type RowIndexInfo struct {
 	IndexFraction float64 `json:"index_fraction"`
 	// Committed is when the version was committed (RFC 3339).
 	Committed string `json:"committed"`
+	// Skipped are the tracked data files the row index left out because a
+	// column of its definition is missing or unusable in them (a file
+	// without the key column), with the reason; the other files are
+	// indexed. They are tried again once deleted from the index and added
+	// back.
+	Skipped []RowIndexSkipped `json:"skipped"`
+}
+
+// RowIndexSkipped is a data file a row index left out, and why.
+type RowIndexSkipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// rowIndexSkipped converts a build's or a manifest's skipped files.
+func rowIndexSkipped(s []rowindex.SkippedFile) []RowIndexSkipped {
+	out := make([]RowIndexSkipped, len(s))
+	for i, f := range s {
+		out[i] = RowIndexSkipped{File: f.URI, Reason: f.Reason}
+	}
+	return out
 }
 
 func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
@@ -62,7 +83,8 @@ func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
 	}
 	info := RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: nonNil(m.Cover), Aggregates: aggs, Version: m.Version,
 		Files: len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
-		IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(), Committed: m.Committed.UTC().Format(time.RFC3339Nano)}
+		IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(), Committed: m.Committed.UTC().Format(time.RFC3339Nano),
+		Skipped: rowIndexSkipped(m.Skipped)}
 	if info.DataBytes > 0 {
 		info.IndexFraction = float64(info.IndexBytes) / float64(info.DataBytes)
 	}

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ariadne-go/ariadne/schema"
 
@@ -43,7 +44,7 @@ const (
 // staging table whose rows are already in index/, which recovery upserts
 // again with the same content. deleteStaging never leaves a non-table.
 func (fi *FileIndex) updConsolidate(ctx context.Context) (bool, error) {
-	return fi.consolidateStaged(ctx, nil, nil)
+	return fi.consolidateStaged(ctx, nil, nil, nil)
 }
 
 // stagedBatch is a batch this update staged since the last merge: its
@@ -66,7 +67,13 @@ type stagedBatch struct {
 // feed, when not nil, is given the rows of a blind append from memory (the
 // view the locate snapshot is built from, locsnap_feed.go), and switched
 // off by any other merge.
-func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatch, feed *viewFeed) (bool, error) {
+//
+// Staged rows whose index values have another type than the main table's
+// column (the stored schema changed a column's type) are not merged: their
+// files are quarantined (listed with the reason, appended to *quarantined
+// when not nil) so that the other files are indexed and staging/ never
+// stays stuck.
+func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatch, feed *viewFeed, quarantined *[]QuarantinedFile) (bool, error) {
 	st := fi.updStagingStore()
 	t, err := delta.Open(ctx, st)
 	if errors.Is(err, delta.ErrNotATable) {
@@ -99,6 +106,11 @@ func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatc
 			return false, err
 		}
 		merged, align, changed := mergedSchema(msnap.Schema(), payload)
+		q := map[string]string{}
+		if conflicts := typeConflicts(msnap.Schema(), payload); len(conflicts) > 0 {
+			staged = quarantineRows(payload, conflicts, staged, q)
+			fromMemory = false // the locate snapshot is built by a scan
+		}
 		rows := func(yield func([]any, error) bool) {
 			for r, err := range staged {
 				if err != nil {
@@ -133,6 +145,20 @@ func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatc
 			feed.stop()
 			if _, err := main.Upsert(ctx, []string{FilenameColumn}, rows, opts); err != nil {
 				return false, err
+			}
+		}
+		if len(q) > 0 {
+			add := make([]QuarantinedFile, 0, len(q))
+			now := time.Now().UTC()
+			for f, why := range q {
+				add = append(add, QuarantinedFile{File: f, Reason: why, At: now})
+			}
+			slices.SortFunc(add, func(a, b QuarantinedFile) int { return strings.Compare(a.File, b.File) })
+			if err := fi.addQuarantined(ctx, add); err != nil {
+				return false, err
+			}
+			if quarantined != nil {
+				*quarantined = append(*quarantined, add...)
 			}
 		}
 	}

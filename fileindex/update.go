@@ -36,6 +36,11 @@ type UpdateOptions struct {
 	// share is summarised by the engine instead, which spills to disk.
 	SummaryMemoryBytes int64
 
+	// RetryQuarantined empties the list of quarantined files first, so
+	// that they are indexed again (or quarantined again, if the cause
+	// remains).
+	RetryQuarantined bool
+
 	// engineOnly builds every file through the engine, as before the Go
 	// summaries: the tests compare both paths' indexes.
 	engineOnly bool
@@ -57,6 +62,9 @@ type UpdateResult struct {
 	// Skipped are tracked files that no longer exist: not indexed, still
 	// tracked, tried again by the next update.
 	Skipped []SkippedFile
+	// Quarantined are the files this update set aside (see
+	// QuarantinedFile); earlier ones are listed by Quarantined.
+	Quarantined []QuarantinedFile
 	// Batches and Consolidations count the batches staged and the
 	// consolidations into the main table (including the recovery).
 	Batches, Consolidations int
@@ -178,7 +186,12 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	u := &updater{fi: fi, opts: opts, res: res, sinceCompact: m.BatchesSinceCompact, feed: feed}
 
 	// Step 4: stale staging recovery.
-	recovered, err := fi.updConsolidate(ctx)
+	if opts.RetryQuarantined {
+		if err := fi.setQuarantined(ctx, nil); err != nil {
+			return err
+		}
+	}
+	recovered, err := fi.consolidateStaged(ctx, nil, nil, &res.Quarantined)
 	if err != nil {
 		return fmt.Errorf("fileindex: staging recovery: %w", err)
 	}
@@ -258,9 +271,15 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(tracked))
-	for i, e := range tracked {
-		names[i] = e.Name
+	quarantined, err := fi.Quarantined(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(tracked))
+	for _, e := range tracked {
+		if !slices.ContainsFunc(quarantined, func(q QuarantinedFile) bool { return q.File == e.Name }) {
+			names = append(names, e.Name)
+		}
 	}
 	if files := unindexedFiles(names, ms); len(files) > 0 {
 		n, err := u.indexFiles(ctx, files)
@@ -406,7 +425,7 @@ func (u *updater) consolidate(ctx context.Context) error {
 	t0 := time.Now()
 	pending := u.pending
 	u.pending, u.readBack = nil, false
-	if _, err := fi.consolidateStaged(ctx, pending, u.feed); err != nil {
+	if _, err := fi.consolidateStaged(ctx, pending, u.feed, &u.res.Quarantined); err != nil {
 		return err
 	}
 	if u.s != nil {

@@ -37,6 +37,7 @@ func (g *globals) withFileIndex(ctx context.Context, name string, progress bool,
 
 func newUpdateCmd(g *globals) *cobra.Command {
 	var bf rowIndexBuildFlags
+	var retryQuarantined bool
 	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Index the tracked files that are not indexed yet (and backfill new index columns)",
@@ -49,13 +50,17 @@ func newUpdateCmd(g *globals) *cobra.Command {
 			}
 			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				start := time.Now()
-				res, err := fi.Update(ctx, fileindex.UpdateOptions{})
+				res, err := fi.Update(ctx, fileindex.UpdateOptions{RetryQuarantined: retryQuarantined})
 				if err != nil {
 					return err
 				}
 				vanished := make([]string, len(res.Skipped))
 				for i, s := range res.Skipped {
 					vanished[i] = s.URI
+				}
+				quarantined := []map[string]string{}
+				for _, q := range res.Quarantined {
+					quarantined = append(quarantined, map[string]string{"file": q.File, "reason": q.Reason})
 				}
 				fx, done, err := g.faceIndex(ctx, args[0])
 				if err != nil {
@@ -79,7 +84,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					"name": args[0], "new_files": res.NewFiles, "backfilled_files": res.BackfilledFiles,
 					"recovered_staging": res.RecoveredStaging, "batches": res.Batches, "consolidations": res.Consolidations,
 					"compactions": res.Compactions, "bytes": res.Bytes, "seconds": elapsed.Seconds(),
-					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped,
+					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped, "quarantined": quarantined,
 					"row_indexes": rowJSON,
 					"typed_files": res.TypedFiles, "engine_files": res.EngineFiles,
 					"snapshot_from_memory": res.SnapshotFromMemory,
@@ -107,14 +112,21 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					for _, s := range res.Skipped {
 						fmt.Fprintf(w, "skipped %s: %v\n", s.URI, s.Err)
 					}
+					for _, q := range res.Quarantined {
+						fmt.Fprintf(w, "quarantined %s (not indexed; listed by describe; update --retry-quarantined tries it again): %s\n", q.File, q.Reason)
+					}
 					for n, st := range rows {
 						fmt.Fprintf(w, "row index %s: %d new file(s), %d entries, %d file(s) removed\n", n, st.Files, st.Entries, st.Removed)
+						for _, s := range st.Skipped {
+							fmt.Fprintf(w, "row index %s skipped %s: %s (the other files are indexed; `describe` lists it)\n", n, s.URI, s.Reason)
+						}
 					}
 				})
 			})
 		},
 	}
 	bf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&retryQuarantined, "retry-quarantined", false, "index the quarantined files again (after fixing the cause)")
 	return cmd
 }
 

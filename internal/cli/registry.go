@@ -7,10 +7,12 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/metadata"
@@ -215,6 +217,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 				if len(args) == 1 {
 					fmt.Fprintln(w)
 					printRowIndexes(w, descs[0].RowIndexes)
+					printQuarantined(w, descs[0].Quarantined)
 					return
 				}
 				for _, d := range descs {
@@ -222,6 +225,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(w, "\nrow indexes of %s:\n", d.Name)
 						printRowIndexes(w, d.RowIndexes)
 					}
+					printQuarantined(w, d.Quarantined)
 				}
 			})
 		},
@@ -239,12 +243,17 @@ func (g *globals) withRowIndexes(ctx context.Context, sums []index.Summary) ([]*
 	defer st.Close()
 	out := make([]*ariadne.Description, 0, len(sums))
 	for _, s := range sums {
-		d := &ariadne.Description{Summary: s, RowIndexes: []ariadne.RowIndexInfo{}}
+		d := &ariadne.Description{Summary: s, RowIndexes: []ariadne.RowIndexInfo{}, Quarantined: []fileindex.QuarantinedFile{}}
 		out = append(out, d)
 		ix, err := st.Index(ctx, s.Name)
 		if err != nil {
 			fmt.Fprintf(g.env.Stderr, "warning: index %s: row indexes: %v\n", s.Name, err)
 			continue
+		}
+		if q, err := ix.Quarantined(ctx); err != nil {
+			fmt.Fprintf(g.env.Stderr, "warning: index %s: quarantined files: %v\n", s.Name, err)
+		} else {
+			d.Quarantined = q
 		}
 		defs, err := ix.RowIndexes(ctx)
 		if err != nil {
@@ -383,4 +392,11 @@ func readOptionsMap(m *metadata.Metadata) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// printQuarantined lists the files updates set aside (describe).
+func printQuarantined(w io.Writer, q []fileindex.QuarantinedFile) {
+	for _, f := range q {
+		fmt.Fprintf(w, "quarantined %s (since %s; update --retry-quarantined tries it again): %s\n", f.File, f.At.Format(time.RFC3339), f.Reason)
+	}
 }

@@ -79,7 +79,16 @@ func orDefault(s, d string) string {
 func buildJSON(st rowindex.BuildStats) map[string]any {
 	return map[string]any{"files": st.Files, "removed": st.Removed, "rows": st.Rows, "entries": st.Entries, "fragments": st.Fragments,
 		"index_bytes": st.IndexBytes, "data_bytes": st.DataBytes, "requests": st.Requests, "bytes_read": st.BytesRead,
-		"seconds": st.Elapsed.Seconds()}
+		"seconds": st.Elapsed.Seconds(), "skipped": skippedJSON(st.Skipped)}
+}
+
+// skippedJSON lists the files a row index build left out.
+func skippedJSON(s []rowindex.SkippedFile) []map[string]string {
+	out := []map[string]string{}
+	for _, f := range s {
+		out = append(out, map[string]string{"file": f.URI, "reason": f.Reason})
+	}
+	return out
 }
 
 func newLookupCmd(g *globals) *cobra.Command {

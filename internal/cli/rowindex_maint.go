@@ -27,6 +27,11 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed)
 	}
 	tw.Flush()
+	for _, r := range infos {
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "row index %s skipped %s: %s\n", r.Name, s.File, s.Reason)
+		}
+	}
 }
 
 // printRowIndexCompaction prints one line of `compact` for a row index.
