@@ -1,12 +1,10 @@
 package fileindex
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/ariadne-go/ariadne/internal/proc"
 )
@@ -22,18 +20,12 @@ var spillName = regexp.MustCompile(`^ariadne-[a-z]+-p([0-9]+)n([0-9]+)-`)
 
 // newSpillDir creates a spill folder for kind ("update", "join", "check").
 func newSpillDir(kind string) (string, error) {
-	return os.MkdirTemp("", fmt.Sprintf("ariadne-%s-p%dn%s-*", kind, os.Getpid(), namespaceInode()))
+	return os.MkdirTemp("", proc.SpillPattern(kind))
 }
 
 // namespaceInode returns the inode number of this process's pid namespace
 // ("4026531836" of "pid:[4026531836]"), "0" when unknown.
-func namespaceInode() string {
-	ns := proc.Namespace()
-	if i, j := strings.IndexByte(ns, '['), strings.IndexByte(ns, ']'); i >= 0 && j > i+1 {
-		return ns[i+1 : j]
-	}
-	return "0"
-}
+func namespaceInode() string { return proc.NamespaceInode() }
 
 // sweepSpillDirs removes the spill folders in dir (the temporary folder)
 // whose process, in this pid namespace, no longer exists, and returns their

@@ -5,9 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ariadne-go/ariadne/internal/proc"
 )
 
 // TestSweepSpillDirs: the spill folder of a process that no longer exists
@@ -38,12 +41,24 @@ func TestSweepSpillDirs(t *testing.T) {
 		mk("ariadne-update-123456"),                                            // older naming: unknown owner
 		mk("other-p" + itoa(cmd.Process.Pid) + "n" + ns + "-4"),                // not ours
 	}
+	// A killed row index build's and prepare's folders (named by
+	// proc.SpillPattern) are removed as well.
+	deadRI := mk("ariadne-rowindex-p" + itoa(cmd.Process.Pid) + "n" + ns + "-5")
+	deadPrep := mk("ariadne-prepare-p" + itoa(cmd.Process.Pid) + "n" + ns + "-6")
 	got := sweepSpillDirs(dir)
-	if len(got) != 1 || got[0] != dead {
-		t.Fatalf("removed %v, want [%s]", got, dead)
+	slices.Sort(got)
+	if want := []string{deadPrep, deadRI, dead}; !slices.Equal(got, want) {
+		t.Fatalf("removed %v, want %v", got, want)
 	}
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("dead process's folder still there")
+	for _, p := range []string{dead, deadRI, deadPrep} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("dead process's folder %s still there", p)
+		}
+	}
+	for _, kind := range []string{"rowindex", "prepare"} {
+		if pat := proc.SpillPattern(kind); !spillName.MatchString(strings.TrimSuffix(pat, "*")+"x") || !strings.HasPrefix(pat, "ariadne-"+kind+"-p") {
+			t.Errorf("pattern %s is not swept", pat)
+		}
 	}
 	for _, p := range keep {
 		if _, err := os.Stat(p); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
+
+	"github.com/ariadne-go/ariadne/internal/proc"
 )
 
 // rowStream yields rows in (key, sort columns) order; io.EOF ends it.
@@ -85,7 +87,9 @@ func (s *sorter) add(ctx context.Context, k int, r parquet.Row) error {
 // spill writes every bucket's held rows as a sorted run.
 func (s *sorter) spill(ctx context.Context) error {
 	if s.tmp == "" {
-		dir, err := os.MkdirTemp(s.parent, "ariadne-prepare-*")
+		// Named after this process, so that a killed run's folder is
+		// removed by the next update (proc.SpillPattern).
+		dir, err := os.MkdirTemp(s.parent, proc.SpillPattern("prepare"))
 		if err != nil {
 			return fmt.Errorf("prepared: temporary folder for sorted runs: %w", err)
 		}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+
+	"github.com/ariadne-go/ariadne/internal/proc"
 )
 
 // The build's external sort. Scanning workers append entries to a runBuffer
@@ -379,7 +381,9 @@ type spillDir struct {
 }
 
 func newSpillDir(parent string) (*spillDir, error) {
-	dir, err := os.MkdirTemp(parent, "ariadne-rowindex-build-*")
+	// Named after this process: a killed build's folder is removed by the
+	// next update once the process is gone (proc.SpillPattern).
+	dir, err := os.MkdirTemp(parent, proc.SpillPattern("rowindex"))
 	if err != nil {
 		return nil, fmt.Errorf("rowindex: build spill folder: %w", err)
 	}

@@ -21,8 +21,9 @@ import (
 //
 // Only the file backend writes temporary files: for every other store,
 // and for a file store behind a wrapper other than Sub, SweepTemps does
-// nothing. A missing folder sweeps nothing. It returns the keys of the
-// files deleted, relative to s.
+// nothing. A missing folder sweeps nothing. Folders below dir left empty
+// are removed too. It returns the keys of the files deleted, relative to
+// s, and of the folders removed, with a trailing "/".
 func SweepTemps(ctx context.Context, s Store, dir string, cutoff time.Time) ([]string, error) {
 	dir = strings.Trim(dir, "/")
 	base := ""
@@ -34,7 +35,7 @@ func SweepTemps(ctx context.Context, s Store, dir string, cutoff time.Time) ([]s
 		return nil, nil
 	}
 	root := filepath.Join(f.root, filepath.FromSlash(base+dir))
-	var deleted []string
+	var deleted, dirs []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -45,7 +46,13 @@ func SweepTemps(ctx context.Context, s Store, dir string, cutoff time.Time) ([]s
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) {
+		if d.IsDir() {
+			if p != root {
+				dirs = append(dirs, p)
+			}
+			return nil
+		}
+		if !strings.HasPrefix(d.Name(), tmpPrefix) {
 			return nil
 		}
 		info, err := d.Info()
@@ -59,5 +66,18 @@ func SweepTemps(ctx context.Context, s Store, dir string, cutoff time.Time) ([]s
 		deleted = append(deleted, filepath.ToSlash(rel))
 		return nil
 	})
-	return deleted, err
+	if err != nil {
+		return deleted, err
+	}
+	// Folders left empty (a killed run's staging/ once its temporary
+	// files are gone) are removed, deepest first; they hold no object, so
+	// no key names them. os.Remove refuses a folder that is not empty, and
+	// a write racing with the removal retries its folder (createTemp).
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if os.Remove(dirs[i]) == nil {
+			rel, _ := filepath.Rel(filepath.Join(f.root, filepath.FromSlash(base)), dirs[i])
+			deleted = append(deleted, filepath.ToSlash(rel)+"/")
+		}
+	}
+	return deleted, nil
 }

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// TestSweepTemps: abandoned temporary files (as a killed write leaves them)
+// TestSweepTemps: abandoned temporary files (as a killed write leaves them),
+// and the folders they leave empty,
 // older than the cutoff are deleted in the folder and below it; recent
 // ones (writes perhaps in flight), objects and other folders are kept;
 // Sub stores sweep their own part; other backends do nothing.
@@ -36,6 +37,11 @@ func TestSweepTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A killed run's staging/: folders holding only a temporary file.
+	if err := os.MkdirAll(filepath.Join(dir, "indexes", "x", "staging", "_delta_log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	temp("indexes/x/staging/_delta_log/"+tmpPrefix+"d", old)
 	temp("indexes/x/"+tmpPrefix+"a", old)
 	temp("indexes/x/index/"+tmpPrefix+"b", old)
 	temp("indexes/x/index/"+tmpPrefix+"recent", time.Now())
@@ -47,7 +53,7 @@ func TestSweepTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(got)
-	if want := []string{"x/" + tmpPrefix + "a", "x/index/" + tmpPrefix + "b"}; !slices.Equal(got, want) {
+	if want := []string{"x/" + tmpPrefix + "a", "x/index/" + tmpPrefix + "b", "x/staging/", "x/staging/_delta_log/", "x/staging/_delta_log/" + tmpPrefix + "d"}; !slices.Equal(got, want) {
 		t.Fatalf("deleted %v, want %v", got, want)
 	}
 	for rel, want := range map[string]bool{
@@ -56,6 +62,8 @@ func TestSweepTemps(t *testing.T) {
 		"indexes/x/index/" + tmpPrefix + "recent": true,
 		"indexes/y/" + tmpPrefix + "c":            true,
 		"indexes/x/index/part-0.parquet":          true,
+		"indexes/x/index":                         true,
+		"indexes/x/staging":                       false,
 	} {
 		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
 		if exists := err == nil; exists != want {

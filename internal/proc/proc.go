@@ -6,6 +6,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"strings"
 )
@@ -29,4 +30,22 @@ func BootID() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// SpillPattern is the os.MkdirTemp pattern of a spill folder of kind
+// ("update", "rowindex", "prepare"): ariadne-<kind>-p<pid>n<namespace
+// inode>-*. The name records the process, so that a later run removes the
+// folder once that process is gone (fileindex's sweep of $TMPDIR).
+func SpillPattern(kind string) string {
+	return fmt.Sprintf("ariadne-%s-p%dn%s-*", kind, os.Getpid(), NamespaceInode())
+}
+
+// NamespaceInode returns the inode number of this process's pid namespace
+// ("4026531836" of "pid:[4026531836]"), "0" when unknown.
+func NamespaceInode() string {
+	ns := Namespace()
+	if i, j := strings.IndexByte(ns, '['), strings.IndexByte(ns, ']'); i >= 0 && j > i+1 {
+		return ns[i+1 : j]
+	}
+	return "0"
 }
