@@ -45,6 +45,12 @@ var (
 	// refused as a whole rather than read as made-up values. Its word is
 	// the one the command line already used for unreadable files.
 	ErrCorruptDataFile = newKind("corrupt file")
+	// ErrStorage is not one of §2.3 either: a request to the storage
+	// failed on its way (network, server, I/O), so the object may be fine
+	// and a retry may succeed. store.ErrStorage is this kind; it lives
+	// here so that decoders (internal/pqrow) keep it without depending on
+	// the store package.
+	ErrStorage = newKind("storage")
 )
 
 // parents lists, for each kind, the kinds it specialises besides ErrAriadne.

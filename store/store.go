@@ -14,6 +14,8 @@ import (
 	"io"
 	"iter"
 	"time"
+
+	"github.com/ariadne-go/ariadne/aerr"
 )
 
 // Errors returned by every Store. Backends map their own errors onto these,
@@ -33,7 +35,7 @@ var (
 	// short by the connection; callers that decode what they read (a
 	// Parquet reader) must keep this kind rather than call the object
 	// corrupt.
-	ErrStorage = errors.New("store: storage request failed")
+	ErrStorage error = aerr.ErrStorage
 )
 
 // ObjectInfo describes one object.

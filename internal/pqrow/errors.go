@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ariadne-go/ariadne/store"
+	"github.com/ariadne-go/ariadne/aerr"
 )
 
 // Errors of this package. Every error it returns matches one of them with
@@ -54,7 +54,7 @@ func corrupt(cause error) error {
 
 // notTheFile reports whether err says nothing about the file's bytes.
 func notTheFile(err error) bool {
-	return errors.Is(err, store.ErrStorage) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, aerr.ErrStorage) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // readErr is colErr(path, ErrCorrupt, ...) for an error of reading a
