@@ -78,6 +78,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 				"index_bytes": float64(m.IndexBytes()), "data_bytes": float64(m.DataBytes()),
 				"index_fraction": float64(m.IndexBytes()) / float64(m.DataBytes()),
 				"committed":      m.Committed.UTC().Format(time.RFC3339Nano),
+				"skipped":        make([]any, len(m.Skipped)),
 			}
 			if g, w := jsonText(t, r), jsonText(t, want); g != w {
 				t.Fatalf("describe row index %s:\n got %s\nwant %s", name, g, w)
