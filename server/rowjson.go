@@ -48,8 +48,9 @@ func appendRow(b []byte, quoted [][]byte, cols []string, vals []any, rec map[str
 }
 
 // appendSourcedRow appends a lookup row as the face's Row encodes: its key,
-// source (file, row group, row) and its values in column order.
-func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row) ([]byte, error) {
+// source (file, row group, row) and its values in column order: vals
+// (LookupRows.Values), or, with vals nil, row.Values by cols.
+func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row, vals []any) ([]byte, error) {
 	b = append(b, `{"key":`...)
 	b, err := appendValue(b, row.Key)
 	if err != nil {
@@ -64,7 +65,12 @@ func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row
 	b = append(b, `,"row":`...)
 	b = strconv.AppendInt(b, row.Row, 10)
 	b = append(b, `,"values":`...)
-	if b, err = appendRow(b, quoted, cols, nil, row.Values); err != nil {
+	if vals != nil {
+		b, err = appendRow(b, quoted, nil, vals, nil)
+	} else {
+		b, err = appendRow(b, quoted, cols, nil, row.Values)
+	}
+	if err != nil {
 		return b, err
 	}
 	return append(b, '}'), nil

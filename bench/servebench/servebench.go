@@ -25,11 +25,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ariadne-go/ariadne"
@@ -70,6 +72,9 @@ type Config struct {
 	Seed uint64
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+	// CPUProfile, when set, is a file to write a CPU profile of the warm
+	// phase to (go tool pprof).
+	CPUProfile string
 
 	// URL, when set, is a running `ariadne serve` (http://host:port) to load
 	// instead of a generated lake: lookups go to Index on Column for the
@@ -162,6 +167,12 @@ type Phase struct {
 	DataRequests     int64   `json:"data_requests"`
 	DataBytes        int64   `json:"data_bytes"`
 	RequestsPerQuery float64 `json:"storage_requests_per_lookup"`
+	// CPUSeconds is the process's CPU time (user + system) during the
+	// phase, server and clients together, and CPUMSPerLookup its share per
+	// lookup: on an otherwise idle machine, NumCPU × 1000 / CPUMSPerLookup
+	// bounds the lookups per second.
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUMSPerLookup float64 `json:"cpu_ms_per_lookup"`
 	// RSSBytes is the process's resident memory at the end of the phase
 	// (server and clients share the process).
 	RSSBytes int64 `json:"rss_bytes"`
@@ -229,7 +240,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		before.Index.Read.Bytes - before.Data.Read.Bytes, CacheBytes: st.CacheBytes()}
 
 	fmt.Fprintf(cfg.Progress, "warm: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
 	warm, err := phase(ctx, "warm", cl, keys.next, local, cfg.Concurrency, 0, cfg.Duration)
+	stopProfile()
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +255,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 const indexName = "plays"
+
+// startCPUProfile starts a CPU profile written to path ("": none); the
+// function returned stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
 
 func lakeConfig(cfg Config) lakegen.Config {
 	return lakegen.Config{Seed: 7, TargetBytes: int64(cfg.SizeMB) << 20, Days: 4, FilesPerDay: 4, Users: cfg.Users, Tracks: 50_000, Sorted: true}
@@ -393,13 +426,46 @@ func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
 	if resp.StatusCode != 200 {
 		return 0, int64(len(data)), fmt.Errorf("status %d: %s", resp.StatusCode, data)
 	}
-	var page struct {
-		Rows []json.RawMessage `json:"rows"`
+	n, err := countRows(data)
+	return n, int64(len(data)), err
+}
+
+// countRows counts the objects of the answer's "rows" array without
+// decoding them (decoding a 1,000-row page with encoding/json cost the
+// client as much CPU as the server's lookup): the server writes the array
+// first, so it scans from there, minding strings, to its end.
+func countRows(b []byte) (int, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"rows":[`))
+	if !ok {
+		return 0, fmt.Errorf("answer does not start with the rows: %.40q", b)
 	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		return 0, int64(len(data)), err
+	n, depth, inStr, esc := 0, 0, false, false
+	for _, c := range rest {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth == 0 {
+				n++
+			}
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return n, nil // the end of the rows array
+			}
+			depth--
+		}
 	}
-	return len(page.Rows), int64(len(data)), nil
+	return 0, fmt.Errorf("answer ends inside its rows")
 }
 
 // storage is the server's storage work so far.
@@ -426,6 +492,7 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 	)
 	deadline := time.Now().Add(d)
 	start := time.Now()
+	cpu0 := cpuTime()
 	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
@@ -462,6 +529,7 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		return Phase{}, fmt.Errorf("%s: every lookup failed: %w", name, firstEr)
 	}
 	el := time.Since(start)
+	cpu := (cpuTime() - cpu0).Seconds()
 	after, err := stats()
 	if err != nil {
 		return Phase{}, err
@@ -478,11 +546,21 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		P50MS: pct(0.50), P90MS: pct(0.90), P99MS: pct(0.99), MaxMS: pct(1), Rows: rows, ResponseBytes: bytesIn,
 		IndexRequests: after.indexReq - before.indexReq, IndexBytes: after.indexBytes - before.indexBytes,
 		DataRequests: after.dataReq - before.dataReq, DataBytes: after.dataBytes - before.dataBytes,
-		RSSBytes: rss()}
+		RSSBytes: rss(), CPUSeconds: cpu}
 	if len(lat) > 0 {
 		ph.RequestsPerQuery = float64(ph.IndexRequests+ph.DataRequests) / float64(len(lat))
+		ph.CPUMSPerLookup = cpu * 1000 / float64(len(lat))
 	}
 	return ph, nil
+}
+
+// cpuTime returns the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rss reads the process's resident set size (Linux; 0 elsewhere).
@@ -514,13 +592,13 @@ func (r *Report) Format(w io.Writer) {
 		r.Limit, what, r.Concurrency, r.LatencyMS)
 	fmt.Fprintf(w, "warm-up: %.2f s, %d requests, %.1f MB read, %.1f MB cached\n", r.WarmUp.Seconds, r.WarmUp.Requests,
 		float64(r.WarmUp.BytesRead)/1e6, float64(r.WarmUp.CacheBytes)/1e6)
-	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",
-		"P99 MS", "MAX MS", "ROWS/Q", "IDX REQ/Q", "DATA REQ/Q", "DATA MB", "RSS MB")
+	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",
+		"P99 MS", "MAX MS", "ROWS/Q", "IDX REQ/Q", "DATA REQ/Q", "DATA MB", "RSS MB", "CPU MS/Q")
 	for _, p := range r.Phases {
 		q := float64(max(p.Requests, 1))
-		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f\n", p.Name, p.Requests, p.Errors, p.QPS,
+		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f %8.2f\n", p.Name, p.Requests, p.Errors, p.QPS,
 			p.P50MS, p.P90MS, p.P99MS, p.MaxMS, float64(p.Rows)/q, float64(p.IndexRequests)/q, float64(p.DataRequests)/q,
-			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6)
+			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6, p.CPUMSPerLookup)
 	}
 	load := make([]string, len(r.LoadAverage))
 	for i, l := range r.LoadAverage {

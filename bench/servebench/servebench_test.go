@@ -2,6 +2,7 @@ package servebench
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -83,5 +84,32 @@ func TestRunURL(t *testing.T) {
 	// The first lookups read the row index and data files; the metrics say so.
 	if first.IndexRequests == 0 || first.DataRequests == 0 || first.Rows == 0 {
 		t.Fatalf("first phase: %+v", first)
+	}
+}
+
+// TestCountRows counts the rows of answers as encoding/json does,
+// including strings holding brackets, quotes and escapes.
+func TestCountRows(t *testing.T) {
+	for _, body := range []string{
+		`{"rows":[],"columns":[]}`,
+		`{"rows":[{"a":1},{"a":"}{[\"]"},{"a":{"b":[1,{}]}}],"cursor":"x"}`,
+		`{"rows":[{"a":"\\"},{"b":null}],"version":1}`,
+	} {
+		var page struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatal(err)
+		}
+		n, err := countRows([]byte(body))
+		if err != nil || n != len(page.Rows) {
+			t.Errorf("%s: %d rows, %v; want %d", body, n, err, len(page.Rows))
+		}
+	}
+	if _, err := countRows([]byte(`{"error":{}}`)); err == nil {
+		t.Error("an error answer counted")
+	}
+	if _, err := countRows([]byte(`{"rows":[{"a":1}`)); err == nil {
+		t.Error("a cut answer counted")
 	}
 }
