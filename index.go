@@ -92,6 +92,22 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 	return ri, nil
 }
 
+// cacheBudget is the most memory the caches of the open row index ri may
+// hold: its cache budget (as openRowIndex chose it) and its page cache.
+func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
+	b := ix.s.opts.CacheBytes
+	if b <= 0 {
+		b = AutoCacheBytes(ri.Manifest())
+	}
+	switch p := ix.s.opts.PageCacheBytes; {
+	case p == 0:
+		b += rowindex.DefaultPageCacheBytes
+	case p > 0:
+		b += p
+	}
+	return b
+}
+
 // MaxAutoCacheBytes caps the cache budget AutoCacheBytes gives one row
 // index: past it, set the budget (Options.CacheBytes, config key
 // rowIndexCacheBytes) to what the machine can hold.
@@ -455,6 +471,17 @@ func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
 // isIndexGone reports whether err says the index no longer exists.
 func isIndexGone(err error) bool {
 	return errors.Is(err, aerr.ErrIndexNotFound) || errors.Is(err, aerr.ErrMetadataMissingOrCorrupt)
+}
+
+// cacheBudgets returns the cache budgets of the open row indexes, summed.
+func (ix *Index) cacheBudgets() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var n int64
+	for _, h := range ix.rows {
+		n += ix.cacheBudget(h.ri.Load())
+	}
+	return n
 }
 
 // cacheBytes returns the bytes held by the caches of the open row indexes.

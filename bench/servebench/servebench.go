@@ -72,6 +72,13 @@ type Config struct {
 	Seed uint64
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+	// Sample, when set, samples the warm phase every Sample (a soak):
+	// throughput, p50/p99, errors and RSS per interval, and their drift.
+	Sample time.Duration
+	// Baseline also answers the warm phase's key stream with DuckDB over
+	// the same files, for as long, from as many clients (generated lakes
+	// only).
+	Baseline bool
 	// CPUProfile, when set, is a file to write a CPU profile of the warm
 	// phase to (go tool pprof).
 	CPUProfile string
@@ -124,6 +131,10 @@ type Report struct {
 	WarmUp WarmUp `json:"warm_up"`
 	// Phases are cold (before any warm-up) and warm.
 	Phases []Phase `json:"phases"`
+	// Soak sums up the warm phase's samples (Config.Sample).
+	Soak *Soak `json:"soak,omitempty"`
+	// DuckDB is the baseline (Config.Baseline).
+	DuckDB *Baseline `json:"duckdb,omitempty"`
 	// CPUs is runtime.NumCPU; LoadAverage the 1, 5 and 15 minute load
 	// averages of /proc/loadavg at the end (empty where there is none).
 	CPUs        int       `json:"cpus"`
@@ -173,9 +184,81 @@ type Phase struct {
 	// bounds the lookups per second.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	CPUMSPerLookup float64 `json:"cpu_ms_per_lookup"`
+	// Samples are the phase's soak samples (Config.Sample), oldest first.
+	Samples []Sample `json:"samples,omitempty"`
 	// RSSBytes is the process's resident memory at the end of the phase
 	// (server and clients share the process).
 	RSSBytes int64 `json:"rss_bytes"`
+}
+
+// Sample is one interval of a soak: the lookups that ended in it.
+type Sample struct {
+	AtSeconds float64 `json:"at_seconds"`
+	Requests  int     `json:"requests"`
+	Errors    int     `json:"errors"`
+	QPS       float64 `json:"qps"`
+	P50MS     float64 `json:"p50_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	RSSBytes  int64   `json:"rss_bytes"`
+}
+
+// Soak sums up the warm phase's samples: how memory and the tail latency
+// moved over the run.
+type Soak struct {
+	Samples int `json:"samples"`
+	// RSSFirstBytes and RSSLastBytes are the RSS of the first and last
+	// samples, RSSMaxBytes the largest; RSSGrowthBytes last minus first.
+	RSSFirstBytes  int64 `json:"rss_first_bytes"`
+	RSSLastBytes   int64 `json:"rss_last_bytes"`
+	RSSMaxBytes    int64 `json:"rss_max_bytes"`
+	RSSGrowthBytes int64 `json:"rss_growth_bytes"`
+	// CacheBudgetBytes is the row index's cache budget (metadata and
+	// fragments, plus decoded pages): the memory RSS is held against.
+	CacheBudgetBytes int64 `json:"cache_budget_bytes"`
+	// P99FirstMS and P99LastMS are the p99 of the first and last samples;
+	// P99Drift is last / first.
+	P99FirstMS float64 `json:"p99_first_ms"`
+	P99LastMS  float64 `json:"p99_last_ms"`
+	P99Drift   float64 `json:"p99_drift"`
+	Errors     int     `json:"errors"`
+}
+
+func soakOf(ph Phase, budget int64) *Soak {
+	ss := ph.Samples
+	if len(ss) == 0 {
+		return nil
+	}
+	first, last := ss[0], ss[len(ss)-1]
+	k := &Soak{Samples: len(ss), RSSFirstBytes: first.RSSBytes, RSSLastBytes: last.RSSBytes, RSSGrowthBytes: last.RSSBytes - first.RSSBytes,
+		CacheBudgetBytes: budget, P99FirstMS: first.P99MS, P99LastMS: last.P99MS, Errors: ph.Errors}
+	for _, x := range ss {
+		k.RSSMaxBytes = max(k.RSSMaxBytes, x.RSSBytes)
+	}
+	if first.P99MS > 0 {
+		k.P99Drift = last.P99MS / first.P99MS
+	}
+	return k
+}
+
+// Baseline is DuckDB answering the same key stream over the same files
+// (see duckBaseline), and how the server compares: ratios above 1 favour
+// the server for throughput, below 1 for latency.
+type Baseline struct {
+	Phase Phase `json:"phase"`
+	// QPSRatio is the server's warm lookups/s over DuckDB's; P50Ratio and
+	// P99Ratio the server's latency over DuckDB's; CPURatio the server's
+	// CPU per lookup over DuckDB's.
+	QPSRatio float64 `json:"qps_ratio"`
+	P50Ratio float64 `json:"p50_ratio"`
+	P99Ratio float64 `json:"p99_ratio"`
+	CPURatio float64 `json:"cpu_ratio"`
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // Run generates (or reuses) the lake and index, serves them, and measures;
@@ -222,7 +305,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	fmt.Fprintf(cfg.Progress, "cold: %d lookups from %d clients\n", cfg.ColdRequests, cfg.Concurrency)
 	local := func() (storage, error) { return storageOf(st.Stats()), nil }
-	cold, err := phase(ctx, "cold", cl, keys.next, local, cfg.Concurrency, cfg.ColdRequests, 0)
+	cold, err := phase(ctx, "cold", cl.lookup, keys.next, local, cfg.Concurrency, cfg.ColdRequests, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -244,12 +327,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	warm, err := phase(ctx, "warm", cl, keys.next, local, cfg.Concurrency, 0, cfg.Duration)
+	warmKeys := newKeys(lc, cfg.Seed+1)
+	warm, err := phase(ctx, "warm", cl.lookup, warmKeys.next, local, cfg.Concurrency, 0, cfg.Duration, cfg.Sample)
 	stopProfile()
 	if err != nil {
 		return nil, err
 	}
 	rep.Phases = append(rep.Phases, warm)
+	rep.Soak = soakOf(warm, st.CacheBudget())
+	if cfg.Baseline {
+		// The same key stream (the same seed), the same page, as many
+		// clients, as long.
+		fmt.Fprintf(cfg.Progress, "duckdb baseline: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
+		db, err := newDuckBaseline(ctx, filepath.Join(cfg.Dir, "lake"), cols, cfg.Limit, cfg.Concurrency)
+		if err != nil {
+			return nil, err
+		}
+		none := func() (storage, error) { return storage{}, nil }
+		dk := newKeys(lc, cfg.Seed+1)
+		ph, err := phase(ctx, "duckdb", db.lookup, dk.next, none, cfg.Concurrency, 0, cfg.Duration, 0)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		ph.ResponseBytes = 0 // values as text, not an answer's bytes
+		rep.DuckDB = &Baseline{Phase: ph, QPSRatio: ratio(warm.QPS, ph.QPS), P50Ratio: ratio(warm.P50MS, ph.P50MS),
+			P99Ratio: ratio(warm.P99MS, ph.P99MS), CPURatio: ratio(warm.CPUMSPerLookup, ph.CPUMSPerLookup)}
+	}
 	rep.LoadAverage = loadAverage()
 	return rep, nil
 }
@@ -475,8 +579,14 @@ func storageOf(s ariadne.StorageStats) storage {
 	return storage{s.Index.Total.Requests, s.Index.Read.Bytes, s.Data.Total.Requests, s.Data.Read.Bytes}
 }
 
+// lookupFunc answers one key: its rows and response bytes.
+type lookupFunc func(ctx context.Context, key string) (int, int64, error)
+
 // phase runs n lookups (or, with n 0, lookups for d) from conc clients.
-func phase(ctx context.Context, name string, cl *client, next func() string, stats func() (storage, error), conc, n int, d time.Duration) (Phase, error) {
+//
+// A phase of fixed length (n 0) with sample > 0 also reports a sample
+// every sample interval (a soak: throughput, p99, errors and RSS over time).
+func phase(ctx context.Context, name string, look lookupFunc, next func() string, stats func() (storage, error), conc, n int, d, sample time.Duration) (Phase, error) {
 	before, err := stats()
 	if err != nil {
 		return Phase{}, err
@@ -493,6 +603,35 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	cpu0 := cpuTime()
+	var samples []Sample
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	if n == 0 && sample > 0 {
+		go func() {
+			defer close(sampled)
+			t := time.NewTicker(sample)
+			defer t.Stop()
+			from, fromErrs, last := 0, 0, start
+			for {
+				select {
+				case <-stopSampling:
+					return
+				case now := <-t.C:
+					mu.Lock()
+					win := slices.Clone(lat[from:])
+					e := errs - fromErrs
+					from, fromErrs = len(lat), errs
+					mu.Unlock()
+					slices.Sort(win)
+					samples = append(samples, Sample{AtSeconds: now.Sub(start).Seconds(), Requests: len(win), Errors: e,
+						QPS: float64(len(win)) / now.Sub(last).Seconds(), P50MS: pctOf(win, 0.5), P99MS: pctOf(win, 0.99), RSSBytes: rss()})
+					last = now
+				}
+			}
+		}()
+	} else {
+		close(sampled)
+	}
 	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
@@ -505,7 +644,7 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 				}
 				k := next()
 				t0 := time.Now()
-				r, b, err := cl.lookup(ctx, k)
+				r, b, err := look(ctx, k)
 				el := time.Since(t0)
 				mu.Lock()
 				lat = append(lat, el)
@@ -522,6 +661,8 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		})
 	}
 	wg.Wait()
+	close(stopSampling)
+	<-sampled
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
@@ -535,23 +676,26 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		return Phase{}, err
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		i := min(len(lat)-1, int(p*float64(len(lat))))
-		return float64(lat[i].Microseconds()) / 1000
-	}
+	pct := func(p float64) float64 { return pctOf(lat, p) }
 	ph := Phase{Name: name, Requests: len(lat), Errors: errs, Seconds: el.Seconds(), QPS: float64(len(lat)) / el.Seconds(),
 		P50MS: pct(0.50), P90MS: pct(0.90), P99MS: pct(0.99), MaxMS: pct(1), Rows: rows, ResponseBytes: bytesIn,
 		IndexRequests: after.indexReq - before.indexReq, IndexBytes: after.indexBytes - before.indexBytes,
 		DataRequests: after.dataReq - before.dataReq, DataBytes: after.dataBytes - before.dataBytes,
-		RSSBytes: rss(), CPUSeconds: cpu}
+		RSSBytes: rss(), CPUSeconds: cpu, Samples: samples}
 	if len(lat) > 0 {
 		ph.RequestsPerQuery = float64(ph.IndexRequests+ph.DataRequests) / float64(len(lat))
 		ph.CPUMSPerLookup = cpu * 1000 / float64(len(lat))
 	}
 	return ph, nil
+}
+
+// pctOf returns the p-quantile of sorted latencies, in milliseconds.
+func pctOf(lat []time.Duration, p float64) float64 {
+	if len(lat) == 0 {
+		return 0
+	}
+	i := min(len(lat)-1, int(p*float64(len(lat))))
+	return float64(lat[i].Microseconds()) / 1000
 }
 
 // cpuTime returns the process's CPU time so far (user + system).
@@ -599,6 +743,20 @@ func (r *Report) Format(w io.Writer) {
 		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f %8.2f\n", p.Name, p.Requests, p.Errors, p.QPS,
 			p.P50MS, p.P90MS, p.P99MS, p.MaxMS, float64(p.Rows)/q, float64(p.IndexRequests)/q, float64(p.DataRequests)/q,
 			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6, p.CPUMSPerLookup)
+	}
+	if b := r.DuckDB; b != nil {
+		p := b.Phase
+		fmt.Fprintf(w, "duckdb baseline (read_parquet WHERE user_id = ? LIMIT %d over the same files, no injected latency): %d lookups, %d errors, %.1f/s, p50 %.2f ms, p99 %.2f ms, %.1f rows/lookup, %.2f CPU ms/lookup\n",
+			r.Limit, p.Requests, p.Errors, p.QPS, p.P50MS, p.P99MS, float64(p.Rows)/float64(max(p.Requests, 1)), p.CPUMSPerLookup)
+		fmt.Fprintf(w, "server vs duckdb: throughput ×%.2f, p50 ×%.2f, p99 ×%.2f, CPU per lookup ×%.2f\n", b.QPSRatio, b.P50Ratio, b.P99Ratio, b.CPURatio)
+	}
+	if k := r.Soak; k != nil {
+		fmt.Fprintf(w, "soak: %d samples; RSS %.1f → %.1f MB (max %.1f, growth %+.1f MB; cache budget %.1f MB); p99 %.2f → %.2f ms (drift ×%.2f); %d errors\n",
+			k.Samples, float64(k.RSSFirstBytes)/1e6, float64(k.RSSLastBytes)/1e6, float64(k.RSSMaxBytes)/1e6, float64(k.RSSGrowthBytes)/1e6,
+			float64(k.CacheBudgetBytes)/1e6, k.P99FirstMS, k.P99LastMS, k.P99Drift, k.Errors)
+		for _, x := range r.Phases[len(r.Phases)-1].Samples {
+			fmt.Fprintf(w, "  at %6.0f s: %7d lookups %8.1f/s p50 %8.2f ms p99 %8.2f ms %d errors RSS %.1f MB\n", x.AtSeconds, x.Requests, x.QPS, x.P50MS, x.P99MS, x.Errors, float64(x.RSSBytes)/1e6)
+		}
 	}
 	load := make([]string, len(r.LoadAverage))
 	for i, l := range r.LoadAverage {
@@ -654,7 +812,7 @@ func RunURL(ctx context.Context, cfg Config) (*Report, error) {
 		d    time.Duration
 	}{{"first", cfg.ColdRequests, 0}, {"steady", 0, cfg.Duration}} {
 		fmt.Fprintf(cfg.Progress, "%s\n", p.name)
-		ph, err := phase(ctx, p.name, cl, next, stats, cfg.Concurrency, p.n, p.d)
+		ph, err := phase(ctx, p.name, cl.lookup, next, stats, cfg.Concurrency, p.n, p.d, cfg.Sample)
 		if err != nil {
 			return nil, err
 		}

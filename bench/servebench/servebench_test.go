@@ -22,7 +22,8 @@ import (
 // lake.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, SizeMB: 2, Users: 300, Concurrency: 4, Duration: 300 * time.Millisecond, Covered: true, Limit: 50}
+	cfg := Config{Dir: dir, SizeMB: 2, Users: 300, Concurrency: 4, Duration: 300 * time.Millisecond, Covered: true, Limit: 50,
+		Baseline: true, Sample: 100 * time.Millisecond}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,48 @@ func TestRun(t *testing.T) {
 	}
 	if warm.Rows > int64(warm.Requests)*50 {
 		t.Fatalf("more rows than the limit: %+v", warm)
+	}
+	if warm.CPUMSPerLookup <= 0 || len(warm.Samples) < 2 || rep.Soak == nil || rep.Soak.RSSFirstBytes == 0 || rep.Soak.CacheBudgetBytes == 0 {
+		t.Fatalf("cpu %v, samples %+v, soak %+v", warm.CPUMSPerLookup, warm.Samples, rep.Soak)
+	}
+	sum := 0
+	for _, x := range warm.Samples {
+		sum += x.Requests
+	}
+	if sum > warm.Requests {
+		t.Fatalf("samples hold %d lookups of %d", sum, warm.Requests)
+	}
+	if b := rep.DuckDB; b == nil || b.Phase.Requests == 0 || b.Phase.Errors != 0 || b.QPSRatio == 0 {
+		t.Fatalf("duckdb baseline %+v", rep.DuckDB)
+	}
+	// DuckDB and the server give the same rows for the same keys.
+	db, err := newDuckBaseline(context.Background(), filepath.Join(dir, "lake"), []string{"ts", "duration_ms"}, 50, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := ariadne.Open(context.Background(), "file://"+filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(context.Background(), indexName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		k := strconv.FormatInt(lakegen.UserID(uint64(i)), 10)
+		n, _, err := db.lookup(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ix.Lookup(context.Background(), ariadne.LookupRequest{Column: "user_id", Key: k, Columns: []string{"ts", "duration_ms"}, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(res.Rows) || n == 0 {
+			t.Fatalf("key %s: duckdb %d rows, server %d", k, n, len(res.Rows))
+		}
 	}
 	cfg.Covered = false
 	rep2, err := Run(context.Background(), cfg)
