@@ -16,7 +16,7 @@ import (
 )
 
 func (s *Server) limits() api.Limits {
-	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows, MaxJoinKeys: s.cfg.MaxJoinKeys}
+	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows, MaxJoinKeys: s.cfg.MaxJoinKeys, JoinEngines: s.cfg.JoinEngines}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +209,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("waiting for one of the %d joins running to end: %w", cap(s.joins), r.Context().Err()))
 		return
 	}
-	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft})
+	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft, Engine: b.Engine})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -44,6 +44,11 @@ type Config struct {
 	MaxKeys int
 	// MaxJoinKeys is the most key rows a join may post.
 	MaxJoinKeys int
+	// JoinEngines are the engines a join request may name ("duckdb",
+	// "spark"); a request naming none runs on the store's configured engine
+	// (config key engine). Default: duckdb only. The Spark Connect URL is
+	// always the store's (config key sparkRemote), never the request's.
+	JoinEngines []string
 	// MaxJoins is the most joins run at once (each runs an in-memory DuckDB
 	// engine); more wait for a turn until their deadline.
 	MaxJoins int
@@ -87,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxJoinKeys <= 0 {
 		c.MaxJoinKeys = d.MaxJoinKeys
+	}
+	if c.JoinEngines == nil {
+		c.JoinEngines = []string{ariadne.EngineDuckDB}
 	}
 	if c.MaxJoins <= 0 {
 		c.MaxJoins = d.MaxJoins
@@ -132,7 +140,7 @@ func New(st *ariadne.Store, cfg Config) *Server {
 	s.m = newMetrics(s.reg, st, &s.ready)
 	// Stateless: any replica answers any call (no session to route to),
 	// with plain JSON answers (tools do not stream).
-	agent := mcpserver.New(st, mcpserver.Limits{MaxRows: cfg.MCPMaxRows, MaxKeys: cfg.MaxKeys})
+	agent := mcpserver.New(st, mcpserver.Limits{MaxRows: cfg.MCPMaxRows, MaxKeys: cfg.MaxKeys, JoinEngines: cfg.JoinEngines})
 	s.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agent },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Logger})
 	mux := http.NewServeMux()

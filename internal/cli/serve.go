@@ -31,6 +31,9 @@ func newServeCmd(g *globals) *cobra.Command {
 			if (tlsCert == "") != (tlsKey == "") {
 				return usagef("serve: give both --tls-cert and --tls-key, or neither")
 			}
+			if err := checkEngines(cfg.JoinEngines); err != nil {
+				return err
+			}
 			tokens, err := readTokens(g, tokenFile, tokenEnv)
 			if err != nil {
 				return err
@@ -72,6 +75,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.WarmTimeout, "warm-timeout", d.WarmTimeout, "bound of the warm-up before /readyz answers 200")
 	f.IntVar(&cfg.MaxKeys, "max-keys", d.MaxKeys, "most keys in a lookup batch or a locate")
 	f.IntVar(&cfg.MaxJoinKeys, "max-join-keys", d.MaxJoinKeys, "most key rows a join may post")
+	f.StringSliceVar(&cfg.JoinEngines, "join-engines", []string{"duckdb"}, "engines a join request may name (duckdb, spark; Spark at the config's sparkRemote)")
 	f.IntVar(&cfg.MaxJoins, "max-joins", d.MaxJoins, "most joins run at once (more wait for a turn until their deadline)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", d.MaxBodyBytes, "largest request body in bytes")
 	f.DurationVar(&cfg.RequestTimeout, "timeout", d.RequestTimeout, "deadline of each request")
@@ -121,4 +125,14 @@ func readTokens(g *globals, file, env string) ([]string, error) {
 		return nil, errors.New("serve: no bearer token in --token-file/--token-env")
 	}
 	return out, nil
+}
+
+// checkEngines refuses --join-engines naming an engine that does not exist.
+func checkEngines(names []string) error {
+	for _, e := range names {
+		if e != ariadne.EngineDuckDB && e != ariadne.EngineSpark {
+			return usagef("--join-engines: unknown engine %q (want %s or %s)", e, ariadne.EngineDuckDB, ariadne.EngineSpark)
+		}
+	}
+	return nil
 }
