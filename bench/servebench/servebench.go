@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -215,6 +216,9 @@ type Soak struct {
 	// CacheBudgetBytes is the row index's cache budget (metadata and
 	// fragments, plus decoded pages): the memory RSS is held against.
 	CacheBudgetBytes int64 `json:"cache_budget_bytes"`
+	// MemoryLimitBytes is the Go heap's soft limit the server set (the
+	// budget plus MemorySlack).
+	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
 	// P99FirstMS and P99LastMS are the p99 of the first and last samples;
 	// P99Drift is last / first.
 	P99FirstMS float64 `json:"p99_first_ms"`
@@ -230,7 +234,7 @@ func soakOf(ph Phase, budget int64) *Soak {
 	}
 	first, last := ss[0], ss[len(ss)-1]
 	k := &Soak{Samples: len(ss), RSSFirstBytes: first.RSSBytes, RSSLastBytes: last.RSSBytes, RSSGrowthBytes: last.RSSBytes - first.RSSBytes,
-		CacheBudgetBytes: budget, P99FirstMS: first.P99MS, P99LastMS: last.P99MS, Errors: ph.Errors}
+		CacheBudgetBytes: budget, MemoryLimitBytes: debug.SetMemoryLimit(-1), P99FirstMS: first.P99MS, P99LastMS: last.P99MS, Errors: ph.Errors}
 	for _, x := range ss {
 		k.RSSMaxBytes = max(k.RSSMaxBytes, x.RSSBytes)
 	}
@@ -283,7 +287,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer st.Close()
-	srv := server.New(st, server.Config{MaxRows: cfg.Limit, PollInterval: -1, RequestTimeout: time.Minute,
+	srv := server.New(st, server.Config{MaxRows: cfg.Limit, PollInterval: -1, RequestTimeout: time.Minute, MemorySlack: MemorySlack,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -359,6 +363,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 const indexName = "plays"
+
+// MemorySlack is the server's Config.MemorySlack in the benchmark (the
+// default of `ariadne serve`): RSS is held against the cache budget plus
+// this, plus the load generator's own memory.
+const MemorySlack = 256 << 20
 
 // startCPUProfile starts a CPU profile written to path ("": none); the
 // function returned stops it.
@@ -751,9 +760,9 @@ func (r *Report) Format(w io.Writer) {
 		fmt.Fprintf(w, "server vs duckdb: throughput ×%.2f, p50 ×%.2f, p99 ×%.2f, CPU per lookup ×%.2f\n", b.QPSRatio, b.P50Ratio, b.P99Ratio, b.CPURatio)
 	}
 	if k := r.Soak; k != nil {
-		fmt.Fprintf(w, "soak: %d samples; RSS %.1f → %.1f MB (max %.1f, growth %+.1f MB; cache budget %.1f MB); p99 %.2f → %.2f ms (drift ×%.2f); %d errors\n",
+		fmt.Fprintf(w, "soak: %d samples; RSS %.1f → %.1f MB (max %.1f, growth %+.1f MB; cache budget %.1f MB, heap limit %.1f MB); p99 %.2f → %.2f ms (drift ×%.2f); %d errors\n",
 			k.Samples, float64(k.RSSFirstBytes)/1e6, float64(k.RSSLastBytes)/1e6, float64(k.RSSMaxBytes)/1e6, float64(k.RSSGrowthBytes)/1e6,
-			float64(k.CacheBudgetBytes)/1e6, k.P99FirstMS, k.P99LastMS, k.P99Drift, k.Errors)
+			float64(k.CacheBudgetBytes)/1e6, float64(k.MemoryLimitBytes)/1e6, k.P99FirstMS, k.P99LastMS, k.P99Drift, k.Errors)
 		for _, x := range r.Phases[len(r.Phases)-1].Samples {
 			fmt.Fprintf(w, "  at %6.0f s: %7d lookups %8.1f/s p50 %8.2f ms p99 %8.2f ms %d errors RSS %.1f MB\n", x.AtSeconds, x.Requests, x.QPS, x.P50MS, x.P99MS, x.Errors, float64(x.RSSBytes)/1e6)
 		}

@@ -81,6 +81,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.RequestTimeout, "timeout", d.RequestTimeout, "deadline of each request")
 	f.IntVar(&cfg.MaxRows, "max-rows", d.MaxRows, "most rows in a lookup page (larger limits are cut; the cursor continues)")
 	f.IntVar(&cfg.MCPMaxRows, "mcp-max-rows", d.MCPMaxRows, "most rows in an MCP tool answer at /mcp (lookup pages, joins)")
+	f.Int64Var(&cfg.MemorySlack, "memory-slack", 256<<20, "bound the Go heap to the row indexes' cache budget plus this many bytes (soft, after the warm-up; 0: no bound; GOMEMLIMIT wins)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long to drain requests in flight on SIGTERM/SIGINT")
 	f.StringVar(&tokenFile, "token-file", "", "file of accepted bearer tokens, one per line")
 	f.StringVar(&tokenEnv, "token-env", "", "environment variable holding accepted bearer tokens (comma-separated)")
