@@ -87,10 +87,60 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(b, x, 10), nil
 	case time.Time:
 		// MarshalJSON's bytes: RFC 3339 with sub-second precision, quoted.
+		if b, ok := appendUTC(b, x); ok {
+			return b, nil
+		}
 		b = append(b, '"')
 		b, err := x.AppendText(b)
 		return append(b, '"'), err
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err
+}
+
+// appendUTC appends a UTC time of years 0–9999 as MarshalJSON does
+// ("2006-01-02T15:04:05.999999999Z", trailing zeros of the fraction cut),
+// without the general layout interpreter (every timestamp of a page goes
+// through here); false for other times.
+func appendUTC(b []byte, t time.Time) ([]byte, bool) {
+	if t.Location() != time.UTC {
+		return b, false
+	}
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return b, false
+	}
+	h, mi, s := t.Clock()
+	b = append(b, '"')
+	b = appendDigits(b, y, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(mo), 2)
+	b = append(b, '-')
+	b = appendDigits(b, d, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, h, 2)
+	b = append(b, ':')
+	b = appendDigits(b, mi, 2)
+	b = append(b, ':')
+	b = appendDigits(b, s, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		w := 9
+		for ns%10 == 0 {
+			ns /= 10
+			w--
+		}
+		b = append(b, '.')
+		b = appendDigits(b, ns, w)
+	}
+	return append(b, 'Z', '"'), true
+}
+
+// appendDigits appends v (≥ 0) zero-padded to w digits.
+func appendDigits(b []byte, v, w int) []byte {
+	var buf [9]byte
+	for i := w - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, buf[:w]...)
 }
