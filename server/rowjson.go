@@ -85,6 +85,13 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendBool(b, x), nil
 	case int64:
 		return strconv.AppendInt(b, x, 10), nil
+	case string:
+		// Plain text (file URIs, most strings) needs no escaping.
+		if plainString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
 	case time.Time:
 		// MarshalJSON's bytes: RFC 3339 with sub-second precision, quoted.
 		if b, ok := appendUTC(b, x); ok {
@@ -143,4 +150,16 @@ func appendDigits(b []byte, v, w int) []byte {
 		v /= 10
 	}
 	return append(b, buf[:w]...)
+}
+
+// plainString reports whether encoding/json writes s as is between quotes:
+// printable ASCII without '"', '\\' and the HTML characters it escapes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }

@@ -11,7 +11,7 @@ import (
 // times above all: fractions with trailing zeros, none, years at the
 // edges; and other zones, which fall back) are encoding/json's bytes.
 func TestAppendValueMatchesEncodingJSON(t *testing.T) {
-	vals := []any{nil, true, false, int64(-1), int64(1) << 62, "a\"b<", 1.5, float32(2.25), []byte("xy"),
+	vals := []any{nil, true, false, int64(-1), int64(1) << 62, "a\"b<", "file:///tmp/lake/date=2024-06-01/part-00001.parquet", "é\u2028\x01", "", 1.5, float32(2.25), []byte("xy"),
 		time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 6, 1, 12, 3, 4, 500_000_000, time.UTC),
 		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
 		time.Date(2024, 6, 1, 12, 3, 4, 120_000, time.FixedZone("x", 3600)), time.UnixMicro(1717243384123456).UTC()}
