@@ -323,3 +323,26 @@ func TestStoreIndexNames(t *testing.T) {
 		t.Fatalf("describe: %+v, %v", d, err)
 	}
 }
+
+// TestAutoCacheBytes: with no budget set, a row index's cache holds its
+// fragments in the three quarters kept for them, within the default and
+// the cap.
+func TestAutoCacheBytes(t *testing.T) {
+	frag := func(sizes ...int64) *rowindex.Manifest {
+		m := &rowindex.Manifest{}
+		for _, s := range sizes {
+			m.Fragments = append(m.Fragments, rowindex.FragmentEntry{Size: s})
+		}
+		return m
+	}
+	if got := ariadne.AutoCacheBytes(frag(1 << 20)); got != rowindex.DefaultCacheBytes {
+		t.Errorf("small index: %d", got)
+	}
+	m := frag(150<<20, 103<<20) // the 1 GB benchmark lake's 253 MB
+	if got := ariadne.AutoCacheBytes(m); got*3/4 < 253<<20+32<<20 || got > 400<<20 {
+		t.Errorf("253 MiB of fragments: budget %d", got)
+	}
+	if got := ariadne.AutoCacheBytes(frag(10 << 30)); got != ariadne.MaxAutoCacheBytes {
+		t.Errorf("10 GiB of fragments: %d", got)
+	}
+}

@@ -74,6 +74,66 @@ func (ix *Index) rowOptions() rowindex.Options {
 	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes}
 }
 
+// openRowIndex opens the row index name with the Store's cache budget.
+// With no budget set (Options.CacheBytes and the config's both 0), the
+// budget is sized to the version opened (AutoCacheBytes): opening reads
+// only the manifest, so a row index whose fragments outgrow the default is
+// opened once more with the larger budget.
+func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIndex, error) {
+	opts := ix.rowOptions()
+	ri, err := rowindex.Open(ctx, ix.folder(), name, opts)
+	if err != nil || opts.CacheBytes != 0 {
+		return ri, err
+	}
+	if want := AutoCacheBytes(ri.Manifest()); want > rowindex.DefaultCacheBytes {
+		opts.CacheBytes = want
+		return rowindex.Open(ctx, ix.folder(), name, opts)
+	}
+	return ri, nil
+}
+
+// cacheBudget is the most memory the caches of the open row index ri may
+// hold: its cache budget (as openRowIndex chose it) and its page cache.
+func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
+	b := ix.s.opts.CacheBytes
+	if b <= 0 {
+		b = AutoCacheBytes(ri.Manifest())
+	}
+	switch p := ix.s.opts.PageCacheBytes; {
+	case p == 0:
+		b += rowindex.DefaultPageCacheBytes
+	case p > 0:
+		b += p
+	}
+	return b
+}
+
+// MaxAutoCacheBytes caps the cache budget AutoCacheBytes gives one row
+// index: past it, set the budget (Options.CacheBytes, config key
+// rowIndexCacheBytes) to what the machine can hold.
+const MaxAutoCacheBytes = 4 << 30
+
+// autoCacheSlack is what AutoCacheBytes adds to the fragments for data file
+// footers, offset indexes and dictionaries (≈3 MiB per 1 GB of Parquet
+// measured) and fragment footers.
+const autoCacheSlack = 32 << 20
+
+// AutoCacheBytes is the cache budget of a row index version when none is
+// set: large enough that its compressed fragments and the data files'
+// metadata fit in the three quarters of the budget the row index keeps for
+// them (so a warmed server makes no index request), the last quarter
+// holding decoded fragment groups; at least rowindex.DefaultCacheBytes, at
+// most MaxAutoCacheBytes. For the 1 GB benchmark lake (253 MB of fragments)
+// it is ≈ 380 MiB.
+func AutoCacheBytes(m *rowindex.Manifest) int64 {
+	var frag int64
+	for _, f := range m.Fragments {
+		frag += f.Size
+	}
+	want := (frag + autoCacheSlack) * 4 / 3
+	return min(max(want, rowindex.DefaultCacheBytes), MaxAutoCacheBytes)
+}
+
 // RowIndexes returns the definitions of the index's row indexes, by name.
 func (ix *Index) RowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
 	ix.mu.Lock()
@@ -226,7 +286,7 @@ func (ix *Index) rowIndex(ctx context.Context, name string) (*rowindex.RowIndex,
 	if h != nil {
 		return h.ri.Load(), nil
 	}
-	ri, err := rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
+	ri, err := ix.openRowIndex(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +339,7 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 	cur := h.ri.Load()
 	// Opening reads only the manifest (one list, one get); the caches of a
 	// handle are allocated as they fill.
-	next, err := rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
+	next, err := ix.openRowIndex(ctx, name)
 	if errors.Is(err, rowindex.ErrNotFound) {
 		ix.mu.Lock()
 		if ix.rows[name] == h {
@@ -424,6 +484,17 @@ func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
 // isIndexGone reports whether err says the index no longer exists.
 func isIndexGone(err error) bool {
 	return errors.Is(err, aerr.ErrIndexNotFound) || errors.Is(err, aerr.ErrMetadataMissingOrCorrupt)
+}
+
+// cacheBudgets returns the cache budgets of the open row indexes, summed.
+func (ix *Index) cacheBudgets() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var n int64
+	for _, h := range ix.rows {
+		n += ix.cacheBudget(h.ri.Load())
+	}
+	return n
 }
 
 // cacheBytes returns the bytes held by the caches of the open row indexes.

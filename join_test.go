@@ -206,3 +206,43 @@ func TestLookupRowsStreamsPages(t *testing.T) {
 		t.Fatalf("%d rows in %d pages, want %d", n, pages, want)
 	}
 }
+
+// TestLookupRowsValues: Values gives the current row's values in column
+// order, equal to Row's map, for covered rows and rows read from data files,
+// whichever of the two is asked first.
+func TestLookupRowsValues(t *testing.T) {
+	ctx := context.Background()
+	lake, ix := openLake(t, 4)
+	for _, cols := range [][]string{{"duration_ms", "ts", "user_id"}, {"track_uri", "ts"}, nil} {
+		it, err := ix.LookupRows(ctx, ariadne.LookupRequest{Column: "user_id", Key: lake.Hot, Columns: cols, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for it.Next() {
+			var vals []any
+			var row ariadne.Row
+			if n%2 == 0 {
+				vals, row = it.Values(), it.Row()
+			} else {
+				row, vals = it.Row(), it.Values()
+			}
+			names := it.Columns()
+			if len(vals) != len(names) || len(row.Values) != len(names) || (cols != nil && !slices.Equal(names, cols)) {
+				t.Fatalf("columns %v: %d values, row %v", names, len(vals), row.Values)
+			}
+			for j, c := range names {
+				a, _ := json.Marshal(vals[j])
+				b, _ := json.Marshal(row.Values[c])
+				if string(a) != string(b) || vals[j] == nil {
+					t.Fatalf("row %d column %s: Values %s, Row %s", n, c, a, b)
+				}
+			}
+			n++
+		}
+		if err := it.Err(); err != nil || n != 20 {
+			t.Fatalf("columns %v: %d rows, %v", cols, n, err)
+		}
+		it.Close()
+	}
+}

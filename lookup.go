@@ -175,8 +175,16 @@ type LookupRows struct {
 	it    *rowindex.RowIter
 	n     int // rows returned
 	row   Row
-	err   error
-	done  bool
+	// vals are the current row's values in column order (for a covered
+	// row; nil for a row read from a data file until Values asks); the
+	// row's map is built from them when Row asks (see rowMap).
+	vals    []any
+	rowCols []string // the columns of vals
+	rowMap  bool
+	// colTypes are the types of the iterator's columns (covered rows).
+	colTypes []schema.Type
+	err      error
+	done     bool
 
 	columns []string
 	aggs    []KeyAggregates
@@ -380,39 +388,79 @@ func (lr *LookupRows) any(q rowindex.Query) (bool, error) {
 	return ok, it.Err()
 }
 
-// convert brings a row index row to the face's value model.
+// convert brings a row index row to the face's value model. A covered
+// row's values are kept as a slice in column order (no map per row: Row
+// builds the map when asked, Values hands the slice over).
 func (lr *LookupRows) convert(row rowindex.Row) error {
 	keyType := lr.types[lr.man.Key]
 	out := Row{Key: outValue(keyType, row.Key), File: row.File, RowGroup: row.RowGroup, Row: row.Row}
-	if row.Values == nil {
-		out.Covered = true
-		cols := lr.it.Columns()
-		out.Values = make(map[string]any, len(cols))
-		for j, c := range cols {
-			if j < len(row.Covered) {
-				out.Values[c] = outValue(lr.types[c], row.Covered[j])
-			}
-		}
-	} else {
-		one := rowindex.Result{Rows: []rowindex.Row{row}}
-		rec, err := one.Record(0)
-		if err != nil {
-			return err
-		}
-		for c, v := range rec {
-			rec[c] = outValue(lr.types[c], v)
-		}
-		out.Values = rec
-	}
 	if lr.columns == nil && lr.it.Columns() != nil {
 		lr.columns = lr.it.Columns()
 	}
-	lr.row = out
+	if row.Values == nil {
+		out.Covered = true
+		cols := lr.it.Columns()
+		if len(lr.colTypes) != len(cols) {
+			lr.colTypes = make([]schema.Type, len(cols))
+			for j, c := range cols {
+				lr.colTypes[j] = lr.types[c]
+			}
+		}
+		vals := make([]any, len(cols))
+		for j := range cols {
+			if j < len(row.Covered) {
+				vals[j] = outValue(lr.colTypes[j], row.Covered[j])
+			}
+		}
+		lr.row, lr.vals, lr.rowCols, lr.rowMap = out, vals, cols, false
+		return nil
+	}
+	one := rowindex.Result{Rows: []rowindex.Row{row}}
+	rec, err := one.Record(0)
+	if err != nil {
+		return err
+	}
+	for c, v := range rec {
+		rec[c] = outValue(lr.types[c], v)
+	}
+	out.Values = rec
+	lr.row, lr.vals, lr.rowMap = out, nil, true
 	return nil
 }
 
 // Row returns the current row.
-func (lr *LookupRows) Row() Row { return lr.row }
+func (lr *LookupRows) Row() Row {
+	if !lr.rowMap {
+		m := make(map[string]any, len(lr.vals))
+		for j, c := range lr.rowCols {
+			if j < len(lr.vals) {
+				m[c] = lr.vals[j]
+			}
+		}
+		lr.row.Values, lr.rowMap = m, true
+	}
+	return lr.row
+}
+
+// Source returns the current row's key and place (file, row group, row)
+// without building its Values map (nil unless Row built it): with Values,
+// the cheaper way to pass a row on.
+func (lr *LookupRows) Source() Row { return lr.row }
+
+// Values returns the current row's values in the order of Columns (nil
+// for a column the row lacks), in the same value model as Row's map: the
+// cheaper way to pass rows on, as a server writing JSON does. The slice
+// belongs to the caller once returned.
+func (lr *LookupRows) Values() []any {
+	if lr.vals == nil {
+		cols := lr.columns
+		lr.vals = make([]any, len(cols))
+		for j, c := range cols {
+			lr.vals[j] = lr.row.Values[c]
+		}
+	}
+	return lr.vals
+}
 
 // Err returns the error that ended the rows, if any.
 func (lr *LookupRows) Err() error { return lr.err }

@@ -271,6 +271,19 @@ func (s *Store) CacheBytes() int64 {
 	return n
 }
 
+// CacheBudget returns the most memory the caches of every open row index
+// may hold (metadata and fragment cache, decoded pages): with CacheBytes,
+// the bound on the memory the handles hold beyond a small constant per
+// index. While a refresh replaces a row index, the old version's caches
+// live on until its last query ends (see the package documentation).
+func (s *Store) CacheBudget() int64 {
+	var n int64
+	for _, ix := range s.open() {
+		n += ix.cacheBudgets()
+	}
+	return n
+}
+
 // IndexInfo is an entry of ListIndexes: an index's name, data file format
 // and row index definitions.
 type IndexInfo struct {

@@ -34,6 +34,9 @@ type Limits struct {
 	// MaxKeys is the most keys a lookup batch or a locate may carry, and
 	// the most key rows a join may post (default 1000).
 	MaxKeys int
+	// JoinEngines are the engines a join call may name (default: duckdb
+	// only); a call naming none runs on the store's configured engine.
+	JoinEngines []string
 }
 
 func (l Limits) withDefaults() Limits {
@@ -42,6 +45,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxKeys <= 0 {
 		l.MaxKeys = 1000
+	}
+	if l.JoinEngines == nil {
+		l.JoinEngines = []string{ariadne.EngineDuckDB}
 	}
 	return l
 }

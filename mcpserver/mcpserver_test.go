@@ -154,11 +154,16 @@ func TestTools(t *testing.T) {
 	}
 	var j JoinOut
 	if e := call(t, cs, "join", map[string]any{"index": "plays", "keys": map[string]any{"user_id": []any{lake.Hot, nil}}, "how": "left",
-		"select": []string{"user_id", "ts"}, "limit": 10}, &j); e != "" {
+		"select": []string{"user_id", "ts"}, "limit": 10, "engine": "duckdb"}, &j); e != "" {
 		t.Fatal(e)
 	}
 	if len(j.Rows) != 10 || !j.Truncated || j.FilesLocated != len(loc.Files) || !slices.Equal(j.Columns, []string{"user_id", "ts"}) || j.Rows[0]["user_id"] != float64(lake.Hot) {
 		t.Fatalf("join: %+v", j)
+	}
+
+	// An engine the server does not allow is refused.
+	if e := call(t, cs, "join", map[string]any{"index": "plays", "keys": map[string]any{"user_id": []any{lake.Hot}}, "engine": "spark"}, new(any)); !strings.Contains(e, "invalid argument") || !strings.Contains(e, "[duckdb]") {
+		t.Errorf("join on spark: %q", e)
 	}
 
 	// Failures carry the API's error object.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/aerr"
@@ -148,6 +149,7 @@ type JoinIn struct {
 	How    string           `json:"how,omitempty" jsonschema:"inner (default), left, right, full, semi or anti"`
 	Select []string         `json:"select,omitempty" jsonschema:"index-side columns to keep (must include the join columns)"`
 	Limit  int              `json:"limit,omitempty" jsonschema:"most rows returned (default and most: the server's page size)"`
+	Engine string           `json:"engine,omitempty" jsonschema:"the join engine: duckdb or spark, as the server allows (default: the server's)"`
 }
 
 // JoinOut is join's answer.
@@ -172,6 +174,9 @@ func (t *tools) join(ctx context.Context, in JoinIn) (JoinOut, error) {
 	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
 		in.Limit = t.lim.MaxRows
 	}
+	if in.Engine != "" && !slices.Contains(t.lim.JoinEngines, in.Engine) {
+		return JoinOut{}, aerr.Invalid("engine %q: this server runs joins on %v", in.Engine, t.lim.JoinEngines)
+	}
 	ix, err := t.index(ctx, in.Index)
 	if err != nil {
 		return JoinOut{}, err
@@ -179,7 +184,7 @@ func (t *tools) join(ctx context.Context, in JoinIn) (JoinOut, error) {
 	if in.Keys == nil {
 		in.Keys = map[string][]Key{}
 	}
-	rows, err := ix.Join(ctx, ariadne.JoinRequest{Keys: keyMap(in.Keys), On: in.On, How: in.How, Select: in.Select})
+	rows, err := ix.Join(ctx, ariadne.JoinRequest{Keys: keyMap(in.Keys), On: in.On, How: in.How, Select: in.Select, Engine: in.Engine})
 	if err != nil {
 		return JoinOut{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -15,7 +16,7 @@ import (
 )
 
 func (s *Server) limits() api.Limits {
-	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows, MaxJoinKeys: s.cfg.MaxJoinKeys}
+	return api.Limits{MaxKeys: s.cfg.MaxKeys, MaxRows: s.cfg.MaxRows, MaxJoinKeys: s.cfg.MaxJoinKeys, JoinEngines: s.cfg.JoinEngines}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -75,47 +76,87 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := ix.Lookup(r.Context(), req)
+	rows, err := ix.LookupRows(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.m.observeLookup(res)
-	// The rows are written by appendRow (fields in column order), the rest
-	// by encoding/json, spliced into one object.
-	cols := nonNil(res.Columns)
-	quoted := quoteNames(cols)
-	body := make([]byte, 0, 256+len(res.Rows)*64)
-	body = append(body, `{"rows":[`...)
-	for i := range res.Rows {
-		if i > 0 {
+	defer rows.Close()
+	// The page is built in a pooled buffer (at most MaxRows rows) and sent
+	// in one write, so an error while reading still gets an error answer.
+	// Rows are written by appendRow from the values in column order (no
+	// map per row), the rest by encoding/json, spliced into one object.
+	bp := bodyPool.Get().(*[]byte)
+	defer putBody(bp)
+	body := append((*bp)[:0], `{"rows":[`...)
+	var quoted [][]byte
+	n := 0
+	for rows.Next() {
+		if quoted == nil {
+			quoted = quoteNames(rows.Columns())
+		}
+		if n > 0 {
 			body = append(body, ',')
 		}
-		if body, err = appendSourcedRow(body, quoted, cols, &res.Rows[i]); err != nil {
+		src := rows.Source()
+		if body, err = appendSourcedRow(body, quoted, nil, &src, rows.Values()); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	plan := rows.Plan()
+	s.m.observeLookup(plan, n)
+	// The keys in encoding/json's order for a map: aggregates, columns,
+	// cursor, plan, row_index, version.
+	body = append(body, "],"...)
+	if aggs := rows.Aggregates(); len(aggs) > 0 {
+		if body, err = appendField(body, "aggregates", aggs); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 	}
-	body = append(body, "],"...)
-	out := map[string]any{"columns": cols, "row_index": res.RowIndex, "version": res.Version}
-	if res.Cursor != "" {
-		out["cursor"] = res.Cursor
-	}
-	if len(res.Aggregates) > 0 {
-		out["aggregates"] = res.Aggregates
+	body, _ = appendField(body, "columns", nonNil(rows.Columns()))
+	if c := rows.Cursor(); c != "" {
+		body, _ = appendField(body, "cursor", c)
 	}
 	if explain {
-		out["plan"] = planJSON(res.Plan)
+		body, _ = appendField(body, "plan", planJSON(plan))
 	}
-	rest, err := json.Marshal(out)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	body = append(append(body, rest[1:]...), '\n')
+	body, _ = appendField(body, "row_index", rows.RowIndex())
+	body = append(body, `"version":`...)
+	body = strconv.AppendInt(body, rows.Version(), 10)
+	body = append(body, "}\n"...)
+	*bp = body
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// bodyPool holds lookup answer buffers: a page of 1,000 rows is tens of
+// KB, allocated and zeroed anew per request otherwise.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// putBody returns a buffer to the pool unless a huge page grew it.
+func putBody(bp *[]byte) {
+	if cap(*bp) <= 4<<20 {
+		bodyPool.Put(bp)
+	}
+}
+
+// appendField appends "key":value, (value as encoding/json writes it).
+func appendField(b []byte, key string, v any) ([]byte, error) {
+	b = strconv.AppendQuote(b, key) // keys are fixed ASCII names
+	b = append(b, ':')
+	j, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(append(b, j...), ','), nil
 }
 
 func (s *Server) locate(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +209,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("waiting for one of the %d joins running to end: %w", cap(s.joins), r.Context().Err()))
 		return
 	}
-	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft})
+	rows, err := ix.Join(r.Context(), ariadne.JoinRequest{Keys: b.Keys, On: b.On, How: b.How, Select: b.Select, IndexOnLeft: b.IndexOnLeft, Engine: b.Engine})
 	if err != nil {
 		s.fail(w, r, err)
 		return

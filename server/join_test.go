@@ -156,3 +156,32 @@ func TestJoinStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinEngineChoice: a join may name its engine among those the server
+// allows; another is a 400 naming the allowed ones, and the Spark engine
+// without a configured Spark Connect URL is an invalid argument, not a
+// crash or a connection attempt to a URL of the client's.
+func TestJoinEngineChoice(t *testing.T) {
+	ts := start(t, 4, Config{})
+	hot := strconv.FormatInt(ts.lake.Hot, 10)
+	body := func(eng string) string {
+		return `{"keys": {"user_id": [` + hot + `]}, "select": ["user_id", "ts"], "engine": "` + eng + `"}`
+	}
+	resp := ts.postJoin(t, body("duckdb"), "")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || bytes.Count(b, []byte("\n")) == 0 {
+		t.Fatalf("duckdb: %d %s", resp.StatusCode, b)
+	}
+	for _, eng := range []string{"spark", "postgres"} {
+		code, m := ts.call(t, "POST", "/v1/indexes/plays/join", body(eng))
+		if code != 400 || !bytes.Contains([]byte(m["error"].(map[string]any)["message"].(string)), []byte("[duckdb]")) {
+			t.Fatalf("%s: %d %v", eng, code, m)
+		}
+	}
+	both := start(t, 4, Config{JoinEngines: []string{"duckdb", "spark"}})
+	code, m := both.call(t, "POST", "/v1/indexes/plays/join", body("spark"))
+	if code != 400 || m["error"].(map[string]any)["kind"] != "invalid argument" {
+		t.Fatalf("spark without a remote: %d %v", code, m)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ariadne-go/ariadne"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -43,13 +44,12 @@ func newMetrics(reg *prometheus.Registry, st *ariadne.Store, ready *atomic.Bool)
 	return m
 }
 
-func (m *metrics) observeLookup(res *ariadne.LookupResult) {
-	p := res.Plan
+func (m *metrics) observeLookup(p rowindex.Plan, rows int) {
 	m.lookupReq.WithLabelValues("index").Add(float64(p.Index.Requests))
 	m.lookupReq.WithLabelValues("data").Add(float64(p.Data.Requests))
 	m.cacheHits.Add(float64(p.Index.CacheHits + p.Data.CacheHits))
 	m.pageHits.Add(float64(p.Data.PageHits))
-	m.rows.Add(float64(len(res.Rows)))
+	m.rows.Add(float64(rows))
 }
 
 // storeCollector reports the store's counters and the versions served

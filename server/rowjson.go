@@ -48,8 +48,9 @@ func appendRow(b []byte, quoted [][]byte, cols []string, vals []any, rec map[str
 }
 
 // appendSourcedRow appends a lookup row as the face's Row encodes: its key,
-// source (file, row group, row) and its values in column order.
-func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row) ([]byte, error) {
+// source (file, row group, row) and its values in column order: vals
+// (LookupRows.Values), or, with vals nil, row.Values by cols.
+func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row, vals []any) ([]byte, error) {
 	b = append(b, `{"key":`...)
 	b, err := appendValue(b, row.Key)
 	if err != nil {
@@ -64,7 +65,12 @@ func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row
 	b = append(b, `,"row":`...)
 	b = strconv.AppendInt(b, row.Row, 10)
 	b = append(b, `,"values":`...)
-	if b, err = appendRow(b, quoted, cols, nil, row.Values); err != nil {
+	if vals != nil {
+		b, err = appendRow(b, quoted, nil, vals, nil)
+	} else {
+		b, err = appendRow(b, quoted, cols, nil, row.Values)
+	}
+	if err != nil {
 		return b, err
 	}
 	return append(b, '}'), nil
@@ -79,12 +85,81 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendBool(b, x), nil
 	case int64:
 		return strconv.AppendInt(b, x, 10), nil
+	case string:
+		// Plain text (file URIs, most strings) needs no escaping.
+		if plainString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
 	case time.Time:
 		// MarshalJSON's bytes: RFC 3339 with sub-second precision, quoted.
+		if b, ok := appendUTC(b, x); ok {
+			return b, nil
+		}
 		b = append(b, '"')
 		b, err := x.AppendText(b)
 		return append(b, '"'), err
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err
+}
+
+// appendUTC appends a UTC time of years 0–9999 as MarshalJSON does
+// ("2006-01-02T15:04:05.999999999Z", trailing zeros of the fraction cut),
+// without the general layout interpreter (every timestamp of a page goes
+// through here); false for other times.
+func appendUTC(b []byte, t time.Time) ([]byte, bool) {
+	if t.Location() != time.UTC {
+		return b, false
+	}
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return b, false
+	}
+	h, mi, s := t.Clock()
+	b = append(b, '"')
+	b = appendDigits(b, y, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(mo), 2)
+	b = append(b, '-')
+	b = appendDigits(b, d, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, h, 2)
+	b = append(b, ':')
+	b = appendDigits(b, mi, 2)
+	b = append(b, ':')
+	b = appendDigits(b, s, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		w := 9
+		for ns%10 == 0 {
+			ns /= 10
+			w--
+		}
+		b = append(b, '.')
+		b = appendDigits(b, ns, w)
+	}
+	return append(b, 'Z', '"'), true
+}
+
+// appendDigits appends v (≥ 0) zero-padded to w digits.
+func appendDigits(b []byte, v, w int) []byte {
+	var buf [9]byte
+	for i := w - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, buf[:w]...)
+}
+
+// plainString reports whether encoding/json writes s as is between quotes:
+// printable ASCII without '"', '\\' and the HTML characters it escapes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,6 +46,11 @@ type Config struct {
 	MaxKeys int
 	// MaxJoinKeys is the most key rows a join may post.
 	MaxJoinKeys int
+	// JoinEngines are the engines a join request may name ("duckdb",
+	// "spark"); a request naming none runs on the store's configured engine
+	// (config key engine). Default: duckdb only. The Spark Connect URL is
+	// always the store's (config key sparkRemote), never the request's.
+	JoinEngines []string
 	// MaxJoins is the most joins run at once (each runs an in-memory DuckDB
 	// engine); more wait for a turn until their deadline.
 	MaxJoins int
@@ -62,6 +69,13 @@ type Config struct {
 	// Tokens, when set, are the bearer tokens accepted on every endpoint
 	// but /healthz and /readyz.
 	Tokens []string
+	// MemorySlack, when positive, bounds the process's Go heap to the
+	// store's cache budget (ariadne.Store.CacheBudget) plus this much, as a
+	// soft limit (runtime/debug.SetMemoryLimit) set after the warm-up and
+	// each refresh, unless GOMEMLIMIT is set: without it the heap grows to
+	// twice the live caches before a collection (GOGC=100). It is
+	// process-wide: set it only where the server owns the process.
+	MemorySlack int64
 	// Logger receives structured logs (slog.Default() if nil).
 	Logger *slog.Logger
 }
@@ -87,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxJoinKeys <= 0 {
 		c.MaxJoinKeys = d.MaxJoinKeys
+	}
+	if c.JoinEngines == nil {
+		c.JoinEngines = []string{ariadne.EngineDuckDB}
 	}
 	if c.MaxJoins <= 0 {
 		c.MaxJoins = d.MaxJoins
@@ -132,7 +149,7 @@ func New(st *ariadne.Store, cfg Config) *Server {
 	s.m = newMetrics(s.reg, st, &s.ready)
 	// Stateless: any replica answers any call (no session to route to),
 	// with plain JSON answers (tools do not stream).
-	agent := mcpserver.New(st, mcpserver.Limits{MaxRows: cfg.MCPMaxRows, MaxKeys: cfg.MaxKeys})
+	agent := mcpserver.New(st, mcpserver.Limits{MaxRows: cfg.MCPMaxRows, MaxKeys: cfg.MaxKeys, JoinEngines: cfg.JoinEngines})
 	s.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agent },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Logger})
 	mux := http.NewServeMux()
@@ -283,9 +300,22 @@ func (s *Server) Warm(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("warm-up done", "row_indexes", st.RowIndexes, "requests", st.Requests, "bytes_read", st.BytesRead,
-		"elapsed", time.Since(start), "complete", err == nil, "cache_bytes", s.st.CacheBytes())
+		"elapsed", time.Since(start), "complete", err == nil, "cache_bytes", s.st.CacheBytes(), "cache_budget", s.st.CacheBudget())
+	s.limitMemory()
 	s.ready.Store(true)
 	return nil
+}
+
+// limitMemory sets the Go heap's soft limit to the cache budget plus
+// MemorySlack (see Config.MemorySlack).
+func (s *Server) limitMemory() {
+	if s.cfg.MemorySlack <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	lim := s.st.CacheBudget() + s.cfg.MemorySlack
+	if debug.SetMemoryLimit(lim) != lim {
+		s.log.Info("memory limit", "bytes", lim)
+	}
 }
 
 // poll refreshes the store's open indexes every PollInterval until ctx
@@ -321,6 +351,7 @@ func (s *Server) Refresh(ctx context.Context) {
 		return
 	}
 	s.m.refreshes.WithLabelValues("ok").Inc()
+	s.limitMemory()
 }
 
 // Serve serves on ln until ctx ends, then stops accepting connections and

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -447,4 +448,22 @@ func countOps(paths map[string]map[string]any) int {
 		n += len(ops)
 	}
 	return n
+}
+
+// TestMemorySlack: after the warm-up the server bounds the Go heap to the
+// open row indexes' cache budget plus the slack.
+func TestMemorySlack(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: the server leaves the limit alone")
+	}
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	ts := start(t, 4, Config{MemorySlack: 100 << 20})
+	budget := ts.srv.st.CacheBudget()
+	if budget < 2*(256<<20) { // two row indexes, each at least the default
+		t.Fatalf("cache budget %d", budget)
+	}
+	if got := debug.SetMemoryLimit(-1); got != budget+100<<20 {
+		t.Fatalf("memory limit %d, want %d", got, budget+100<<20)
+	}
 }

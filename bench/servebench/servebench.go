@@ -25,11 +25,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ariadne-go/ariadne"
@@ -70,6 +73,16 @@ type Config struct {
 	Seed uint64
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+	// Sample, when set, samples the warm phase every Sample (a soak):
+	// throughput, p50/p99, errors and RSS per interval, and their drift.
+	Sample time.Duration
+	// Baseline also answers the warm phase's key stream with DuckDB over
+	// the same files, for as long, from as many clients (generated lakes
+	// only).
+	Baseline bool
+	// CPUProfile, when set, is a file to write a CPU profile of the warm
+	// phase to (go tool pprof).
+	CPUProfile string
 
 	// URL, when set, is a running `ariadne serve` (http://host:port) to load
 	// instead of a generated lake: lookups go to Index on Column for the
@@ -119,6 +132,10 @@ type Report struct {
 	WarmUp WarmUp `json:"warm_up"`
 	// Phases are cold (before any warm-up) and warm.
 	Phases []Phase `json:"phases"`
+	// Soak sums up the warm phase's samples (Config.Sample).
+	Soak *Soak `json:"soak,omitempty"`
+	// DuckDB is the baseline (Config.Baseline).
+	DuckDB *Baseline `json:"duckdb,omitempty"`
 	// CPUs is runtime.NumCPU; LoadAverage the 1, 5 and 15 minute load
 	// averages of /proc/loadavg at the end (empty where there is none).
 	CPUs        int       `json:"cpus"`
@@ -162,9 +179,90 @@ type Phase struct {
 	DataRequests     int64   `json:"data_requests"`
 	DataBytes        int64   `json:"data_bytes"`
 	RequestsPerQuery float64 `json:"storage_requests_per_lookup"`
+	// CPUSeconds is the process's CPU time (user + system) during the
+	// phase, server and clients together, and CPUMSPerLookup its share per
+	// lookup: on an otherwise idle machine, NumCPU × 1000 / CPUMSPerLookup
+	// bounds the lookups per second.
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUMSPerLookup float64 `json:"cpu_ms_per_lookup"`
+	// Samples are the phase's soak samples (Config.Sample), oldest first.
+	Samples []Sample `json:"samples,omitempty"`
 	// RSSBytes is the process's resident memory at the end of the phase
 	// (server and clients share the process).
 	RSSBytes int64 `json:"rss_bytes"`
+}
+
+// Sample is one interval of a soak: the lookups that ended in it.
+type Sample struct {
+	AtSeconds float64 `json:"at_seconds"`
+	Requests  int     `json:"requests"`
+	Errors    int     `json:"errors"`
+	QPS       float64 `json:"qps"`
+	P50MS     float64 `json:"p50_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	RSSBytes  int64   `json:"rss_bytes"`
+}
+
+// Soak sums up the warm phase's samples: how memory and the tail latency
+// moved over the run.
+type Soak struct {
+	Samples int `json:"samples"`
+	// RSSFirstBytes and RSSLastBytes are the RSS of the first and last
+	// samples, RSSMaxBytes the largest; RSSGrowthBytes last minus first.
+	RSSFirstBytes  int64 `json:"rss_first_bytes"`
+	RSSLastBytes   int64 `json:"rss_last_bytes"`
+	RSSMaxBytes    int64 `json:"rss_max_bytes"`
+	RSSGrowthBytes int64 `json:"rss_growth_bytes"`
+	// CacheBudgetBytes is the row index's cache budget (metadata and
+	// fragments, plus decoded pages): the memory RSS is held against.
+	CacheBudgetBytes int64 `json:"cache_budget_bytes"`
+	// MemoryLimitBytes is the Go heap's soft limit the server set (the
+	// budget plus MemorySlack).
+	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
+	// P99FirstMS and P99LastMS are the p99 of the first and last samples;
+	// P99Drift is last / first.
+	P99FirstMS float64 `json:"p99_first_ms"`
+	P99LastMS  float64 `json:"p99_last_ms"`
+	P99Drift   float64 `json:"p99_drift"`
+	Errors     int     `json:"errors"`
+}
+
+func soakOf(ph Phase, budget int64) *Soak {
+	ss := ph.Samples
+	if len(ss) == 0 {
+		return nil
+	}
+	first, last := ss[0], ss[len(ss)-1]
+	k := &Soak{Samples: len(ss), RSSFirstBytes: first.RSSBytes, RSSLastBytes: last.RSSBytes, RSSGrowthBytes: last.RSSBytes - first.RSSBytes,
+		CacheBudgetBytes: budget, MemoryLimitBytes: debug.SetMemoryLimit(-1), P99FirstMS: first.P99MS, P99LastMS: last.P99MS, Errors: ph.Errors}
+	for _, x := range ss {
+		k.RSSMaxBytes = max(k.RSSMaxBytes, x.RSSBytes)
+	}
+	if first.P99MS > 0 {
+		k.P99Drift = last.P99MS / first.P99MS
+	}
+	return k
+}
+
+// Baseline is DuckDB answering the same key stream over the same files
+// (see duckBaseline), and how the server compares: ratios above 1 favour
+// the server for throughput, below 1 for latency.
+type Baseline struct {
+	Phase Phase `json:"phase"`
+	// QPSRatio is the server's warm lookups/s over DuckDB's; P50Ratio and
+	// P99Ratio the server's latency over DuckDB's; CPURatio the server's
+	// CPU per lookup over DuckDB's.
+	QPSRatio float64 `json:"qps_ratio"`
+	P50Ratio float64 `json:"p50_ratio"`
+	P99Ratio float64 `json:"p99_ratio"`
+	CPURatio float64 `json:"cpu_ratio"`
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // Run generates (or reuses) the lake and index, serves them, and measures;
@@ -189,7 +287,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer st.Close()
-	srv := server.New(st, server.Config{MaxRows: cfg.Limit, PollInterval: -1, RequestTimeout: time.Minute,
+	srv := server.New(st, server.Config{MaxRows: cfg.Limit, PollInterval: -1, RequestTimeout: time.Minute, MemorySlack: MemorySlack,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -211,7 +309,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	fmt.Fprintf(cfg.Progress, "cold: %d lookups from %d clients\n", cfg.ColdRequests, cfg.Concurrency)
 	local := func() (storage, error) { return storageOf(st.Stats()), nil }
-	cold, err := phase(ctx, "cold", cl, keys.next, local, cfg.Concurrency, cfg.ColdRequests, 0)
+	cold, err := phase(ctx, "cold", cl.lookup, keys.next, local, cfg.Concurrency, cfg.ColdRequests, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -229,16 +327,64 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		before.Index.Read.Bytes - before.Data.Read.Bytes, CacheBytes: st.CacheBytes()}
 
 	fmt.Fprintf(cfg.Progress, "warm: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
-	warm, err := phase(ctx, "warm", cl, keys.next, local, cfg.Concurrency, 0, cfg.Duration)
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	warmKeys := newKeys(lc, cfg.Seed+1)
+	warm, err := phase(ctx, "warm", cl.lookup, warmKeys.next, local, cfg.Concurrency, 0, cfg.Duration, cfg.Sample)
+	stopProfile()
 	if err != nil {
 		return nil, err
 	}
 	rep.Phases = append(rep.Phases, warm)
+	rep.Soak = soakOf(warm, st.CacheBudget())
+	if cfg.Baseline {
+		// The same key stream (the same seed), the same page, as many
+		// clients, as long.
+		fmt.Fprintf(cfg.Progress, "duckdb baseline: %s from %d clients\n", cfg.Duration, cfg.Concurrency)
+		db, err := newDuckBaseline(ctx, filepath.Join(cfg.Dir, "lake"), cols, cfg.Limit, cfg.Concurrency)
+		if err != nil {
+			return nil, err
+		}
+		none := func() (storage, error) { return storage{}, nil }
+		dk := newKeys(lc, cfg.Seed+1)
+		ph, err := phase(ctx, "duckdb", db.lookup, dk.next, none, cfg.Concurrency, 0, cfg.Duration, 0)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		ph.ResponseBytes = 0 // values as text, not an answer's bytes
+		rep.DuckDB = &Baseline{Phase: ph, QPSRatio: ratio(warm.QPS, ph.QPS), P50Ratio: ratio(warm.P50MS, ph.P50MS),
+			P99Ratio: ratio(warm.P99MS, ph.P99MS), CPURatio: ratio(warm.CPUMSPerLookup, ph.CPUMSPerLookup)}
+	}
 	rep.LoadAverage = loadAverage()
 	return rep, nil
 }
 
 const indexName = "plays"
+
+// MemorySlack is the server's Config.MemorySlack in the benchmark (the
+// default of `ariadne serve`): RSS is held against the cache budget plus
+// this, plus the load generator's own memory.
+const MemorySlack = 256 << 20
+
+// startCPUProfile starts a CPU profile written to path ("": none); the
+// function returned stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
 
 func lakeConfig(cfg Config) lakegen.Config {
 	return lakegen.Config{Seed: 7, TargetBytes: int64(cfg.SizeMB) << 20, Days: 4, FilesPerDay: 4, Users: cfg.Users, Tracks: 50_000, Sorted: true}
@@ -393,13 +539,46 @@ func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
 	if resp.StatusCode != 200 {
 		return 0, int64(len(data)), fmt.Errorf("status %d: %s", resp.StatusCode, data)
 	}
-	var page struct {
-		Rows []json.RawMessage `json:"rows"`
+	n, err := countRows(data)
+	return n, int64(len(data)), err
+}
+
+// countRows counts the objects of the answer's "rows" array without
+// decoding them (decoding a 1,000-row page with encoding/json cost the
+// client as much CPU as the server's lookup): the server writes the array
+// first, so it scans from there, minding strings, to its end.
+func countRows(b []byte) (int, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"rows":[`))
+	if !ok {
+		return 0, fmt.Errorf("answer does not start with the rows: %.40q", b)
 	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		return 0, int64(len(data)), err
+	n, depth, inStr, esc := 0, 0, false, false
+	for _, c := range rest {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth == 0 {
+				n++
+			}
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return n, nil // the end of the rows array
+			}
+			depth--
+		}
 	}
-	return len(page.Rows), int64(len(data)), nil
+	return 0, fmt.Errorf("answer ends inside its rows")
 }
 
 // storage is the server's storage work so far.
@@ -409,8 +588,14 @@ func storageOf(s ariadne.StorageStats) storage {
 	return storage{s.Index.Total.Requests, s.Index.Read.Bytes, s.Data.Total.Requests, s.Data.Read.Bytes}
 }
 
+// lookupFunc answers one key: its rows and response bytes.
+type lookupFunc func(ctx context.Context, key string) (int, int64, error)
+
 // phase runs n lookups (or, with n 0, lookups for d) from conc clients.
-func phase(ctx context.Context, name string, cl *client, next func() string, stats func() (storage, error), conc, n int, d time.Duration) (Phase, error) {
+//
+// A phase of fixed length (n 0) with sample > 0 also reports a sample
+// every sample interval (a soak: throughput, p99, errors and RSS over time).
+func phase(ctx context.Context, name string, look lookupFunc, next func() string, stats func() (storage, error), conc, n int, d, sample time.Duration) (Phase, error) {
 	before, err := stats()
 	if err != nil {
 		return Phase{}, err
@@ -426,6 +611,36 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 	)
 	deadline := time.Now().Add(d)
 	start := time.Now()
+	cpu0 := cpuTime()
+	var samples []Sample
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	if n == 0 && sample > 0 {
+		go func() {
+			defer close(sampled)
+			t := time.NewTicker(sample)
+			defer t.Stop()
+			from, fromErrs, last := 0, 0, start
+			for {
+				select {
+				case <-stopSampling:
+					return
+				case now := <-t.C:
+					mu.Lock()
+					win := slices.Clone(lat[from:])
+					e := errs - fromErrs
+					from, fromErrs = len(lat), errs
+					mu.Unlock()
+					slices.Sort(win)
+					samples = append(samples, Sample{AtSeconds: now.Sub(start).Seconds(), Requests: len(win), Errors: e,
+						QPS: float64(len(win)) / now.Sub(last).Seconds(), P50MS: pctOf(win, 0.5), P99MS: pctOf(win, 0.99), RSSBytes: rss()})
+					last = now
+				}
+			}
+		}()
+	} else {
+		close(sampled)
+	}
 	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
@@ -438,7 +653,7 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 				}
 				k := next()
 				t0 := time.Now()
-				r, b, err := cl.lookup(ctx, k)
+				r, b, err := look(ctx, k)
 				el := time.Since(t0)
 				mu.Lock()
 				lat = append(lat, el)
@@ -455,6 +670,8 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		})
 	}
 	wg.Wait()
+	close(stopSampling)
+	<-sampled
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
@@ -462,27 +679,41 @@ func phase(ctx context.Context, name string, cl *client, next func() string, sta
 		return Phase{}, fmt.Errorf("%s: every lookup failed: %w", name, firstEr)
 	}
 	el := time.Since(start)
+	cpu := (cpuTime() - cpu0).Seconds()
 	after, err := stats()
 	if err != nil {
 		return Phase{}, err
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		i := min(len(lat)-1, int(p*float64(len(lat))))
-		return float64(lat[i].Microseconds()) / 1000
-	}
+	pct := func(p float64) float64 { return pctOf(lat, p) }
 	ph := Phase{Name: name, Requests: len(lat), Errors: errs, Seconds: el.Seconds(), QPS: float64(len(lat)) / el.Seconds(),
 		P50MS: pct(0.50), P90MS: pct(0.90), P99MS: pct(0.99), MaxMS: pct(1), Rows: rows, ResponseBytes: bytesIn,
 		IndexRequests: after.indexReq - before.indexReq, IndexBytes: after.indexBytes - before.indexBytes,
 		DataRequests: after.dataReq - before.dataReq, DataBytes: after.dataBytes - before.dataBytes,
-		RSSBytes: rss()}
+		RSSBytes: rss(), CPUSeconds: cpu, Samples: samples}
 	if len(lat) > 0 {
 		ph.RequestsPerQuery = float64(ph.IndexRequests+ph.DataRequests) / float64(len(lat))
+		ph.CPUMSPerLookup = cpu * 1000 / float64(len(lat))
 	}
 	return ph, nil
+}
+
+// pctOf returns the p-quantile of sorted latencies, in milliseconds.
+func pctOf(lat []time.Duration, p float64) float64 {
+	if len(lat) == 0 {
+		return 0
+	}
+	i := min(len(lat)-1, int(p*float64(len(lat))))
+	return float64(lat[i].Microseconds()) / 1000
+}
+
+// cpuTime returns the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rss reads the process's resident set size (Linux; 0 elsewhere).
@@ -514,13 +745,27 @@ func (r *Report) Format(w io.Writer) {
 		r.Limit, what, r.Concurrency, r.LatencyMS)
 	fmt.Fprintf(w, "warm-up: %.2f s, %d requests, %.1f MB read, %.1f MB cached\n", r.WarmUp.Seconds, r.WarmUp.Requests,
 		float64(r.WarmUp.BytesRead)/1e6, float64(r.WarmUp.CacheBytes)/1e6)
-	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",
-		"P99 MS", "MAX MS", "ROWS/Q", "IDX REQ/Q", "DATA REQ/Q", "DATA MB", "RSS MB")
+	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",
+		"P99 MS", "MAX MS", "ROWS/Q", "IDX REQ/Q", "DATA REQ/Q", "DATA MB", "RSS MB", "CPU MS/Q")
 	for _, p := range r.Phases {
 		q := float64(max(p.Requests, 1))
-		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f\n", p.Name, p.Requests, p.Errors, p.QPS,
+		fmt.Fprintf(w, "%-5s %8d %6d %8.1f %8.2f %8.2f %8.2f %8.2f %8.1f %10.2f %10.2f %10.2f %8.1f %8.2f\n", p.Name, p.Requests, p.Errors, p.QPS,
 			p.P50MS, p.P90MS, p.P99MS, p.MaxMS, float64(p.Rows)/q, float64(p.IndexRequests)/q, float64(p.DataRequests)/q,
-			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6)
+			float64(p.DataBytes)/1e6, float64(p.RSSBytes)/1e6, p.CPUMSPerLookup)
+	}
+	if b := r.DuckDB; b != nil {
+		p := b.Phase
+		fmt.Fprintf(w, "duckdb baseline (read_parquet WHERE user_id = ? LIMIT %d over the same files, no injected latency): %d lookups, %d errors, %.1f/s, p50 %.2f ms, p99 %.2f ms, %.1f rows/lookup, %.2f CPU ms/lookup\n",
+			r.Limit, p.Requests, p.Errors, p.QPS, p.P50MS, p.P99MS, float64(p.Rows)/float64(max(p.Requests, 1)), p.CPUMSPerLookup)
+		fmt.Fprintf(w, "server vs duckdb: throughput ×%.2f, p50 ×%.2f, p99 ×%.2f, CPU per lookup ×%.2f\n", b.QPSRatio, b.P50Ratio, b.P99Ratio, b.CPURatio)
+	}
+	if k := r.Soak; k != nil {
+		fmt.Fprintf(w, "soak: %d samples; RSS %.1f → %.1f MB (max %.1f, growth %+.1f MB; cache budget %.1f MB, heap limit %.1f MB); p99 %.2f → %.2f ms (drift ×%.2f); %d errors\n",
+			k.Samples, float64(k.RSSFirstBytes)/1e6, float64(k.RSSLastBytes)/1e6, float64(k.RSSMaxBytes)/1e6, float64(k.RSSGrowthBytes)/1e6,
+			float64(k.CacheBudgetBytes)/1e6, float64(k.MemoryLimitBytes)/1e6, k.P99FirstMS, k.P99LastMS, k.P99Drift, k.Errors)
+		for _, x := range r.Phases[len(r.Phases)-1].Samples {
+			fmt.Fprintf(w, "  at %6.0f s: %7d lookups %8.1f/s p50 %8.2f ms p99 %8.2f ms %d errors RSS %.1f MB\n", x.AtSeconds, x.Requests, x.QPS, x.P50MS, x.P99MS, x.Errors, float64(x.RSSBytes)/1e6)
+		}
 	}
 	load := make([]string, len(r.LoadAverage))
 	for i, l := range r.LoadAverage {
@@ -576,7 +821,7 @@ func RunURL(ctx context.Context, cfg Config) (*Report, error) {
 		d    time.Duration
 	}{{"first", cfg.ColdRequests, 0}, {"steady", 0, cfg.Duration}} {
 		fmt.Fprintf(cfg.Progress, "%s\n", p.name)
-		ph, err := phase(ctx, p.name, cl, next, stats, cfg.Concurrency, p.n, p.d)
+		ph, err := phase(ctx, p.name, cl.lookup, next, stats, cfg.Concurrency, p.n, p.d, cfg.Sample)
 		if err != nil {
 			return nil, err
 		}

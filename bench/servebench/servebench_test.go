@@ -2,6 +2,7 @@ package servebench
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -21,7 +22,8 @@ import (
 // lake.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, SizeMB: 2, Users: 300, Concurrency: 4, Duration: 300 * time.Millisecond, Covered: true, Limit: 50}
+	cfg := Config{Dir: dir, SizeMB: 2, Users: 300, Concurrency: 4, Duration: 300 * time.Millisecond, Covered: true, Limit: 50,
+		Baseline: true, Sample: 100 * time.Millisecond}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +40,48 @@ func TestRun(t *testing.T) {
 	}
 	if warm.Rows > int64(warm.Requests)*50 {
 		t.Fatalf("more rows than the limit: %+v", warm)
+	}
+	if warm.CPUMSPerLookup <= 0 || len(warm.Samples) < 2 || rep.Soak == nil || rep.Soak.RSSFirstBytes == 0 || rep.Soak.CacheBudgetBytes == 0 {
+		t.Fatalf("cpu %v, samples %+v, soak %+v", warm.CPUMSPerLookup, warm.Samples, rep.Soak)
+	}
+	sum := 0
+	for _, x := range warm.Samples {
+		sum += x.Requests
+	}
+	if sum > warm.Requests {
+		t.Fatalf("samples hold %d lookups of %d", sum, warm.Requests)
+	}
+	if b := rep.DuckDB; b == nil || b.Phase.Requests == 0 || b.Phase.Errors != 0 || b.QPSRatio == 0 {
+		t.Fatalf("duckdb baseline %+v", rep.DuckDB)
+	}
+	// DuckDB and the server give the same rows for the same keys.
+	db, err := newDuckBaseline(context.Background(), filepath.Join(dir, "lake"), []string{"ts", "duration_ms"}, 50, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := ariadne.Open(context.Background(), "file://"+filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(context.Background(), indexName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		k := strconv.FormatInt(lakegen.UserID(uint64(i)), 10)
+		n, _, err := db.lookup(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ix.Lookup(context.Background(), ariadne.LookupRequest{Column: "user_id", Key: k, Columns: []string{"ts", "duration_ms"}, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(res.Rows) || n == 0 {
+			t.Fatalf("key %s: duckdb %d rows, server %d", k, n, len(res.Rows))
+		}
 	}
 	cfg.Covered = false
 	rep2, err := Run(context.Background(), cfg)
@@ -83,5 +127,32 @@ func TestRunURL(t *testing.T) {
 	// The first lookups read the row index and data files; the metrics say so.
 	if first.IndexRequests == 0 || first.DataRequests == 0 || first.Rows == 0 {
 		t.Fatalf("first phase: %+v", first)
+	}
+}
+
+// TestCountRows counts the rows of answers as encoding/json does,
+// including strings holding brackets, quotes and escapes.
+func TestCountRows(t *testing.T) {
+	for _, body := range []string{
+		`{"rows":[],"columns":[]}`,
+		`{"rows":[{"a":1},{"a":"}{[\"]"},{"a":{"b":[1,{}]}}],"cursor":"x"}`,
+		`{"rows":[{"a":"\\"},{"b":null}],"version":1}`,
+	} {
+		var page struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatal(err)
+		}
+		n, err := countRows([]byte(body))
+		if err != nil || n != len(page.Rows) {
+			t.Errorf("%s: %d rows, %v; want %d", body, n, err, len(page.Rows))
+		}
+	}
+	if _, err := countRows([]byte(`{"error":{}}`)); err == nil {
+		t.Error("an error answer counted")
+	}
+	if _, err := countRows([]byte(`{"rows":[{"a":1}`)); err == nil {
+		t.Error("a cut answer counted")
 	}
 }

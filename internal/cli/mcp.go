@@ -23,6 +23,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"over HTTP at /mcp by `ariadne serve`. See docs/serving.md.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkEngines(lim.JoinEngines); err != nil {
+				return err
+			}
 			conf, err := g.config()
 			if err != nil {
 				return err
@@ -54,6 +57,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&lim.MaxRows, "max-rows", 100, "most rows in a lookup page or a join answer")
 	f.IntVar(&lim.MaxKeys, "max-keys", 1000, "most keys in a lookup batch, a locate or a join")
+	f.StringSliceVar(&lim.JoinEngines, "join-engines", []string{"duckdb"}, "engines a join call may name (duckdb, spark; Spark at the config's sparkRemote)")
 	f.BoolVar(&warm, "warm", false, "load every row index's caches before answering")
 	return cmd
 }

@@ -31,6 +31,9 @@ func newServeCmd(g *globals) *cobra.Command {
 			if (tlsCert == "") != (tlsKey == "") {
 				return usagef("serve: give both --tls-cert and --tls-key, or neither")
 			}
+			if err := checkEngines(cfg.JoinEngines); err != nil {
+				return err
+			}
 			tokens, err := readTokens(g, tokenFile, tokenEnv)
 			if err != nil {
 				return err
@@ -72,11 +75,13 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.WarmTimeout, "warm-timeout", d.WarmTimeout, "bound of the warm-up before /readyz answers 200")
 	f.IntVar(&cfg.MaxKeys, "max-keys", d.MaxKeys, "most keys in a lookup batch or a locate")
 	f.IntVar(&cfg.MaxJoinKeys, "max-join-keys", d.MaxJoinKeys, "most key rows a join may post")
+	f.StringSliceVar(&cfg.JoinEngines, "join-engines", []string{"duckdb"}, "engines a join request may name (duckdb, spark; Spark at the config's sparkRemote)")
 	f.IntVar(&cfg.MaxJoins, "max-joins", d.MaxJoins, "most joins run at once (more wait for a turn until their deadline)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", d.MaxBodyBytes, "largest request body in bytes")
 	f.DurationVar(&cfg.RequestTimeout, "timeout", d.RequestTimeout, "deadline of each request")
 	f.IntVar(&cfg.MaxRows, "max-rows", d.MaxRows, "most rows in a lookup page (larger limits are cut; the cursor continues)")
 	f.IntVar(&cfg.MCPMaxRows, "mcp-max-rows", d.MCPMaxRows, "most rows in an MCP tool answer at /mcp (lookup pages, joins)")
+	f.Int64Var(&cfg.MemorySlack, "memory-slack", 256<<20, "bound the Go heap to the row indexes' cache budget plus this many bytes (soft, after the warm-up; 0: no bound; GOMEMLIMIT wins)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long to drain requests in flight on SIGTERM/SIGINT")
 	f.StringVar(&tokenFile, "token-file", "", "file of accepted bearer tokens, one per line")
 	f.StringVar(&tokenEnv, "token-env", "", "environment variable holding accepted bearer tokens (comma-separated)")
@@ -121,4 +126,14 @@ func readTokens(g *globals, file, env string) ([]string, error) {
 		return nil, errors.New("serve: no bearer token in --token-file/--token-env")
 	}
 	return out, nil
+}
+
+// checkEngines refuses --join-engines naming an engine that does not exist.
+func checkEngines(names []string) error {
+	for _, e := range names {
+		if e != ariadne.EngineDuckDB && e != ariadne.EngineSpark {
+			return usagef("--join-engines: unknown engine %q (want %s or %s)", e, ariadne.EngineDuckDB, ariadne.EngineSpark)
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 )
 
 // Filter is a filter of a lookup body (see ariadne.Filter).
@@ -51,6 +52,9 @@ type Limits struct {
 	MaxKeys     int // keys in a batch or a locate
 	MaxRows     int // rows in a page
 	MaxJoinKeys int // key rows in a join
+	// JoinEngines are the engines a join may name (none: only the
+	// server's default, by naming no engine).
+	JoinEngines []string
 }
 
 // Error is a request refused before it reached the face: its HTTP status
@@ -160,6 +164,9 @@ type JoinBody struct {
 	Select      []string         `json:"select"`
 	IndexOnLeft bool             `json:"index_on_left"`
 	Limit       int64            `json:"limit"`
+	// Engine picks the join's engine ("duckdb", "spark"; "": the server's
+	// default); the server allows only those it is configured for.
+	Engine string `json:"engine"`
 }
 
 // DecodeJoin reads a join body and checks it against the limits: at most
@@ -194,6 +201,9 @@ func DecodeJoin(r io.Reader, lim Limits) (JoinBody, error) {
 	}
 	if b.Limit < 0 {
 		return JoinBody{}, badRequest("limit %d: want 0 (all rows) or more", b.Limit)
+	}
+	if b.Engine != "" && !slices.Contains(lim.JoinEngines, b.Engine) {
+		return JoinBody{}, badRequest("engine %q: this server runs joins on %v", b.Engine, lim.JoinEngines)
 	}
 	return b, nil
 }
