@@ -42,56 +42,53 @@ import (
 // A run file holds, per entry in order, the bucket as a big-endian uint16
 // followed by the encoded entry.
 
-// runRef is one entry of a runBuffer: the fields of its sort order, and
-// where its encoded record is when the ref does not hold it whole:
+// runRef is one entry of a runBuffer: its sort key as three big-endian
+// words, so that the order of two refs of short keys is the order of their
+// words and a radix digit is a shift, and where its encoded record is when
+// the ref does not hold it whole:
 //
-//   - hi: the bucket (16 bits), the key's tag byte and its length (capped
-//     at 255);
-//   - prefix: the key's eight bytes after the tag, zero-padded, big endian:
-//     all of an int or float key, so two keys of at most shortKeys bytes
-//     are equal when hi and prefix are;
-//   - file, rg, row: the entry's place (row within its row group: at most
-//     MaxInt32), which orders equal keys; n its row count;
+//   - w[0]: the bucket (16 bits), the key's tag byte, and the first five of
+//     the key's eight bytes after the tag (zero-padded);
+//   - w[1]: the last three of those eight bytes, the key's length capped at
+//     shortKeys+1 (8 bits), the file id (sign bit flipped: unsigned order is
+//     signed order);
+//   - w[2]: the row group (sign bit flipped) and the row within it (a row
+//     group has at most MaxInt32 rows);
+//   - n: the entry's row count;
 //   - off: noRecord when the ref is the whole entry (a key of at most
-//     shortKeys bytes and no cover), else the record's place in the arena
-//     (bigRef: an index in runBuffer.big), with slowRef when the key is
-//     longer than shortKeys, so that the order needs the record's key.
+//     shortKeys bytes, all in the words, and no cover), else the record's
+//     place in the arena (bigRef: an index in runBuffer.big), with slowRef
+//     when the key is longer than shortKeys, so that the order needs the
+//     records' keys between the length and the file.
 type runRef struct {
-	prefix uint64
-	hi     uint32
-	off    uint32
-	file   int32
-	rg     int32
-	row    uint32
-	n      uint32
+	w   [3]uint64
+	off uint32
+	n   uint32
 }
 
 const (
 	slowRef   = 1 << 31          // off: a key longer than shortKeys (compare the records' keys)
 	bigRef    = 1 << 30          // off: an index in runBuffer.big, not an arena offset
 	noRecord  = 1<<32 - 1        // off: the ref holds the whole entry
-	shortKeys = 9                // keys of at most this length are whole in hi and prefix
+	shortKeys = 9                // keys of at most this length are whole in the words
 	maxRefRow = 1<<32 - 1        // row and n of a ref (a row group has at most MaxInt32 rows)
 	_         = uint32(noRecord) // noRecord fits off
 )
 
-func (r runRef) bucket() int32 { return int32(r.hi >> 16) }
+func (r runRef) bucket() int32  { return int32(r.w[0] >> 48) }
+func (r runRef) keyLen() uint32 { return uint32(byte(r.w[1] >> 32)) } // capped at shortKeys+1
+func (r runRef) file() int32    { return int32(uint32(r.w[1]) ^ 1<<31) }
+func (r runRef) rg() int32      { return int32(uint32(r.w[2]>>32) ^ 1<<31) }
+func (r runRef) row() uint32    { return uint32(r.w[2]) }
 
 // compareRefs orders two entries of b in fragment order.
 func (b *runBuffer) compareRefs(x, y runRef) int {
-	if c := cmp.Compare(x.hi>>8, y.hi>>8); c != 0 { // bucket, tag
+	if c := cmp.Compare(x.w[0], y.w[0]); c != 0 { // bucket, tag, key bytes 1-5
 		return c
 	}
-	if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
-		return c
-	}
-	lx, ly := x.hi&0xff, y.hi&0xff
-	if lx != ly && min(lx, ly) <= shortKeys {
-		// The shorter key is a prefix of the other (bytes past it are
-		// zero-padded equal).
-		return cmp.Compare(lx, ly)
-	}
-	if lx > shortKeys {
+	if x.keyLen() > shortKeys && y.keyLen() > shortKeys && x.w[1]>>32 == y.w[1]>>32 {
+		// Two long keys sharing their first nine bytes: their records
+		// settle it, then (file, rg, row).
 		var ex, ey entry
 		decodeRecord(b.record(x), &ex)
 		decodeRecord(b.record(y), &ey)
@@ -99,7 +96,9 @@ func (b *runBuffer) compareRefs(x, y runRef) int {
 			return c
 		}
 	}
-	return cmp.Or(cmp.Compare(x.file, y.file), cmp.Compare(x.rg, y.rg), cmp.Compare(x.row, y.row))
+	// Key bytes 6-8 then the length (of two keys equal up to the shorter,
+	// zero-padded, the shorter is first), the file, the row group, the row.
+	return cmp.Or(cmp.Compare(x.w[1], y.w[1]), cmp.Compare(x.w[2], y.w[2]))
 }
 
 // refBytes is the size of a runRef.
@@ -220,9 +219,14 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 		tag = key[0]
 		copy(p[:], key[1:])
 	}
-	hi := uint32(bucket)<<16 | uint32(tag)<<8 | uint32(min(len(key), 255))
-	b.refs = append(b.refs, runRef{prefix: binary.BigEndian.Uint64(p[:]), hi: hi, off: uint32(off),
-		file: file, rg: rg, row: uint32(row), n: uint32(n)})
+	prefix := binary.BigEndian.Uint64(p[:])
+	b.refs = append(b.refs, runRef{
+		w: [3]uint64{
+			uint64(uint16(bucket))<<48 | uint64(tag)<<40 | prefix>>24,
+			prefix<<40 | uint64(min(len(key), shortKeys+1))<<32 | uint64(uint32(file)^1<<31),
+			uint64(uint32(rg)^1<<31)<<32 | uint64(uint32(row)),
+		},
+		off: uint32(off), n: uint32(n)})
 }
 
 // entry fills e with the entry r refers to; a ref that holds its entry
@@ -235,10 +239,10 @@ func (b *runBuffer) entry(r runRef, e *entry, kbuf *[shortKeys]byte) error {
 		e.Bucket = r.bucket()
 		return nil
 	}
-	l := int(r.hi & 0xff)
-	kbuf[0] = byte(r.hi >> 8)
-	binary.BigEndian.PutUint64(kbuf[1:], r.prefix)
-	*e = entry{Bucket: r.bucket(), Key: kbuf[:l:l], File: r.file, RG: r.rg, Row: int64(r.row), N: int64(r.n)}
+	l := int(r.keyLen())
+	kbuf[0] = byte(r.w[0] >> 40)
+	binary.BigEndian.PutUint64(kbuf[1:], r.w[0]<<24|r.w[1]>>40)
+	*e = entry{Bucket: r.bucket(), Key: kbuf[:l:l], File: r.file(), RG: r.rg(), Row: int64(r.row()), N: int64(r.n)}
 	return nil
 }
 
@@ -304,55 +308,24 @@ const (
 // of compareRefs up to its tie-breaks: keys longer than shortKeys share one
 // length digit, since compareRefs orders them by their bytes, not length,
 // and their digits past refKeyDigits do not apply.
-func refDigit(r runRef, d int) byte {
-	switch {
-	case d < 3:
-		return byte(r.hi >> (8 * (3 - d)))
-	case d < 11:
-		return byte(r.prefix >> (8 * (10 - d)))
-	case d == 11:
-		return byte(min(r.hi&0xff, shortKeys+1))
-	case d < 16:
-		return byte((uint32(r.file) ^ 1<<31) >> (8 * (15 - d)))
-	case d < 20:
-		return byte((uint32(r.rg) ^ 1<<31) >> (8 * (19 - d)))
-	}
-	return byte(r.row >> (8 * (23 - d)))
-}
+func refDigit(r runRef, d int) byte { return byte(r.w[d>>3] >> (56 - 8*(d&7))) }
 
 // firstVaryingDigit returns the first digit from d on (refDigit) in which
 // some refs differ, refDigits if none, or refKeyDigits when the keys are
 // longer than shortKeys and every key digit is shared.
 func firstVaryingDigit(refs []runRef, d int) int {
 	f := refs[0]
-	var hi, file, rg, row uint32
-	var prefix uint64
+	var x [3]uint64
 	for _, r := range refs[1:] {
-		hi |= r.hi ^ f.hi
-		prefix |= r.prefix ^ f.prefix
-		file |= uint32(r.file ^ f.file)
-		rg |= uint32(r.rg ^ f.rg)
-		row |= r.row ^ f.row
+		x[0] |= r.w[0] ^ f.w[0]
+		x[1] |= r.w[1] ^ f.w[1]
+		x[2] |= r.w[2] ^ f.w[2]
 	}
 	for ; d < refDigits; d++ {
-		var x uint64
-		switch {
-		case d < 3:
-			x = uint64(byte(hi >> (8 * (3 - d))))
-		case d < 11:
-			x = uint64(byte(prefix >> (8 * (10 - d))))
-		case d == 11:
-			x = uint64(hi & 0xff)
-		case d == refKeyDigits && f.hi&0xff > shortKeys:
+		if d == refKeyDigits && f.keyLen() > shortKeys {
 			return d
-		case d < 16:
-			x = uint64(byte(file >> (8 * (15 - d))))
-		case d < 20:
-			x = uint64(byte(rg >> (8 * (19 - d))))
-		default:
-			x = uint64(byte(row >> (8 * (23 - d))))
 		}
-		if x != 0 {
+		if byte(x[d>>3]>>(56-8*(d&7))) != 0 {
 			return d
 		}
 	}
@@ -372,7 +345,7 @@ const radixSortCutoff = 64
 // of a large build it is several times faster than a comparison sort.
 func (b *runBuffer) radixSort(refs []runRef, d int) {
 	for {
-		if len(refs) < radixSortCutoff || d >= refDigits || d == refKeyDigits && refs[0].hi&0xff > shortKeys {
+		if len(refs) < radixSortCutoff || d >= refDigits || d == refKeyDigits && refs[0].keyLen() > shortKeys {
 			slices.SortFunc(refs, b.compareRefs)
 			return
 		}
