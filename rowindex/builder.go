@@ -33,8 +33,8 @@ const (
 	// minWorkerBytes is the smallest sort buffer worth a scanning worker
 	// of its own: a smaller budget scans fewer files at once.
 	minWorkerBytes = 16 << 20
-	// maxWorkerBytes caps one worker's sort buffer (runRef offsets are
-	// 30 bits).
+	// maxWorkerBytes caps one worker's sort buffer (runRef arena offsets
+	// are 30 bits).
 	maxWorkerBytes = 1 << 30
 	// maxFanIn is the most runs merged at once; more runs are first merged
 	// in groups into longer runs.
@@ -387,7 +387,7 @@ func newScanWorker(b *builder) *scanWorker {
 
 // emit adds an entry to the sort buffer, spilling it first when full.
 func (w *scanWorker) emit(bucket int32, key []byte, file, rg int32, row, n int64, cover []byte) error {
-	if w.rb.full(recordSize(key, row, n, cover)) {
+	if w.rb.full(recordBytes(key, row, n, cover)) {
 		if err := w.b.spill(w.rb); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +19,20 @@ import (
 )
 
 // The build's external sort. Scanning workers append entries to a runBuffer
-// (one per worker): a compact arena of encoded entries plus one 16-byte
-// sort reference each, ≈20–40 bytes per entry instead of the ≈150 of an
-// entry struct with its own key and cover slices. A full buffer is sorted
-// and spilled to a run file; the last buffer of each worker stays in memory
-// as a run. mergeRuns then streams every run in fragment order
-// (compareEntries) into the fragment writer.
+// (one per worker): one 32-byte sort reference per entry (runRef), which
+// holds the whole entry when its key is short and it has no cover (an int
+// or float key, the common case), plus a compact arena of encoded entries
+// for the others (long keys, cover values, aggregate partials): 32 bytes
+// per entry instead of the ≈150 of an entry struct with its own key and
+// cover slices. A full buffer is sorted and spilled to a run file; the last
+// buffer of each worker stays in memory as a run. mergeRuns then streams
+// every run in fragment order (compareEntries) into the fragment writer.
+//
+// Entries held whole in their refs are what keeps the sort and the merge
+// fast: the radix sort moves them and settles equal keys on their (file,
+// rg, row) digits, and reading a sorted buffer walks the refs in order,
+// where chasing each ref into the arena was a cache miss per entry (a
+// third of a build's CPU on an arrival-order lake).
 //
 // Encoded entry (arena and run files):
 //
@@ -33,61 +42,67 @@ import (
 // A run file holds, per entry in order, the bucket as a big-endian uint16
 // followed by the encoded entry.
 
-// runRef locates an encoded entry in a runBuffer's arena and carries the
-// leading fields of its sort order, so that most comparisons touch no arena
-// byte:
+// runRef is one entry of a runBuffer: its sort key as three big-endian
+// words, so that the order of two refs of short keys is the order of their
+// words and a radix digit is a shift, and where its encoded record is when
+// the ref does not hold it whole:
 //
-//   - hi: the bucket (16 bits), the key's tag byte and its length (capped
-//     at 255);
-//   - prefix: the key's eight bytes after the tag, zero-padded, big endian:
-//     all of an int or float key, so two such keys are equal when hi and
-//     prefix are;
-//   - off: the entry's place in the arena, and slowRef when the order
-//     between equal keys needs the entry's fields (an aggregate record, an
-//     entry outside the blocks, a key longer than nine bytes).
-//
-// Entries that are not slow are added in (file, rg, row) order (a worker
-// scans its files in id order, each row group in row order) and their
-// offsets grow with each addition, so equal keys order by offset.
+//   - w[0]: the bucket (16 bits), the key's tag byte, and the first five of
+//     the key's eight bytes after the tag (zero-padded);
+//   - w[1]: the last three of those eight bytes, the key's length capped at
+//     shortKeys+1 (8 bits), the file id (sign bit flipped: unsigned order is
+//     signed order);
+//   - w[2]: the row group (sign bit flipped) and the row within it (a row
+//     group has at most MaxInt32 rows);
+//   - n: the entry's row count;
+//   - off: noRecord when the ref is the whole entry (a key of at most
+//     shortKeys bytes, all in the words, and no cover), else the record's
+//     place in the arena (bigRef: an index in runBuffer.big), with slowRef
+//     when the key is longer than shortKeys, so that the order needs the
+//     records' keys between the length and the file.
 type runRef struct {
-	prefix uint64
-	hi     uint32
-	off    uint32
+	w   [3]uint64
+	off uint32
+	n   uint32
 }
 
 const (
-	slowRef   = 1 << 31 // off: compare equal keys by their fields
-	bigRef    = 1 << 30 // off: an index in runBuffer.big, not an arena offset
-	shortKeys = 9       // keys of at most this length are whole in hi and prefix
+	slowRef   = 1 << 31          // off: a key longer than shortKeys (compare the records' keys)
+	bigRef    = 1 << 30          // off: an index in runBuffer.big, not an arena offset
+	noRecord  = 1<<32 - 1        // off: the ref holds the whole entry
+	shortKeys = 9                // keys of at most this length are whole in the words
+	maxRefRow = 1<<32 - 1        // row and n of a ref (a row group has at most MaxInt32 rows)
+	_         = uint32(noRecord) // noRecord fits off
 )
 
-func (r runRef) bucket() int32 { return int32(r.hi >> 16) }
+func (r runRef) bucket() int32  { return int32(r.w[0] >> 48) }
+func (r runRef) keyLen() uint32 { return uint32(byte(r.w[1] >> 32)) } // capped at shortKeys+1
+func (r runRef) file() int32    { return int32(uint32(r.w[1]) ^ 1<<31) }
+func (r runRef) rg() int32      { return int32(uint32(r.w[2]>>32) ^ 1<<31) }
+func (r runRef) row() uint32    { return uint32(r.w[2]) }
 
 // compareRefs orders two entries of b in fragment order.
 func (b *runBuffer) compareRefs(x, y runRef) int {
-	if c := cmp.Compare(x.hi>>8, y.hi>>8); c != 0 { // bucket, tag
+	if c := cmp.Compare(x.w[0], y.w[0]); c != 0 { // bucket, tag, key bytes 1-5
 		return c
 	}
-	if c := cmp.Compare(x.prefix, y.prefix); c != 0 {
-		return c
+	if x.keyLen() > shortKeys && y.keyLen() > shortKeys && x.w[1]>>32 == y.w[1]>>32 {
+		// Two long keys sharing their first nine bytes: their records
+		// settle it, then (file, rg, row).
+		var ex, ey entry
+		decodeRecord(b.record(x), &ex)
+		decodeRecord(b.record(y), &ey)
+		if c := bytes.Compare(ex.Key, ey.Key); c != 0 {
+			return c
+		}
 	}
-	lx, ly := x.hi&0xff, y.hi&0xff
-	if lx != ly && min(lx, ly) <= shortKeys {
-		// The shorter key is a prefix of the other (bytes past it are
-		// zero-padded equal).
-		return cmp.Compare(lx, ly)
-	}
-	if lx <= shortKeys && (x.off|y.off)&slowRef == 0 {
-		return cmp.Compare(x.off, y.off) // equal keys, in the order added
-	}
-	var ex, ey entry
-	decodeRecord(b.record(x), &ex)
-	decodeRecord(b.record(y), &ey)
-	return cmp.Or(bytes.Compare(ex.Key, ey.Key), cmp.Compare(ex.File, ey.File), cmp.Compare(ex.RG, ey.RG), cmp.Compare(ex.Row, ey.Row))
+	// Key bytes 6-8 then the length (of two keys equal up to the shorter,
+	// zero-padded, the shorter is first), the file, the row group, the row.
+	return cmp.Or(cmp.Compare(x.w[1], y.w[1]), cmp.Compare(x.w[2], y.w[2]))
 }
 
 // refBytes is the size of a runRef.
-const refBytes = 16
+const refBytes = 32
 
 // runBlockBytes is the largest size of a runBuffer's arena blocks (a
 // quarter of the buffer's limit when that is smaller). Blocks are reused
@@ -119,8 +134,8 @@ func (b *runBuffer) charge() int64 {
 	return n
 }
 
-// full reports whether adding an entry of about extra bytes would take the
-// buffer past its limit: its refs are full, or a block would have to be
+// full reports whether adding an entry of extra arena bytes
+// (recordBytes) would take the buffer past its limit: its refs are full, or a block would have to be
 // added.
 func (b *runBuffer) full(extra int) bool {
 	if len(b.refs) == 0 {
@@ -129,7 +144,7 @@ func (b *runBuffer) full(extra int) bool {
 	if len(b.refs) == cap(b.refs) {
 		return true
 	}
-	needBlock := b.cur >= len(b.blocks) || len(b.blocks[b.cur])+extra > b.block
+	needBlock := extra > 0 && (b.cur >= len(b.blocks) || len(b.blocks[b.cur])+extra > b.block)
 	if needBlock && b.cur+1 >= len(b.blocks) && b.charge()+int64(b.block) > b.limit {
 		return true
 	}
@@ -142,9 +157,9 @@ func (b *runBuffer) full(extra int) bool {
 // arena blocks by the average size of the entries of the last run (32 bytes
 // before the first).
 func (b *runBuffer) planRefs() {
-	avg := int64(32)
+	avg := int64(8)
 	if len(b.refs) > 0 {
-		avg = max(b.used/int64(len(b.refs)), 8)
+		avg = b.used / int64(len(b.refs))
 	}
 	want := max((b.limit-b.extra)/(refBytes+avg), 64)
 	if c := int64(cap(b.refs)); c == 0 || 4*want < 3*c || 3*want > 4*c {
@@ -152,36 +167,51 @@ func (b *runBuffer) planRefs() {
 	}
 }
 
+// refOnly reports whether an entry is held whole by its ref (no record).
+func refOnly(key []byte, row, n int64, cover []byte) bool {
+	return len(key) <= shortKeys && len(cover) == 0 && uint64(row) <= maxRefRow && uint64(n) <= maxRefRow
+}
+
+// recordBytes is the arena bytes an entry takes (0 when its ref holds it).
+func recordBytes(key []byte, row, n int64, cover []byte) int {
+	if refOnly(key, row, n, cover) {
+		return 0
+	}
+	return recordSize(key, row, n, cover)
+}
+
 // add appends an entry.
 func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, cover []byte) {
 	if cap(b.refs) == 0 {
 		b.planRefs()
 	}
-	total := recordSize(key, row, n, cover)
-	b.used += int64(total)
-	var dst []byte
-	var off int
-	if total > b.block {
-		dst = make([]byte, 0, total)
-		off = slowRef | bigRef | len(b.big)
-	} else {
-		if b.cur < len(b.blocks) && len(b.blocks[b.cur])+total > b.block {
-			b.cur++
+	off := noRecord
+	if !refOnly(key, row, n, cover) {
+		total := recordSize(key, row, n, cover)
+		b.used += int64(total)
+		var dst []byte
+		if total > b.block {
+			dst = make([]byte, 0, total)
+			off = bigRef | len(b.big)
+		} else {
+			if b.cur < len(b.blocks) && len(b.blocks[b.cur])+total > b.block {
+				b.cur++
+			}
+			if b.cur == len(b.blocks) {
+				b.blocks = append(b.blocks, make([]byte, 0, b.block))
+			}
+			dst = b.blocks[b.cur]
+			off = b.cur*b.block + len(dst)
 		}
-		if b.cur == len(b.blocks) {
-			b.blocks = append(b.blocks, make([]byte, 0, b.block))
-		}
-		dst = b.blocks[b.cur]
-		off = b.cur*b.block + len(dst)
-		if len(key) > shortKeys || rg == aggRG || file == aggFile {
+		if len(key) > shortKeys {
 			off |= slowRef
 		}
-	}
-	dst = appendRecord(dst, key, file, rg, row, n, cover)
-	if total > b.block {
-		b.big = append(b.big, dst)
-	} else {
-		b.blocks[b.cur] = dst
+		dst = appendRecord(dst, key, file, rg, row, n, cover)
+		if total > b.block {
+			b.big = append(b.big, dst)
+		} else {
+			b.blocks[b.cur] = dst
+		}
 	}
 	var p [8]byte
 	tag := byte(0)
@@ -189,8 +219,31 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 		tag = key[0]
 		copy(p[:], key[1:])
 	}
-	hi := uint32(bucket)<<16 | uint32(tag)<<8 | uint32(min(len(key), 255))
-	b.refs = append(b.refs, runRef{prefix: binary.BigEndian.Uint64(p[:]), hi: hi, off: uint32(off)})
+	prefix := binary.BigEndian.Uint64(p[:])
+	b.refs = append(b.refs, runRef{
+		w: [3]uint64{
+			uint64(uint16(bucket))<<48 | uint64(tag)<<40 | prefix>>24,
+			prefix<<40 | uint64(min(len(key), shortKeys+1))<<32 | uint64(uint32(file)^1<<31),
+			uint64(uint32(rg)^1<<31)<<32 | uint64(uint32(row)),
+		},
+		off: uint32(off), n: uint32(n)})
+}
+
+// entry fills e with the entry r refers to; a ref that holds its entry
+// whole writes the key into kbuf, which e.Key then aliases.
+func (b *runBuffer) entry(r runRef, e *entry, kbuf *[shortKeys]byte) error {
+	if r.off != noRecord {
+		if err := decodeRecord(b.record(r), e); err != nil {
+			return err
+		}
+		e.Bucket = r.bucket()
+		return nil
+	}
+	l := int(r.keyLen())
+	kbuf[0] = byte(r.w[0] >> 40)
+	binary.BigEndian.PutUint64(kbuf[1:], r.w[0]<<24|r.w[1]>>40)
+	*e = entry{Bucket: r.bucket(), Key: kbuf[:l:l], File: r.file(), RG: r.rg(), Row: int64(r.row()), N: int64(r.n)}
+	return nil
 }
 
 // recordSize is the size of an encoded entry with its length prefix.
@@ -243,20 +296,40 @@ func (b *runBuffer) sort() { b.radixSort(b.refs, 0) }
 
 // refDigits is the number of byte digits of a runRef's sort key that
 // radixSort partitions on: the bucket and tag (3 bytes of hi), the
-// prefix (8), and the key length (1, long keys as one value).
-const refDigits = 12
+// prefix (8), the key length (1, long keys as one value), then, for keys of
+// at most shortKeys bytes, the file and row group (4 each, sign bit
+// flipped) and the row (4).
+const (
+	refDigits    = 24
+	refKeyDigits = 12 // digits up to the key length
+)
 
 // refDigit returns digit d (0 most significant) of r's sort key, the order
 // of compareRefs up to its tie-breaks: keys longer than shortKeys share one
-// length digit, since compareRefs orders them by their bytes, not length.
-func refDigit(r runRef, d int) byte {
-	switch {
-	case d < 3:
-		return byte(r.hi >> (8 * (3 - d)))
-	case d < 11:
-		return byte(r.prefix >> (8 * (10 - d)))
+// length digit, since compareRefs orders them by their bytes, not length,
+// and their digits past refKeyDigits do not apply.
+func refDigit(r runRef, d int) byte { return byte(r.w[d>>3] >> (56 - 8*(d&7))) }
+
+// firstVaryingDigit returns the first digit from d on (refDigit) in which
+// some refs differ, refDigits if none, or refKeyDigits when the keys are
+// longer than shortKeys and every key digit is shared.
+func firstVaryingDigit(refs []runRef, d int) int {
+	f := refs[0]
+	var x [3]uint64
+	for _, r := range refs[1:] {
+		x[0] |= r.w[0] ^ f.w[0]
+		x[1] |= r.w[1] ^ f.w[1]
+		x[2] |= r.w[2] ^ f.w[2]
 	}
-	return byte(min(r.hi&0xff, shortKeys+1))
+	for ; d < refDigits; d++ {
+		if d == refKeyDigits && f.keyLen() > shortKeys {
+			return d
+		}
+		if byte(x[d>>3]>>(56-8*(d&7))) != 0 {
+			return d
+		}
+	}
+	return d
 }
 
 // radixSortCutoff is the range below which radixSort hands over to a
@@ -272,7 +345,7 @@ const radixSortCutoff = 64
 // of a large build it is several times faster than a comparison sort.
 func (b *runBuffer) radixSort(refs []runRef, d int) {
 	for {
-		if len(refs) < radixSortCutoff || d >= refDigits {
+		if len(refs) < radixSortCutoff || d >= refDigits || d == refKeyDigits && refs[0].keyLen() > shortKeys {
 			slices.SortFunc(refs, b.compareRefs)
 			return
 		}
@@ -281,7 +354,10 @@ func (b *runBuffer) radixSort(refs []runRef, d int) {
 			count[refDigit(r, d)]++
 		}
 		if count[refDigit(refs[0], d)] == len(refs) {
-			d++ // every ref shares this digit
+			// Every ref shares this digit: skip it and every next digit
+			// they share, found in one pass (an int key varies in two or
+			// three of its eight bytes, a file id in one of four).
+			d = firstVaryingDigit(refs, d+1)
 			continue
 		}
 		var start, next [256]int
@@ -436,8 +512,17 @@ func (rw *runWriter) flush() error { return rw.w.Flush() }
 // writeRun writes a sorted buffer to f and returns the bytes written.
 func writeRun(f *os.File, b *runBuffer) (int64, error) {
 	rw := newRunWriter(f)
+	var e entry
+	var kbuf [shortKeys]byte
 	for _, r := range b.refs {
-		if err := rw.writeEncoded(r.bucket(), b.record(r)); err != nil {
+		var err error
+		if r.off != noRecord {
+			err = rw.writeEncoded(r.bucket(), b.record(r))
+		} else {
+			b.entry(r, &e, &kbuf)
+			err = rw.writeEntry(&e)
+		}
+		if err != nil {
 			return rw.n, err
 		}
 	}
@@ -453,9 +538,10 @@ type entrySource interface {
 
 // memRun is a sorted runBuffer read in place.
 type memRun struct {
-	b *runBuffer
-	i int
-	e entry
+	b    *runBuffer
+	i    int
+	e    entry
+	kbuf [shortKeys]byte
 }
 
 func (m *memRun) next() (*entry, error) {
@@ -464,10 +550,9 @@ func (m *memRun) next() (*entry, error) {
 	}
 	r := m.b.refs[m.i]
 	m.i++
-	if err := decodeRecord(m.b.record(r), &m.e); err != nil {
+	if err := m.b.entry(r, &m.e, &m.kbuf); err != nil {
 		return nil, err
 	}
-	m.e.Bucket = r.bucket()
 	return &m.e, nil
 }
 
@@ -490,28 +575,45 @@ func openRun(path string, bufSize int) (*fileRun, error) {
 }
 
 func (fr *fileRun) next() (*entry, error) {
-	var bk [2]byte
-	if _, err := io.ReadFull(fr.r, bk[:]); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
+	// The entry is parsed in place from the read buffer (it stays valid
+	// until the following call, which is all entrySource promises);
+	// io.ReadFull and ReadUvarint a byte at a time cost ≈10 % of a build.
+	head, err := fr.r.Peek(2 + binary.MaxVarintLen64)
+	if len(head) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	if len(head) < 3 {
+		return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
+	}
+	l, n := binary.Uvarint(head[2:])
+	if n <= 0 || l > math.MaxInt32 {
+		return nil, errBadRecord
+	}
+	bucket := int32(binary.BigEndian.Uint16(head))
+	total := 2 + n + int(l)
+	var rec []byte
+	if total <= fr.r.Size() {
+		b, err := fr.r.Peek(total)
+		if err != nil {
+			return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
 		}
-		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
+		rec = b[2+n:]
+		defer fr.r.Discard(total)
+	} else {
+		fr.r.Discard(2 + n)
+		if cap(fr.buf) < int(l) {
+			fr.buf = make([]byte, l)
+		}
+		fr.buf = fr.buf[:l]
+		if _, err := io.ReadFull(fr.r, fr.buf); err != nil {
+			return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
+		}
+		rec = fr.buf
 	}
-	l, err := binary.ReadUvarint(fr.r)
-	if err != nil {
-		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
-	}
-	if uint64(cap(fr.buf)) < l {
-		fr.buf = make([]byte, l)
-	}
-	fr.buf = fr.buf[:l]
-	if _, err := io.ReadFull(fr.r, fr.buf); err != nil {
-		return nil, fmt.Errorf("rowindex: reading spilled run: %w", err)
-	}
-	if err := decodeRecord(fr.buf, &fr.e); err != nil {
+	if err := decodeRecord(rec, &fr.e); err != nil {
 		return nil, err
 	}
-	fr.e.Bucket = int32(binary.BigEndian.Uint16(bk[:]))
+	fr.e.Bucket = bucket
 	return &fr.e, nil
 }
 

@@ -13,9 +13,11 @@ package lakegen
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -169,36 +171,61 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 	for day := range cfg.Days {
 		date := cfg.Start.AddDate(0, 0, day)
 		// The day's arrival batches: batch p is the p-th slice of the day.
+		// Batches are generated when written (each has its own seed), so
+		// an arrival-order lake holds only the files being written (a 10 GB
+		// lake's day would take several GB); the bucketed layouts need the
+		// whole day. A day's files are written generateWorkers at a time.
 		batches := make([][]Listen, cfg.FilesPerDay)
-		for part := range batches {
+		gen := func(part int) []Listen {
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(day*cfg.FilesPerDay+part)))
-			batches[part] = genRows(rng, cfg, date, part, rowsPerFile)
+			return genRows(rng, cfg, date, part, rowsPerFile)
 		}
 		if cfg.Sorted || cfg.Prepared {
+			for part := range batches {
+				batches[part] = gen(part)
+			}
 			batches = bucketAndSort(batches)
 		}
-		for part, rows := range batches {
-			key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
-			var size int64
-			var err error
-			switch {
-			case cfg.Prepared:
-				size, err = writePrepared(ctx, st, key, rows, cfg, part)
-			case cfg.Writer == WriterArrow:
-				size, err = writeArrow(ctx, st, key, rows)
-			case cfg.Writer != "":
-				return nil, fmt.Errorf("lakegen: unknown writer %q", cfg.Writer)
-			default:
-				size, err = writeFile(ctx, st, key, rows, cfg)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, File{Key: key, Rows: int64(len(rows)), Size: size})
+		files := make([]File, len(batches))
+		errs := make([]error, len(batches))
+		sem := make(chan struct{}, generateWorkers)
+		var wg sync.WaitGroup
+		for part := range batches {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				rows := batches[part]
+				batches[part] = nil
+				if rows == nil {
+					rows = gen(part)
+				}
+				key := fmt.Sprintf("%sdate=%s/part-%05d.parquet", cfg.Prefix, date.Format("2006-01-02"), part)
+				var size int64
+				var err error
+				switch {
+				case cfg.Prepared:
+					size, err = writePrepared(ctx, st, key, rows, cfg, part)
+				case cfg.Writer == WriterArrow:
+					size, err = writeArrow(ctx, st, key, rows)
+				case cfg.Writer != "":
+					err = fmt.Errorf("lakegen: unknown writer %q", cfg.Writer)
+				default:
+					size, err = writeFile(ctx, st, key, rows, cfg)
+				}
+				files[part], errs[part] = File{Key: key, Rows: int64(len(rows)), Size: size}, err
+			})
 		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
 	}
 	return out, nil
 }
+
+// generateWorkers is how many files Generate writes at once.
+const generateWorkers = 3
 
 // bucketAndSort redistributes a day's arrival batches into len(batches)
 // buckets by BucketOf(user_id) and sorts each bucket by (user_id, ts).
