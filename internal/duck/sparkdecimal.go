@@ -142,10 +142,27 @@ func sparkArithCheck(op, ta, tb, ha, hb, result string) (fn, why string) {
 // literal: Spark's decimal type of it next to a decimal, DECIMAL(digits,0);
 // "" for any other operand.
 func integerLiteralHint(n *arithNode) string {
-	if n == nil || n.toks == nil || len(n.toks) != 1 || n.toks[0].kind != tNumber {
+	if n == nil || n.toks == nil {
 		return ""
 	}
-	text := strings.TrimPrefix(n.toks[0].text, "-")
+	// (1) is still a literal to Spark's analyzer.
+	toks := n.toks
+	for {
+		i, k := nextSignificant(toks, 0), lastSignificant(toks)
+		if i > k {
+			return ""
+		}
+		if toks[i].kind == tOp && toks[i].text == "(" && matching(toks, i) == k {
+			toks = toks[i+1 : k]
+			continue
+		}
+		toks = toks[i : k+1]
+		break
+	}
+	if len(toks) != 1 || toks[0].kind != tNumber {
+		return ""
+	}
+	text := strings.TrimPrefix(toks[0].text, "-")
 	if _, err := strconv.ParseInt(text, 10, 64); err != nil {
 		return "" // 1.5, 1e3, 2L, ...: typed by DuckDB as Spark does, or not an int
 	}
