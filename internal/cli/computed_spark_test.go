@@ -28,7 +28,15 @@ func TestAddComputedRefusedFunction(t *testing.T) {
 	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "decimal") {
 		t.Fatalf("floor of a decimal: %d %s", code, out)
 	}
+	// Spark's decimal product is decimal(21,4) here, DuckDB's DECIMAL(18,4).
+	code, out, _ = run(t, dir, "--json", "add-index", "t1", "--computed", "m=cast(Value as decimal(10,2)) * cast(Value as decimal(10,2))")
+	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "decimal(21,4)") {
+		t.Fatalf("decimal product: %d %s", code, out)
+	}
 	runOK(t, dir, "add-index", "t1", "--computed", "h=hash(Id)")
+	// A string operand is cast to double, as Spark does ('2' + 0.5 = 2.5);
+	// DuckDB refused VARCHAR + DECIMAL and failed the update.
+	runOK(t, dir, "add-index", "t1", "--computed", "sd=cast(Id as string) + 0.5")
 	// Spark's int arithmetic wraps (2 * 2147483647 = -2); DuckDB's raised
 	// and failed the update.
 	runOK(t, dir, "add-index", "t1", "--computed", "w=Id * 2147483647")
@@ -36,6 +44,10 @@ func TestAddComputedRefusedFunction(t *testing.T) {
 	got0 := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "w=-2"))
 	if files, _ := got0["files"].([]any); len(files) != 1 || !strings.HasSuffix(files[0].(string), "table1_part0.csv") {
 		t.Fatalf("locate w=-2 (Id 2 * 2147483647 wrapped): %v", got0)
+	}
+	gotS := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "sd=2.5"))
+	if files, _ := gotS["files"].([]any); len(files) != 1 || !strings.HasSuffix(files[0].(string), "table1_part0.csv") {
+		t.Fatalf("locate sd=2.5 ('2' + 0.5 as a double): %v", gotS)
 	}
 	got := decode(t, runOK(t, dir, "--json", "locate", "t1", "--key", "h=1765031574"))
 	files, _ := got["files"].([]any)

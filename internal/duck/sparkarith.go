@@ -26,22 +26,50 @@ func sparkArithMacros() []string {
 		name string
 		bits uint
 	}{{"TINYINT", 8}, {"SMALLINT", 16}, {"INTEGER", 32}, {"BIGINT", 64}}
-	ops := []struct{ name, op string }{{"spark_add", "+"}, {"spark_sub", "-"}, {"spark_mul", "*"}}
+	ops := []struct {
+		name, op string
+		wraps    bool
+	}{{"spark_add", "+", true}, {"spark_sub", "-", true}, {"spark_mul", "*", true},
+		{"spark_div", "/", false}, {"spark_mod", "%", false}}
+	// A string operand is cast to double, as Spark's implicit cast does
+	// (' 42 ' is 42.0, 'abc' NULL), and the operation is the double one.
+	dbl := "spark_to_double(%s, 'VARCHAR')"
 	var out []string
 	for _, o := range ops {
 		var overloads []string
-		for _, t := range types {
-			overloads = append(overloads, fmt.Sprintf("(a %s, b %s) AS %s", t.name, t.name,
-				wrapTo("(CAST(a AS HUGEINT) "+o.op+" CAST(b AS HUGEINT))", t.name, t.bits)))
+		if o.wraps {
+			for _, t := range types {
+				overloads = append(overloads, fmt.Sprintf("(a %s, b %s, ha, hb) AS %s", t.name, t.name,
+					wrapTo("(CAST(a AS HUGEINT) "+o.op+" CAST(b AS HUGEINT))", t.name, t.bits)))
+			}
 		}
-		overloads = append(overloads, "(a, b) AS (a "+o.op+" b)")
+		// DuckDB's product of DECIMAL(p1,s1) and DECIMAL(p2,s2) is p1+p2
+		// digits wide (Spark's p1+p2+1): widening one operand by a digit
+		// (an exact product with 1 as DECIMAL(1,0)) gives Spark's type
+		// where DuckDB does not cap the width; the check refuses the rest.
+		// A double, an integer pair or NULL keeps its value.
+		b := "b"
+		if o.op == "*" {
+			b = "(b * CAST(1 AS DECIMAL(1,0)))"
+		}
+		overloads = append(overloads,
+			"(a VARCHAR, b VARCHAR, ha, hb) AS ("+fmt.Sprintf(dbl, "a")+" "+o.op+" "+fmt.Sprintf(dbl, "b")+")",
+			"(a VARCHAR, b, ha, hb) AS ("+fmt.Sprintf(dbl, "a")+" "+o.op+" b)",
+			"(a, b VARCHAR, ha, hb) AS (a "+o.op+" "+fmt.Sprintf(dbl, "b")+")",
+			// The first check refuses what is known from the operands' types
+			// alone without binding the operation (DuckDB raises while
+			// binding some decimal products); the second compares DuckDB's
+			// result type with Spark's.
+			"(a, b, ha, hb) AS (CASE WHEN spark_arith_check('"+o.op+"', typeof(a), typeof(b), ha, hb, '') THEN NULL "+
+				"WHEN spark_arith_check('"+o.op+"', typeof(a), typeof(b), ha, hb, typeof(a "+o.op+" "+b+")) THEN NULL "+
+				"ELSE (a "+o.op+" "+b+") END)")
 		out = append(out, "CREATE OR REPLACE TEMP MACRO "+o.name+" "+strings.Join(overloads, ", "))
 	}
 	var neg []string
 	for _, t := range types {
 		neg = append(neg, fmt.Sprintf("(a %s) AS %s", t.name, wrapTo("(- CAST(a AS HUGEINT))", t.name, t.bits)))
 	}
-	neg = append(neg, "(a) AS (- a)")
+	neg = append(neg, "(a VARCHAR) AS (- "+fmt.Sprintf(dbl, "a")+")", "(a) AS (- a)")
 	out = append(out, "CREATE OR REPLACE TEMP MACRO spark_neg "+strings.Join(neg, ", "))
 	return out
 }
@@ -232,19 +260,27 @@ func renderArith(n *arithNode) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	hints := ", " + String(integerLiteralHint(n.left)) + ", " + String(integerLiteralHint(n.right)) + ")"
 	switch n.op {
 	case "+":
-		return "spark_add(" + l + ", " + r + ")", nil
+		return "spark_add(" + l + ", " + r + hints, nil
 	case "-":
-		return "spark_sub(" + l + ", " + r + ")", nil
+		return "spark_sub(" + l + ", " + r + hints, nil
 	case "*":
-		return "spark_mul(" + l + ", " + r + ")", nil
+		return "spark_mul(" + l + ", " + r + hints, nil
+	case "/":
+		return "spark_div(" + l + ", " + r + hints, nil
+	case "%":
+		return "spark_mod(" + l + ", " + r + hints, nil
 	case "div":
+		// A string or decimal operand is refused when planned (see
+		// sparkArithCheck).
+		check := "spark_arith_check('//', typeof(" + l + "), typeof(" + r + "), '', '', '')"
 		// Spark's div is a bigint; DuckDB's // keeps the operands' type.
 		if n.right.toks != nil && len(n.right.toks) == 1 && (n.right.toks[0].kind == tNumber || n.right.toks[0].kind == tIdent || n.right.toks[0].kind == tQuotedIdent) {
 			r = "CAST(" + r + " AS BIGINT)"
 		}
-		return "(" + l + " // " + r + ")", nil
+		return "(CASE WHEN " + check + " THEN NULL ELSE (" + l + " // " + r + ") END)", nil
 	}
 	return "(" + l + " " + n.op + " " + r + ")", nil
 }

@@ -303,6 +303,9 @@ func registerSparkFunctions(conn *sql.Conn) error {
 	if err := duckdb.RegisterScalarUDF(conn, "spark_refuse", refuseUDF{}); err != nil {
 		return fmt.Errorf("duck: register spark_refuse: %w", err)
 	}
+	if err := duckdb.RegisterScalarUDF(conn, "spark_arith_check", arithCheckUDF{}); err != nil {
+		return fmt.Errorf("duck: register spark_arith_check: %w", err)
+	}
 	// Functions over any type: (value, typeof(value)[, …]).
 	anyFn := func(name string, result duckdb.Type, nulls bool, fn func([]driver.Value) (any, error)) error {
 		u := &scalarUDF{cfg: duckdb.ScalarFuncConfig{VariadicTypeInfo: ti(duckdb.TYPE_ANY),
