@@ -39,7 +39,7 @@ func (r *Report) Format(w io.Writer) {
 	st := u.Stages
 	if u.Time > 0 {
 		fmt.Fprintf(w, "Stages: read+summarise %v wall (%d of %d files from typed pages), build %v, stage %v, merge %v, locate snapshot %v (from memory: %v).\n\n",
-		round(st.ReadWall), u.TypedFiles, r.Files, round(st.Build), round(st.Stage), round(st.Merge), round(st.Snapshot), u.SnapshotFromMemory)
+			round(st.ReadWall), u.TypedFiles, r.Files, round(st.Build), round(st.Stage), round(st.Merge), round(st.Snapshot), u.SnapshotFromMemory)
 	}
 
 	fmt.Fprintln(w, "| locate | keys | queries | p50 | p99 | index requests/query | index bytes/query | files located/query |")
