@@ -311,7 +311,7 @@ func (s *locSnap) loadFull(ctx context.Context, f schema.Field, kind viewKind, c
 		}
 		col.lazy = nil
 		if kind == viewExact {
-			col.postings = make(map[string][]int32)
+			col.postings = newPostingMap()
 		} else {
 			col.temporal = make(map[string][]temporalEntry)
 		}
@@ -322,7 +322,7 @@ func (s *locSnap) loadFull(ctx context.Context, f schema.Field, kind viewKind, c
 					if n == 0 {
 						return corrupt("file ids")
 					}
-					col.postings[string(key)] = ids
+					col.postings.set(string(key), ids)
 					return nil
 				}
 				es, ok := decodeTemporal(payload, nf)
