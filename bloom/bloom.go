@@ -86,13 +86,6 @@ func (f *Filter) AddString(s string) { f.Add([]byte(s)) }
 // Add inserts the bytes b.
 func (f *Filter) Add(b []byte) {
 	h1, h2 := Murmur3x64_128(b, 0)
-	f.AddHash(h1, h2)
-}
-
-// AddHash inserts the bytes whose Murmur3x64_128 hash (seed 0) is h1, h2:
-// callers that keep distinct values as their hashes add them without
-// hashing again.
-func (f *Filter) AddHash(h1, h2 uint64) {
 	m := uint64(f.NumBits())
 	c := h1
 	for range f.k {

@@ -1,14 +1,11 @@
 package fileindex
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -220,19 +217,6 @@ type valueSet struct {
 	skeys []string
 	maxTS []any // temporal only
 	null  int32 // entry of the null key (temporal), -1 if none
-	// hashes, in the set of a bloom column of strings, replaces strs and
-	// skeys: each string is kept as the filter's 128-bit hash of it, the
-	// only thing the filter needs. Hashes are appended (sequential writes,
-	// where a map of ~100,000 entries costs a cache miss a value) and, when
-	// the list doubles since the last time, sorted and deduplicated in
-	// place: memory stays within twice the distinct count, and the filter,
-	// sized by that count, is the same (two strings colliding on all 128
-	// bits would count once; no such pair is known for Murmur3). sorted is
-	// the length of the sorted, distinct prefix.
-	hashes  [][2]uint64
-	sorted  int
-	hashed  bool
-	lastBuf []byte // the previous value of a hashed set
 	// raw keeps the first value of each distinct rendering when equal
 	// values render differently in a bloom filter (-0.0 and 0.0).
 	raw map[int64]any
@@ -251,9 +235,6 @@ type valueSet struct {
 func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
 	s := &valueSet{ops: ops, null: -1}
 	switch {
-	case bloom && !temporal && ops.isString && ops.rawKey == nil:
-		s.hashes, s.hashed = make([][2]uint64, 0, hint), true
-		return s
 	case !temporal && ops.fromKey != nil:
 		s.ikeys = make([]int64, 0, hint)
 	case !temporal && ops.isString:
@@ -303,9 +284,6 @@ func (s *valueSet) add(v any) (int32, int64) {
 			return s.null, entryBytes
 		}
 		return s.null, 0
-	}
-	if s.hashed {
-		return 0, s.addHashed([]byte(v.(string)))
 	}
 	if s.ints != nil {
 		k := s.ops.intKey(v)
@@ -369,9 +347,6 @@ func (s *valueSet) addKey(k int64) int64 {
 // addBytes records the non-null string b in a string set (not temporal),
 // and returns the memory the set grew by. b is copied only when new.
 func (s *valueSet) addBytes(b []byte) int64 {
-	if s.hashed {
-		return s.addHashed(b)
-	}
 	if s.hasLast && string(b) == s.lastStr {
 		return 0
 	}
@@ -391,49 +366,9 @@ func (s *valueSet) addBytes(b []byte) int64 {
 	return grew
 }
 
-// hashEntryBytes is the memory of one hashed entry.
-const hashEntryBytes = 16
-
-// addHashed records string b in a hashed set and returns the memory the
-// set grew by (negative when a compaction shrank it). A value repeating
-// the previous one costs a comparison.
-func (s *valueSet) addHashed(b []byte) int64 {
-	if s.hasLast && bytes.Equal(b, s.lastBuf) {
-		return 0
-	}
-	s.lastBuf, s.hasLast = append(s.lastBuf[:0], b...), true
-	h1, h2 := bloom.Murmur3x64_128(b, 0)
-	s.hashes = append(s.hashes, [2]uint64{h1, h2})
-	if len(s.hashes) >= max(2*s.sorted, 1<<12) {
-		return hashEntryBytes - s.compact()
-	}
-	return hashEntryBytes
-}
-
-// compact sorts and deduplicates a hashed set's list, and returns the
-// memory freed.
-func (s *valueSet) compact() int64 {
-	if len(s.hashes) == s.sorted {
-		return 0
-	}
-	n := len(s.hashes)
-	slices.SortFunc(s.hashes, func(a, b [2]uint64) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
-	s.hashes = slices.Compact(s.hashes)
-	s.sorted = len(s.hashes)
-	return int64(n-s.sorted) * hashEntryBytes
-}
-
 // len returns the number of entries.
 func (s *valueSet) len() int {
-	if s.hashed {
-		s.compact()
-	}
-	return len(s.vals) + len(s.ikeys) + len(s.skeys) + len(s.hashes)
+	return len(s.vals) + len(s.ikeys) + len(s.skeys)
 }
 
 // each calls fn with every entry's index and value, in first-seen order.
@@ -661,11 +596,7 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 			if err != nil {
 				return nil, nil, &BloomBuildError{Column: b.col.name, FPR: b.col.fpr, Err: err}
 			}
-			if set.hashed {
-				for _, h := range set.hashes {
-					f.AddHash(h[0], h[1])
-				}
-			} else if set.raw != nil {
+			if set.raw != nil {
 				for _, v := range set.raw {
 					f.AddString(str.String(v, b.col.typ))
 				}
