@@ -133,6 +133,9 @@ func (fi *FileIndex) consolidateStaged(ctx context.Context, pending []stagedBatc
 			// statistics overlap the new names, i.e. most of them.
 			var in iter.Seq2[[]any, error] = rows
 			if fromMemory {
+				if err := feed.seed(ctx, fi.locSnapStore(), msnap); err != nil {
+					return false, err
+				}
 				in = feed.tee(msnap, fi.ix.Metadata(), merged, in)
 			} else {
 				feed.stop()

@@ -196,6 +196,38 @@ type lateFile struct {
 	pos   []int // projected column i goes to row position pos[i]
 	width int   // source columns
 	stats *lateStats
+
+	// sampled holds the files whose key column the planner read
+	// (planScan), opened and matched: the late path reads their matching
+	// rows without opening and matching them again.
+	sampledMu sync.Mutex
+	sampled   map[string]*sampledFile
+}
+
+// sampledFile is a located file the planner opened and matched.
+type sampledFile struct {
+	pf      *datafile.ParquetFile
+	matches []pqrow.Match
+	st      pqrow.ScanStats
+}
+
+// match opens uri and matches its key column, or takes what the planner
+// found for it.
+func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFile, []pqrow.Match, pqrow.ScanStats, error) {
+	lf.sampledMu.Lock()
+	sf := lf.sampled[uri]
+	delete(lf.sampled, uri)
+	lf.sampledMu.Unlock()
+	if sf != nil {
+		return sf.pf, sf.matches, sf.st, nil
+	}
+	var st pqrow.ScanStats
+	pf, err := lf.plan.OpenParquet(ctx, lf.res, uri)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	matches, err := pf.MatchRows(ctx, lf.col, lf.keys, &st)
+	return pf, matches, st, err
 }
 
 // lateStats gathers the statistics of concurrent file reads.
@@ -255,12 +287,7 @@ func (s *lateSource) Close() { s.cancel() }
 
 // read returns the rows of one file whose key matches.
 func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
-	pf, err := lf.plan.OpenParquet(ctx, lf.res, uri)
-	if err != nil {
-		return nil, err
-	}
-	var st pqrow.ScanStats
-	matches, err := pf.MatchRows(ctx, lf.col, lf.keys, &st)
+	pf, matches, st, err := lf.match(ctx, uri)
 	lf.stats.mu.Lock()
 	lf.stats.scan.Add(st)
 	lf.stats.mu.Unlock()

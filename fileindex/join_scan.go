@@ -2,11 +2,13 @@ package fileindex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ariadne-go/ariadne/internal/duck"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
@@ -62,24 +64,38 @@ func planScan(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schem
 		}
 		paths[i] = p
 	}
-	// Sample the key column of a few located files, spread over the list.
+	// Sample the key column of a few located files, spread over the list,
+	// at once (the files are independent; the late path reads them the
+	// same way). The late path reuses what the samples read.
 	n := min(scanSampleFiles, len(files))
-	var st pqrow.ScanStats
-	rows := int64(0)
+	samples := make([]*sampledFile, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i := range n {
-		uri := files[i*len(files)/n]
-		pf, err := lf.plan.OpenParquet(ctx, lf.res, uri)
-		if err != nil {
-			return "", "", err
-		}
-		if _, err := pf.MatchRows(ctx, lf.col, lf.keys, &st); err != nil {
-			return "", "", err
-		}
-		rows += pf.NumRows() // skipped pages and row groups included
+		wg.Go(func() {
+			uri := files[i*len(files)/n]
+			sf := &sampledFile{}
+			var err error
+			if sf.pf, err = lf.plan.OpenParquet(ctx, lf.res, uri); err == nil {
+				sf.matches, err = sf.pf.MatchRows(ctx, lf.col, lf.keys, &sf.st)
+			}
+			samples[i], errs[i] = sf, err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return "", "", err
+	}
+	var matched, rows int64
+	lf.sampled = map[string]*sampledFile{}
+	for i, sf := range samples {
+		matched += sf.st.RowsMatched
+		rows += sf.pf.NumRows() // skipped pages and row groups included
+		lf.sampled[files[i*len(files)/n]] = sf
 	}
 	frac := 0.0
 	if rows > 0 {
-		frac = float64(st.RowsMatched) / float64(rows)
+		frac = float64(matched) / float64(rows)
 	}
 	sampled := fmt.Sprintf("%.1f%% of the rows of %d sampled files match", 100*frac, n)
 	if frac <= scanMatchFraction && !force {

@@ -421,8 +421,8 @@ func encodeBlocks(col *viewColumn) ([]encodedBlock, bool) {
 			keys = append(keys, k)
 		}
 	} else {
-		keys = make([]string, 0, len(col.postings))
-		for k := range col.postings {
+		keys = make([]string, 0, len(col.postings.idx))
+		for k := range col.postings.idx {
 			keys = append(keys, k)
 		}
 	}
@@ -458,7 +458,7 @@ func encodeBlocks(col *viewColumn) ([]encodedBlock, bool) {
 				}
 			}
 		} else {
-			payload = appendIDs(payload, col.postings[k])
+			payload = appendIDs(payload, col.postings.get(k))
 		}
 		if len(offs) == 0 {
 			first = k

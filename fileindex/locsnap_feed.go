@@ -1,6 +1,7 @@
 package fileindex
 
 import (
+	"context"
 	"encoding/json"
 	"iter"
 	"slices"
@@ -8,23 +9,32 @@ import (
 	"github.com/ariadne-go/ariadne/delta"
 	"github.com/ariadne-go/ariadne/metadata"
 	"github.com/ariadne-go/ariadne/schema"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // viewFeed builds the view of the main table from the rows an update
 // appends, so that the locate snapshot written after the update does not
 // scan the table it just wrote. It holds only while the update's merges
-// are blind appends taken from memory onto a main table that held nothing
-// else (the first update of an index, or one after every row was
-// deleted): then the table's rows are exactly the rows fed. Anything else
-// (an upsert, a recovery from staging, rows already in the table) turns it
-// off, and the snapshot scans the table as before. The view costs what the
-// scan's would (≈ 110 B per distinct value), built as the merges go.
+// are blind appends taken from memory onto a main table whose rows the
+// feed already holds: none (the first update of an index, or one after
+// every row was deleted), or those of the previous version's locate
+// snapshot, which seed reads (a later update adding files). Then the
+// table's rows are exactly the rows fed. Anything else (an upsert, a
+// recovery from staging, rows the feed has not seen, a missing or damaged
+// snapshot) turns it off, and the snapshot scans the table as before. The
+// view costs what the scan's would (≈ 110 B per distinct value), built as
+// the merges go.
 type viewFeed struct {
 	off   bool
 	v     *tableView
 	kinds map[string]viewKind // per column, as routed when first fed
 	rows  int64               // rows fed = main-table rows
 	used  bool                // the snapshot was built from the feed
+	// seeded is set once seed was tried; skip names the columns of the
+	// seeding version that its snapshot did not give (left out, or of
+	// another type): the feed leaves them to the snapshot's scan.
+	seeded bool
+	skip   map[string]bool
 }
 
 func newViewFeed() *viewFeed {
@@ -65,6 +75,10 @@ func (f *viewFeed) tee(before *delta.Snapshot, m *metadata.Metadata, st *schema.
 	idx := make([]int, len(names))
 	cols := make([]*viewColumn, len(names))
 	for i, name := range names {
+		if f.skip[name] {
+			idx[i] = -1
+			continue
+		}
 		idx[i] = slices.Index(st.Names(), name)
 		if k, seen := f.kinds[name]; seen && k != kinds[i] {
 			f.off = true
@@ -137,6 +151,78 @@ func (f *viewFeed) add(r []any, fn, fs int, idx []int, cols []*viewColumn, kinds
 			return
 		}
 	}
+}
+
+// seed starts the feed from the locate snapshot of before (the main table
+// a merge appends to) when the table holds rows and the feed none yet: the
+// rows fed are then the previous version's view, read from its snapshot
+// (every block, one coalesced read per run) instead of from the table's
+// data files. Without a usable snapshot (missing, of another version,
+// damaged, or listing another number of files than the table has rows)
+// nothing is seeded and tee switches the feed off. Only a cancelled
+// context is an error.
+func (f *viewFeed) seed(ctx context.Context, st store.Store, before *delta.Snapshot) error {
+	if f == nil || f.off || f.seeded || f.rows > 0 || before.NumFiles() == 0 {
+		return nil
+	}
+	f.seeded = true
+	n, ok := tableRows(before)
+	if !ok || n == 0 {
+		return nil
+	}
+	give := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return nil // tee finds the rows unfed and switches the feed off
+	}
+	ls, err := openLocSnap(ctx, st, before)
+	if err != nil {
+		return give(err)
+	}
+	files, sizes, err := ls.files(ctx)
+	if err != nil || int64(len(files)) != n {
+		return give(err)
+	}
+	ids := make(map[string]int32, len(files))
+	for i, name := range files {
+		if _, dup := ids[name]; dup {
+			return nil
+		}
+		ids[name] = int32(i)
+	}
+	cols := map[string]*viewColumn{}
+	kinds := map[string]viewKind{}
+	skip := map[string]bool{}
+	for _, fd := range before.Schema().Fields {
+		c := ls.cols[fd.Name]
+		var kind viewKind
+		found := false
+		if c != nil {
+			for k, name := range viewKindNames {
+				if name == c.Kind {
+					kind, found = k, true
+				}
+			}
+		}
+		if !found || ls.column(fd, kind) == nil {
+			skip[fd.Name] = true
+			continue
+		}
+		col, err := ls.loadFull(ctx, fd, kind, c)
+		if err != nil {
+			return give(err)
+		}
+		cols[fd.Name], kinds[fd.Name] = col, kind
+	}
+	v := f.v
+	v.files, v.ids, v.sizes = files, ids, sizes
+	for name, col := range cols {
+		v.cols[name] = &columnSlot{col: col}
+		f.kinds[name] = kinds[name]
+	}
+	f.skip, f.rows = skip, n
+	return nil
 }
 
 // view returns the fed view for main-table snapshot snap (its rows exactly

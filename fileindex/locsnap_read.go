@@ -286,6 +286,106 @@ func (s *locSnap) loadColumn(ctx context.Context, f schema.Field, kind viewKind,
 	return col, nil
 }
 
+// loadFull builds the view column of c with everything in memory, as a
+// scan of the table builds it (postings or temporal entries instead of
+// lazy blocks, the raw bloom filters kept): the view a later update's
+// feed extends (locsnap_feed.go).
+func (s *locSnap) loadFull(ctx context.Context, f schema.Field, kind viewKind, c *locSnapColumn) (*viewColumn, error) {
+	col, err := s.loadColumn(ctx, f, kind, c)
+	if err != nil {
+		return nil, err
+	}
+	nf := s.dir.NumFiles
+	corrupt := func(what string) error {
+		return fmt.Errorf("%w: %s: column %q: %s", errLocSnapCorrupt, s.key, f.Name, what)
+	}
+	switch kind {
+	case viewExact, viewTemporal:
+		secs := make([]locSection, len(c.Blocks))
+		for i, b := range c.Blocks {
+			secs[i] = b.locSection
+		}
+		blocks, err := s.sections(ctx, secs)
+		if err != nil {
+			return nil, err
+		}
+		col.lazy = nil
+		if kind == viewExact {
+			col.postings = newPostingMap()
+		} else {
+			col.temporal = make(map[string][]temporalEntry)
+		}
+		for _, blk := range blocks {
+			err := eachEntry(blk, func(key, payload []byte) error {
+				if kind == viewExact {
+					ids, n := readIDs(payload, nf)
+					if n == 0 {
+						return corrupt("file ids")
+					}
+					col.postings.set(string(key), ids)
+					return nil
+				}
+				es, ok := decodeTemporal(payload, nf)
+				if !ok {
+					return corrupt("temporal entries")
+				}
+				col.temporal[string(key)] = es
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	case viewBloom:
+		b, err := s.sections(ctx, []locSection{*c.Data})
+		if err != nil {
+			return nil, err
+		}
+		p := b[0]
+		col.rawBlooms = make([][]byte, nf)
+		for id := range nf {
+			l, n := binary.Uvarint(p)
+			if n <= 0 || uint64(len(p)-n) < l {
+				return nil, corrupt("bloom filters")
+			}
+			if l > 0 {
+				col.rawBlooms[id] = p[n : n+int(l)]
+			}
+			p = p[n+int(l):]
+		}
+	}
+	return col, nil
+}
+
+// eachEntry calls fn with every (key, payload) of a block, in order.
+func eachEntry(blk []byte, fn func(key, payload []byte) error) error {
+	if len(blk) < 4 {
+		return fmt.Errorf("%w: bad block: no entry count", errLocSnapCorrupt)
+	}
+	n := uint64(binary.LittleEndian.Uint32(blk))
+	if 4+4*n > uint64(len(blk)) {
+		return fmt.Errorf("%w: bad block: entry count beyond the block", errLocSnapCorrupt)
+	}
+	p := blk[4+4*n:]
+	for range n {
+		kl, m := binary.Uvarint(p)
+		if m <= 0 || uint64(len(p)-m) < kl {
+			return fmt.Errorf("%w: bad block entry", errLocSnapCorrupt)
+		}
+		key := p[m : m+int(kl)]
+		p = p[m+int(kl):]
+		pl, m := binary.Uvarint(p)
+		if m <= 0 || uint64(len(p)-m) < pl {
+			return fmt.Errorf("%w: bad block payload", errLocSnapCorrupt)
+		}
+		if err := fn(key, p[m:m+int(pl)]); err != nil {
+			return err
+		}
+		p = p[m+int(pl):]
+	}
+	return nil
+}
+
 // lazyBlocks are the sorted-key blocks of an exact or temporal column,
 // read on demand and kept.
 type lazyBlocks struct {

@@ -236,9 +236,11 @@ func TestLocateSnapshot(t *testing.T) {
 }
 
 // TestLocateSnapshotFromMemory: the first update builds the snapshot from
-// the rows it merged (every index type, a large pair, several merges);
-// a later one, onto a table holding other rows, scans. Both give the
-// scan's answers.
+// the rows it merged (every index type, a large pair, several merges); a
+// later one from the previous version's snapshot and the rows it merged;
+// one whose previous snapshot is gone scans. All give the scan's answers,
+// and the snapshot lists exactly the table's files (a feed that drops or
+// repeats a file fails here).
 func TestLocateSnapshotFromMemory(t *testing.T) {
 	ctx := context.Background()
 	e := newSnapEnv(t)
@@ -247,6 +249,31 @@ func TestLocateSnapshotFromMemory(t *testing.T) {
 		t.Helper()
 		if res.SnapshotFromMemory != fromMemory {
 			t.Fatalf("snapshot from memory: %v, want %v (%+v)", res.SnapshotFromMemory, fromMemory, res)
+		}
+		fi := e.fi(false)
+		snap, err := fi.snapshotMain(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := openLocSnap(ctx, fi.locSnapStore(), snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, _, err := ls.files(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for row, err := range snap.Scan(ctx, delta.ScanOptions{Columns: []string{FilenameColumn}}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, row[0].(string))
+		}
+		slices.Sort(files)
+		slices.Sort(want)
+		if !slices.Equal(files, want) {
+			t.Fatalf("snapshot lists %d files %v, the table %d %v", len(files), bases(files), len(want), bases(want))
 		}
 		for _, q := range snapQueries() {
 			want, err := e.fi(true).Locate(ctx, q)
@@ -263,7 +290,21 @@ func TestLocateSnapshotFromMemory(t *testing.T) {
 		}
 	}
 	check(e.addFiles(t, 0, 4), true)
-	check(e.addFiles(t, 4, 1), false)
+	check(e.addFiles(t, 4, 1), true) // seeded from the first version's snapshot
+	check(e.addFiles(t, 5, 2), true)
+	// Without the previous version's snapshot the feed cannot hold the
+	// table's rows: the snapshot scans.
+	fi := e.fi(false)
+	for o, err := range fi.locSnapStore().List(ctx, store.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fi.locSnapStore().Delete(ctx, o.Key, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(e.addFiles(t, 7, 1), false)
+	check(e.addFiles(t, 8, 1), true)
 }
 
 // TestLocateSnapshotStale: a snapshot is used only for the table version

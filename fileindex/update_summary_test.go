@@ -368,6 +368,15 @@ func TestSummariesMatchEngineParquet(t *testing.T) {
 			t.Errorf("typed path took %d of %d files", n, len(files))
 		}
 	}
+	// A bloom index on strings: its sets keep the filter's hashes of the
+	// strings, on the typed and the row path.
+	tb := sumDef{regular: []string{"i8"}, bloom: []string{"s"}}
+	for _, n := range sumCompare(t, "typed bloom", sumParquetSchema, "parquet", nil, files, tb,
+		[]Query{{"s": {"a", "é"}}, {"s": {"zz"}}, {"i8": {int8(3)}}}) {
+		if n != len(files) {
+			t.Errorf("typed path took %d of %d files", n, len(files))
+		}
+	}
 }
 
 // TestSummariesMatchEngineCSV: CSV files with nulls (empty fields),

@@ -127,7 +127,7 @@ type columnSlot struct {
 type viewColumn struct {
 	elem schema.Type // exact/temporal: element (value) type; range: T; bloom: nil
 
-	postings map[string][]int32         // exact: value key → file ids
+	postings postingMap                 // exact: value key → file ids
 	temporal map[string][]temporalEntry // temporal: value key → entries
 	nullIDs  []int32                    // exact/temporal: files with a null cell, ascending
 
@@ -400,7 +400,7 @@ func (v *tableView) exactIDs(ctx context.Context, name string, col *viewColumn, 
 	out := make([][]int32, len(keys))
 	if col.lazy == nil {
 		for i, k := range keys {
-			out[i] = col.postings[k]
+			out[i] = col.postings.get(k)
 		}
 		return col, out, nil
 	}
@@ -490,7 +490,7 @@ func newViewColumn(f schema.Field, kind viewKind) (*viewColumn, error) {
 			col.elem = st.Fields[0].Type
 			col.temporal = make(map[string][]temporalEntry)
 		} else {
-			col.postings = make(map[string][]int32)
+			col.postings = newPostingMap()
 		}
 	case viewBloom:
 		if f.Type != schema.Binary {
@@ -517,7 +517,7 @@ func (col *viewColumn) add(id int32, nfiles int, cell any, kind viewKind, keepRa
 		}
 		for _, e := range arr {
 			if k, ok := valueKey(e, col.elem); ok {
-				col.postings[k] = appendID(col.postings[k], id)
+				col.postings.add(k, id)
 			}
 		}
 	case viewTemporal:
@@ -586,6 +586,46 @@ func growTo[T any](s []T, n int) []T {
 		return s
 	}
 	return append(s, make([]T, n-len(s))...)
+}
+
+// postingMap maps value keys to ascending file ids. The lists live in one
+// slice indexed by the map, so that adding a file to a key already seen is
+// one map lookup (a map of slices takes a lookup and an assignment): the
+// feed of an update adds every (value, file) pair of the files it merges,
+// tens of millions on a large table.
+type postingMap struct {
+	idx   map[string]int32
+	lists [][]int32
+}
+
+func newPostingMap() postingMap { return postingMap{idx: make(map[string]int32)} }
+
+// get returns k's file ids (nil when absent).
+func (p *postingMap) get(k string) []int32 {
+	if i, ok := p.idx[k]; ok {
+		return p.lists[i]
+	}
+	return nil
+}
+
+// add appends id to k's list (see appendID).
+func (p *postingMap) add(k string, id int32) {
+	if i, ok := p.idx[k]; ok {
+		p.lists[i] = appendID(p.lists[i], id)
+		return
+	}
+	p.idx[k] = int32(len(p.lists))
+	p.lists = append(p.lists, []int32{id})
+}
+
+// set sets k's list.
+func (p *postingMap) set(k string, ids []int32) {
+	if i, ok := p.idx[k]; ok {
+		p.lists[i] = ids
+		return
+	}
+	p.idx[k] = int32(len(p.lists))
+	p.lists = append(p.lists, ids)
 }
 
 // nullKey is the temporal map key of a null value (§3.7: a null key forms

@@ -63,6 +63,16 @@ type Config struct {
 	SkipBareScan bool
 	// SkipDuckDB skips the DuckDB joins (smoke tests).
 	SkipDuckDB bool
+	// Phases selects what runs, of "update" (with its bare scans),
+	// "locate" and "join"; nil = all. Without "update" the index a former
+	// run left in Dir/fileindex is reused (and must exist), so that the
+	// join can be measured alone, in a run short enough for a shared
+	// machine.
+	Phases []string
+	// CPUProfile, if set, is a path prefix: the update's CPU profile is
+	// written to CPUProfile+".update.pprof" and each join's (ours, not
+	// DuckDB's) to CPUProfile+".join-K.pprof".
+	CPUProfile string
 	// Progress, if set, receives progress lines.
 	Progress io.Writer
 }
@@ -83,7 +93,13 @@ func (c *Config) defaults() {
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
+	if len(c.Phases) == 0 {
+		c.Phases = []string{"update", "locate", "join"}
+	}
 }
+
+// runs reports whether the phase is selected.
+func (c *Config) runs(phase string) bool { return slices.Contains(c.Phases, phase) }
 
 // Report is what Run measured. Its JSON is in the command line's one
 // vocabulary (docs/cli-json.md): snake_case keys, durations as numbers
@@ -163,6 +179,10 @@ type JoinReport struct {
 	DuckTime  time.Duration       `json:"-"`            // JSON: duckdb_p50_ms; 0 when skipped
 	DuckP90   time.Duration       `json:"-"`            // JSON: duckdb_p90_ms
 	DuckFiles int                 `json:"duckdb_files"` // every lake file
+	// CPU and DuckCPU are the medians of the process's CPU time (user +
+	// system) during each side's joins (in the text report).
+	CPU     time.Duration `json:"-"`
+	DuckCPU time.Duration `json:"-"`
 }
 
 // Run generates (or reuses) a listening-history lake under cfg.Dir,
@@ -201,8 +221,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range cfg.Phases {
+		if p != "update" && p != "locate" && p != "join" {
+			return nil, fmt.Errorf("fileindex bench: unknown phase %q (update, locate, join)", p)
+		}
+	}
 	indexed := []string{"user_id", "track_uri", "ts"}
-	if !cfg.SkipBareScan {
+	fresh := cfg.runs("update")
+	if !cfg.SkipBareScan && fresh {
 		fmt.Fprintf(cfg.Progress, "bare scan of %s...\n", strings.Join(indexed, ", "))
 		cpu0 := cpuTime()
 		rep.Update.ScanTime, err = bareScan(ctx, src, indexed, uris)
@@ -219,7 +245,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// The index: a fresh root on local disk, counted, with data files read
 	// through a counted resolver.
 	idxDir := filepath.Join(cfg.Dir, "fileindex")
-	if err := os.RemoveAll(idxDir); err != nil {
+	if !fresh {
+		if _, err := os.Stat(filepath.Join(idxDir, "indexes", "listens")); err != nil {
+			return nil, fmt.Errorf("fileindex bench: without the update phase, a former run's index is needed: %w", err)
+		}
+	} else if err := os.RemoveAll(idxDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(idxDir, 0o755); err != nil {
@@ -236,6 +266,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer res.Close()
 	ccfg := config.Defaults()
 	cat := index.NewCatalog(root, index.Options{Config: ccfg, Resolver: res})
+	rep.Indexes = []string{"user_id regular", "track_uri bloom 1%", "ts range"}
+	if !fresh {
+		ix, err := cat.Get(ctx, "listens")
+		if err != nil {
+			return nil, err
+		}
+		return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths)
+	}
 	ix, err := cat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
 	if err != nil {
 		return nil, err
@@ -256,40 +294,63 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := ix.AddRangeIndex(ctx, "ts"); err != nil {
 		return nil, err
 	}
-	rep.Indexes = []string{"user_id regular", "track_uri bloom 1%", "ts range"}
 
 	fmt.Fprintf(cfg.Progress, "update...\n")
-	if err := measureUpdate(ctx, fileindex.New(ix, fileindex.Options{}), rep, idxDir); err != nil {
+	prof := ""
+	if cfg.CPUProfile != "" {
+		prof = cfg.CPUProfile + ".update.pprof"
+	}
+	if err := measureUpdate(ctx, fileindex.New(ix, fileindex.Options{}), rep, idxDir, prof); err != nil {
 		return nil, err
 	}
+	return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths)
+}
 
-	fmt.Fprintf(cfg.Progress, "locate...\n")
+// measureQueries runs the locate and join phases.
+func measureQueries(ctx context.Context, cfg Config, rep *Report, ix *index.Index, root *store.Counting, data *countingWrap, paths []string) error {
 	keyGen := newKeyGen(cfg.Lake)
-	for _, k := range cfg.KeyCounts {
-		l, err := coldLocate(ctx, ix, root, keyGen, k, cfg.ColdQueries)
-		if err != nil {
-			return nil, err
-		}
-		rep.Locate = append(rep.Locate, l)
-	}
 	fi := fileindex.New(ix, fileindex.Options{})
-	for _, k := range cfg.KeyCounts {
-		l, err := warmLocate(ctx, fi, root, keyGen, k, cfg.WarmQueries)
-		if err != nil {
-			return nil, err
+	if cfg.runs("locate") {
+		if err := measureLocates(ctx, cfg, rep, ix, fi, root, keyGen); err != nil {
+			return err
 		}
-		rep.Locate = append(rep.Locate, l)
 	}
-
+	if !cfg.runs("join") {
+		return nil
+	}
 	for _, k := range cfg.KeyCounts {
 		fmt.Fprintf(cfg.Progress, "join, %d keys...\n", k)
-		j, err := measureJoin(ctx, fi, data, keyGen.present(k), paths, cfg.SkipDuckDB)
+		prof := ""
+		if cfg.CPUProfile != "" {
+			prof = fmt.Sprintf("%s.join-%d.pprof", cfg.CPUProfile, k)
+		}
+		j, err := measureJoin(ctx, fi, data, keyGen.present(k), paths, cfg.SkipDuckDB, prof)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rep.Join = append(rep.Join, j)
 	}
-	return rep, nil
+	return nil
+}
+
+// measureLocates times cold and warm locates per key count.
+func measureLocates(ctx context.Context, cfg Config, rep *Report, ix *index.Index, fi *fileindex.FileIndex, root *store.Counting, keyGen *keyGen) error {
+	fmt.Fprintf(cfg.Progress, "locate...\n")
+	for _, k := range cfg.KeyCounts {
+		l, err := coldLocate(ctx, ix, root, keyGen, k, cfg.ColdQueries)
+		if err != nil {
+			return err
+		}
+		rep.Locate = append(rep.Locate, l)
+	}
+	for _, k := range cfg.KeyCounts {
+		l, err := warmLocate(ctx, fi, root, keyGen, k, cfg.WarmQueries)
+		if err != nil {
+			return err
+		}
+		rep.Locate = append(rep.Locate, l)
+	}
+	return nil
 }
 
 // percentiles returns the p50 and p99 of lats.

@@ -125,14 +125,29 @@ func peakRSS() int64 {
 }
 
 // benchUpdate runs the update and fills rep.Update.
-func measureUpdate(ctx context.Context, fi *fileindex.FileIndex, rep *Report, idxDir string) error {
+//
+// With a profile path, the update's CPU profile is written there.
+func measureUpdate(ctx context.Context, fi *fileindex.FileIndex, rep *Report, idxDir, profile string) error {
 	runtime.GC()
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	u := &rep.Update
 	u.RSSReset = resetPeakRSS()
 	hs := startHeapSampler("")
 	start, cpu0 := time.Now(), cpuTime()
 	r, err := fi.Update(ctx, fileindex.UpdateOptions{})
 	u.Time, u.CPU = time.Since(start), cpuTime()-cpu0
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
 	u.HeapPeak = hs.Stop()
 	u.RSSPeak = peakRSS()
 	if err != nil {
@@ -222,17 +237,31 @@ var keySchema = &schema.Struct{Fields: []schema.Field{{Name: "user_id", Type: sc
 // noisy on a shared machine, so the pair is repeated, alternating, while
 // it takes under joinBudget (at most joinRuns times), and each
 // side reports its median.
-func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWrap, users []int64, paths []string, skipDuck bool) (JoinReport, error) {
+//
+// With a profile path, the CPU profile of our first join is written there.
+func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWrap, users []int64, paths []string, skipDuck bool, profile string) (JoinReport, error) {
 	out := JoinReport{Keys: len(users), DuckFiles: len(paths)}
 	rows := make([][]any, len(users))
 	for i, u := range users {
 		rows[i] = []any{u}
 	}
-	var ours, duck []time.Duration
+	var ours, duck, oursCPU, duckCPU []time.Duration
 	start := time.Now()
 	for len(ours) < joinRuns && (len(ours) < joinMinRuns || time.Since(start) < joinBudget) {
 		before := data.snapshot()
-		t0 := time.Now()
+		stop := func() {}
+		if profile != "" && len(ours) == 0 {
+			f, err := os.Create(profile)
+			if err != nil {
+				return out, err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return out, err
+			}
+			stop = func() { pprof.StopCPUProfile(); f.Close() }
+		}
+		t0, c0 := time.Now(), cpuTime()
 		r, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{})
 		if err != nil {
 			return out, err
@@ -241,21 +270,22 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 		out.Files = len(r.Files())
 		out.Stats = r.Stats()
 		r.Close()
+		stop()
 		if err != nil {
 			return out, err
 		}
-		ours = append(ours, time.Since(t0))
+		ours, oursCPU = append(ours, time.Since(t0)), append(oursCPU, cpuTime()-c0)
 		out.Rows = n
 		out.Bytes = data.snapshot().Read.Bytes - before.Read.Bytes
 		if skipDuck {
 			continue
 		}
-		t0 = time.Now()
+		t0, c0 = time.Now(), cpuTime()
 		dn, duckSum, err := duckJoin(ctx, rows, paths)
 		if err != nil {
 			return out, err
 		}
-		duck = append(duck, time.Since(t0))
+		duck, duckCPU = append(duck, time.Since(t0)), append(duckCPU, cpuTime()-c0)
 		if dn != n || duckSum != sum {
 			return out, fmt.Errorf("fileindex bench: join of %d users: file index %d rows (hash %x), DuckDB %d rows (hash %x)",
 				len(users), n, sum, dn, duckSum)
@@ -264,6 +294,8 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 	out.Runs = len(ours)
 	out.Time, out.P90 = p50p90(ours)
 	out.DuckTime, out.DuckP90 = p50p90(duck)
+	out.CPU, _ = p50p90(oursCPU)
+	out.DuckCPU, _ = p50p90(duckCPU)
 	return out, nil
 }
 

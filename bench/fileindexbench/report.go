@@ -32,13 +32,15 @@ func (r *Report) Format(w io.Writer) {
 	}
 	fmt.Fprintf(w, "| %v | %d | %.1f | %s | %s | %.0f MiB | %s | %.1f MB |\n\n", round(u.Time), u.Batches, u.MBps,
 		scan, ratio, float64(u.HeapPeak)/(1<<20), rss, float64(u.IndexSize)/1e6)
-	if u.ScanTime > 0 {
+	if u.Time > 0 && u.ScanTime > 0 {
 		fmt.Fprintf(w, "Update speed / bare-scan speed: %.2f (row reader), %.2f (typed page reader, %v). CPU: update %v, row-reader scan %v (%.2f×).\n",
 			1/u.Ratio, 1/u.TypedRatio, round(u.TypedScanTime), round(u.CPU), round(u.ScanCPU), u.CPU.Seconds()/u.ScanCPU.Seconds())
 	}
 	st := u.Stages
-	fmt.Fprintf(w, "Stages: read+summarise %v wall (%d of %d files from typed pages), build %v, stage %v, merge %v, locate snapshot %v (from memory: %v).\n\n",
-		round(st.ReadWall), u.TypedFiles, r.Files, round(st.Build), round(st.Stage), round(st.Merge), round(st.Snapshot), u.SnapshotFromMemory)
+	if u.Time > 0 {
+		fmt.Fprintf(w, "Stages: read+summarise %v wall (%d of %d files from typed pages), build %v, stage %v, merge %v, locate snapshot %v (from memory: %v).\n\n",
+			round(st.ReadWall), u.TypedFiles, r.Files, round(st.Build), round(st.Stage), round(st.Merge), round(st.Snapshot), u.SnapshotFromMemory)
+	}
 
 	fmt.Fprintln(w, "| locate | keys | queries | p50 | p99 | index requests/query | index bytes/query | files located/query |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -64,7 +66,7 @@ func (r *Report) Format(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, j := range r.Join {
-		fmt.Fprintf(w, "Join plan, %d keys: %s (%d requests).\n", j.Keys, j.Stats.Plan, j.Stats.Requests)
+		fmt.Fprintf(w, "Join plan, %d keys: %s (%d requests). CPU p50: file index %v, DuckDB %v.\n", j.Keys, j.Stats.Plan, j.Stats.Requests, round(j.CPU), round(j.DuckCPU))
 	}
 }
 

@@ -119,17 +119,25 @@ func newBenchFileIndexCmd(g *globals) *cobra.Command {
 	var sizeMB int
 	var arrival bool
 	var warm int
+	var phases, cpuProfile string
+	var keys []int
 	c := &cobra.Command{
-		Use:   "fileindex [--dir DIR] [--size-mb N] [--arrival] [--queries N]",
+		Use:   "fileindex [--dir DIR] [--size-mb N] [--arrival] [--queries N] [--phases LIST] [--keys LIST]",
 		Short: "File index update, locate and join (vs DuckDB over all files) on a generated listening history of ≥ 1 GB",
 		Long: `Generates (or reuses, in DIR/lake) a listening-history lake of 300 Parquet files, indexes it
 (user_id regular, track_uri bloom 1%, ts range), and measures: update MB/s against a bare scan of the same
 columns with the same reader, peak Go heap and RSS; warm and cold locate latency for 1, 100 and 1,000 users;
 inner joins of 1, 100 and 1,000 users through the index against DuckDB joining them with read_parquet over
-every file (same row count checked). --json prints the report.`,
+every file (same row count checked). --phases update,locate,join selects parts (without update, the index a
+former run left in DIR is reused), --keys 1,1000 the key counts, --cpuprofile PREFIX writes CPU profiles of
+the update and of each key count's first join. --json prints the report.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindexbench.DefaultLake()}
+			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindexbench.DefaultLake(),
+				KeyCounts: keys, CPUProfile: cpuProfile}
+			if phases != "" {
+				cfg.Phases = strings.Split(phases, ",")
+			}
 			if sizeMB > 0 {
 				cfg.Lake.TargetBytes = int64(sizeMB) * 1e6
 			}
@@ -149,6 +157,9 @@ every file (same row count checked). --json prints the report.`,
 	c.Flags().IntVar(&sizeMB, "size-mb", 0, "approximate lake size in MB of 10^6 bytes (default 1250)")
 	c.Flags().BoolVar(&arrival, "arrival", false, "write the lake in arrival (time) order instead of bucketed by user")
 	c.Flags().IntVar(&warm, "queries", 0, "warm locates per key count (default 50)")
+	c.Flags().StringVar(&phases, "phases", "", "comma-separated parts to run: update, locate, join (default all)")
+	c.Flags().IntSliceVar(&keys, "keys", nil, "key counts of the locates and joins (default 1,100,1000)")
+	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "path prefix of CPU profiles of the update and of our joins")
 	return c
 }
 
