@@ -179,6 +179,7 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 			return err
 		}
 	}
+	ri.slowChunks.Add(1)
 	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp}
 	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {

@@ -77,7 +77,7 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		if int64(p.rows) != end-first {
 			return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, p.rows, end-first)
 		}
-		if p.enc != format.Plain && dict == nil {
+		if isDictEnc(p.enc) && dict == nil {
 			if dict, err = c.dictionary(ri, ci); err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		}
 		// Dictionary values are the handle's own immutable bytes; PLAIN
 		// byte arrays point into the fetched ranges: copy the few kept.
-		owned := p.enc != format.Plain
+		owned := isDictEnc(p.enc)
 		for _, sg := range segs {
 			for r := sg[0]; r < sg[1]; r++ {
 				v, err := cut.row(r)
@@ -100,6 +100,12 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		}
 	}
 	return c.check(false)
+}
+
+// isDictEnc reports whether a data page of encoding enc holds dictionary
+// indexes.
+func isDictEnc(enc format.Encoding) bool {
+	return enc == format.RLEDictionary || enc == format.PlainDictionary
 }
 
 // errPartial reports that a page was not prefetched whole (a sub-page read,

@@ -176,4 +176,9 @@ func TestDirectPathNulls(t *testing.T) {
 			checkRows(t, fmt.Sprintf("pass %d key %d", pass, k), res.Rows, want)
 		}
 	}
+	// Every page of these files is in the direct path's scope (PLAIN,
+	// dictionary and DELTA_LENGTH_BYTE_ARRAY pages, with nulls).
+	if n := ri.slowChunks.Load(); n != 0 {
+		t.Fatalf("%d column chunks fell back to parquet-go's decoder", n)
+	}
 }

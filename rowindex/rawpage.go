@@ -92,6 +92,21 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 	}
 	body := b[hlen : hlen+int(h.CompressedPageSize)]
 	p = &rawPage{}
+	// The encoding is judged before any decompression: a page outside
+	// the direct path is decoded by parquet-go, which decompresses it
+	// again.
+	var enc format.Encoding
+	switch h.Type {
+	case format.DataPage:
+		enc = h.DataPageHeader.V.Encoding
+	case format.DataPageV2:
+		enc = h.DataPageHeaderV2.V.Encoding
+	default:
+		return nil, false, errNotDirect
+	}
+	if !directEncoding(enc, ci) {
+		return nil, false, errNotDirect
+	}
 	switch h.Type {
 	case format.DataPage:
 		dh := h.DataPageHeader.V
@@ -136,19 +151,25 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 			own = true
 		}
 		p.values = body
-	default:
-		return nil, false, errNotDirect
-	}
-	switch p.enc {
-	case format.Plain:
-	case format.RLEDictionary, format.PlainDictionary:
-	default:
-		return nil, false, errNotDirect
 	}
 	if p.levels != nil && allDefined(p.levels, p.rows) {
 		p.levels = nil
 	}
 	return p, own, nil
+}
+
+// directEncoding reports whether the direct path cuts values of encoding
+// enc out of a page of column ci: PLAIN, dictionary indexes, and
+// DELTA_LENGTH_BYTE_ARRAY (parquet-go's default for byte arrays without a
+// dictionary).
+func directEncoding(enc format.Encoding, ci colInfo) bool {
+	switch enc {
+	case format.Plain, format.RLEDictionary, format.PlainDictionary:
+		return true
+	case format.DeltaLengthByteArray:
+		return ci.typ == format.ByteArray
+	}
+	return false
 }
 
 // decompress decodes a compressed page body of the given uncompressed size.
@@ -423,6 +444,7 @@ type pageCutter struct {
 	levels hybrid
 	idx    hybrid // dictionary indexes
 	plain  plainReader
+	delta  deltaLengthReader
 }
 
 func newPageCutter(p *rawPage, ci colInfo, dict *dictionary) (*pageCutter, error) {
@@ -433,6 +455,12 @@ func newPageCutter(p *rawPage, ci colInfo, dict *dictionary) (*pageCutter, error
 	switch p.enc {
 	case format.Plain:
 		c.plain = plainReader{data: p.values, ci: ci}
+	case format.DeltaLengthByteArray:
+		lens, data, err := deltaLengths(p.values)
+		if err != nil {
+			return nil, err
+		}
+		c.delta = deltaLengthReader{lens: lens, data: data}
 	default:
 		if dict == nil {
 			return nil, errNotDirect
@@ -465,12 +493,18 @@ func (c *pageCutter) row(r int) (parquet.Value, error) {
 		vi = c.levels.onesBefore(r)
 	}
 	var v parquet.Value
-	if c.p.enc == format.Plain {
+	switch c.p.enc {
+	case format.Plain:
 		var err error
 		if v, err = c.plain.value(vi); err != nil {
 			return v, err
 		}
-	} else {
+	case format.DeltaLengthByteArray:
+		var err error
+		if v, err = c.delta.value(vi); err != nil {
+			return v, err
+		}
+	default:
 		if c.idx.bw == 0 {
 			v = c.dict.vals[0]
 		} else {
@@ -485,4 +519,121 @@ func (c *pageCutter) row(r int) (parquet.Value, error) {
 		}
 	}
 	return v.Level(0, c.ci.maxDef, c.ci.leaf), nil
+}
+
+// deltaLengthReader reads DELTA_LENGTH_BYTE_ARRAY values by index, in
+// increasing order: the lengths were decoded up front (deltaLengths), the
+// bytes follow each other in data.
+type deltaLengthReader struct {
+	lens []int32
+	data []byte
+	// the next unread value and its offset in data
+	idx, off int
+}
+
+// value returns value i, pointing into the page.
+func (d *deltaLengthReader) value(i int) (parquet.Value, error) {
+	if i < d.idx {
+		return parquet.Value{}, fmt.Errorf("byte array %d read after %d", i, d.idx)
+	}
+	if i >= len(d.lens) {
+		return parquet.Value{}, fmt.Errorf("byte array %d of %d", i, len(d.lens))
+	}
+	for ; d.idx < i; d.idx++ {
+		d.off += int(d.lens[d.idx])
+	}
+	n := int(d.lens[i])
+	if n < 0 || d.off+n > len(d.data) {
+		return parquet.Value{}, fmt.Errorf("byte array %d of %d bytes past the page", i, n)
+	}
+	v := parquet.ByteArrayValue(d.data[d.off : d.off+n])
+	d.off += n
+	d.idx++
+	return v, nil
+}
+
+// deltaLengths decodes the DELTA_BINARY_PACKED lengths that start a
+// DELTA_LENGTH_BYTE_ARRAY page and returns them with the bytes after them
+// (the values, back to back). A page of a few thousand values costs a few
+// microseconds, far less than parquet-go materializing every value.
+func deltaLengths(src []byte) ([]int32, []byte, error) {
+	bad := func(what string) ([]int32, []byte, error) {
+		return nil, nil, fmt.Errorf("delta lengths: bad %s", what)
+	}
+	uv := func() (uint64, bool) {
+		v, k := binary.Uvarint(src)
+		if k <= 0 {
+			return 0, false
+		}
+		src = src[k:]
+		return v, true
+	}
+	blockSize, ok1 := uv()
+	miniBlocks, ok2 := uv()
+	total, ok3 := uv()
+	first, ok4 := uv()
+	if !ok1 || !ok2 || !ok3 || !ok4 || miniBlocks == 0 || blockSize%miniBlocks != 0 || (blockSize/miniBlocks)%8 != 0 || total > uint64(len(src))*8+1 {
+		return bad("header")
+	}
+	perMini := int(blockSize / miniBlocks)
+	out := make([]int32, 0, total)
+	if total == 0 {
+		return out, src, nil
+	}
+	last := int64(first>>1) ^ -int64(first&1) // zigzag
+	out = append(out, int32(last))
+	for len(out) < int(total) {
+		zz, ok := uv()
+		if !ok {
+			return bad("block header")
+		}
+		minDelta := int64(zz>>1) ^ -int64(zz&1)
+		if uint64(len(src)) < miniBlocks {
+			return bad("bit widths")
+		}
+		widths := src[:miniBlocks]
+		src = src[miniBlocks:]
+		for _, bw := range widths {
+			if len(out) == int(total) {
+				break // the last block's unused miniblocks are absent
+			}
+			if bw > 64 {
+				return bad("bit width")
+			}
+			size := perMini * int(bw) / 8
+			if size > len(src) {
+				return bad("miniblock")
+			}
+			mb := src[:size]
+			src = src[size:]
+			n := min(perMini, int(total)-len(out))
+			for k := range n {
+				var d uint64
+				if bw > 0 {
+					d = unpackBits(mb, k*int(bw), int(bw))
+				}
+				last += minDelta + int64(d)
+				out = append(out, int32(last))
+			}
+		}
+	}
+	return out, src, nil
+}
+
+// unpackBits returns the bw-bit little-endian value at bit offset bit of b
+// (Parquet's bit packing; bw ≤ 64).
+func unpackBits(b []byte, bit, bw int) uint64 {
+	var v uint64
+	got := 0
+	i, shift := bit/8, bit%8
+	for got < bw && i < len(b) {
+		v |= uint64(b[i]>>shift) << got
+		got += 8 - shift
+		shift = 0
+		i++
+	}
+	if bw < 64 {
+		v &= 1<<bw - 1
+	}
+	return v
 }

@@ -1,11 +1,14 @@
 package rowindex
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 )
 
 // TestDirectPageLZ4Raw reads parquet-testing's LZ4_RAW page of 10,000 UUID
@@ -58,3 +61,52 @@ func openBytes(t *testing.T, b []byte) *parquet.File {
 type bytesAt []byte
 
 func (b bytesAt) ReadAt(p []byte, off int64) (int, error) { return copy(p, b[off:]), nil }
+
+// TestDeltaLengths decodes DELTA_LENGTH_BYTE_ARRAY values written by
+// parquet-go's encoder: empty pages, one value, partial last blocks and
+// miniblocks, lengths from 0 to a few thousand bytes.
+func TestDeltaLengths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, 31, 32, 33, 127, 128, 129, 1000, 4099} {
+		var vals []byte
+		offs := []uint32{0}
+		var want [][]byte
+		for i := range n {
+			l := rng.IntN(40)
+			if i%97 == 5 {
+				l = rng.IntN(3000)
+			}
+			v := make([]byte, l)
+			for j := range v {
+				v[j] = byte(rng.IntN(256))
+			}
+			want = append(want, v)
+			vals = append(vals, v...)
+			offs = append(offs, uint32(len(vals)))
+		}
+		enc, err := new(delta.LengthByteArrayEncoding).EncodeByteArray(nil, vals, offs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lens, data, err := deltaLengths(enc)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if len(lens) != n || len(data) != len(vals) {
+			t.Fatalf("n=%d: %d lengths, %d bytes; want %d, %d", n, len(lens), len(data), n, len(vals))
+		}
+		d := deltaLengthReader{lens: lens, data: data}
+		for i := 0; i < n; i += 1 + i%3 {
+			v, err := d.value(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(v.ByteArray(), want[i]) {
+				t.Fatalf("n=%d value %d: %x, want %x", n, i, v.ByteArray(), want[i])
+			}
+		}
+	}
+	if _, _, err := deltaLengths([]byte{0x80}); err == nil {
+		t.Fatal("a truncated header: want an error")
+	}
+}

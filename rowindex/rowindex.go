@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ariadne-go/ariadne/internal/pqrow"
@@ -75,6 +76,10 @@ type RowIndex struct {
 	mu  sync.RWMutex
 	man *Manifest
 	ids map[int32]*FileEntry
+
+	// slowChunks counts the column chunks decoded by parquet-go rather
+	// than the direct path (tests assert which path a file takes).
+	slowChunks atomic.Int64
 }
 
 // Open opens the row index name under the index folder idx (ErrNotFound if
