@@ -174,14 +174,19 @@ func (c *chunkRead) dictionary(ri *RowIndex, ci colInfo) (*dictionary, error) {
 	return d, nil
 }
 
-// Sub-page reads. An uncompressed PLAIN page need not be read whole to
-// cut a few rows out of it: a fixed-width value i lies at the page's data
-// start + i × width, and a byte array can be found by walking the length
-// prefixes from the nearest sampled offset (pageShape.samples, learnt the
-// first time the page is read whole). The lookup then reads the page's
-// header and the selected values' bytes, not the page: one row of an
-// arrow-go or pyarrow file costs a few hundred bytes per column instead of
-// a 1 MiB page.
+// Sub-page reads. An uncompressed page need not be read whole to cut a
+// few rows out of it. Once a page has been read whole, its shape (where its
+// values start, its definition levels when it has nulls, and where every
+// sampleEvery-th value starts) says which bytes hold the values of given
+// rows: a fixed-width PLAIN value i lies at the values' start + i × width, a
+// PLAIN byte array is found by walking the length prefixes from the nearest
+// sampled offset, and a dictionary index by walking the RLE/bit-packed runs
+// from the nearest sampled run start. A row's value index is its count of
+// defined rows before it, counted in the cached levels. The lookup then
+// reads the selected values' bytes, not the page: one row of an arrow-go or
+// pyarrow file costs a few hundred bytes per column instead of a 1 MiB page.
+// A fixed-width PLAIN page without nulls is read in parts even before its
+// shape is known (header + a guessed range, see headSlack).
 
 // headSlack is how far past a fixed-width value a sub-page read extends
 // when the page's data start is not yet known: the page header (≈20–60
@@ -190,21 +195,134 @@ func (c *chunkRead) dictionary(ri *RowIndex, ci colInfo) (*dictionary, error) {
 // [i × width, i × width + width + headSlack) of the page start.
 const headSlack = 512
 
-// sampleEvery is the spacing of the sampled byte-array offsets of a page:
-// a selected byte array costs at most sampleEvery values' bytes to reach.
+// sampleEvery is the spacing of the sampled offsets of a page's values: a
+// selected byte array or dictionary index costs at most ≈sampleEvery
+// values' bytes to reach.
 const sampleEvery = 64
 
-// pageShape is what a sub-page read needs to know of an uncompressed PLAIN
-// page without nulls: where its values start, its rows and, for byte
-// arrays, the offset (from the data start) of every sampleEvery-th value,
-// with the end of the values last.
+// pageShape is what a sub-page read needs to know of an uncompressed page.
 type pageShape struct {
-	dataStart int
+	dataStart int // page start → its values (after header and levels)
 	rows      int
-	samples   []int32
+	enc       format.Encoding
+	// levels are the page's definition levels (bit width 1) when it has
+	// nulls; nil when every row is defined.
+	levels []byte
+	values int // defined values
+	// samples (PLAIN byte arrays): the offset from dataStart of every
+	// sampleEvery-th value, the end of the values last.
+	samples []int32
+	// marks (dictionary indexes): run starts at least sampleEvery values
+	// apart, the end of the runs last (val = values); bw the indexes'
+	// bit width.
+	marks []runMark
+	bw    int
 }
 
+// runMark is the start of a run of dictionary indexes: its first value's
+// index, the offset of its header from dataStart and the header's length,
+// and for a bit-packed run its values (a value inside it is reached
+// directly: groups of 8 values take bw bytes each).
+type runMark struct {
+	val, off, n int32
+	hdr         uint8
+	packed      bool
+}
+
+// inside reports whether value v lies in the mark's bit-packed run.
+func (m *runMark) inside(v int) bool { return m.packed && v >= int(m.val) && v < int(m.val+m.n) }
+
 type shapeKey pageKey
+
+// charge is the shape's cost in the metadata cache.
+func (sh *pageShape) charge() int64 {
+	return int64(len(sh.levels)+4*len(sh.samples)+16*len(sh.marks)) + 96
+}
+
+// levelCursor answers, for rows in non-decreasing order, whether a row is
+// null and how many defined rows precede it.
+type levelCursor struct {
+	h    hybrid
+	none bool // no levels: every row defined
+}
+
+func newLevelCursor(levels []byte) levelCursor {
+	return levelCursor{h: hybrid{data: levels, bw: 1}, none: levels == nil}
+}
+
+// defined returns the defined rows before row r (r may be the row count),
+// or -1 if the levels end before it.
+func (lc *levelCursor) defined(r int) int {
+	if lc.none || r == 0 {
+		return r
+	}
+	if !lc.h.seek(r - 1) {
+		return -1
+	}
+	return lc.h.onesBefore(r-1) + int(lc.h.at(r-1))
+}
+
+// null reports whether row r is null (false if the levels end before it).
+func (lc *levelCursor) null(r int) bool {
+	if lc.none || !lc.h.seek(r) {
+		return false
+	}
+	return lc.h.at(r) == 0
+}
+
+// span returns the byte range, from the page start, that holds values
+// [vlo, vhi) (vlo < vhi), and the index of the first value in it; mid
+// says it starts inside a bit-packed run of dictionary indexes.
+func (sh *pageShape) span(vlo, vhi, width int) (off, end, first int, mid, ok bool) {
+	switch {
+	case width > 0 && sh.enc == format.Plain:
+		return sh.dataStart + vlo*width, sh.dataStart + vhi*width, vlo, false, true
+	case sh.enc == format.Plain && sh.samples != nil:
+		a, b := vlo/sampleEvery, (vhi-1)/sampleEvery+1
+		if b >= len(sh.samples) {
+			b = len(sh.samples) - 1
+		}
+		return sh.dataStart + int(sh.samples[a]), sh.dataStart + int(sh.samples[b]), a * sampleEvery, false, true
+	case isDictEnc(sh.enc) && len(sh.marks) > 0:
+		ms := sh.marks
+		last := func(v int) int { // the last mark at or before value v
+			return max(sort.Search(len(ms), func(i int) bool { return int(ms[i].val) > v })-1, 0)
+		}
+		a, e := &ms[last(vlo)], &ms[last(vhi-1)]
+		if a.inside(vlo) {
+			// From the group of 8 values holding vlo.
+			g := (vlo - int(a.val)) / 8
+			off, first, mid = int(a.off)+int(a.hdr)+g*sh.bw, int(a.val)+g*8, true
+		} else {
+			off, first = int(a.off), int(a.val)
+		}
+		if e.inside(vhi - 1) {
+			end = int(e.off) + int(e.hdr) + ((vhi-1-int(e.val))/8+1)*sh.bw
+		} else {
+			b := sort.Search(len(ms), func(i int) bool { return int(ms[i].val) >= vhi })
+			end = int(ms[min(b, len(ms)-1)].off)
+		}
+		return sh.dataStart + off, sh.dataStart + end, first, mid, true
+	}
+	return 0, 0, 0, false, false
+}
+
+// indexes returns a walker of the dictionary indexes in b, the bytes
+// span returned for values from first; mid (span's) says b starts inside
+// a bit-packed run, at the group of first.
+func (sh *pageShape) indexes(b []byte, first int, mid bool) hybrid {
+	h := hybrid{data: b, bw: sh.bw, start: first}
+	if !mid {
+		return h
+	}
+	ms := sh.marks
+	m := &ms[max(sort.Search(len(ms), func(i int) bool { return int(ms[i].val) > first })-1, 0)]
+	left := int(m.val+m.n) - first // the run's values from first
+	nb := min(len(b), (left*sh.bw+7)/8)
+	h.rle, h.bits, h.pos = false, b[:nb], nb
+	h.n = min(left, nb*8/max(sh.bw, 1))
+	return h
+}
 
 // pageSegs are the selected rows [lo, hi) (in the row group) of one page.
 type pageSegs struct {
@@ -213,20 +331,17 @@ type pageSegs struct {
 }
 
 // subPageReads reports whether the pages of a column chunk may be read in
-// parts: a flat column the direct path decodes, stored uncompressed, with
-// no dictionary (every page PLAIN).
+// parts: a flat column the direct path decodes, stored uncompressed, whose
+// pages are PLAIN or dictionary indexes.
 func (ri *RowIndex) subPageReads(fm *fileMeta, rg, col int) bool {
 	ci, ok := directInfo(fm, rg, col)
 	if !ok || ci.codec != format.Uncompressed {
 		return false
 	}
-	if dr := fm.dictRange(rg, col); dr.end > dr.off {
-		return false
-	}
 	md := &fm.f.Metadata().RowGroups[rg].Columns[col].MetaData
 	for _, e := range md.Encoding {
 		switch e {
-		case format.Plain, format.RLE, format.BitPacked:
+		case format.Plain, format.RLE, format.BitPacked, format.RLEDictionary, format.PlainDictionary:
 		default:
 			return false
 		}
@@ -235,8 +350,9 @@ func (ri *RowIndex) subPageReads(fm *fileMeta, rg, col int) bool {
 }
 
 // planPage adds the byte ranges that one page's selected rows need: none
-// when the page is in the page cache; the header and the selected values
-// when the page may be read in parts (sub); else the whole page.
+// when the page is in the page cache; the selected values (and, before the
+// page's shape is known, its header) when the page may be read in parts
+// (sub); else the whole page.
 func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocation, ps pageSegs, sub bool) {
 	j := ps.page
 	pk := pageKey{w.fe.ID, rg, col, j}
@@ -271,27 +387,48 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	if v, ok := ri.cache.get(shapeKey(pk)); ok {
 		shape = v.(*pageShape)
 	}
+	// Before its shape is known, only a fixed-width page of a chunk
+	// without dictionary and without nulls may be guessed PLAIN with its
+	// values right after the header.
+	guess := shape == nil && ci.width > 0 && w.fm.dictRange(rg, col).end <= w.fm.dictRange(rg, col).off && noNulls(w.fm, rg, col)
+	if shape == nil && !guess {
+		add(whole)
+		return
+	}
 	var rs []brange
 	var n int64
+	var lc levelCursor
+	if shape != nil {
+		lc = newLevelCursor(shape.levels)
+	}
 	for _, sg := range ps.segs {
 		lo, hi := sg[0]-first, min(sg[1], end)-first
 		var r brange
-		switch {
-		case ci.width > 0 && shape != nil:
-			r = brange{off + int64(shape.dataStart) + lo*int64(ci.width), off + int64(shape.dataStart) + hi*int64(ci.width)}
-		case ci.width > 0:
+		if guess {
 			r = brange{off + lo*int64(ci.width), off + hi*int64(ci.width) + headSlack}
-		case shape != nil && shape.samples != nil:
-			a, b := int(lo)/sampleEvery, (int(hi)-1)/sampleEvery+1
-			if b >= len(shape.samples) {
-				b = len(shape.samples) - 1
+		} else {
+			vlo, vhi := lc.defined(int(lo)), lc.defined(int(hi))
+			if vlo < 0 || vhi < 0 || hi > int64(shape.rows) {
+				add(whole)
+				return
 			}
-			r = brange{off + int64(shape.dataStart) + int64(shape.samples[a]), off + int64(shape.dataStart) + int64(shape.samples[b])}
-		default:
+			if vlo == vhi {
+				continue // only nulls
+			}
+			a, b, _, _, ok := shape.span(vlo, vhi, ci.width)
+			if !ok {
+				add(whole)
+				return
+			}
+			r = brange{off + int64(a), off + int64(b)}
+		}
+		r.end = min(r.end, whole.end)
+		if r.off >= r.end {
+			// A guess past the page (its nulls make it shorter than
+			// rows × width): read it whole and learn its shape.
 			add(whole)
 			return
 		}
-		r.end = min(r.end, whole.end)
 		n += r.end - r.off
 		rs = append(rs, r)
 	}
@@ -299,7 +436,7 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 		add(whole) // most of the page: one range
 		return
 	}
-	if shape == nil {
+	if guess {
 		add(brange{off, min(off+headSlack, whole.end)}) // the header
 	}
 	for _, r := range rs {
@@ -307,20 +444,64 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	}
 }
 
-// learnShape records the shape of a page read whole, for sub-page reads of
-// it later: pages that are uncompressed, PLAIN and without nulls.
+// noNulls reports whether a column chunk is known to hold no null: its
+// column is required, or its statistics (when written: a writer that
+// writes min and max writes the null count) count none.
+func noNulls(fm *fileMeta, rg, col int) bool {
+	if col < len(fm.maxDef) && fm.maxDef[col] == 0 {
+		return true
+	}
+	st := &fm.f.Metadata().RowGroups[rg].Columns[col].MetaData.Statistics
+	written := st.MinValue != nil || st.MaxValue != nil || st.Min != nil || st.Max != nil
+	return written && st.NullCount == 0
+}
+
+// learnShape records the shape of an uncompressed page read whole, for
+// sub-page reads of it later.
 func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, pageBytes int) {
-	if p.enc != format.Plain || p.levels != nil || ci.codec != format.Uncompressed {
+	if ci.codec != format.Uncompressed || p.enc != format.Plain && !isDictEnc(p.enc) {
 		return
 	}
 	if _, ok := ri.cache.get(shapeKey(pk)); ok {
 		return
 	}
-	sh := &pageShape{dataStart: pageBytes - len(p.values), rows: p.rows}
-	if ci.width == 0 {
-		sh.samples = make([]int32, 0, p.rows/sampleEvery+2)
+	sh := &pageShape{dataStart: pageBytes - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
+	if p.levels != nil {
+		sh.levels = bytes.Clone(p.levels)
+		lc := newLevelCursor(sh.levels)
+		if sh.values = lc.defined(p.rows); sh.values < 0 {
+			return
+		}
+	}
+	switch {
+	case isDictEnc(p.enc):
+		if len(p.values) < 1 || p.values[0] > 32 {
+			return
+		}
+		sh.bw = int(p.values[0])
+		// A mark every sampleEvery values at least, and at every long
+		// bit-packed run (parquet-go writes a page's indexes as one).
+		h := hybrid{data: p.values[1:], bw: sh.bw}
+		next := 0
+		for {
+			at := h.pos
+			if !h.next() {
+				break
+			}
+			if h.start >= next || !h.rle && h.n >= 2*sampleEvery {
+				sh.marks = append(sh.marks, runMark{val: int32(h.start), off: int32(1 + at), n: int32(h.n),
+					hdr: uint8(h.pos - len(h.bits) - at), packed: !h.rle})
+				next = h.start + sampleEvery
+			}
+		}
+		if sh.bw > 0 && h.start < sh.values {
+			return // fewer indexes than values
+		}
+		sh.marks = append(sh.marks, runMark{val: int32(max(h.start, sh.values)), off: int32(len(p.values))})
+	case ci.width == 0:
+		sh.samples = make([]int32, 0, sh.values/sampleEvery+2)
 		off := 0
-		for i := 0; i < p.rows; i++ {
+		for i := 0; i < sh.values; i++ {
 			if i%sampleEvery == 0 {
 				sh.samples = append(sh.samples, int32(off))
 			}
@@ -334,12 +515,13 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, pageBytes int
 		}
 		sh.samples = append(sh.samples, int32(off))
 	}
-	ri.cache.put(shapeKey(pk), sh, int64(4*len(sh.samples))+64)
+	ri.cache.put(shapeKey(pk), sh, sh.charge())
 }
 
 // cutRanged cuts the selected rows segs (offsets in the page) of a page
-// that was read in parts (planPage): header and values from the prefetched
-// ranges. Anything missing is errNotDirect.
+// that was read in parts (planPage): values from the prefetched ranges,
+// placed by the page's shape (or, for a fixed-width page without one, by
+// its header). Anything missing is errNotDirect.
 func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation, pk pageKey, segs [][2]int) error {
 	off, size := loc.Offset, int64(loc.CompressedPageSize)
 	var shape *pageShape
@@ -358,47 +540,79 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 		if err != nil {
 			return err
 		}
-		shape = &pageShape{dataStart: ds, rows: rows}
-		ri.cache.put(shapeKey(pk), shape, 64)
+		shape = &pageShape{dataStart: ds, rows: rows, enc: format.Plain, values: rows}
+		ri.cache.put(shapeKey(pk), shape, shape.charge())
+	}
+	var dict *dictionary
+	if isDictEnc(shape.enc) {
+		var err error
+		if dict, err = c.dictionary(ri, ci); err != nil {
+			return err
+		}
 	}
 	c.m.pages.Add(1)
-	base := off + int64(shape.dataStart)
+	ri.subCuts.Add(1)
+	// Two cursors, each moving forward: one counts the values before each
+	// segment's bounds, the other finds the null rows within it.
+	lc, rowLc := newLevelCursor(shape.levels), newLevelCursor(shape.levels)
 	for _, sg := range segs {
 		if sg[1] > shape.rows {
 			return fmt.Errorf("row %d of a page of %d", sg[1]-1, shape.rows)
 		}
-		if ci.width > 0 {
-			w := int64(ci.width)
-			b, ok := c.w.sp.slice(base+int64(sg[0])*w, int64(sg[1]-sg[0])*w)
+		vlo, vhi := lc.defined(sg[0]), lc.defined(sg[1])
+		if vlo < 0 || vhi < 0 {
+			return fmt.Errorf("definition levels end before row %d", sg[1])
+		}
+		var b []byte
+		first, mid := 0, false
+		if vhi > vlo {
+			var a, e int
+			var ok bool
+			a, e, first, mid, ok = shape.span(vlo, vhi, ci.width)
 			if !ok {
+				return fmt.Errorf("page shape without value offsets: %w", errNotDirect)
+			}
+			if b, ok = c.w.sp.slice(off+int64(a), int64(e-a)); !ok {
 				return fmt.Errorf("values not prefetched: %w", errNotDirect)
 			}
-			pr := plainReader{data: b, ci: ci}
-			for i := range sg[1] - sg[0] {
-				v, err := pr.value(i)
-				if err != nil {
+		}
+		var pr plainReader
+		var idx hybrid
+		if isDictEnc(shape.enc) && vhi > vlo {
+			idx = shape.indexes(b, first, mid)
+		} else {
+			pr = plainReader{data: b, ci: ci}
+		}
+		vi := vlo
+		for r := sg[0]; r < sg[1]; r++ {
+			if rowLc.null(r) {
+				c.keep(parquet.Value{}.Level(0, 0, ci.leaf), true, false, false)
+				continue
+			}
+			var v parquet.Value
+			switch {
+			case dict != nil && shape.bw == 0:
+				v = dict.vals[0]
+			case dict != nil:
+				if !idx.seek(vi) {
+					return fmt.Errorf("dictionary indexes end before value %d", vi)
+				}
+				k := int(idx.at(vi))
+				if k >= len(dict.vals) {
+					return fmt.Errorf("dictionary index %d of %d", k, len(dict.vals))
+				}
+				v = dict.vals[k]
+			default:
+				var err error
+				if v, err = pr.value(vi - first); err != nil {
 					return err
 				}
-				c.keep(v.Level(0, ci.maxDef, ci.leaf), true, false, false)
 			}
-			continue
-		}
-		a, e := sg[0]/sampleEvery, (sg[1]-1)/sampleEvery+1
-		if e >= len(shape.samples) {
-			e = len(shape.samples) - 1
-		}
-		s0 := int64(shape.samples[a])
-		b, ok := c.w.sp.slice(base+s0, int64(shape.samples[e])-s0)
-		if !ok {
-			return fmt.Errorf("values not prefetched: %w", errNotDirect)
-		}
-		pr := plainReader{data: b, ci: ci}
-		for r := sg[0]; r < sg[1]; r++ {
-			v, err := pr.value(r - a*sampleEvery)
-			if err != nil {
-				return err
-			}
-			c.keep(v.Level(0, ci.maxDef, ci.leaf), false, false, false)
+			// Dictionary values are the handle's own; PLAIN values point
+			// into the fetched ranges (fixed-width ones are copied by
+			// value, byte arrays by the arena).
+			c.keep(v.Level(0, ci.maxDef, ci.leaf), dict != nil || ci.width > 0, false, false)
+			vi++
 		}
 	}
 	return nil

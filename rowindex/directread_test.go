@@ -182,3 +182,122 @@ func TestDirectPathNulls(t *testing.T) {
 		t.Fatalf("%d column chunks fell back to parquet-go's decoder", n)
 	}
 }
+
+// nullablePlain is nullable with PLAIN strings (parquet-go's default,
+// DELTA_LENGTH_BYTE_ARRAY, is not read in parts).
+type nullablePlain struct {
+	K int64    `parquet:"k"`
+	A *int32   `parquet:"a,optional"`
+	B *int64   `parquet:"b,optional"`
+	C *float64 `parquet:"c,optional"`
+	D *float32 `parquet:"d,optional"`
+	S *string  `parquet:"s,optional,plain"`
+	T *string  `parquet:"t,optional,dict"`
+	F [4]byte  `parquet:"f"`
+}
+
+// TestSubPageReadsNulls: uncompressed files with nulls, dictionaries and
+// large pages (v1 and v2 data pages), read without coalescing so that the
+// ranges of the selected values stay apart from the rest of their pages:
+// once a lookup has read a page whole and learnt its shape, later lookups
+// cut the rows of PLAIN and dictionary pages with nulls from sub-page reads,
+// and every lookup equals a full scan.
+func TestSubPageReadsNulls(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for fi, opt := range [][]parquet.WriterOption{
+		{parquet.Compression(&parquet.Uncompressed), parquet.PageBufferSize(256 << 10)},
+		{parquet.Compression(&parquet.Uncompressed), parquet.PageBufferSize(64 << 10), parquet.DataPageVersion(1)},
+	} {
+		rows := make([]nullablePlain, 20000)
+		for i := range rows {
+			r := &rows[i]
+			r.K = int64((i * 7919) % 997)
+			if i%3 != 0 {
+				v := int32(i)
+				r.A = &v
+			}
+			if i%5 != 1 {
+				v := int64(i) * 1000
+				r.B = &v
+			}
+			if i%7 != 2 {
+				v := float64(i) / 3
+				r.C = &v
+			}
+			if i%2 == 0 {
+				v := float32(i)
+				r.D = &v
+			}
+			if i%4 != 3 {
+				s := fmt.Sprintf("s-%d-%s", i, string(make([]byte, i%13)))
+				r.S = &s
+			}
+			if i%6 != 0 {
+				s := fmt.Sprintf("t%d", i%301)
+				r.T = &s
+			}
+			r.F = [4]byte{byte(i), byte(i >> 8), 1, 2}
+		}
+		name := fmt.Sprintf("n%d.parquet", fi)
+		w, err := data.NewWriter(ctx, name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := parquet.NewGenericWriter[nullablePlain](w, opt...)
+		if _, err := pw.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, name)
+	}
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, CoalesceGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole int64 // the first lookup's bytes: whole pages
+	for pass := range 3 {
+		before := ri.subCuts.Load()
+		var read int64
+		for k := int64(0); k < 997; k += 37 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, uris, "k", kb, kb)
+			res, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("pass %d key %d", pass, k), res.Rows, want)
+			if res.Plan.Data.Misses != 0 {
+				t.Fatalf("pass %d key %d: %d reads outside the planned ranges", pass, k, res.Plan.Data.Misses)
+			}
+			read += res.Plan.Data.BytesRead
+			if whole == 0 {
+				whole = res.Plan.Data.BytesRead
+			} else if pass > 0 && res.Plan.Data.BytesRead*4 > whole {
+				t.Fatalf("pass %d key %d: %d bytes read, the first lookup (whole pages) %d", pass, k, res.Plan.Data.BytesRead, whole)
+			}
+		}
+		cuts := ri.subCuts.Load() - before
+		t.Logf("pass %d: %d bytes read, %d pages cut from sub-page reads (first lookup %d)", pass, read, cuts, whole)
+		if pass > 0 && cuts == 0 {
+			t.Fatalf("pass %d: no page cut from sub-page reads", pass)
+		}
+	}
+	if n := ri.slowChunks.Load(); n != 0 {
+		t.Fatalf("%d column chunks fell back to parquet-go's decoder", n)
+	}
+}

@@ -78,8 +78,9 @@ type RowIndex struct {
 	ids map[int32]*FileEntry
 
 	// slowChunks counts the column chunks decoded by parquet-go rather
-	// than the direct path (tests assert which path a file takes).
-	slowChunks atomic.Int64
+	// than the direct path, subCuts the pages cut from sub-page reads
+	// (tests assert which path a file takes).
+	slowChunks, subCuts atomic.Int64
 }
 
 // Open opens the row index name under the index folder idx (ErrNotFound if
