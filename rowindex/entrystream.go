@@ -150,6 +150,11 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 
 // load decodes one group and returns its entries in the key range.
 func (s *entryStream) load(fr *FragmentEntry, gi int) ([]entry, error) {
+	if s.lo != nil && bytes.Equal(s.lo, s.hi) {
+		if es, ok, err := s.ri.groupKey(s.ctx, s.m, fr, gi, s.lo); ok || err != nil {
+			return dropRemoved(es, s.gone), err // point lookup (pointread.go)
+		}
+	}
 	es, err := s.ri.group(s.ctx, s.m, fr, gi)
 	if err != nil {
 		return nil, err
