@@ -9,7 +9,6 @@ import (
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -622,12 +621,10 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 // and definition levels) and returns where its values start and its rows.
 // A page with nulls, or of another encoding, is errNotDirect.
 func parseHead(b []byte, ci colInfo) (dataStart, rows int, err error) {
-	r := bytes.NewReader(b)
-	var h format.PageHeader
-	if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h); err != nil {
+	h, at, err := parsePageHeader(b)
+	if err != nil {
 		return 0, 0, fmt.Errorf("page header: %v: %w", err, errNotDirect)
 	}
-	at := len(b) - r.Len()
 	switch h.Type {
 	case format.DataPage:
 		dh := h.DataPageHeader.V

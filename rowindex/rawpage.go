@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -81,12 +80,10 @@ func (p *rawPage) charge() int64 { return int64(len(p.levels)+len(p.values)) + 9
 // own reports whether the returned page's bytes are freshly allocated (a
 // decompressed page) rather than sub-slices of b.
 func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
-	r := bytes.NewReader(b)
-	var h format.PageHeader
-	if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h); err != nil {
+	h, hlen, err := parsePageHeader(b)
+	if err != nil {
 		return nil, false, fmt.Errorf("page header: %w", err)
 	}
-	hlen := len(b) - r.Len()
 	if h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
 		return nil, false, fmt.Errorf("page of %d bytes past its range", h.CompressedPageSize)
 	}
@@ -345,15 +342,13 @@ type dictionary struct {
 
 // parseDictionary decodes the dictionary page whose header starts b.
 func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
-	r := bytes.NewReader(b)
-	var h format.PageHeader
-	if err := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r)).Decode(&h); err != nil {
+	h, hlen, err := parsePageHeader(b)
+	if err != nil {
 		return nil, fmt.Errorf("dictionary page header: %w", err)
 	}
 	if h.Type != format.DictionaryPage {
 		return nil, errNotDirect
 	}
-	hlen := len(b) - r.Len()
 	if h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
 		return nil, fmt.Errorf("dictionary page of %d bytes past its range", h.CompressedPageSize)
 	}
