@@ -97,6 +97,11 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 				c.keep(v, owned, false, false)
 			}
 		}
+		// Every kept value is a copy (or a dictionary's): the page's
+		// buffer may go back to its pool.
+		if p.buf != nil {
+			releasePage(p)
+		}
 	}
 	return c.check(false)
 }
@@ -134,6 +139,7 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
 	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
+		p.buf = nil // the cache keeps the page: never released
 		if !own {
 			// The page's bytes are part of a fetched range: keep a copy.
 			cp := *p
