@@ -205,6 +205,13 @@ const headSlack = 512
 // values' bytes to reach.
 const sampleEvery = 64
 
+// sampleBytes is the spacing in bytes the samples of a byte-array page aim
+// at: a heavy key selects a row in most sample intervals of a page, and
+// with 64 values of ≈130 bytes between samples its sub-page reads were as
+// dear as the page. 4 bytes per ≈256–512 bytes of values (≈1 %) is the
+// shape's cost in memory.
+const sampleBytes = 256
+
 // pageShape is what a sub-page read needs to know of an uncompressed page.
 type pageShape struct {
 	dataStart int // page start → its values (after header and levels)
@@ -215,8 +222,9 @@ type pageShape struct {
 	levels []byte
 	values int // defined values
 	// samples (PLAIN byte arrays): the offset from dataStart of every
-	// sampleEvery-th value, the end of the values last.
+	// every-th value, the end of the values last.
 	samples []int32
+	every   int
 	// marks (dictionary indexes): run starts at least sampleEvery values
 	// apart, the end of the runs last (val = values); bw the indexes'
 	// bit width.
@@ -283,11 +291,11 @@ func (sh *pageShape) span(vlo, vhi, width int) (off, end, first int, mid, ok boo
 	case width > 0 && sh.enc == format.Plain:
 		return sh.dataStart + vlo*width, sh.dataStart + vhi*width, vlo, false, true
 	case sh.enc == format.Plain && sh.samples != nil:
-		a, b := vlo/sampleEvery, (vhi-1)/sampleEvery+1
+		a, b := vlo/sh.every, (vhi-1)/sh.every+1
 		if b >= len(sh.samples) {
 			b = len(sh.samples) - 1
 		}
-		return sh.dataStart + int(sh.samples[a]), sh.dataStart + int(sh.samples[b]), a * sampleEvery, false, true
+		return sh.dataStart + int(sh.samples[a]), sh.dataStart + int(sh.samples[b]), a * sh.every, false, true
 	case isDictEnc(sh.enc) && len(sh.marks) > 0:
 		ms := sh.marks
 		last := func(v int) int { // the last mark at or before value v
@@ -504,10 +512,19 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, pageBytes int
 		}
 		sh.marks = append(sh.marks, runMark{val: int32(max(h.start, sh.values)), off: int32(len(p.values))})
 	case ci.width == 0:
-		sh.samples = make([]int32, 0, sh.values/sampleEvery+2)
+		// Samples about sampleBytes apart: every power-of-two number of
+		// values (4–64) nearest the page's mean value size.
+		sh.every = sampleEvery
+		if sh.values > 0 {
+			mean := max(len(p.values)/sh.values, 1)
+			for sh.every > 4 && sh.every*mean > 2*sampleBytes {
+				sh.every /= 2
+			}
+		}
+		sh.samples = make([]int32, 0, sh.values/sh.every+2)
 		off := 0
 		for i := 0; i < sh.values; i++ {
-			if i%sampleEvery == 0 {
+			if i%sh.every == 0 {
 				sh.samples = append(sh.samples, int32(off))
 			}
 			if off+4 > len(p.values) {
