@@ -134,6 +134,14 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			// Page bytes come from files the index does not control: a
+			// decoder that indexes past a malformed page must fail the
+			// lookup, not the process.
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("rowindex: decoding panicked: %v", r)
+				}
+			}()
 			errs[i] = ri.decodeChunkRead(ctx, m, c)
 		}()
 	}
