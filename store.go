@@ -8,6 +8,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/config"
 	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/duck"
 	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -27,6 +28,8 @@ type Options struct {
 	// file footers) before it replaces the old version, so the first queries
 	// on the new version are not cold.
 	WarmOnRefresh bool
+	// SQL bounds LookupSQL (memory, connections, rows, time).
+	SQL SQLOptions
 	// Wrap, when set, wraps every store the handle opens (the store root
 	// and each data file bucket), inside the request counters: to inject
 	// latency in a benchmark (store.NewFaulty), or to add tracing.
@@ -70,6 +73,11 @@ type Store struct {
 
 	sparkMu sync.Mutex
 	spark   map[string]*sparkengine.Engine // by Spark Connect URL
+
+	// sql is the database of LookupSQL, opened on first use.
+	sqlMu  sync.Mutex
+	sql    *duck.Sandbox
+	closed bool
 }
 
 // Open opens the store root at storeURL (file:///dir, s3://bucket/prefix,
@@ -120,7 +128,7 @@ func (s *Store) URL() string { return s.url }
 func (s *Store) Close() error {
 	var err error
 	s.close.Do(func() {
-		errs := []error{s.res.Close(), s.root.Close()}
+		errs := []error{s.closeSQL(), s.res.Close(), s.root.Close()}
 		s.sparkMu.Lock()
 		for _, e := range s.spark {
 			errs = append(errs, e.Close())
