@@ -144,6 +144,8 @@ func TestJSONVocabulary(t *testing.T) {
 	js("add-row-index", "add-row-index", "plays", "--key", "user_id", "--cover", "ms", "--aggregate", "count", "--aggregate", "sum:ms")
 	js("lookup", "lookup", "plays", "--key", "user_id=1", "--limit", "2", "--explain")
 	js("lookup", "lookup", "plays", "--key", "user_id=1", "--columns", "track")
+	js("lookup --sql", "lookup", "plays", "--key", "user_id=1", "--explain",
+		"--sql", "SELECT track, count(*) AS n, sum(ms) AS total_ms FROM rows GROUP BY track ORDER BY track")
 	js("warm", "warm", "plays")
 	js("describe", "describe", "plays")
 	// Describing every index lists each one's row indexes as describing

@@ -92,12 +92,13 @@ func skippedJSON(s []rowindex.SkippedFile) []map[string]string {
 }
 
 func newLookupCmd(g *globals) *cobra.Command {
-	var key, exactKey, cursor, rowIndexName string
+	var key, exactKey, cursor, rowIndexName, sqlText string
 	var columns []string
 	var limit int
 	var explain bool
+	var sqlTimeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "lookup NAME (--key COL=VALUE|LOW..HIGH | --value COL=VALUE) [--row-index ROWINDEX] [--columns COLS] [--limit N] [--cursor C] [--explain]",
+		Use:   "lookup NAME (--key COL=VALUE|LOW..HIGH | --value COL=VALUE) [--row-index ROWINDEX] [--columns COLS] [--limit N] [--cursor C] [--explain] [--sql QUERY [--timeout D]]",
 		Short: "Return the rows of a key (or key range) straight from the Parquet files, by the row index",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -130,6 +131,20 @@ func newLookupCmd(g *globals) *cobra.Command {
 			case q.KeyText != "":
 				req.Key = q.KeyText
 			}
+			if sqlText != "" {
+				if cursor != "" {
+					return usagef("lookup: --sql answers in one page: no --cursor")
+				}
+				sreq := ariadne.LookupSQLRequest{Column: req.Column, RowIndex: req.RowIndex, Key: req.Key, Low: req.Low, High: req.High,
+					Range: req.Range, Columns: req.Columns, SQL: sqlText, Limit: limit, Timeout: sqlTimeout}
+				return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
+					res, err := ix.LookupSQL(ctx, sreq)
+					if err != nil {
+						return err
+					}
+					return g.printSQL(res, explain)
+				})
+			}
 			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
 				rows, err := ix.LookupRows(ctx, req)
 				if err != nil {
@@ -148,8 +163,48 @@ func newLookupCmd(g *globals) *cobra.Command {
 	f.StringVar(&cursor, "cursor", "", "continue after the previous page (the cursor it printed)")
 	f.StringVar(&rowIndexName, "row-index", "", "the row index to use, by name, when several are on the key column (default: one that can answer: a sorted one for a range, one covering --columns)")
 	f.BoolVar(&explain, "explain", false, "print the plan and its cost: entries, files, ranges, requests, bytes, cache hits")
+	f.StringVar(&sqlText, "sql", "", "one read-only DuckDB query (SELECT/WITH/FROM) over the table \"rows\" holding the key's rows (--columns: its columns; --limit: result rows, default 1000)")
+	f.DurationVar(&sqlTimeout, "timeout", 0, "with --sql: the query's time bound (default 10s)")
 
 	return cmd
+}
+
+// printSQL prints a --sql answer: aligned text, or with --json
+// {"columns", "rows" (objects by column name, values as lookup's),
+// "truncated", "input_rows", "row_index", "version", "plan"?}.
+func (g *globals) printSQL(res *ariadne.SQLResult, explain bool) error {
+	if g.jsonOut {
+		rows := make([]map[string]any, len(res.Rows))
+		for i := range res.Rows {
+			rows[i] = res.Record(i)
+		}
+		out := map[string]any{"columns": nonNil(res.Columns), "rows": rows, "truncated": res.Truncated,
+			"input_rows": res.InputRows, "row_index": res.RowIndex, "version": res.Version}
+		if explain {
+			out["plan"] = planJSON(res.Plan)
+		}
+		return g.emit(out, nil)
+	}
+	w := bufio.NewWriter(g.env.Stdout)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	for _, r := range res.Rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = fmt.Sprint(valueText(v))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	if res.Truncated {
+		fmt.Fprintf(w, "truncated: more than %d result rows (raise --limit)\n", len(res.Rows))
+	}
+	if explain {
+		p := res.Plan
+		fmt.Fprintf(w, "sql over %d rows of row index %s (version %d), covered=%v; %d requests (index %d, data %d), %d bytes read\n",
+			res.InputRows, res.RowIndex, res.Version, p.Covered, p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead())
+	}
+	return w.Flush()
 }
 
 func planJSON(p rowindex.Plan) map[string]any {
