@@ -76,6 +76,10 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if b.SQL != "" {
+		s.lookupSQL(w, r, ix, req, b.SQL, explain)
+		return
+	}
 	rows, err := ix.LookupRows(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -132,6 +136,47 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	body = strconv.AppendInt(body, rows.Version(), 10)
 	body = append(body, "}\n"...)
 	*bp = body
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// lookupSQL answers a lookup carrying "sql": {"columns", "input_rows",
+// "plan"?, "row_index", "rows" (objects by result column, values as a
+// lookup's), "truncated", "version"}. The query runs within the request's
+// deadline and the Store's SQL bounds; its result has at most the page's
+// limit of rows.
+func (s *Server) lookupSQL(w http.ResponseWriter, r *http.Request, ix *ariadne.Index, req ariadne.LookupRequest, query string, explain bool) {
+	res, err := ix.LookupSQL(r.Context(), ariadne.LookupSQLRequest{Column: req.Column, Key: req.Key, Keys: req.Keys, Low: req.Low,
+		High: req.High, Range: req.Range, Columns: req.Columns, Where: req.Where, SQL: query, Limit: req.Limit})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.m.observeLookup(res.Plan, len(res.Rows))
+	body := []byte(`{`)
+	body, _ = appendField(body, "columns", nonNil(res.Columns))
+	body, _ = appendField(body, "input_rows", res.InputRows)
+	if explain {
+		body, _ = appendField(body, "plan", planJSON(res.Plan))
+	}
+	body, _ = appendField(body, "row_index", res.RowIndex)
+	body = append(body, `"rows":[`...)
+	quoted := quoteNames(res.Columns)
+	for i, vals := range res.Rows {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		if body, err = appendRow(body, quoted, nil, vals, nil); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	body = append(body, "],"...)
+	body, _ = appendField(body, "truncated", res.Truncated)
+	body = append(body, `"version":`...)
+	body = strconv.AppendInt(body, res.Version, 10)
+	body = append(body, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)

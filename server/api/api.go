@@ -38,7 +38,14 @@ type LookupBody struct {
 	NoRows  bool     `json:"no_rows"`
 	// Explain adds the lookup's plan and cost to the answer.
 	Explain bool `json:"explain"`
+	// SQL, when set, is one read-only DuckDB query over the table "rows"
+	// holding the selected rows (ariadne.LookupSQLRequest): the answer is
+	// the query's rows, at most Limit, in one page (no cursor).
+	SQL string `json:"sql"`
 }
+
+// MaxSQLBytes is the longest query a lookup may carry.
+const MaxSQLBytes = 64 << 10
 
 // LocateBody is the body of POST /v1/indexes/{name}/locate: the fields of
 // ariadne.LocateRequest.
@@ -111,6 +118,12 @@ func DecodeLookup(r io.Reader, lim Limits) (LookupBody, error) {
 	}
 	if b.Limit < 0 {
 		return LookupBody{}, badRequest("limit %d: want 0 or more", b.Limit)
+	}
+	if len(b.SQL) > MaxSQLBytes {
+		return LookupBody{}, badRequest("sql: %d bytes, at most %d", len(b.SQL), MaxSQLBytes)
+	}
+	if b.SQL != "" && (b.Cursor != "" || b.NoRows) {
+		return LookupBody{}, badRequest("sql: answers in one page, without cursor or no_rows")
 	}
 	if len(b.Where) > 64 || len(b.Columns) > 4096 {
 		return LookupBody{}, badRequest("too many filters or columns")
