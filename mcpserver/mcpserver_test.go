@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -89,7 +90,7 @@ func TestTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"describe_index", "join", "list_indexes", "locate", "lookup"}) {
+	if !slices.Equal(names, []string{"describe_index", "join", "list_indexes", "locate", "lookup", "query_key"}) {
 		t.Fatalf("tools %v", names)
 	}
 	in, _ := json.Marshal(tl.Tools[slices.IndexFunc(tl.Tools, func(x *mcp.Tool) bool { return x.Name == "lookup" })].InputSchema)
@@ -172,6 +173,7 @@ func TestTools(t *testing.T) {
 		"locate":         {"index": "plays", "keys": map[string]any{}},
 		"join":           {"index": "plays", "keys": map[string]any{"user_id": []any{1, 2}, "x": []any{1}}},
 		"describe_index": {"index": "../etc"},
+		"query_key":      {"index": "plays", "column": "user_id", "key": "u1", "sql": "SELECT 1"},
 	} {
 		e := call(t, cs, name, args, new(any))
 		var m struct {
@@ -200,5 +202,37 @@ func TestExactIntegerKeys(t *testing.T) {
 	}
 	if len(out.Rows) != 1 || string(out.Rows[0]["user_id"]) != "9007199254740993" || string(out.Rows[0]["ts"]) != "null" {
 		t.Fatalf("rows %v", out.Rows)
+	}
+}
+
+// TestQueryKey: query_key, driven by the SDK's client, answers a query over
+// the key's rows as the face's LookupSQL does, and refuses a hostile
+// statement with kind bad query.
+func TestQueryKey(t *testing.T) {
+	ctx := context.Background()
+	cs, lake, ix := session(t, Limits{MaxRows: 5})
+	q := "SELECT context, count(*) AS n, sum(duration_ms) AS total FROM rows GROUP BY context ORDER BY context"
+	want, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: lake.Hot, SQL: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got QueryKeyOut
+	if e := call(t, cs, "query_key", map[string]any{"index": "plays", "column": "user_id", "key": strconv.FormatInt(lake.Hot, 10), "sql": q}, &got); e != "" {
+		t.Fatal(e)
+	}
+	if got.InputRows != want.InputRows || !slices.Equal(got.Columns, want.Columns) || len(got.Rows) != min(5, len(want.Rows)) || got.Truncated != (len(want.Rows) > 5) {
+		t.Fatalf("query_key %+v, face %+v", got, want)
+	}
+	for i, r := range got.Rows {
+		w := want.Record(i)
+		if r["context"] != w["context"] || fmt.Sprint(r["n"]) != fmt.Sprint(w["n"]) || fmt.Sprint(r["total"]) != fmt.Sprint(w["total"]) {
+			t.Fatalf("row %d: %v, face %v", i, r, w)
+		}
+	}
+	for _, bad := range []string{"COPY rows TO '/tmp/x.csv'", "INSTALL httpfs", "SELECT 1; SELECT 2", "PRAGMA version"} {
+		e := call(t, cs, "query_key", map[string]any{"index": "plays", "column": "user_id", "key": lake.Hot, "sql": bad}, new(any))
+		if !strings.Contains(e, `"kind":"bad query"`) {
+			t.Errorf("%q: %s", bad, e)
+		}
 	}
 }

@@ -109,6 +109,66 @@ func (t *tools) lookup(ctx context.Context, in LookupIn) (LookupOut, error) {
 	return out, nil
 }
 
+// QueryKeyIn is query_key's input: the rows as lookup selects them
+// (exactly one of key, keys, or a range) and the query over them.
+type QueryKeyIn struct {
+	Index   string   `json:"index" jsonschema:"the index name"`
+	Column  string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
+	Key     *Key     `json:"key,omitempty" jsonschema:"one key"`
+	Keys    []Key    `json:"keys,omitempty" jsonschema:"a batch of keys"`
+	Low     *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
+	High    *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
+	Range   bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
+	Columns []string `json:"columns,omitempty" jsonschema:"the columns of table rows (default all); key and cover columns only: no data file is read"`
+	Where   []Filter `json:"where,omitempty" jsonschema:"filters on cover columns applied before loading"`
+	SQL     string   `json:"sql" jsonschema:"one read-only DuckDB query over the table rows, e.g. SELECT count(*) AS n FROM rows"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"most result rows (default and most: the server's answer size)"`
+}
+
+// QueryKeyOut is query_key's answer.
+type QueryKeyOut struct {
+	Columns   []string         `json:"columns"`
+	Rows      []map[string]any `json:"rows"`
+	Truncated bool             `json:"truncated" jsonschema:"the query had more rows than limit"`
+	InputRows int64            `json:"input_rows" jsonschema:"rows loaded into the table rows"`
+	RowIndex  string           `json:"row_index"`
+	Version   int64            `json:"version"`
+}
+
+func (t *tools) queryKey(ctx context.Context, in QueryKeyIn) (QueryKeyOut, error) {
+	if len(in.Keys) > t.lim.MaxKeys {
+		return QueryKeyOut{}, aerr.Invalid("%d keys: at most %d per call", len(in.Keys), t.lim.MaxKeys)
+	}
+	if in.Limit < 0 {
+		return QueryKeyOut{}, aerr.Invalid("limit %d: want 0 or more", in.Limit)
+	}
+	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
+		in.Limit = t.lim.MaxRows
+	}
+	ix, err := t.index(ctx, in.Index)
+	if err != nil {
+		return QueryKeyOut{}, err
+	}
+	req := ariadne.LookupSQLRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
+		Range: in.Range, Columns: in.Columns, SQL: in.SQL, Limit: in.Limit}
+	for _, f := range in.Where {
+		req.Where = append(req.Where, ariadne.Filter{Column: f.Column, Op: f.Op, Value: f.Value.v})
+	}
+	res, err := ix.LookupSQL(ctx, req)
+	if err != nil {
+		return QueryKeyOut{}, err
+	}
+	out := QueryKeyOut{Columns: res.Columns, Rows: make([]map[string]any, len(res.Rows)), Truncated: res.Truncated,
+		InputRows: res.InputRows, RowIndex: res.RowIndex, Version: res.Version}
+	if out.Columns == nil {
+		out.Columns = []string{}
+	}
+	for i := range res.Rows {
+		out.Rows[i] = res.Record(i)
+	}
+	return out, nil
+}
+
 // LocateIn is locate's input.
 type LocateIn struct {
 	Index  string           `json:"index" jsonschema:"the index name"`
