@@ -189,3 +189,33 @@ func ExampleIndex_AddRowIndex() {
 	// ts ts sorted [user_id]
 	// user_id user_id hash [ts duration_ms]
 }
+
+// Answer a question about one user's history with SQL over its rows,
+// without paging the rows out: the key's rows are the table rows.
+func ExampleIndex_LookupSQL() {
+	storeURL, hot, cleanup := exampleLake()
+	defer cleanup()
+	ctx := context.Background()
+
+	st, err := ariadne.Open(ctx, storeURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(ctx, "plays")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: hot,
+		SQL: "SELECT count(*) AS plays, count(DISTINCT track_uri) AS tracks FROM rows"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Columns, res.InputRows, "rows in")
+	// A statement that is not one read-only query never runs.
+	_, err = ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: hot, SQL: "COPY rows TO 'out.csv'"})
+	fmt.Println(ariadne.ErrorKind(err))
+	// Output:
+	// [plays tracks] 343 rows in
+	// bad query
+}

@@ -204,3 +204,54 @@ func TestLookupSQLLimits(t *testing.T) {
 		t.Fatalf("duplicate names: %v", err)
 	}
 }
+
+// BenchmarkLookupSQL prices SQL over the hot key's rows (343 rows) against
+// the plain lookup of the same rows: the cost of the sandbox round trip
+// (connection, temporary table, appender, query, drop).
+func BenchmarkLookupSQL(b *testing.B) {
+	ctx := context.Background()
+	lake, err := playsfixture.Plays(ctx, b.TempDir(), 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lake.Close()
+	st, err := ariadne.Open(ctx, lake.StoreURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
+	if err != nil {
+		b.Fatal(err)
+	}
+	covered := []string{"user_id", "ts", "duration_ms"}
+	q := "SELECT count(*) AS n, sum(duration_ms) AS total, max(ts) AS last FROM rows"
+	b.Run("lookup-covered", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "user_id", Key: lake.Hot, Columns: covered}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sql-covered", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: lake.Hot, Columns: covered, SQL: q}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lookup-all", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "user_id", Key: lake.Hot}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sql-all", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: lake.Hot, SQL: q}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
