@@ -255,3 +255,43 @@ func BenchmarkLookupSQL(b *testing.B) {
 		}
 	})
 }
+
+// TestLookupSQLConcurrent: queries running at once over different keys each
+// see only their own key's rows (each connection's temporary table is its
+// own), more queries than pooled connections wait their turn, and each
+// answer equals the same query run alone.
+func TestLookupSQLConcurrent(t *testing.T) {
+	ctx := context.Background()
+	lake, ix := openLake(t, 4)
+	q := "SELECT min(user_id) AS lo, max(user_id) AS hi, count(*) AS n, sum(duration_ms) AS total FROM rows"
+	keys := []int64{lake.Hot, 1, 2, 3, 5, 8, 13, 21}
+	want := map[int64]string{}
+	for _, k := range keys {
+		res, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: k, SQL: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[k] = fmt.Sprint(res.Rows)
+	}
+	errs := make(chan error, len(keys)*4)
+	for range 4 {
+		for _, k := range keys {
+			go func() {
+				res, err := ix.LookupSQL(ctx, ariadne.LookupSQLRequest{Column: "user_id", Key: k, SQL: q})
+				switch {
+				case err != nil:
+					errs <- err
+				case fmt.Sprint(res.Rows) != want[k]:
+					errs <- fmt.Errorf("key %d: %v, alone %s", k, res.Rows, want[k])
+				default:
+					errs <- nil
+				}
+			}()
+		}
+	}
+	for range len(keys) * 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 func newServeCmd(g *globals) *cobra.Command {
 	d := server.DefaultConfig()
 	var listen, tokenFile, tokenEnv, tlsCert, tlsKey, logFormat string
+	var sqlOpts ariadne.SQLOptions
 	cfg := d
 	cmd := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:8080]",
@@ -54,7 +55,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			st, err := ariadne.Open(ctx, u, ariadne.WithConfig(conf), ariadne.WithWarmOnRefresh(true))
+			st, err := ariadne.Open(ctx, u, ariadne.WithConfig(conf), ariadne.WithWarmOnRefresh(true), ariadne.WithSQLOptions(sqlOpts))
 			if err != nil {
 				return err
 			}
@@ -88,6 +89,9 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&sqlOpts.MemoryLimit, "sql-memory", ariadne.DefaultSQLMemory, "memory of the database running lookups' \"sql\" (all queries together; past it a query fails)")
+	f.IntVar(&sqlOpts.Conns, "sql-conns", 2, "most lookup \"sql\" queries running at once (more wait)")
+	f.Int64Var(&sqlOpts.MaxInputRows, "sql-max-input-rows", ariadne.DefaultSQLInputRows, "most rows a lookup \"sql\" loads (a key with more is refused)")
 	return cmd
 }
 
