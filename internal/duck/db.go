@@ -159,51 +159,65 @@ func (d *DB) Load(ctx context.Context, name string, src Source) (int64, error) {
 	if err := d.Exec(ctx, ddl); err != nil {
 		return 0, err
 	}
-	conv := make([]func(any) (any, error), len(st.Fields))
-	for i, f := range st.Fields {
-		conv[i] = toDuck(f.Type)
-	}
 	var n int64
 	err = d.conn.Raw(func(dc any) error {
 		app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", name)
 		if err != nil {
 			return sqlErr("append "+name, err)
 		}
-		vals := make([]driver.Value, len(st.Fields))
-		for {
-			batch, err := src.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				app.Close()
-				return err
-			}
-			for _, row := range batch {
-				if len(row) != len(vals) {
-					app.Close()
-					return fmt.Errorf("duck: load %s: row has %d values for %d columns", name, len(row), len(vals))
-				}
-				for i, v := range row {
-					if vals[i], err = conv[i](v); err != nil {
-						app.Close()
-						return fmt.Errorf("duck: load %s: column %q: %w", name, st.Fields[i].Name, err)
-					}
-				}
-				if err := app.AppendRow(vals...); err != nil {
-					app.Close()
-					return sqlErr("append "+name, err)
-				}
-				n++
-			}
-		}
-		return sqlErr("append "+name, app.Close())
+		n, err = appendAll(ctx, app, name, src, 0)
+		return err
 	})
 	if err != nil {
 		d.Drop(context.WithoutCancel(ctx), name)
 		return 0, err
 	}
 	return n, nil
+}
+
+// appendAll appends every row of src to table through app, each value
+// converted to the Go type the appender takes, and closes app in every
+// case. limit > 0 refuses a source of more rows (ErrTooManyRows) rather
+// than loading part of it. It returns the rows appended.
+func appendAll(ctx context.Context, app *duckdb.Appender, table string, src Source, limit int64) (int64, error) {
+	st := src.Schema()
+	conv := make([]func(any) (any, error), len(st.Fields))
+	for i, f := range st.Fields {
+		conv[i] = toDuck(f.Type)
+	}
+	vals := make([]driver.Value, len(st.Fields))
+	var n int64
+	fail := func(err error) (int64, error) {
+		app.Close()
+		return n, err
+	}
+	for {
+		batch, err := src.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fail(err)
+		}
+		for _, row := range batch {
+			if limit > 0 && n >= limit {
+				return fail(fmt.Errorf("%w: more than %d rows to load", ErrTooManyRows, limit))
+			}
+			if len(row) != len(vals) {
+				return fail(fmt.Errorf("duck: load %s: row has %d values for %d columns", table, len(row), len(vals)))
+			}
+			for i, v := range row {
+				if vals[i], err = conv[i](v); err != nil {
+					return fail(fmt.Errorf("duck: load %s: column %q: %w", table, st.Fields[i].Name, err))
+				}
+			}
+			if err := app.AppendRow(vals...); err != nil {
+				return fail(sqlErr("append "+table, err))
+			}
+			n++
+		}
+	}
+	return n, sqlErr("append "+table, app.Close())
 }
 
 // CreateTableSQL returns the CREATE TABLE statement for a Spark schema.

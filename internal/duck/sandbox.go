@@ -165,48 +165,13 @@ func (s *Sandbox) Run(ctx context.Context, table string, src Source, query strin
 		return nil, err
 	}
 	res := &Result{}
-	conv := make([]func(any) (any, error), len(st.Fields))
-	for i, f := range st.Fields {
-		conv[i] = toDuck(f.Type)
-	}
 	err = conn.Raw(func(dc any) error {
 		app, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", table)
 		if err != nil {
 			return sqlErr("append "+table, err)
 		}
-		vals := make([]driver.Value, len(st.Fields))
-		for {
-			batch, err := src.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				app.Close()
-				return err
-			}
-			for _, row := range batch {
-				if maxInputRows > 0 && res.Loaded >= maxInputRows {
-					app.Close()
-					return fmt.Errorf("%w: more than %d rows to load", ErrTooManyRows, maxInputRows)
-				}
-				for i := range vals {
-					var v any
-					if i < len(row) {
-						v = row[i]
-					}
-					if vals[i], err = conv[i](v); err != nil {
-						app.Close()
-						return fmt.Errorf("duck: load %s: column %q: %w", table, st.Fields[i].Name, err)
-					}
-				}
-				if err := app.AppendRow(vals...); err != nil {
-					app.Close()
-					return sqlErr("append "+table, err)
-				}
-				res.Loaded++
-			}
-		}
-		return sqlErr("append "+table, app.Close())
+		res.Loaded, err = appendAll(ctx, app, table, src, maxInputRows)
+		return err
 	})
 	if err != nil {
 		return nil, ctxOr(ctx, err)
