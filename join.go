@@ -58,6 +58,13 @@ type JoinRequest struct {
 	// SparkRemote is the Spark Connect URL, sc://host:port; "" = the
 	// Store's config (key sparkRemote).
 	SparkRemote string
+	// RowIndex says whether the DuckDB engine may read the index side
+	// through a row index on the join column (the matching rows' positions
+	// from its key directory, then only those rows read): "auto" (or "")
+	// when one holds every located file unchanged and few rows match,
+	// "force" whenever one holds every located file unchanged, "off"
+	// never. JoinStats.Plan says what was decided and why.
+	RowIndex string
 	// Output, with the Spark engine, has Spark write the joined rows as
 	// Parquet to this folder (file:///..., s3://...; an existing folder
 	// fails the join) instead of streaming them back: the result then
@@ -71,12 +78,15 @@ type JoinStats struct {
 	// "duckdb" or "spark".
 	Engine string `json:"engine"`
 	// Path is how the located files were read: "late" (key columns first,
-	// other columns only for matching rows), "scan" (DuckDB read the
-	// located files itself: many rows match), "filtered" or "full";
+	// other columns only for matching rows), "rowindex" (a row index on
+	// the join column gave the matching rows: only they were read), "scan"
+	// (DuckDB read the located files itself: many rows match), "filtered"
+	// or "full";
 	// "engine" when another engine than DuckDB read them.
 	Path string `json:"path"`
-	// Plan says why the join took "late" or "scan" (the share of sampled
-	// rows that match, or what kept the engine from reading the files).
+	// Plan says why the join took "rowindex", "late" or "scan" (the row
+	// index's answer or why it was not used, the share of sampled rows that
+	// match, or what kept the engine from reading the files).
 	Plan string `json:"plan,omitempty"`
 	// FilesLocated is the number of data files the file index located.
 	FilesLocated int `json:"files_located"`
@@ -151,6 +161,9 @@ func (ix *Index) Join(ctx context.Context, req JoinRequest) (*JoinRows, error) {
 		return nil, err
 	}
 	fo.Engine = eng
+	if fo.Rows, err = ix.rowLocator(req.RowIndex); err != nil {
+		return nil, err
+	}
 	res, err := ix.fi.Join(ctx, src, on, how, fo)
 	if err != nil {
 		return nil, err

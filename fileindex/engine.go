@@ -99,6 +99,7 @@ type JoinJob struct {
 	force JoinPath
 	late  []string
 	stats *JoinStats
+	rows  RowLocator
 }
 
 // duckEngine is the embedded DuckDB engine: the located files read by our
@@ -115,7 +116,7 @@ func (duckEngine) Join(ctx context.Context, job *JoinJob) (JoinRows, error) {
 	if job.Output != "" {
 		return nil, aerr.Invalid("join: an output written by the engine needs the spark engine; the duckdb engine streams rows (write them with the caller's writer)")
 	}
-	if err := job.fi.loadIndexSide(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force, job.On, job.late, job.stats); err != nil {
+	if err := job.fi.loadIndexSide(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force, job.On, job.late, job.rows, job.stats); err != nil {
 		return nil, err
 	}
 	rows, err := job.db.Query(ctx, joinSQL(job.m, job.On, job.How, job.IndexOnLeft, job.Keys.Schema().Names(), job.IndexColumns))

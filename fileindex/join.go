@@ -109,6 +109,11 @@ type JoinOptions struct {
 	// Only engines that write (Spark) accept it.
 	Output string
 
+	// Rows, when set, can locate the join's matching rows through a row
+	// index on the join column (see RowLocator, PathRowIndex); the face
+	// sets it when the index has one. nil: never.
+	Rows RowLocator
+
 	// force, in tests, makes a join that could take a faster path take
 	// PathFiltered or PathFull instead (the reference the paths are
 	// compared with).
@@ -255,7 +260,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	job := &JoinJob{
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
 		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols, Output: opts.Output,
-		fi: fi, m: m, db: db, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats,
+		fi: fi, m: m, db: db, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
 	}
 	for k, v := range m.ReadOptions.All() {
 		job.Options[k] = v
@@ -392,7 +397,7 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // (PathLate, reading only the columns cols, nil = all), from others by
 // filtering every row in Go (PathFiltered). Without one, every row is
 // loaded (PathFull). The path and what it read go to stats.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, stats *JoinStats) error {
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, loc RowLocator, stats *JoinStats) error {
 	allowLate := force != PathFiltered
 	allowScan := force == "" || force == PathScan
 	opts := map[string]string{}
@@ -405,6 +410,9 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		return err
 	}
 	cres := &countingResolver{res: fi.res}
+	allFiles := files
+	var rowLF *lateFile // the row-index path's reader
+	redone := false     // read again without the row index: its stats stand
 	var in duck.Source
 	stats.Path = PathFull
 	if pf != nil {
@@ -429,12 +437,38 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		for _, f := range proj.Schema().Fields {
 			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
 		}
+		var rowsWhy string
+		if loc != nil && len(files) > 0 && (force == "" || force == PathRowIndex) {
+			pos, why, err := locateByRowIndex(ctx, loc, pf, files)
+			if err != nil {
+				return err
+			}
+			rowsWhy = why
+			if pos != nil {
+				// Only the files holding a key's rows are read, and in
+				// them only those rows.
+				stats.Path, stats.Plan = PathRowIndex, why
+				lf.positions, lf.check = pos, pf.keys
+				lf.keyPos = slices.Index(src.Names(), pf.col)
+				rowLF = lf
+				var hold []string
+				for _, f := range files {
+					if len(pos[f]) > 0 {
+						hold = append(hold, f)
+					}
+				}
+				files, allowScan = hold, false
+			}
+		}
 		if allowScan {
 			sel, why, err := planScan(ctx, db, m, src, on, lf, files, force == PathScan)
 			if err != nil {
 				return err
 			}
 			stats.Plan = why
+			if rowsWhy != "" {
+				stats.Plan = why + " (" + rowsWhy + ")"
+			}
 			if sel != "" {
 				stats.Path = PathScan
 				stats.Requests, stats.Bytes = cres.reads()
@@ -448,6 +482,9 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		defer ls.Close()
 		in = ls
 		defer func() {
+			if redone {
+				return
+			}
 			// Reads may still be in flight after an error.
 			lf.stats.mu.Lock()
 			defer lf.stats.mu.Unlock()
@@ -465,9 +502,29 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 			in = pf.wrap(in)
 		}
 	}
-	defer func() { stats.Requests, stats.Bytes = cres.reads() }()
+	defer func() {
+		if !redone {
+			stats.Requests, stats.Bytes = cres.reads()
+		}
+	}()
 	if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
 		return err
+	}
+	if rowLF != nil && rowLF.stats.staleCount() > 0 {
+		stale := rowLF.stats.staleCount()
+		// The row index pointed at rows holding other keys: a data file
+		// changed after it was indexed, so rows may be missing too. Read
+		// the located files again without it.
+		if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
+			return err
+		}
+		redone = true
+		*stats = JoinStats{FilesLocated: stats.FilesLocated, Engine: stats.Engine}
+		if err := fi.loadIndexSide(ctx, db, m, src, allFiles, pf, force, on, cols, nil, stats); err != nil {
+			return err
+		}
+		stats.Plan = fmt.Sprintf("%s (row index stale: %d rows at its positions hold other keys)", stats.Plan, stale)
+		return nil
 	}
 	return fi.defineIndexView(ctx, db, m, src)
 }

@@ -200,6 +200,14 @@ type lateFile struct {
 	// sampled holds the files whose key column the planner read
 	// (planScan), opened and matched: the late path reads their matching
 	// rows without opening and matching them again.
+	// positions, on the row-index path, are each file's matching rows
+	// (see RowLocator): they replace matching the key column; the rows
+	// read are checked against check (the prefilter's normalized keys),
+	// the key column being at row position keyPos.
+	positions map[string][]RowGroupRows
+	check     map[any]struct{}
+	keyPos    int
+
 	sampledMu sync.Mutex
 	sampled   map[string]*sampledFile
 }
@@ -226,6 +234,9 @@ func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFil
 	if err != nil {
 		return nil, nil, st, err
 	}
+	if lf.positions != nil {
+		return pf, positionMatches(lf.positions[uri]), st, nil
+	}
 	matches, err := pf.MatchRows(ctx, lf.col, lf.keys, &st)
 	return pf, matches, st, err
 }
@@ -234,6 +245,9 @@ func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFil
 type lateStats struct {
 	mu   sync.Mutex
 	scan pqrow.ScanStats
+	// mismatched counts rows a row index pointed at whose key was not
+	// one of the keys (a stale row index); they were dropped.
+	mismatched int64
 }
 
 func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files []string) *lateSource {
@@ -300,14 +314,23 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		if lf.identity() {
-			out = append(out, rows...)
-			continue
-		}
 		for _, r := range rows {
-			row := make(pqrow.Row, lf.width)
-			for i, v := range r {
-				row[lf.pos[i]] = v
+			row := r
+			if !lf.identity() {
+				row = make(pqrow.Row, lf.width)
+				for i, v := range r {
+					row[lf.pos[i]] = v
+				}
+			}
+			if lf.check != nil {
+				// A row index gave the position: a file rewritten since
+				// it was indexed may hold another row there.
+				if _, ok := lf.check[normalizeKey(row[lf.keyPos])]; !ok {
+					lf.stats.mu.Lock()
+					lf.stats.mismatched++
+					lf.stats.mu.Unlock()
+					continue
+				}
 			}
 			out = append(out, row)
 		}

@@ -305,8 +305,12 @@ func TestJoinLateMaterialization(t *testing.T) {
 					continue // DuckDB cannot coalesce VARCHAR and BIGINT, on any path
 				}
 				t.Run(fmt.Sprintf("%s/%s/indexLeft=%v", tc.name, how, indexLeft), func(t *testing.T) {
-					run := func(force JoinPath) ([]string, []string, JoinStats) {
-						r, err := tc.ti.fi.Join(ctx, tc.keys(), tc.on, how, JoinOptions{Select: tc.sel, IndexOnLeft: indexLeft, force: force})
+					run := func(force JoinPath, loc ...RowLocator) ([]string, []string, JoinStats) {
+						opts := JoinOptions{Select: tc.sel, IndexOnLeft: indexLeft, force: force}
+						if len(loc) > 0 {
+							opts.Rows = loc[0]
+						}
+						r, err := tc.ti.fi.Join(ctx, tc.keys(), tc.on, how, opts)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -324,6 +328,24 @@ func TestJoinLateMaterialization(t *testing.T) {
 						t.Fatalf("paths differ:\n%s %v: %v\nfull %v: %v\nfiltered: %v\nlate %v: %v\nscan %v: %v", st.Path, cols, got, fcols, full, filtered, lcols, lated, scols, scanned)
 					}
 					eligible := tc.late && lateEligible(how, indexLeft)
+					// Through a row index (the oracle's positions), and
+					// through a stale one (positions holding other keys):
+					// the same answer.
+					rcols, rowed, rst := run(PathRowIndex, &oracleLocator{})
+					_, stale, sst2 := run("", &oracleLocator{shift: true})
+					if !slices.Equal(cols, rcols) || !slices.Equal(got, rowed) || !slices.Equal(got, stale) {
+						t.Fatalf("row index paths differ:\n%s %v: %v\nrowindex %s %v: %v\nstale %s: %v", st.Path, cols, got, rst.Path, rcols, rowed, sst2.Path, stale)
+					}
+					if eligible && st.FilesLocated > 0 {
+						if rst.Path != PathRowIndex || rst.RowsScanned != 0 || rst.Plan != "oracle" {
+							t.Fatalf("row index: %+v", rst)
+						}
+						if sst2.Path == PathRowIndex || !strings.Contains(sst2.Plan, "row index stale") {
+							t.Fatalf("stale row index: %+v", sst2)
+						}
+					} else if rst.Path == PathRowIndex {
+						t.Fatalf("row index path for an ineligible join: %+v", rst)
+					}
 					switch {
 					case fst.Path != PathFull:
 						t.Fatalf("forced full: %s", fst.Path)

@@ -104,3 +104,14 @@ func (l *PlaysLake) Close() error {
 	l.res.Close()
 	return l.root.Close()
 }
+
+// UpdateFileIndex brings the file index (only: no row index) up to the
+// tracked files, so tests can make a row index fall behind it.
+func (l *PlaysLake) UpdateFileIndex(ctx context.Context) error {
+	ix, err := l.cat.Get(ctx, PlaysIndex)
+	if err != nil {
+		return err
+	}
+	_, err = fileindex.New(ix, fileindex.Options{}).Update(ctx, fileindex.UpdateOptions{})
+	return err
+}

@@ -1,0 +1,89 @@
+package fileindex
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+)
+
+// The join's row-index path. When the face has a row index on the join
+// column that the prefilter picked, it can say where each key's rows are
+// (data file, row group, row) from the row index's key directory, without
+// reading any data file. The late path then skips its first step (decoding
+// the key column of every located file) and reads only the matching rows
+// of the files that hold them. The file index does not know row indexes
+// (data flows from the face down): the face passes a RowLocator in
+// JoinOptions, and the file index asks it once the located files and the
+// key set are known.
+
+// PathRowIndex: a row index on the join column gave the matching rows'
+// positions; only those rows were read (see RowLocator).
+const PathRowIndex JoinPath = "rowindex"
+
+// RowGroupRows are rows of one row group of a data file, as positions in
+// the row group (0-based, ascending).
+type RowGroupRows struct {
+	RowGroup int
+	Rows     []int64
+}
+
+// RowLocator finds the rows of a join's keys through a row index (the
+// face implements it over package rowindex).
+type RowLocator interface {
+	// LocateRows returns, for the distinct keys of join column col
+	// (integers or strings, as the data files' rows carry them), the rows
+	// of the data files in files whose key is one of them, by file; files
+	// absent from the map hold no such row. It returns nil rows and the
+	// reason when it cannot or should not answer (no row index on col, a
+	// located file the row index does not hold or that changed since it
+	// was indexed, too many rows for the path to pay off); the join then
+	// plans as without a locator. why is the plan's reason either way.
+	LocateRows(ctx context.Context, col string, keys []any, files []string) (rows map[string][]RowGroupRows, why string, err error)
+}
+
+// locateByRowIndex asks the locator for the prefilter's keys' rows in the
+// located files; nil (and the reason) when it does not answer.
+func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files []string) (map[string][]RowGroupRows, string, error) {
+	keys := make([]any, 0, len(pf.keys))
+	for k := range pf.keys {
+		if k != nil {
+			keys = append(keys, k)
+		}
+	}
+	rows, why, err := loc.LocateRows(ctx, pf.col, keys, files)
+	if err != nil {
+		return nil, "", fmt.Errorf("join: row index on %s: %w", pf.col, err)
+	}
+	return rows, why, nil
+}
+
+// positionMatches turns a file's row positions into the late path's
+// matches: one per row group, rows ascending and distinct. Keys are left
+// unset so the key column is read from the file and checked (see
+// lateFile.read): a row whose key is not in the set is dropped.
+func positionMatches(pos []RowGroupRows) []pqrow.Match {
+	byGroup := map[int][]int64{}
+	for _, p := range pos {
+		byGroup[p.RowGroup] = append(byGroup[p.RowGroup], p.Rows...)
+	}
+	groups := make([]int, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	out := make([]pqrow.Match, 0, len(groups))
+	for _, g := range groups {
+		rows := byGroup[g]
+		slices.Sort(rows)
+		out = append(out, pqrow.Match{RowGroup: g, Rows: slices.Compact(rows)})
+	}
+	return out
+}
+
+func (s *lateStats) staleCount() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mismatched
+}

@@ -1,0 +1,202 @@
+package ariadne
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/rowindex"
+)
+
+// A join can read its index side through a row index on the join column:
+// the row index's key directory says where each key's rows are (file, row
+// group, row) without reading a data file, so the join reads only those
+// rows instead of decoding the key column of every located file (see
+// fileindex.RowLocator). The face owns both indexes, so it is the face
+// that hands the file index a locator over the row index (the file index
+// never imports the row index).
+
+// The values of JoinRequest.RowIndex.
+const (
+	// JoinRowIndexAuto (or "") uses a row index on the join column when
+	// one holds every located file unchanged and few rows match.
+	JoinRowIndexAuto = "auto"
+	// JoinRowIndexForce uses it whenever one holds every located file
+	// unchanged, however many rows match.
+	JoinRowIndexForce = "force"
+	// JoinRowIndexOff never uses one.
+	JoinRowIndexOff = "off"
+)
+
+// rowIndexMatchFraction is the share of the located files' rows above
+// which the auto mode leaves a join to the file index's own plan (late
+// materialization or the engine's scan). Both the row-index path and late
+// materialization read each matching row's pages; the row-index path
+// saves decoding the key column of the located files but pays a key
+// directory lookup per key and a read per run of rows, so it wins while
+// matching rows are few. The file index's planner hands the located files
+// to the engine's scan above 5 % (fileindex.scanMatchFraction); the row
+// index path stops at the same share.
+const rowIndexMatchFraction = 0.05
+
+// maxRowIndexJoinKeys caps the distinct keys the auto mode looks up one
+// by one in the row index.
+const maxRowIndexJoinKeys = 10000
+
+// joinRowLocator implements fileindex.RowLocator over the index's row
+// indexes.
+type joinRowLocator struct {
+	ix    *Index
+	force bool
+}
+
+// rowLocator returns the locator for a join's RowIndex mode (nil: off).
+func (ix *Index) rowLocator(mode string) (fileindex.RowLocator, error) {
+	switch strings.ToLower(mode) {
+	case "", JoinRowIndexAuto:
+		if ix.Format() != "parquet" {
+			return nil, nil
+		}
+		return &joinRowLocator{ix: ix}, nil
+	case JoinRowIndexForce:
+		return &joinRowLocator{ix: ix, force: true}, nil
+	case JoinRowIndexOff:
+		return nil, nil
+	}
+	return nil, aerr.Invalid("join: row index mode %q: want auto, force or off", mode)
+}
+
+// LocateRows looks the keys up in the first row index (by name) on col;
+// see fileindex.RowLocator.
+func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any, files []string) (map[string][]fileindex.RowGroupRows, string, error) {
+	defs, err := l.ix.RowIndexes(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var def *rowindex.Definition
+	for i := range defs {
+		if defs[i].Key == col {
+			def = &defs[i]
+			break
+		}
+	}
+	if def == nil {
+		return nil, "no row index on " + col, nil
+	}
+	if !l.force && len(keys) > maxRowIndexJoinKeys {
+		return nil, fmt.Sprintf("row index %s not used: %d keys (over %d)", def.Name, len(keys), maxRowIndexJoinKeys), nil
+	}
+	ri, err := l.ix.rowIndex(ctx, def.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	man := ri.Manifest()
+	entries, why, err := l.covered(ctx, man, files)
+	if err != nil {
+		return nil, "", err
+	}
+	if entries == nil && strings.HasPrefix(why, "missing") {
+		// The handle may serve an older version than the newest (another
+		// process indexed the file since): read the newest manifest once.
+		if err := l.ix.refreshRowIndex(ctx, def.Name); err != nil {
+			return nil, "", err
+		}
+		if ri, err = l.ix.rowIndex(ctx, def.Name); err != nil {
+			return nil, "", err
+		}
+		man = ri.Manifest()
+		if entries, why, err = l.covered(ctx, man, files); err != nil {
+			return nil, "", err
+		}
+	}
+	if entries == nil {
+		return nil, fmt.Sprintf("row index %s v%d not used: %s", def.Name, man.Version, why), nil
+	}
+	var located int64
+	for _, fe := range entries {
+		located += fe.Rows
+	}
+	budget := int64(rowIndexMatchFraction * float64(located))
+	out := map[string][]fileindex.RowGroupRows{}
+	var rows, index int64
+	for _, k := range keys {
+		q := rowindex.Query{KeyColumn: man.Key, Columns: []string{man.Key}}
+		if i, ok := pqrow.AsInt64(k); ok {
+			q.Key = i
+		} else if s, ok := k.(string); ok {
+			q.Key = s
+		} else {
+			return nil, fmt.Sprintf("row index %s not used: key %v (%T) is neither an integer nor a string", def.Name, k, k), nil
+		}
+		it, err := ri.Iter(ctx, q)
+		if err != nil {
+			return nil, "", err
+		}
+		for it.Next() {
+			r := it.Row()
+			fe, ok := entries[r.File]
+			if !ok {
+				continue // a file the file index did not locate
+			}
+			rg, row := r.RowGroup, r.Row
+			if rg < 0 || rg >= len(fe.RowGroupStarts) {
+				it.Close()
+				return nil, fmt.Sprintf("row index %s not used: row group %d of %s out of range", def.Name, rg, r.File), nil
+			}
+			row -= fe.RowGroupStarts[rg]
+			pos := out[r.File]
+			if n := len(pos); n > 0 && pos[n-1].RowGroup == rg {
+				pos[n-1].Rows = append(pos[n-1].Rows, row)
+			} else {
+				pos = append(pos, fileindex.RowGroupRows{RowGroup: rg, Rows: []int64{row}})
+			}
+			out[r.File] = pos
+			rows++
+		}
+		err = it.Err()
+		index += it.Plan().Index.Requests
+		it.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		if !l.force && rows > budget {
+			return nil, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
+				def.Name, rows, located, 100*rowIndexMatchFraction), nil
+		}
+	}
+	return out, fmt.Sprintf("row index %s v%d: %d keys, %d rows in %d of %d located files (%d index requests)",
+		def.Name, man.Version, len(keys), rows, len(out), len(files), index), nil
+}
+
+// covered returns the row index's entries of the located files, or nil
+// and why when one is missing from it (not indexed yet, or skipped) or
+// changed since it was indexed (another size or ETag).
+func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, files []string) (map[string]*rowindex.FileEntry, string, error) {
+	byURI := make(map[string]*rowindex.FileEntry, len(man.Files))
+	for i := range man.Files {
+		byURI[man.Files[i].URI] = &man.Files[i]
+	}
+	out := make(map[string]*rowindex.FileEntry, len(files))
+	for _, f := range files {
+		fe, ok := byURI[f]
+		if !ok {
+			return nil, "missing located file " + f, nil
+		}
+		st, key, err := l.ix.s.res.Resolve(ctx, f)
+		if err != nil {
+			return nil, "", err
+		}
+		info, err := st.Stat(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if info.Size != fe.Size || (info.ETag != "" && fe.ETag != "" && info.ETag != fe.ETag) {
+			return nil, "changed since indexed: " + f, nil
+		}
+		out[f] = fe
+	}
+	return out, "", nil
+}
