@@ -200,3 +200,10 @@ func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, fi
 	}
 	return out, "", nil
 }
+
+// JoinRowLocator returns the row locator Join uses for a RowIndex mode
+// (auto, force, off; nil for off), for callers that join through package
+// fileindex directly (the benchmark) and want the row-index path.
+func (ix *Index) JoinRowLocator(mode string) (fileindex.RowLocator, error) {
+	return ix.rowLocator(mode)
+}

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/config"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -73,6 +75,10 @@ type Config struct {
 	// written to CPUProfile+".update.pprof" and each join's (ours, not
 	// DuckDB's) to CPUProfile+".join-K.pprof".
 	CPUProfile string
+	// RowIndex builds a hash row index on user_id (or reuses the one a
+	// former run built beside the file index) and lets the joins read
+	// through it (the face's auto mode: see ariadne.JoinRequest.RowIndex).
+	RowIndex bool
 	// Progress, if set, receives progress lines.
 	Progress io.Writer
 }
@@ -119,6 +125,13 @@ type Report struct {
 	Locate []LocateReport `json:"locate"`
 	// Joins per key count: ours and DuckDB's.
 	Join []JoinReport `json:"join"`
+	// RowIndexBuild is the build of the row index on user_id (Config.RowIndex;
+	// 0 when a former run's was reused); RowIndexEntries and RowIndexBytes
+	// its size.
+	RowIndexBuild        time.Duration `json:"-"`
+	RowIndexBuildSeconds float64       `json:"row_index_build_seconds,omitempty"`
+	RowIndexEntries      int64         `json:"row_index_entries,omitempty"`
+	RowIndexBytes        int64         `json:"row_index_bytes,omitempty"`
 	// GOMAXPROCS and the Go version of the run.
 	Procs     int    `json:"procs"`
 	GoVersion string `json:"go_version"`
@@ -272,7 +285,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths)
+		return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths, uris, idxDir)
 	}
 	ix, err := cat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
 	if err != nil {
@@ -303,11 +316,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := measureUpdate(ctx, fileindex.New(ix, fileindex.Options{}), rep, idxDir, prof); err != nil {
 		return nil, err
 	}
-	return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths)
+	return rep, measureQueries(ctx, cfg, rep, ix, root, data, paths, uris, idxDir)
 }
 
 // measureQueries runs the locate and join phases.
-func measureQueries(ctx context.Context, cfg Config, rep *Report, ix *index.Index, root *store.Counting, data *countingWrap, paths []string) error {
+func measureQueries(ctx context.Context, cfg Config, rep *Report, ix *index.Index, root *store.Counting, data *countingWrap, paths, uris []string, idxDir string) error {
 	keyGen := newKeyGen(cfg.Lake)
 	fi := fileindex.New(ix, fileindex.Options{})
 	if cfg.runs("locate") {
@@ -318,13 +331,20 @@ func measureQueries(ctx context.Context, cfg Config, rep *Report, ix *index.Inde
 	if !cfg.runs("join") {
 		return nil
 	}
+	var loc fileindex.RowLocator
+	if cfg.RowIndex {
+		var err error
+		if loc, err = rowIndexLocator(ctx, cfg, rep, ix, uris, idxDir); err != nil {
+			return err
+		}
+	}
 	for _, k := range cfg.KeyCounts {
 		fmt.Fprintf(cfg.Progress, "join, %d keys...\n", k)
 		prof := ""
 		if cfg.CPUProfile != "" {
 			prof = fmt.Sprintf("%s.join-%d.pprof", cfg.CPUProfile, k)
 		}
-		j, err := measureJoin(ctx, fi, data, keyGen.present(k), paths, cfg.SkipDuckDB, prof)
+		j, err := measureJoin(ctx, fi, data, keyGen.present(k), paths, cfg.SkipDuckDB, prof, loc)
 		if err != nil {
 			return err
 		}
@@ -375,4 +395,49 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// rowIndexLocator builds the hash row index "user_id" over the lake's
+// files unless a former run left it, and returns the face's auto-mode
+// row locator over it.
+func rowIndexLocator(ctx context.Context, cfg Config, rep *Report, ix *index.Index, uris []string, idxDir string) (fileindex.RowLocator, error) {
+	folder := store.Sub(ix.Root(), ix.Paths().Dir)
+	res := store.NewResolver(store.ResolverOptions{})
+	defer res.Close()
+	if _, err := rowindex.Open(ctx, folder, "user_id", rowindex.Options{}); errors.Is(err, rowindex.ErrNotFound) {
+		fmt.Fprintf(cfg.Progress, "row index on user_id...\n")
+		// The index's own file names (a reused index may name the lake
+		// by another path than this run's).
+		tracked, err := ix.Files(ctx)
+		if err != nil {
+			return nil, err
+		}
+		uris = uris[:0:0]
+		for _, f := range tracked {
+			uris = append(uris, f.Name)
+		}
+		t0 := time.Now()
+		if _, _, err := rowindex.Create(ctx, folder, rowindex.Definition{Name: "user_id", Key: "user_id", Kind: rowindex.KindHash}, res, uris); err != nil {
+			return nil, err
+		}
+		rep.RowIndexBuild = time.Since(t0)
+		rep.RowIndexBuildSeconds = rep.RowIndexBuild.Seconds()
+	} else if err != nil {
+		return nil, err
+	}
+	st, err := ariadne.Open(ctx, "file://"+idxDir)
+	if err != nil {
+		return nil, err
+	}
+	// The Store lives as long as the process (the bench is one run).
+	face, err := st.Index(ctx, "listens")
+	if err != nil {
+		return nil, err
+	}
+	info, err := face.DescribeRowIndex(ctx, "user_id")
+	if err != nil {
+		return nil, err
+	}
+	rep.RowIndexEntries, rep.RowIndexBytes = info.Entries, info.IndexBytes
+	return face.JoinRowLocator(ariadne.JoinRowIndexAuto)
 }

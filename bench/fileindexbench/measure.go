@@ -239,7 +239,7 @@ var keySchema = &schema.Struct{Fields: []schema.Field{{Name: "user_id", Type: sc
 // side reports its median.
 //
 // With a profile path, the CPU profile of our first join is written there.
-func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWrap, users []int64, paths []string, skipDuck bool, profile string) (JoinReport, error) {
+func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWrap, users []int64, paths []string, skipDuck bool, profile string, loc fileindex.RowLocator) (JoinReport, error) {
 	out := JoinReport{Keys: len(users), DuckFiles: len(paths)}
 	rows := make([][]any, len(users))
 	for i, u := range users {
@@ -262,7 +262,7 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 			stop = func() { pprof.StopCPUProfile(); f.Close() }
 		}
 		t0, c0 := time.Now(), cpuTime()
-		r, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{})
+		r, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{Rows: loc})
 		if err != nil {
 			return out, err
 		}

@@ -65,6 +65,9 @@ func (r *Report) Format(w io.Writer) {
 			j.Files, r.Files, j.Stats.PagesSkipped, j.Stats.Pages, j.Stats.RowsScanned, float64(j.Bytes)/1e6, duckT, ratio)
 	}
 	fmt.Fprintln(w)
+	if r.RowIndexEntries > 0 {
+		fmt.Fprintf(w, "Row index user_id (hash): %d entries, %.1f MB, built in %v (0: reused).\n", r.RowIndexEntries, float64(r.RowIndexBytes)/1e6, round(r.RowIndexBuild))
+	}
 	for _, j := range r.Join {
 		fmt.Fprintf(w, "Join plan, %d keys: %s (%d requests). CPU p50: file index %v, DuckDB %v.\n", j.Keys, j.Stats.Plan, j.Stats.Requests, round(j.CPU), round(j.DuckCPU))
 	}

@@ -117,7 +117,7 @@ folder and removed).`,
 func newBenchFileIndexCmd(g *globals) *cobra.Command {
 	var dir string
 	var sizeMB int
-	var arrival bool
+	var arrival, rowIndex bool
 	var warm int
 	var phases, cpuProfile string
 	var keys []int
@@ -134,7 +134,7 @@ the update and of each key count's first join. --json prints the report.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindexbench.DefaultLake(),
-				KeyCounts: keys, CPUProfile: cpuProfile}
+				KeyCounts: keys, CPUProfile: cpuProfile, RowIndex: rowIndex}
 			if phases != "" {
 				cfg.Phases = strings.Split(phases, ",")
 			}
@@ -160,6 +160,7 @@ the update and of each key count's first join. --json prints the report.`,
 	c.Flags().StringVar(&phases, "phases", "", "comma-separated parts to run: update, locate, join (default all)")
 	c.Flags().IntSliceVar(&keys, "keys", nil, "key counts of the locates and joins (default 1,100,1000)")
 	c.Flags().StringVar(&cpuProfile, "cpuprofile", "", "path prefix of CPU profiles of the update and of our joins")
+	c.Flags().BoolVar(&rowIndex, "row-index", false, "build a hash row index on user_id (reused from a former run) and let the joins read through it")
 	return c
 }
 

@@ -160,7 +160,7 @@ func addExactValues(q fileindex.Query, values []string) error {
 }
 
 func newJoinCmd(g *globals) *cobra.Command {
-	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut string
+	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut, rowIndex string
 	var indexLeft, explain bool
 	var keyOpts []string
 	cmd := &cobra.Command{
@@ -216,7 +216,7 @@ func newJoinCmd(g *globals) *cobra.Command {
 					return err
 				}
 				rows, err := ix.Join(ctx, ariadne.JoinRequest{Source: keys, On: splitList(on), How: how, Select: splitList(sel), IndexOnLeft: indexLeft,
-					Engine: engine, SparkRemote: spark, Output: output})
+					Engine: engine, SparkRemote: spark, Output: output, RowIndex: rowIndex})
 				if err != nil {
 					return err
 				}
@@ -289,7 +289,8 @@ func newJoinCmd(g *globals) *cobra.Command {
 	f.StringVar(&engine, "engine", "", "engine that reads the located files and joins: duckdb or spark (default: config key engine, else duckdb)")
 	f.StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
 	f.StringVar(&sparkOut, "spark-out", "", "with --engine spark: Spark writes the rows as Parquet to this folder (must not exist)")
-	f.BoolVar(&explain, "explain", false, "say on stderr how the index side was read: the path (late materialization, the engine's scan, filtered, full), why, and what was read")
+	f.StringVar(&rowIndex, "row-index", "auto", "read the index side through a row index on the join column: auto (when one holds the located files unchanged and few rows match), force, off")
+	f.BoolVar(&explain, "explain", false, "say on stderr how the index side was read: the path (rowindex, late materialization, the engine's scan, filtered, full), why, and what was read")
 	return cmd
 }
 
