@@ -28,6 +28,12 @@ func TestAddComputedRefusedFunction(t *testing.T) {
 	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "decimal") {
 		t.Fatalf("floor of a decimal: %d %s", code, out)
 	}
+	// Spark's text of an array or a map ([a, b], {k -> v}) is refused when
+	// planned, not when the update reads a row.
+	code, out, _ = run(t, dir, "--json", "add-index", "t1", "--computed", "c=cast(split(cast(Id as string), ',') as string)")
+	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "cast to string") {
+		t.Fatalf("cast of an array to string: %d %s", code, out)
+	}
 	// Spark's decimal product is decimal(21,4) here, DuckDB's DECIMAL(18,4).
 	code, out, _ = run(t, dir, "--json", "add-index", "t1", "--computed", "m=cast(Value as decimal(10,2)) * cast(Value as decimal(10,2))")
 	if code != 1 || decode(t, out)["kind"] != "unsupported function" || !strings.Contains(out, "decimal(21,4)") {

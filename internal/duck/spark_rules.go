@@ -206,11 +206,13 @@ func init() {
 	cast := func(target string) sparkRule {
 		return fixed(1, func(r []string, _ [][]tok) (string, error) { return castTo(r[0], target) })
 	}
-	hash := func(udf, seed string) sparkRule {
+	// Spark refuses to hash a map (DATATYPE_MISMATCH.HASH_MAP_TYPE); so
+	// does the translation, with a typed refusal when it is planned.
+	hash := func(name, udf, seed string) sparkRule {
 		return sparkRule{min: 1, max: -1, rewrite: func(r []string, _ [][]tok) (string, error) {
 			h := seed
 			for _, a := range r {
-				h = udf + "(" + a + ", " + h + ")"
+				h = refuseType(name, "of a map: Spark refuses it too (DATATYPE_MISMATCH.HASH_MAP_TYPE)", a, "MAP", udf+"("+a+", "+h+")")
 			}
 			return h, nil
 		}}
@@ -339,15 +341,25 @@ func init() {
 
 		// arrays
 		// Spark raises for index 0 (INVALID_INDEX_OF_ZERO), so an update
-		// fails in both; a map's element_at is a key lookup, refused here.
-		"element_at": simple(2, func(r []string) string {
+		// fails in both. A map's element_at by a string literal key is
+		// m['key'] (NULL for a missing key, as DuckDB's); by any other key
+		// it is refused when planned (the key would be read as a position).
+		"element_at": fixed(2, func(r []string, args [][]tok) (string, error) {
+			if _, ok := stringLiteral(args[1]); ok {
+				return "(" + r[0] + ")[" + r[1] + "]", nil
+			}
 			i := "(CASE WHEN (" + r[1] + ") = 0 THEN error('element_at: the index 0 is invalid (Spark: INVALID_INDEX_OF_ZERO, SQL array indices start at 1)') ELSE " + r[1] + " END)"
-			return refuseType("element_at", "of a map: a key lookup, not translated", r[0], "MAP", "list_extract("+r[0]+", "+i+")")
+			return refuseType("element_at", "of a map by a key that is not a string literal: not translated (write element_at(m, 'key'))", r[0], "MAP", "list_extract("+r[0]+", "+i+")"), nil
 		}),
-		"size": simple(1, func(r []string) string { return asInt("coalesce(len(" + r[0] + "), -1)") }),
-		"cardinality": simple(1, func(r []string) string {
-			return asInt("coalesce(len(" + r[0] + "), -1)")
+		"size":        simple(1, func(r []string) string { return "spark_size(" + r[0] + ", typeof(" + r[0] + "))" }),
+		"cardinality": simple(1, func(r []string) string { return "spark_size(" + r[0] + ", typeof(" + r[0] + "))" }),
+		// maps: DuckDB keeps a map's entries in their order, as Spark does
+		"map_keys":   simple(1, func(r []string) string { return "map_keys(" + r[0] + ")" }),
+		"map_values": simple(1, func(r []string) string { return "map_values(" + r[0] + ")" }),
+		"map_contains_key": simple(2, func(r []string) string {
+			return "(CASE WHEN (" + r[0] + ") IS NULL OR (" + r[1] + ") IS NULL THEN NULL ELSE map_contains(" + r[0] + ", " + r[1] + ") END)"
 		}),
+		"map": refused("DuckDB's map constructor differs from Spark's (duplicate and NULL keys); index a map column instead"),
 		"array_contains": simple(2, func(r []string) string {
 			a, v := r[0], r[1]
 			return "(CASE WHEN (" + a + ") IS NULL OR (" + v + ") IS NULL THEN NULL WHEN list_contains(" + a + ", " + v +
@@ -515,8 +527,8 @@ func init() {
 		"input_file_name":             refused(nonDeterministic),
 
 		// hashes and encodings
-		"hash":     hash("spark_murmur3", "CAST(42 AS INTEGER)"),
-		"xxhash64": hash("spark_xxhash64", "CAST(42 AS BIGINT)"),
+		"hash":     hash("hash", "spark_murmur3", "CAST(42 AS INTEGER)"),
+		"xxhash64": hash("xxhash64", "spark_xxhash64", "CAST(42 AS BIGINT)"),
 		"md5":      {min: 1, max: 1},
 		"sha1":     simple(1, func(r []string) string { return call("sha1", r) }),
 		"sha":      simple(1, func(r []string) string { return call("sha1", r) }),

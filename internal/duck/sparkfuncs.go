@@ -387,11 +387,46 @@ func registerSparkFunctions(conn *sql.Conn) error {
 	}); err != nil {
 		return err
 	}
-	if err := anyFn("spark_to_string", duckdb.TYPE_VARCHAR, false, func(v []driver.Value) (any, error) {
-		if x, ok := sparkToString(v[0], typeName(v)); ok {
-			return x, nil
+	// Spark's text of a map, array or struct ({k -> v}, [a, b], {1, x})
+	// is not translated: refused when the call is planned (add-index),
+	// not when a row is read.
+	toString := &scalarUDF{cfg: duckdb.ScalarFuncConfig{VariadicTypeInfo: ti(duckdb.TYPE_ANY),
+		ResultTypeInfo: ti(duckdb.TYPE_VARCHAR)},
+		fn: func(v []driver.Value) (any, error) {
+			if x, ok := sparkToString(v[0], typeName(v)); ok {
+				return x, nil
+			}
+			return nil, fmt.Errorf("duck: Spark's cast of %s to string is not supported", typeName(v))
+		},
+		bind: func(ctx context.Context, args []duckdb.ScalarUDFArg) (context.Context, error) {
+			if len(args) < 2 || !args[1].Foldable {
+				return ctx, nil
+			}
+			if typ, _ := args[1].Value.(string); nestedType(typ) {
+				return ctx, fmt.Errorf("%scast to string\x1fof a map, array or struct (%s): Spark's text of it ({k -> v}, [a, b]) is not translated\x1f", unsupportedMarker, typ)
+			}
+			return ctx, nil
+		}}
+	if err := duckdb.RegisterScalarUDF(conn, "spark_to_string", toString); err != nil {
+		return fmt.Errorf("duck: register spark_to_string: %w", err)
+	}
+	// spark_size(x, typeof(x)) is Spark's size of an array or a map (-1
+	// for NULL, spark.sql.legacy.sizeOfNull): DuckDB has len for lists and
+	// cardinality for maps, and the translation does not know which it has.
+	if err := anyFn("spark_size", duckdb.TYPE_INTEGER, true, func(v []driver.Value) (any, error) {
+		switch x := v[0].(type) {
+		case nil:
+			return int32(-1), nil
+		case []any:
+			return int32(len(x)), nil
+		case duckdb.OrderedMap:
+			return int32(x.Len()), nil
+		case *duckdb.OrderedMap:
+			return int32(x.Len()), nil
+		case duckdb.Map:
+			return int32(len(x)), nil
 		}
-		return nil, fmt.Errorf("duck: Spark's cast of %s to string is not supported", typeName(v))
+		return nil, fmt.Errorf("duck: size of %s: not an array or a map", typeName(v))
 	}); err != nil {
 		return err
 	}
@@ -484,11 +519,13 @@ func registerSparkFunctions(conn *sql.Conn) error {
 type scalarUDF struct {
 	cfg duckdb.ScalarFuncConfig
 	fn  func([]driver.Value) (any, error)
+	// bind, when set, checks the arguments when DuckDB plans the call.
+	bind func(context.Context, []duckdb.ScalarUDFArg) (context.Context, error)
 }
 
 func (u *scalarUDF) Config() duckdb.ScalarFuncConfig { return u.cfg }
 func (u *scalarUDF) Executor() duckdb.ScalarFuncExecutor {
-	return duckdb.ScalarFuncExecutor{RowExecutor: u.fn}
+	return duckdb.ScalarFuncExecutor{RowExecutor: u.fn, ScalarBinder: u.bind}
 }
 
 // refuseUDF is spark_refuse(function, reason, typeof(x), prefix): when the
@@ -532,6 +569,12 @@ func (refuseUDF) Executor() duckdb.ScalarFuncExecutor {
 // the refusal (fn, why) when the DuckDB type of x starts with prefix.
 func refuseType(fn, why, x, prefix, e string) string {
 	return "(CASE WHEN spark_refuse(" + String(fn) + ", " + String(why) + ", typeof(" + x + "), " + String(prefix) + ") THEN NULL ELSE " + e + " END)"
+}
+
+// nestedType reports whether a DuckDB type name (typeof) is a list, map,
+// struct or union.
+func nestedType(typ string) bool {
+	return strings.HasSuffix(typ, "]") || strings.HasPrefix(typ, "MAP") || strings.HasPrefix(typ, "STRUCT") || strings.HasPrefix(typ, "UNION")
 }
 
 // sparkSecondsToMicros is Spark's cast of a number of seconds to a

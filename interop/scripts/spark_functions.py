@@ -31,6 +31,18 @@ import sparkenv  # noqa: E402
 _FEED = {"double": "string", "date": "string", "timestamp": "string"}
 
 
+def _map_feed(t):
+    """A map column's JSON value is a list of [key, value] pairs (JSON objects lose their order in Go);
+    it is fed as an array of (key, value) structs and built with map_from_entries, which keeps that
+    order (a Python dict would go through a Java HashMap and lose it)."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType, _parse_datatype_string
+    m = _parse_datatype_string(t)
+    if not isinstance(m, MapType):
+        return None
+    return ArrayType(StructType([StructField("key", m.keyType, False),
+                                 StructField("value", m.valueType, True)]), False)
+
+
 def spark_error(e):
     """One stable line naming Spark's error: the innermost JVM exception's class and message (py4j's own
     text, "An error occurred while calling o617.getResult", names a gateway object that changes per run)."""
@@ -59,7 +71,7 @@ def main():
     cols = doc["columns"]
     st = StructType()
     for c in cols:
-        st.add(c["name"], _parse_datatype_string(_FEED.get(c["type"], c["type"])), True)
+        st.add(c["name"], _map_feed(c["type"]) or _parse_datatype_string(_FEED.get(c["type"], c["type"])), True)
     st.add("_i", _parse_datatype_string("int"), False)
     data = []
     for n, r in enumerate(doc["rows"]):
@@ -67,6 +79,7 @@ def main():
                      for k, v in enumerate(r)] + [n])
     raw = spark.createDataFrame(data, st)
     sel = ["_i"] + ["cast(`%s` as %s) as `%s`" % (c["name"], c["type"], c["name"]) if c["type"] in _FEED
+                    else "map_from_entries(`%s`) as `%s`" % (c["name"], c["name"]) if _map_feed(c["type"])
                     else "`%s`" % c["name"] for c in cols]
     df = raw.selectExpr(*sel).cache()
     df.count()

@@ -179,6 +179,8 @@ func parseType(s string) (schema.Type, error) {
 		return schema.Boolean, nil
 	case "array<string>":
 		return &schema.Array{Element: schema.String, ContainsNull: true}, nil
+	case "map<string,string>":
+		return &schema.Map{Key: schema.String, Value: schema.String, ValueContainsNull: true}, nil
 	}
 	return nil, fmt.Errorf("sparkcases: input type %q not supported", s)
 }
@@ -187,6 +189,31 @@ func parseType(s string) (schema.Type, error) {
 func value(t schema.Type, v any) (any, error) {
 	if v == nil {
 		return nil, nil
+	}
+	if m, ok := t.(*schema.Map); ok {
+		// A list of [key, value] pairs: a JSON object would lose the
+		// order, which map_keys and map_values show.
+		l, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a list of [key, value] pairs", v)
+		}
+		out := make([]pqrow.KV, len(l))
+		for i, e := range l {
+			p, ok := e.([]any)
+			if !ok || len(p) != 2 {
+				return nil, fmt.Errorf("%v is not a [key, value] pair", e)
+			}
+			k, err := value(m.Key, p[0])
+			if err != nil {
+				return nil, err
+			}
+			x, err := value(m.Value, p[1])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = pqrow.KV{Key: k, Value: x}
+		}
+		return out, nil
 	}
 	if a, ok := t.(*schema.Array); ok {
 		l, ok := v.([]any)
