@@ -784,35 +784,11 @@ type fragmentColumn struct {
 // cache decodes a whole ≈3,200-entry group. Byte arrays are copied into one
 // backing array, since parquet-go may reuse page buffers.
 func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragmentColumn, error) {
-	fcc, ok := cc.(*parquet.FileColumnChunk)
-	if !ok {
-		return nil, fmt.Errorf("column chunk %T is not a file column chunk", cc)
-	}
-	pages := fcc.PagesFrom(r)
-	defer pages.Close()
 	var out fragmentColumn
 	var arena []byte
 	var spans [][2]int // byte ranges in arena, turned into slices at the end
-	got := 0
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if page.NumNulls() > 0 {
-			parquet.Release(page)
-			return nil, errors.New("null in a required column")
-		}
+	err := forEachFragmentPage(cc, r, n, func(page parquet.Page, _ int) error {
 		data := page.Data()
-		var dict []byte
-		var dictOffsets []uint32
-		if d := page.Dictionary(); d != nil {
-			dv := d.Page().Data()
-			dict, dictOffsets = dv.ByteArray()
-		}
 		switch page.Type().Kind() {
 		case parquet.Int32:
 			for _, v := range data.Int32() {
@@ -821,30 +797,32 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 		case parquet.Int64:
 			out.ints = append(out.ints, data.Int64()...)
 		case parquet.ByteArray:
-			if dict != nil {
+			if d := page.Dictionary(); d != nil {
+				dv := d.Page().Data()
+				dict, dictOffsets := dv.ByteArray()
 				for _, ix := range data.Int32() {
 					if int(ix)+1 >= len(dictOffsets) {
-						parquet.Release(page)
-						return nil, fmt.Errorf("dictionary index %d out of range", ix)
+						return fmt.Errorf("dictionary index %d out of range", ix)
 					}
 					at := len(arena)
 					arena = append(arena, dict[dictOffsets[ix]:dictOffsets[ix+1]]...)
 					spans = append(spans, [2]int{at, len(arena)})
 				}
-			} else {
-				b, offs := data.ByteArray()
-				for i := 0; i+1 < len(offs); i++ {
-					at := len(arena)
-					arena = append(arena, b[offs[i]:offs[i+1]]...)
-					spans = append(spans, [2]int{at, len(arena)})
-				}
+				return nil
+			}
+			b, offs := data.ByteArray()
+			for i := 0; i+1 < len(offs); i++ {
+				at := len(arena)
+				arena = append(arena, b[offs[i]:offs[i+1]]...)
+				spans = append(spans, [2]int{at, len(arena)})
 			}
 		default:
-			parquet.Release(page)
-			return nil, fmt.Errorf("unexpected type %v", page.Type())
+			return fmt.Errorf("unexpected type %v", page.Type())
 		}
-		got += int(page.NumValues())
-		parquet.Release(page)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if spans != nil {
 		out.bytes = make([][]byte, len(spans))
@@ -852,10 +830,47 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 			out.bytes[i] = arena[sp[0]:sp[1]:sp[1]]
 		}
 	}
-	if got != n || len(out.ints)+len(out.bytes) != n {
+	if got := len(out.ints) + len(out.bytes); got != n {
 		return nil, fmt.Errorf("%d values, want %d", got, n)
 	}
 	return &out, nil
+}
+
+// forEachFragmentPage calls fn with every page of a required fragment
+// column chunk of n values, and the position of the page's first value;
+// each page is released after fn. A null, a chunk of another length or
+// fn's error ends it.
+func forEachFragmentPage(cc parquet.ColumnChunk, r io.ReaderAt, n int, fn func(page parquet.Page, first int) error) error {
+	fcc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return fmt.Errorf("column chunk %T is not a file column chunk", cc)
+	}
+	pages := fcc.PagesFrom(r)
+	defer pages.Close()
+	got := 0
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if page.NumNulls() > 0 {
+			parquet.Release(page)
+			return errors.New("null in a required column")
+		}
+		err = fn(page, got)
+		got += int(page.NumValues())
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	if got != n {
+		return fmt.Errorf("%d values, want %d", got, n)
+	}
+	return nil
 }
 
 // tailBytes returns the length of a Parquet file's tail: from its first

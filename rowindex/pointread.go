@@ -3,7 +3,6 @@ package rowindex
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -169,29 +168,10 @@ func compareFileOrder(a, b *entry) int {
 // values of a fragment's key column (n values) equal to key, compared in
 // the pages' buffers without copying a key.
 func matchFragmentKeys(cc parquet.ColumnChunk, r io.ReaderAt, n int, key []byte) ([]int, error) {
-	fcc, ok := cc.(*parquet.FileColumnChunk)
-	if !ok {
-		return nil, fmt.Errorf("column chunk %T is not a file column chunk", cc)
-	}
-	pages := fcc.PagesFrom(r)
-	defer pages.Close()
 	var match []int
-	got := 0
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if page.NumNulls() > 0 {
-			parquet.Release(page)
-			return nil, errors.New("null in a required column")
-		}
+	err := forEachFragmentPage(cc, r, n, func(page parquet.Page, first int) error {
 		if page.Type().Kind() != parquet.ByteArray {
-			parquet.Release(page)
-			return nil, fmt.Errorf("unexpected type %v", page.Type())
+			return fmt.Errorf("unexpected type %v", page.Type())
 		}
 		data := page.Data()
 		if d := page.Dictionary(); d != nil {
@@ -206,22 +186,21 @@ func matchFragmentKeys(cc parquet.ColumnChunk, r io.ReaderAt, n int, key []byte)
 			}
 			for i, ix := range data.Int32() {
 				if ix == want {
-					match = append(match, got+i)
+					match = append(match, first+i)
 				}
 			}
-		} else {
-			b, offs := data.ByteArray()
-			for i := 0; i+1 < len(offs); i++ {
-				if int(offs[i+1]-offs[i]) == len(key) && bytes.Equal(b[offs[i]:offs[i+1]], key) {
-					match = append(match, got+i)
-				}
+			return nil
+		}
+		b, offs := data.ByteArray()
+		for i := 0; i+1 < len(offs); i++ {
+			if int(offs[i+1]-offs[i]) == len(key) && bytes.Equal(b[offs[i]:offs[i+1]], key) {
+				match = append(match, first+i)
 			}
 		}
-		got += int(page.NumValues())
-		parquet.Release(page)
-	}
-	if got != n {
-		return nil, fmt.Errorf("%d values, want %d", got, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return match, nil
 }
