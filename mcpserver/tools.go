@@ -76,24 +76,17 @@ type LookupOut struct {
 }
 
 func (t *tools) lookup(ctx context.Context, in LookupIn) (LookupOut, error) {
-	if len(in.Keys) > t.lim.MaxKeys {
-		return LookupOut{}, aerr.Invalid("%d keys: at most %d per call", len(in.Keys), t.lim.MaxKeys)
+	limit, err := t.pageLimit(len(in.Keys), in.Limit)
+	if err != nil {
+		return LookupOut{}, err
 	}
-	if in.Limit < 0 {
-		return LookupOut{}, aerr.Invalid("limit %d: want 0 or more", in.Limit)
-	}
-	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
-		in.Limit = t.lim.MaxRows
-	}
+	in.Limit = limit
 	ix, err := t.index(ctx, in.Index)
 	if err != nil {
 		return LookupOut{}, err
 	}
 	req := ariadne.LookupRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
-		Range: in.Range, Columns: in.Columns, NoRows: in.NoRows, Limit: in.Limit, Cursor: in.Cursor}
-	for _, f := range in.Where {
-		req.Where = append(req.Where, ariadne.Filter{Column: f.Column, Op: f.Op, Value: f.Value.v})
-	}
+		Range: in.Range, Columns: in.Columns, Where: filters(in.Where), NoRows: in.NoRows, Limit: in.Limit, Cursor: in.Cursor}
 	res, err := ix.Lookup(ctx, req)
 	if err != nil {
 		return LookupOut{}, err
@@ -136,24 +129,17 @@ type QueryKeyOut struct {
 }
 
 func (t *tools) queryKey(ctx context.Context, in QueryKeyIn) (QueryKeyOut, error) {
-	if len(in.Keys) > t.lim.MaxKeys {
-		return QueryKeyOut{}, aerr.Invalid("%d keys: at most %d per call", len(in.Keys), t.lim.MaxKeys)
+	limit, err := t.pageLimit(len(in.Keys), in.Limit)
+	if err != nil {
+		return QueryKeyOut{}, err
 	}
-	if in.Limit < 0 {
-		return QueryKeyOut{}, aerr.Invalid("limit %d: want 0 or more", in.Limit)
-	}
-	if in.Limit == 0 || in.Limit > t.lim.MaxRows {
-		in.Limit = t.lim.MaxRows
-	}
+	in.Limit = limit
 	ix, err := t.index(ctx, in.Index)
 	if err != nil {
 		return QueryKeyOut{}, err
 	}
 	req := ariadne.LookupSQLRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
-		Range: in.Range, Columns: in.Columns, SQL: in.SQL, Limit: in.Limit}
-	for _, f := range in.Where {
-		req.Where = append(req.Where, ariadne.Filter{Column: f.Column, Op: f.Op, Value: f.Value.v})
-	}
+		Range: in.Range, Columns: in.Columns, Where: filters(in.Where), SQL: in.SQL, Limit: in.Limit}
 	res, err := ix.LookupSQL(ctx, req)
 	if err != nil {
 		return QueryKeyOut{}, err
@@ -261,4 +247,28 @@ func (t *tools) join(ctx context.Context, in JoinIn) (JoinOut, error) {
 		return JoinOut{}, err
 	}
 	return out, nil
+}
+
+// pageLimit checks a call's key count and row limit against the server's
+// limits and returns the rows to ask for (0: the server's most).
+func (t *tools) pageLimit(keys, limit int) (int, error) {
+	if keys > t.lim.MaxKeys {
+		return 0, aerr.Invalid("%d keys: at most %d per call", keys, t.lim.MaxKeys)
+	}
+	if limit < 0 {
+		return 0, aerr.Invalid("limit %d: want 0 or more", limit)
+	}
+	if limit == 0 || limit > t.lim.MaxRows {
+		limit = t.lim.MaxRows
+	}
+	return limit, nil
+}
+
+// filters turns the tool's filters into the face's.
+func filters(in []Filter) []ariadne.Filter {
+	var out []ariadne.Filter
+	for _, f := range in {
+		out = append(out, ariadne.Filter{Column: f.Column, Op: f.Op, Value: f.Value.v})
+	}
+	return out
 }
