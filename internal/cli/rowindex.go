@@ -374,7 +374,10 @@ func aggregatesText(vals map[string]any) string {
 }
 
 func valueText(v any) any {
-	if t, ok := v.(time.Time); ok {
+	switch t := v.(type) {
+	case nil:
+		return "null" // fmt would print Go's <nil>
+	case time.Time:
 		return t.UTC().Format(time.RFC3339Nano)
 	}
 	return v

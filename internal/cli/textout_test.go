@@ -80,6 +80,7 @@ func TestTextOutputHasNoGoSyntax(t *testing.T) {
 	text("lookup", "plays", "--key", "user_id=1", "--limit", "2", "--explain")
 	text("lookup", "plays", "--key", "user_id=1", "--columns", "user_id,ms")
 	text("lookup", "plays", "--key", "ms=1000..3000")
+	text("lookup", "plays", "--key", "user_id=1", "--sql", "select null as nothing, count(*) as n from rows")
 	text("warm", "plays")
 	text("update", "plays")
 	text("compact", "plays")
