@@ -1,0 +1,605 @@
+package prepared
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// FrameOptions are the settings of FrameFile.
+type FrameOptions struct {
+	// Level is the ZSTD level (zstd.EncoderLevel: 1 fastest … 4 best);
+	// 0 is the default level (2).
+	Level int
+	// Align, if > 0, is the alignment boundary of frames in the file (a
+	// power of two ≥ 64, e.g. 4096): a frame no larger than Align never
+	// straddles a multiple of Align, a larger one starts on one. The gaps
+	// are ZSTD skippable frames inside the page, so every ZSTD decoder
+	// skips them and the page stays one ZSTD stream.
+	Align int
+}
+
+// FrameStats describes a file written by FrameFile.
+type FrameStats struct {
+	Bytes        int64 // file size
+	Pages        int64 // data pages
+	Frames       int64 // ZSTD frames holding values (all columns)
+	PaddingBytes int64 // bytes of skippable frames (Align)
+	TableBytes   int64 // the frame table
+}
+
+// skippableMagic starts a ZSTD skippable frame (0x184D2A50, little endian),
+// followed by its 4-byte payload length and the payload.
+var skippableMagic = []byte{0x50, 0x2a, 0x4d, 0x18}
+
+// FrameFile rewrites a prepared file (r, of size bytes) whose columns are
+// PLAIN-encoded in data pages v2 into w with the same rows, pages, row
+// groups, page index, bloom filters and key-value metadata, but every data
+// page's values compressed as a concatenation of ZSTD frames, one per key
+// run in the page (per page for a BOOLEAN column, whose PLAIN values are
+// bits, and per page for a repeated column). The column chunks' codec is ZSTD: a standard decoder decodes the
+// concatenated frames as one stream, so every Parquet reader reads the
+// file. A frame table (FramesMarker, FrameTable) records each frame's rows,
+// offset and size so a point read decompresses only its key's frame.
+//
+// Levels stay uncompressed (pages v2), so a frame holds values only. The
+// input may be compressed with any codec; its pages must be v2, PLAIN, of
+// without dictionary pages, and it
+// must carry the prepared marker (its key column says where keys change).
+// Anything else is aerr.ErrInvalidArgument.
+func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo FrameOptions) (FrameStats, error) {
+	var st FrameStats
+	if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
+		return st, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
+	}
+	f, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return st, aerr.Wrap(aerr.ErrInvalidArgument, err, "prepared: frame: not a Parquet file")
+	}
+	mk, ok, err := MarkerOf(f)
+	if err != nil {
+		return st, err
+	}
+	if !ok {
+		return st, aerr.Invalid("prepared: frame: the file has no %s marker", MarkerKey)
+	}
+	if _, ok := f.Lookup(FramesKey); ok {
+		return st, aerr.Invalid("prepared: frame: the file is framed already")
+	}
+	leaves := f.Schema().Columns()
+	maxDef := make([]int, len(leaves))
+	keyLeaf := -1
+	for i, p := range leaves {
+		lc, _ := f.Schema().Lookup(p...)
+		maxDef[i] = lc.MaxDefinitionLevel
+		if lc.MaxRepetitionLevel > 0 {
+			maxDef[i] = -1 // repeated: one frame per page
+		}
+		if len(p) == 1 && p[0] == mk.Key {
+			keyLeaf = i
+		}
+	}
+	if keyLeaf < 0 {
+		return st, aerr.Invalid("prepared: frame: key column %q not in the file", mk.Key)
+	}
+	level := zstd.SpeedDefault
+	if fo.Level > 0 {
+		level = zstd.EncoderLevel(fo.Level)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		return st, err
+	}
+	defer enc.Close()
+
+	src := f.Metadata()
+	md := *src
+	md.RowGroups = make([]format.RowGroup, len(src.RowGroups))
+	oix := make([]format.OffsetIndex, 0, len(src.RowGroups)*len(leaves))
+	fw := &frameWriter{w: w, enc: enc, align: fo.Align, st: &st}
+	fw.write([]byte("PAR1"))
+	tw := newTableWriter()
+	tw.int(len(src.RowGroups))
+	for rg := range src.RowGroups {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		g := src.RowGroups[rg]
+		g.Columns = append([]format.ColumnChunk(nil), g.Columns...)
+		starts, err := keyStarts(f.RowGroups()[rg].ColumnChunks()[keyLeaf], g.NumRows)
+		if err != nil {
+			return st, err
+		}
+		tw.int(len(g.Columns))
+		g.FileOffset, g.TotalCompressedSize = fw.n, 0
+		for c := range g.Columns {
+			cc := &g.Columns[c]
+			ci := f.OffsetIndexes()[rg*len(leaves)+c]
+			locs, err := fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw)
+			if err != nil {
+				return st, fmt.Errorf("prepared: frame: row group %d column %s: %w", rg, strings.Join(leaves[c], "."), err)
+			}
+			oix = append(oix, format.OffsetIndex{PageLocations: locs, UnencodedByteArrayDataBytes: ci.UnencodedByteArrayDataBytes})
+			g.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+		}
+		md.RowGroups[rg] = g
+	}
+	if fw.err != nil {
+		return st, fw.err
+	}
+	// The page indexes and bloom filters, as parquet-go lays them out:
+	// column indexes, offset indexes, then bloom filters; the frame table
+	// last, just before the footer, so a reader that fetches the file's
+	// tail for its offset indexes gets the table in the same request.
+	for rg := range md.RowGroups {
+		for c := range md.RowGroups[rg].Columns {
+			cc := &md.RowGroups[rg].Columns[c]
+			if cc.ColumnIndexLength > 0 {
+				b, err := readAt(r, cc.ColumnIndexOffset, int64(cc.ColumnIndexLength))
+				if err != nil {
+					return st, err
+				}
+				cc.ColumnIndexOffset = fw.n
+				fw.write(b)
+			}
+		}
+	}
+	for rg := range md.RowGroups {
+		for c := range md.RowGroups[rg].Columns {
+			cc := &md.RowGroups[rg].Columns[c]
+			if cc.OffsetIndexLength == 0 && len(f.OffsetIndexes()) == 0 {
+				continue
+			}
+			b, err := thrift.Marshal(new(thrift.CompactProtocol), &oix[rg*len(leaves)+c])
+			if err != nil {
+				return st, err
+			}
+			cc.OffsetIndexOffset, cc.OffsetIndexLength = fw.n, int32(len(b))
+			fw.write(b)
+		}
+	}
+	for rg := range md.RowGroups {
+		for c := range md.RowGroups[rg].Columns {
+			cm := &md.RowGroups[rg].Columns[c].MetaData
+			if cm.BloomFilterOffset <= 0 {
+				continue
+			}
+			n := int64(cm.BloomFilterLength)
+			if n <= 0 {
+				if n, err = bloomLength(r, cm.BloomFilterOffset); err != nil {
+					return st, err
+				}
+			}
+			b, err := readAt(r, cm.BloomFilterOffset, n)
+			if err != nil {
+				return st, err
+			}
+			cm.BloomFilterOffset = fw.n
+			fw.write(b)
+		}
+	}
+	fm := FramesMarker{Version: FramesVersion, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames}
+	fw.write(tw.b)
+	st.TableBytes = int64(len(tw.b))
+	mj, err := json.Marshal(fm)
+	if err != nil {
+		return st, err
+	}
+	md.KeyValueMetadata = append(append([]format.KeyValue(nil), src.KeyValueMetadata...), format.KeyValue{Key: FramesKey, Value: string(mj)})
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		return st, err
+	}
+	fw.write(footer)
+	fw.write(binary.LittleEndian.AppendUint32(nil, uint32(len(footer))))
+	fw.write([]byte("PAR1"))
+	st.Bytes = fw.n
+	return st, fw.err
+}
+
+// frameWriter writes the framed file, counting its bytes.
+type frameWriter struct {
+	w     io.Writer
+	n     int64
+	err   error
+	enc   *zstd.Encoder
+	align int
+	st    *FrameStats
+	buf   []byte
+}
+
+func (fw *frameWriter) write(b []byte) {
+	if fw.err != nil {
+		return
+	}
+	n, err := fw.w.Write(b)
+	fw.n += int64(n)
+	fw.err = err
+}
+
+func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := r.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// bloomLength is the length of a bloom filter whose metadata does not say
+// it: its header plus the bitset the header announces.
+func bloomLength(r io.ReaderAt, off int64) (int64, error) {
+	b := make([]byte, 256)
+	n, err := r.ReadAt(b, off)
+	if n == 0 {
+		return 0, err
+	}
+	var h format.BloomFilterHeader
+	rd := new(thrift.CompactProtocol).NewReaderFromBytes(b[:n])
+	if err := thrift.NewDecoder(rd).Decode(&h); err != nil {
+		return 0, err
+	}
+	return int64(rd.BytesRead()) + int64(h.NumBytes), nil
+}
+
+// keyStarts returns the rows of a row group where a key run starts (0
+// first), from its key column chunk.
+func keyStarts(cc parquet.ColumnChunk, rows int64) ([]int64, error) {
+	pages := cc.Pages()
+	defer pages.Close()
+	starts := []int64{}
+	var prev parquet.Value
+	var row int64
+	buf := make([]parquet.Value, 1024)
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				if row == 0 || v.IsNull() != prev.IsNull() || !v.IsNull() && !bytes.Equal(v.Bytes(), prev.Bytes()) {
+					starts = append(starts, row)
+				}
+				prev = v.Clone()
+				row++
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				parquet.Release(p)
+				return nil, err
+			}
+		}
+		parquet.Release(p)
+	}
+	if row != rows {
+		return nil, fmt.Errorf("prepared: frame: key column holds %d rows of %d", row, rows)
+	}
+	return starts, nil
+}
+
+// chunk rewrites one column chunk, page by page, updating its metadata in
+// cc and adding its pages to the table; it returns the new page locations.
+func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, path []string, schema *parquet.Schema, maxDef int, starts []int64, tw *tableWriter) ([]format.PageLocation, error) {
+	cm := &cc.MetaData
+	if cm.DictionaryPageOffset > 0 {
+		return nil, aerr.Invalid("dictionary page (framing needs PLAIN)")
+	}
+	locs := oi.PageLocations
+	if len(locs) == 0 {
+		return nil, aerr.Invalid("no offset index")
+	}
+	width := 0
+	switch cm.Type {
+	case format.Int32, format.Float:
+		width = 4
+	case format.Int64, format.Double:
+		width = 8
+	case format.Int96:
+		width = 12
+	case format.FixedLenByteArray:
+		lc, _ := schema.Lookup(path...)
+		width = lc.Node.Type().Length()
+	}
+	codec := parquet.LookupCompressionCodec(cm.Codec)
+	out := make([]format.PageLocation, len(locs))
+	start := fw.n
+	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
+	cm.Codec = format.Zstd
+	cm.TotalUncompressedSize = 0
+	tw.int(len(locs))
+	for i, loc := range locs {
+		b, err := readAt(r, loc.Offset, int64(loc.CompressedPageSize))
+		if err != nil {
+			return nil, err
+		}
+		var h format.PageHeader
+		rd := new(thrift.CompactProtocol).NewReaderFromBytes(b)
+		if err := thrift.NewDecoder(rd).Decode(&h); err != nil {
+			return nil, fmt.Errorf("page %d header: %w", i, err)
+		}
+		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid {
+			return nil, aerr.Invalid("page %d is %s, not a data page v2", i, h.Type)
+		}
+		dh := &h.DataPageHeaderV2.V
+		if dh.Encoding != format.Plain {
+			return nil, aerr.Invalid("page %d is %s-encoded, not PLAIN", i, dh.Encoding)
+		}
+		body := b[rd.BytesRead():]
+		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
+		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
+			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
+		}
+		levels, vals := body[:nl], body[nl:]
+		rawSize := int(h.UncompressedPageSize) - nl
+		if (!dh.IsCompressed.Valid || dh.IsCompressed.V) && cm.Codec != format.Uncompressed && len(vals) > 0 && codec != nil {
+			if vals, err = codec.Decode(nil, vals); err != nil {
+				return nil, fmt.Errorf("page %d: %w", i, err)
+			}
+		}
+		if len(vals) != rawSize {
+			return nil, fmt.Errorf("page %d: %d value bytes, its header says %d", i, len(vals), rawSize)
+		}
+		rows := int(dh.NumRows)
+		var defined []bool
+		if maxDef >= 0 {
+			if defined, err = definedRows(levels[dh.RepetitionLevelsByteLength:], maxDef, rows); err != nil {
+				return nil, fmt.Errorf("page %d levels: %w", i, err)
+			}
+		}
+		// The key runs in this page: [first row, rows) cut at starts.
+		first := loc.FirstRowIndex
+		segs := []int{0}
+		if cm.Type != format.Boolean && maxDef >= 0 {
+			for _, s := range starts {
+				if s > first && s < first+int64(rows) {
+					segs = append(segs, int(s-first))
+				}
+			}
+		}
+		segs = append(segs, rows)
+		frames, err := fw.splitValues(vals, width, defined, segs)
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", i, err)
+		}
+		if maxDef < 0 {
+			frames[0].values = int(dh.NumValues - dh.NumNulls)
+		}
+		// The header's length depends on the page's compressed size, and
+		// the padding on the header's length: iterate until both agree.
+		hlen := 0
+		var head []byte
+		var body2 []byte
+		var pads []int
+		for range 4 {
+			body2, pads = fw.frameValues(fw.n+int64(hlen)+int64(nl), frames)
+			h2 := h
+			h2.CRC = 0
+			h2.CompressedPageSize = int32(nl + len(body2))
+			h2.DataPageHeaderV2.V.IsCompressed = thrift.New(len(body2) > 0)
+			if head, err = thrift.Marshal(new(thrift.CompactProtocol), &h2); err != nil {
+				return nil, err
+			}
+			if len(head) == hlen {
+				break
+			}
+			hlen = len(head)
+		}
+		if len(head) != hlen {
+			return nil, errors.New("page header length did not settle")
+		}
+		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(body2)), FirstRowIndex: loc.FirstRowIndex}
+		tw.int(len(head) + nl)
+		tw.int(nl)
+		tw.int(len(frames))
+		for k, fr := range frames {
+			tw.int(fr.rows)
+			tw.int(fr.values)
+			tw.int(pads[k])
+			tw.int(len(fr.z))
+			if len(fr.z) > 0 {
+				fw.st.Frames++
+			}
+		}
+		fw.write(head)
+		fw.write(levels)
+		fw.write(body2)
+		fw.st.Pages++
+		cm.TotalUncompressedSize += int64(len(head)) + int64(h.UncompressedPageSize)
+	}
+	cm.TotalCompressedSize = fw.n - start
+	return out, fw.err
+}
+
+// rawFrame is one frame before it is placed: its rows, values and
+// compressed bytes.
+type rawFrame struct {
+	rows, values int
+	z            []byte
+}
+
+// definedRows returns, per row of a flat column's page, whether its value
+// is defined (nil when every row is: a required column, maxDef 0).
+func definedRows(def []byte, maxDef, rows int) ([]bool, error) {
+	if maxDef == 0 {
+		return nil, nil
+	}
+	bw := bits.Len(uint(maxDef))
+	out := make([]bool, 0, rows)
+	for len(out) < rows {
+		h, n := binary.Uvarint(def)
+		if n <= 0 {
+			return nil, errors.New("truncated definition levels")
+		}
+		def = def[n:]
+		if h&1 == 0 { // RLE run
+			cnt := int(h >> 1)
+			nb := (bw + 7) / 8
+			if len(def) < nb {
+				return nil, errors.New("truncated RLE run")
+			}
+			var v uint64
+			for k := range nb {
+				v |= uint64(def[k]) << (8 * k)
+			}
+			def = def[nb:]
+			for range min(cnt, rows-len(out)) {
+				out = append(out, int(v) == maxDef)
+			}
+			continue
+		}
+		groups := int(h >> 1)
+		nb := groups * bw
+		if len(def) < nb {
+			return nil, errors.New("truncated bit-packed run")
+		}
+		for k := 0; k < groups*8 && len(out) < rows; k++ {
+			var v int
+			for b := range bw {
+				bit := k*bw + b
+				v |= int(def[bit/8]>>(bit%8)&1) << b
+			}
+			out = append(out, v == maxDef)
+		}
+		def = def[nb:]
+	}
+	return out, nil
+}
+
+// splitValues cuts a page's PLAIN values at the row segments segs (row
+// offsets, first 0, last the page's rows) and compresses each part.
+func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs []int) ([]rawFrame, error) {
+	var out []rawFrame
+	off := 0
+	for k := 0; k+1 < len(segs); k++ {
+		lo, hi := segs[k], segs[k+1]
+		nv := hi - lo
+		if defined != nil {
+			nv = 0
+			for _, d := range defined[lo:hi] {
+				if d {
+					nv++
+				}
+			}
+		}
+		end := off
+		switch {
+		case len(segs) == 2:
+			end = len(vals) // one segment: the page (BOOLEAN: bits)
+		case width > 0:
+			end = off + nv*width
+		default:
+			for range nv {
+				if end+4 > len(vals) {
+					return nil, errors.New("byte array values end early")
+				}
+				end += 4 + int(binary.LittleEndian.Uint32(vals[end:]))
+			}
+		}
+		if end > len(vals) {
+			return nil, errors.New("values end early")
+		}
+		fr := rawFrame{rows: hi - lo, values: nv}
+		if end > off {
+			fr.z = fw.enc.EncodeAll(vals[off:end], nil)
+		}
+		out = append(out, fr)
+		off = end
+	}
+	if off != len(vals) {
+		return nil, fmt.Errorf("%d value bytes after the last row", len(vals)-off)
+	}
+	return out, nil
+}
+
+// frameValues lays out a page's frames from file offset at (where the
+// values start), padding with skippable frames for the alignment; it
+// returns the page's values and the padding before each frame.
+func (fw *frameWriter) frameValues(at int64, frames []rawFrame) ([]byte, []int) {
+	out := fw.buf[:0]
+	pads := make([]int, len(frames))
+	for k, fr := range frames {
+		s := int64(len(fr.z))
+		if a := int64(fw.align); a > 0 && s > 0 {
+			o := at + int64(len(out))
+			pad := int64(0)
+			if s <= a && o/a != (o+s-1)/a || s > a && o%a != 0 {
+				pad = (a - o%a) % a
+				for pad < 8 {
+					pad += a
+				}
+			}
+			if pad > 0 {
+				out = append(out, skippableMagic...)
+				out = binary.LittleEndian.AppendUint32(out, uint32(pad-8))
+				out = append(out, make([]byte, pad-8)...)
+				pads[k] = int(pad)
+			}
+		}
+		out = append(out, fr.z...)
+	}
+	fw.buf = out
+	return bytes.Clone(out), pads
+}
+
+// WriteFramed is Write followed by FrameFile: the rows are written as a
+// prepared file with every column PLAIN and uncompressed (opts'
+// Compression and Encodings are overridden), then framed into key in st.
+// The intermediate file is held in memory.
+func WriteFramed(ctx context.Context, st store.Store, key string, schema *parquet.Schema, rows parquet.RowReader, opts Options, fo FrameOptions) (FileStats, FrameStats, error) {
+	o := opts
+	o.Compression = &parquet.Uncompressed
+	o.Encodings = map[string]encoding.Encoding{}
+	for _, p := range schema.Columns() {
+		o.Encodings[strings.Join(p, ".")] = &parquet.Plain
+	}
+	tmp, err := store.Open(ctx, "mem://")
+	if err != nil {
+		return FileStats{}, FrameStats{}, err
+	}
+	defer tmp.Close()
+	fs, err := Write(ctx, tmp, "plain.parquet", schema, rows, o)
+	if err != nil {
+		return fs, FrameStats{}, err
+	}
+	ra := store.NewReaderAt(ctx, tmp, "plain.parquet", fs.Bytes)
+	var wopts *store.WriteOptions
+	if !opts.Overwrite {
+		wopts = &store.WriteOptions{IfNotExist: true}
+	}
+	sw, err := st.NewWriter(ctx, key, wopts)
+	if err != nil {
+		return fs, FrameStats{}, err
+	}
+	fst, err := FrameFile(ctx, ra, fs.Bytes, sw, fo)
+	if err != nil {
+		sw.Abort()
+		return fs, fst, err
+	}
+	if err := sw.Close(); err != nil {
+		return fs, fst, err
+	}
+	fs.Bytes = fst.Bytes
+	return fs, fst, nil
+}

@@ -1,0 +1,234 @@
+package prepared
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/duck"
+)
+
+// frameVariants are the framed layouts the tests write: packed pages,
+// pages of one key, and aligned frames.
+var frameVariants = []struct {
+	name string
+	page int
+	fo   FrameOptions
+}{
+	{"packed", 4096, FrameOptions{}},
+	{"per-key", PageBytesPerKey, FrameOptions{}},
+	{"aligned", 4096, FrameOptions{Align: 256}},
+}
+
+// TestFramedFilesReadBack: a framed file holds the same rows as the
+// prepared file it came from, read by parquet-go and by DuckDB; its columns
+// are ZSTD; its frame table describes every page: each frame, decompressed
+// alone, is its rows' PLAIN values, frames of a flat column hold one key
+// each, and aligned frames never straddle a boundary they fit in.
+func TestFramedFilesReadBack(t *testing.T) {
+	ctx := context.Background()
+	evs := genEvents(3, 12_000)
+	want := sortedEvents(evs)
+	var wantDuck []string
+	for _, e := range evs {
+		wantDuck = append(wantDuck, e.duckText())
+	}
+	slices.Sort(wantDuck)
+	db, err := duck.Open(ctx, duck.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, v := range frameVariants {
+		t.Run(v.name, func(t *testing.T) {
+			st := fileStore(t)
+			schema, rows := eventRows(t, evs)
+			opts := Options{Key: "user", Sort: []string{"ts"}, PageBytes: v.page, RowGroupRows: 5000}
+			fs, fst, err := WriteFramed(ctx, st, "f.parquet", schema, rows, opts, v.fo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, b := openFile(t, st, "f.parquet")
+			if fs.Bytes != int64(len(b)) || fst.Bytes != int64(len(b)) || fst.Frames == 0 {
+				t.Fatalf("stats %+v %+v for %d bytes", fs, fst, len(b))
+			}
+			got, err := parquet.Read[event](bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("read %d rows, wrote %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].String() != want[i].String() {
+					t.Fatalf("row %d: got %v, want %v", i, got[i], want[i])
+				}
+			}
+			path := filepath.Join(strings.TrimPrefix(st.URL(), "file://"), "f.parquet")
+			q := `SELECT concat_ws('|', coalesce(CAST("user" AS VARCHAR), 'null'), CAST(epoch_us(ts) AS VARCHAR), coalesce(name, 'null'),
+				CAST(CAST(score * 4 AS BIGINT) AS VARCHAR), CAST(n AS VARCHAR), lower(hex(blob)), coalesce(array_to_string(tags, ','), ''))
+				FROM read_parquet(` + duck.String(path) + `)`
+			_, res, err := db.QueryAll(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotDuck []string
+			for _, r := range res {
+				gotDuck = append(gotDuck, fmt.Sprint(r[0]))
+			}
+			slices.Sort(gotDuck)
+			if !slices.Equal(gotDuck, wantDuck) {
+				t.Fatalf("DuckDB reads %d rows that differ from the %d written", len(gotDuck), len(wantDuck))
+			}
+			checkFrames(t, f, b, v.fo.Align)
+		})
+	}
+}
+
+// checkFrames checks a framed file's table against its pages.
+func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
+	t.Helper()
+	fm, ok, err := FramesMarkerOf(f)
+	if err != nil || !ok {
+		t.Fatalf("frames marker %v %v", ok, err)
+	}
+	tab, err := ParseFrameTable(b[fm.Offset:fm.Offset+fm.Length], len(f.RowGroups()), len(f.Schema().Columns()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	ncol := len(f.Schema().Columns())
+	var frames int64
+	for rg, g := range f.RowGroups() {
+		// The rows where a key starts.
+		starts := map[int64]bool{}
+		keys := readColumn(t, g.ColumnChunks()[0])
+		for i := range keys {
+			if i == 0 || keys[i].IsNull() != keys[i-1].IsNull() || !keys[i].IsNull() && keys[i].Int64() != keys[i-1].Int64() {
+				starts[int64(i)] = true
+			}
+		}
+		for c := range ncol {
+			cm := f.Metadata().RowGroups[rg].Columns[c].MetaData
+			if cm.Codec != format.Zstd {
+				t.Fatalf("column %d codec %v", c, cm.Codec)
+			}
+			locs := f.OffsetIndexes()[rg*ncol+c].PageLocations
+			if tab.Pages(rg, c) != len(locs) {
+				t.Fatalf("rg %d col %d: %d pages in the table, %d in the offset index", rg, c, tab.Pages(rg, c), len(locs))
+			}
+			for p, loc := range locs {
+				pf, err := tab.Page(rg, c, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := 0
+				for _, fr := range pf.Frames {
+					if fr.Offset+fr.Size > int(loc.CompressedPageSize) {
+						t.Fatalf("frame past its page")
+					}
+					first := loc.FirstRowIndex + int64(fr.FirstRow)
+					if c != 6 && fr.FirstRow > 0 && !starts[first] { // tags: one frame per page; a heavy key is cut at pages
+						t.Fatalf("rg %d col %d page %d: a frame starts at row %d, inside a key", rg, c, p, first)
+					}
+					if fr.Size > 0 {
+						frames++
+						z := b[loc.Offset+int64(fr.Offset) : loc.Offset+int64(fr.Offset+fr.Size)]
+						raw, err := dec.DecodeAll(z, nil)
+						if err != nil {
+							t.Fatalf("frame alone: %v", err)
+						}
+						if w := map[int]int{1: 8, 3: 8, 4: 4, 0: 8}[c]; w > 0 && len(raw) != w*fr.Values {
+							t.Fatalf("col %d frame of %d values has %d bytes", c, fr.Values, len(raw))
+						}
+						at := loc.Offset + int64(fr.Offset)
+						if align > 0 && fr.Size <= align && at/int64(align) != (at+int64(fr.Size)-1)/int64(align) {
+							t.Fatalf("frame [%d, +%d) straddles a %d boundary", at, fr.Size, align)
+						}
+					}
+					rows += fr.Rows
+				}
+				end := g.NumRows()
+				if p+1 < len(locs) {
+					end = locs[p+1].FirstRowIndex
+				}
+				if int64(rows) != end-loc.FirstRowIndex {
+					t.Fatalf("rg %d col %d page %d: frames hold %d rows of %d", rg, c, p, rows, end-loc.FirstRowIndex)
+				}
+			}
+		}
+	}
+	if frames != fm.Frames {
+		t.Fatalf("%d frames, marker says %d", frames, fm.Frames)
+	}
+}
+
+func readColumn(t *testing.T, cc parquet.ColumnChunk) []parquet.Value {
+	t.Helper()
+	pages := cc.Pages()
+	defer pages.Close()
+	var out []parquet.Value
+	for {
+		p, err := pages.ReadPage()
+		if err != nil {
+			break
+		}
+		vals := make([]parquet.Value, p.NumValues())
+		n, _ := p.Values().ReadValues(vals)
+		for _, v := range vals[:n] {
+			out = append(out, v.Clone())
+		}
+	}
+	return out
+}
+
+// TestFrameErrors: files FrameFile cannot frame are refused with a typed
+// error, and a table that does not match its file is ErrBadFrames.
+func TestFrameErrors(t *testing.T) {
+	ctx := context.Background()
+	evs := genEvents(4, 2000)
+	st := fileStore(t)
+	schema, rows := eventRows(t, evs)
+	// A normal prepared file: ZSTD but DELTA_LENGTH_BYTE_ARRAY strings.
+	if _, err := Write(ctx, st, "p.parquet", schema, rows, Options{Key: "user", PageBytes: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	_, b := openFile(t, st, "p.parquet")
+	var out bytes.Buffer
+	if _, err := FrameFile(ctx, bytes.NewReader(b), int64(len(b)), &out, FrameOptions{}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Fatalf("framing a DELTA file: %v", err)
+	}
+	if _, err := FrameFile(ctx, bytes.NewReader(b), int64(len(b)), &out, FrameOptions{Align: 100}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Fatalf("align 100: %v", err)
+	}
+	schema, rows = eventRows(t, evs)
+	if _, _, err := WriteFramed(ctx, st, "f.parquet", schema, rows, Options{Key: "user", PageBytes: 4096}, FrameOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, fb := openFile(t, st, "f.parquet")
+	fm, _, _ := FramesMarkerOf(f)
+	tab := fb[fm.Offset : fm.Offset+fm.Length]
+	for name, bad := range map[string][]byte{
+		"truncated":   tab[:len(tab)-3],
+		"not a table": fb[4 : 4+len(tab)],
+		"trailing":    append(slices.Clone(tab), 0),
+	} {
+		if _, err := ParseFrameTable(bad, len(f.RowGroups()), 7); !errors.Is(err, ErrBadFrames) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := ParseFrameTable(tab, len(f.RowGroups())+1, 7); !errors.Is(err, ErrBadFrames) {
+		t.Errorf("row groups: %v", err)
+	}
+}

@@ -1,0 +1,232 @@
+package prepared
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// FramesKey is the key-value metadata entry of a framed file (FrameFile):
+// a FramesMarker, JSON, saying where its frame table is.
+const FramesKey = "ariadne.frames"
+
+// FramesVersion is the version of the frame table format.
+const FramesVersion = 1
+
+// framesMagic starts every frame table, so that an offset that points
+// elsewhere is found at once.
+const framesMagic = "ARFT"
+
+// ErrBadFrames is the class of a frame table that does not describe its
+// file: a table that does not parse, or frames that fall outside their page.
+// Test with errors.Is; the error is a *FrameTableError.
+var ErrBadFrames = errors.New("prepared: bad frame table")
+
+// FrameTableError says what is wrong with a frame table.
+type FrameTableError struct{ Reason string }
+
+func (e *FrameTableError) Error() string { return "prepared: bad frame table: " + e.Reason }
+
+// Is makes errors.Is(err, ErrBadFrames) true.
+func (e *FrameTableError) Is(target error) bool { return target == ErrBadFrames }
+
+func badFrames(format string, args ...any) error {
+	return &FrameTableError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// FramesMarker is the JSON under FramesKey. The table lives in the file,
+// between the page indexes and the footer, where Parquet readers never
+// look (as they never look at bytes the footer does not point to): Offset
+// and Length locate it.
+type FramesMarker struct {
+	Version int   `json:"version"`
+	Offset  int64 `json:"offset"`
+	Length  int64 `json:"length"`
+	// Align is the alignment boundary of the frames (0: none).
+	Align int `json:"align,omitempty"`
+	// Frames is the number of frames in the file (every column).
+	Frames int64 `json:"frames"`
+}
+
+// FramesMarkerOf returns the frames marker of a framed file, and false for
+// a file without frames.
+func FramesMarkerOf(f *parquet.File) (FramesMarker, bool, error) {
+	v, ok := f.Lookup(FramesKey)
+	if !ok {
+		return FramesMarker{}, false, nil
+	}
+	var m FramesMarker
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return m, true, badFrames("marker: %v", err)
+	}
+	if m.Version != FramesVersion {
+		return m, true, badFrames("version %d (want %d)", m.Version, FramesVersion)
+	}
+	if m.Offset < 4 || m.Length < int64(len(framesMagic)) {
+		return m, true, badFrames("table at %d length %d", m.Offset, m.Length)
+	}
+	return m, true, nil
+}
+
+// Frame is one ZSTD frame of a data page: the values of Rows consecutive
+// rows of the page (Values of them not null), compressed alone.
+type Frame struct {
+	// FirstRow is the frame's first row, counted from the page's first.
+	FirstRow int
+	Rows     int
+	Values   int
+	// Offset is where the frame starts, in bytes from the page's first byte
+	// (its header's); Size its length (0 when all its rows are null: no
+	// frame is written for them).
+	Offset, Size int
+}
+
+// PageFrames is the frame table's entry for one data page.
+type PageFrames struct {
+	// LevelsOffset and LevelsLength locate the page's (uncompressed)
+	// repetition and definition levels, from the page's first byte.
+	LevelsOffset, LevelsLength int
+	Frames                     []Frame
+}
+
+// FrameTable is a parsed frame table: per row group, column and data page
+// (in offset-index order), the page's frames. Pages are decoded on demand
+// (Page) from the table's bytes, which stay compact: ≈4 bytes per frame.
+type FrameTable struct {
+	raw []byte
+	// pos[rg][col][page] is where the page's entry starts in raw.
+	pos [][][]int32
+}
+
+// Pages returns the number of data pages the table describes in a chunk.
+func (t *FrameTable) Pages(rg, col int) int {
+	if rg < 0 || rg >= len(t.pos) || col < 0 || col >= len(t.pos[rg]) {
+		return 0
+	}
+	return len(t.pos[rg][col])
+}
+
+// Bytes is the size of the table in memory (for cache accounting).
+func (t *FrameTable) Bytes() int64 {
+	n := int64(len(t.raw)) + 64
+	for _, r := range t.pos {
+		for _, c := range r {
+			n += int64(4*len(c)) + 24
+		}
+	}
+	return n
+}
+
+// Page decodes the frames of one data page.
+func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
+	if page < 0 || page >= t.Pages(rg, col) {
+		return PageFrames{}, badFrames("no entry for row group %d column %d page %d", rg, col, page)
+	}
+	r := tableReader{b: t.raw, at: int(t.pos[rg][col][page])}
+	var p PageFrames
+	head := r.int()
+	p.LevelsLength = r.int()
+	p.LevelsOffset = head - p.LevelsLength
+	n := r.int()
+	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
+		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
+	}
+	p.Frames = make([]Frame, n)
+	off, row := head, 0
+	for i := range p.Frames {
+		f := &p.Frames[i]
+		f.FirstRow = row
+		f.Rows, f.Values = r.int(), r.int()
+		off += r.int() // padding
+		f.Offset, f.Size = off, r.int()
+		off += f.Size
+		row += f.Rows
+	}
+	if r.err != nil {
+		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
+	}
+	return p, nil
+}
+
+// ParseFrameTable parses a frame table read from a file of rowGroups row
+// groups of columns leaf columns each.
+func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
+	if len(b) < len(framesMagic) || string(b[:len(framesMagic)]) != framesMagic {
+		return nil, badFrames("no table at the marker's offset")
+	}
+	r := tableReader{b: b, at: len(framesMagic)}
+	if v := r.int(); v != FramesVersion {
+		return nil, badFrames("table version %d", v)
+	}
+	t := &FrameTable{raw: b}
+	if n := r.int(); n != rowGroups {
+		return nil, badFrames("%d row groups in the table, %d in the file", n, rowGroups)
+	}
+	t.pos = make([][][]int32, rowGroups)
+	for rg := range t.pos {
+		if n := r.int(); n != columns {
+			return nil, badFrames("%d columns in row group %d of the table, %d in the file", n, rg, columns)
+		}
+		t.pos[rg] = make([][]int32, columns)
+		for c := range columns {
+			np := r.int()
+			if r.err != nil || np > len(b) {
+				return nil, badFrames("truncated at row group %d column %d", rg, c)
+			}
+			ps := make([]int32, np)
+			for p := range ps {
+				ps[p] = int32(r.at)
+				r.int()
+				r.int()
+				nf := r.int()
+				if r.err != nil || nf > len(b) {
+					return nil, badFrames("truncated at row group %d column %d page %d", rg, c, p)
+				}
+				for range 4 * nf {
+					r.int()
+				}
+			}
+			t.pos[rg][c] = ps
+		}
+	}
+	if r.err != nil {
+		return nil, badFrames("truncated")
+	}
+	if r.at != len(b) {
+		return nil, badFrames("%d bytes after the table", len(b)-r.at)
+	}
+	return t, nil
+}
+
+type tableReader struct {
+	b   []byte
+	at  int
+	err error
+}
+
+func (r *tableReader) int() int {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.at:])
+	if n <= 0 || v > 1<<31 {
+		r.err = errors.New("bad varint")
+		return 0
+	}
+	r.at += n
+	return int(v)
+}
+
+// tableWriter builds a frame table as the file is written.
+type tableWriter struct{ b []byte }
+
+func newTableWriter() *tableWriter {
+	w := &tableWriter{b: []byte(framesMagic)}
+	w.int(FramesVersion)
+	return w
+}
+
+func (w *tableWriter) int(v int) { w.b = binary.AppendUvarint(w.b, uint64(v)) }
