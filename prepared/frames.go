@@ -32,6 +32,12 @@ type FrameOptions struct {
 	// are ZSTD skippable frames inside the page, so every ZSTD decoder
 	// skips them and the page stays one ZSTD stream.
 	Align int
+	// MinFrameBytes, if > 0, groups whole keys into a frame until it holds
+	// at least this many bytes of PLAIN values: a frame per light key costs
+	// ≈10 bytes of frame header and its own entropy, for values of a few
+	// bytes. A lookup then reads the frame holding its key, ≈ this many
+	// bytes compressed, instead of exactly its key's. 0: a frame per key.
+	MinFrameBytes int
 }
 
 // FrameStats describes a file written by FrameFile.
@@ -51,7 +57,7 @@ var skippableMagic = []byte{0x50, 0x2a, 0x4d, 0x18}
 // PLAIN-encoded in data pages v2 into w with the same rows, pages, row
 // groups, page index, bloom filters and key-value metadata, but every data
 // page's values compressed as a concatenation of ZSTD frames, one per key
-// run in the page (per page for a BOOLEAN column, whose PLAIN values are
+// run in the page (or per run of whole keys, FrameOptions.MinFrameBytes) (per page for a BOOLEAN column, whose PLAIN values are
 // bits, and per page for a repeated column). The column chunks' codec is ZSTD: a standard decoder decodes the
 // concatenated frames as one stream, so every Parquet reader reads the
 // file. A frame table (FramesMarker, FrameTable) records each frame's rows,
@@ -64,6 +70,9 @@ var skippableMagic = []byte{0x50, 0x2a, 0x4d, 0x18}
 // Anything else is aerr.ErrInvalidArgument.
 func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo FrameOptions) (FrameStats, error) {
 	var st FrameStats
+	if fo.MinFrameBytes < 0 {
+		return st, aerr.Invalid("prepared: negative minimum frame bytes %d", fo.MinFrameBytes)
+	}
 	if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
 		return st, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
 	}
@@ -111,7 +120,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	md := *src
 	md.RowGroups = make([]format.RowGroup, len(src.RowGroups))
 	oix := make([]format.OffsetIndex, 0, len(src.RowGroups)*len(leaves))
-	fw := &frameWriter{w: w, enc: enc, align: fo.Align, st: &st}
+	fw := &frameWriter{w: w, enc: enc, align: fo.Align, minFrame: fo.MinFrameBytes, st: &st}
 	fw.write([]byte("PAR1"))
 	tw := newTableWriter()
 	tw.int(len(src.RowGroups))
@@ -214,13 +223,14 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 
 // frameWriter writes the framed file, counting its bytes.
 type frameWriter struct {
-	w     io.Writer
-	n     int64
-	err   error
-	enc   *zstd.Encoder
-	align int
-	st    *FrameStats
-	buf   []byte
+	w        io.Writer
+	n        int64
+	err      error
+	enc      *zstd.Encoder
+	align    int
+	minFrame int
+	st       *FrameStats
+	buf      []byte
 }
 
 func (fw *frameWriter) write(b []byte) {
@@ -436,6 +446,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 // compressed bytes.
 type rawFrame struct {
 	rows, values int
+	off, raw     int // the frame's PLAIN values in the page's
 	z            []byte
 }
 
@@ -520,12 +531,21 @@ func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs 
 		if end > len(vals) {
 			return nil, errors.New("values end early")
 		}
-		fr := rawFrame{rows: hi - lo, values: nv}
-		if end > off {
-			fr.z = fw.enc.EncodeAll(vals[off:end], nil)
+		// Whole keys join the open frame while it holds fewer than
+		// minFrame raw bytes (MinFrameBytes; 0: a frame per key).
+		if n := len(out); n > 0 && out[n-1].raw < fw.minFrame {
+			out[n-1].rows += hi - lo
+			out[n-1].values += nv
+			out[n-1].raw += end - off
+		} else {
+			out = append(out, rawFrame{rows: hi - lo, values: nv, raw: end - off, off: off})
 		}
-		out = append(out, fr)
 		off = end
+	}
+	for k := range out {
+		if fr := &out[k]; fr.raw > 0 {
+			fr.z = fw.enc.EncodeAll(vals[fr.off:fr.off+fr.raw], nil)
+		}
 	}
 	if off != len(vals) {
 		return nil, fmt.Errorf("%d value bytes after the last row", len(vals)-off)

@@ -28,6 +28,7 @@ var frameVariants = []struct {
 	{"packed", 4096, FrameOptions{}},
 	{"per-key", PageBytesPerKey, FrameOptions{}},
 	{"aligned", 4096, FrameOptions{Align: 256}},
+	{"grouped", 4096, FrameOptions{MinFrameBytes: 300}},
 }
 
 // TestFramedFilesReadBack: a framed file holds the same rows as the

@@ -178,6 +178,10 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	locs := fm.offsetIndex(c.rg, c.leaf)
 	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
 	cc := g.ColumnChunks()[c.leaf]
+	if c.framed {
+		ci, _ := frameInfo(fm, c.rg, c.leaf)
+		return c.decodeFrames(ci)
+	}
 	if ci, ok := directInfo(fm, c.rg, c.leaf); ok && aligned && len(locs) > 0 {
 		// Any failure of the direct path (a page outside its scope, bytes
 		// not prefetched) falls back to parquet-go's decoder, which also
@@ -299,7 +303,13 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			if len(locs) == 0 {
 				continue
 			}
-			if !w.fm.aligned[g.rg*ncol+c] {
+			if w.fm.aligned[g.rg*ncol+c] && framedChunk(w.fm, g.rg, c) {
+				g.chunks[len(g.chunks)-1].framed = true
+				if err := planFrames(w, g.rg, c, g.runs); err != nil {
+					return fileChanged(w.fe.URI, corruptReason+"frame table", err)
+				}
+				continue
+			} else if !w.fm.aligned[g.rg*ncol+c] {
 				// Rows are found by decoding from the chunk's first page.
 				last := g.runs[len(g.runs)-1]
 				i1 := max(sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex >= last.row+last.n })-1, 0)

@@ -12,6 +12,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/prepared"
 )
 
 // footerReadAhead is how much of a file's tail the first metadata read
@@ -56,6 +58,8 @@ type fileMeta struct {
 	scanRequests, scanBytes int64
 	// scanned are the page locations built by scanning page headers.
 	scanned []ChunkPages
+	// frames is the frame table of a framed prepared file (frameread.go).
+	frames *prepared.FrameTable
 }
 
 func (fm *fileMeta) ncol() int {
@@ -157,6 +161,9 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
 	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024
+	if err := loadFrames(ctx, m, o, fm, span{size - tailLen, tail}); err != nil {
+		return nil, err
+	}
 	for _, oi := range ois {
 		fm.charge += 24 * int64(len(oi.PageLocations))
 	}

@@ -36,10 +36,11 @@ type chunkRead struct {
 	starts []int32
 	arena  valueArena
 
-	m     *meter
-	pages *cache // the page cache (nil: none)
-	fill  bool   // this batch may add pages to it
-	sub   bool   // the chunk's pages may be read in parts (subPageReads)
+	m      *meter
+	pages  *cache // the page cache (nil: none)
+	fill   bool   // this batch may add pages to it
+	sub    bool   // the chunk's pages may be read in parts (subPageReads)
+	framed bool   // read by frames (frameread.go)
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

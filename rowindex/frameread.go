@@ -1,0 +1,249 @@
+package rowindex
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/prepared"
+)
+
+// Frame reads (prepared.FrameFile): a framed file's data pages hold their
+// values as one ZSTD frame per key run, and the file's frame table says
+// where each frame is. A lookup then reads and decompresses only the
+// frames of its rows (plus, for a frame mixing null and defined rows, the
+// page's definition levels), never a whole page. The table is in the
+// file's tail, between the offset indexes and the footer, so it comes with
+// the metadata read (FileEntry.TailBytes covers it) and is cached with it.
+
+// loadFrames parses the frame table of a framed file, from the tail bytes
+// already read when they hold it. A file without frames leaves fm.frames
+// nil; a table that does not parse is a *FileChangedError wrapping a
+// *prepared.FrameTableError (errors.Is prepared.ErrBadFrames).
+func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span) error {
+	mk, ok, err := prepared.FramesMarkerOf(fm.f)
+	if !ok {
+		return nil
+	}
+	if err != nil {
+		return fileChanged(o.uri, corruptReason+"frame table", err)
+	}
+	if mk.Offset+mk.Length > fm.size-8 {
+		return fileChanged(o.uri, corruptReason+"frame table", &prepared.FrameTableError{Reason: "table past the footer"})
+	}
+	var b []byte
+	if mk.Offset >= tail.off && mk.Offset+mk.Length <= tail.end() {
+		b = append([]byte(nil), tail.data[mk.Offset-tail.off:mk.Offset-tail.off+mk.Length]...)
+	} else if b, err = readRange(ctx, m, o, mk.Offset, mk.Length); err != nil {
+		return fileChanged(o.uri, "truncated", err)
+	}
+	t, err := prepared.ParseFrameTable(b, len(fm.f.Metadata().RowGroups), fm.ncol())
+	if err != nil {
+		return fileChanged(o.uri, corruptReason+"frame table", err)
+	}
+	fm.frames = t
+	fm.tail = max(fm.tail, fm.size-mk.Offset)
+	fm.charge += t.Bytes()
+	return nil
+}
+
+// framedChunk reports whether a column chunk is read by frames: the file
+// has a frame table covering the chunk's pages and the column is flat.
+func framedChunk(fm *fileMeta, rg, col int) bool {
+	if fm.frames == nil {
+		return false
+	}
+	if _, ok := frameInfo(fm, rg, col); !ok {
+		return false
+	}
+	return fm.frames.Pages(rg, col) == len(fm.offsetIndex(rg, col))
+}
+
+// frameInfo is directInfo, with BOOLEAN columns too (their frames hold a
+// page's bits: one frame per page).
+func frameInfo(fm *fileMeta, rg, col int) (colInfo, bool) {
+	if ci, ok := directInfo(fm, rg, col); ok {
+		return ci, true
+	}
+	if col >= len(fm.maxRep) || col >= len(fm.maxDef) || fm.maxRep[col] != 0 || fm.maxDef[col] > 1 {
+		return colInfo{}, false
+	}
+	md := &fm.f.Metadata().RowGroups[rg].Columns[col].MetaData
+	if md.Type != format.Boolean {
+		return colInfo{}, false
+	}
+	return colInfo{typ: md.Type, maxDef: fm.maxDef[col], codec: md.Codec, leaf: col}, true
+}
+
+// badFrame is the error of a frame table entry that does not fit its page.
+func badFrame(format string, args ...any) error {
+	return &prepared.FrameTableError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// pageFrames returns page p's frames, checked against its location.
+func pageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows int64) (prepared.PageFrames, error) {
+	pf, err := fm.frames.Page(rg, col, p)
+	if err != nil {
+		return pf, err
+	}
+	if pf.LevelsOffset+pf.LevelsLength > int(loc.CompressedPageSize) {
+		return pf, badFrame("levels of row group %d column %d page %d past the page", rg, col, p)
+	}
+	rows := 0
+	for _, fr := range pf.Frames {
+		if fr.Offset < pf.LevelsOffset+pf.LevelsLength || fr.Offset+fr.Size > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
+			return pf, badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
+				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
+		}
+		rows += fr.Rows
+	}
+	if int64(rows) != pageRows {
+		return pf, badFrame("frames of row group %d column %d page %d hold %d rows, the page %d", rg, col, p, rows, pageRows)
+	}
+	return pf, nil
+}
+
+// pageEnd is the row after page p of a chunk.
+func pageEnd(locs []format.PageLocation, p int, chunkRows int64) int64 {
+	if p+1 < len(locs) {
+		return locs[p+1].FirstRowIndex
+	}
+	return chunkRows
+}
+
+// eachFrame calls fn for every frame of a chunk holding a row of the runs
+// (runs in row order), with the frame's first row in the row group.
+func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error) error {
+	locs := fm.offsetIndex(rg, col)
+	chunkRows := fm.f.RowGroups()[rg].NumRows()
+	p := 0
+	last := [2]int{-1, -1} // the frame called last: a frame holding two runs is called once
+	for _, r := range runs {
+		for p+1 < len(locs) && locs[p+1].FirstRowIndex <= r.row {
+			p++
+		}
+		for j := p; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
+			pf, err := pageFrames(fm, rg, col, j, locs[j], pageEnd(locs, j, chunkRows)-locs[j].FirstRowIndex)
+			if err != nil {
+				return err
+			}
+			for fi, fr := range pf.Frames {
+				first := locs[j].FirstRowIndex + int64(fr.FirstRow)
+				if first+int64(fr.Rows) <= r.row || first >= r.row+r.n || last == [2]int{j, fi} {
+					continue
+				}
+				last = [2]int{j, fi}
+				if err := fn(locs[j], &pf, fr, first); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// planFrames adds the byte ranges of the frames holding a chunk's selected
+// rows: each frame once, and a page's levels where a frame mixes nulls.
+func planFrames(w *fileWork, rg, col int, runs []selRun) error {
+	add := func(r brange) {
+		if n := len(w.ranges); n > 0 && w.ranges[n-1] == r {
+			return
+		}
+		w.ranges = append(w.ranges, r)
+	}
+	return eachFrame(w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, _ int64) error {
+		if fr.Values > 0 && fr.Values < fr.Rows && pf.LevelsLength > 0 {
+			add(brange{loc.Offset + int64(pf.LevelsOffset), loc.Offset + int64(pf.LevelsOffset+pf.LevelsLength)})
+		}
+		if fr.Size > 0 {
+			add(brange{loc.Offset + int64(fr.Offset), loc.Offset + int64(fr.Offset+fr.Size)})
+		}
+		return nil
+	})
+}
+
+// decodeFrames decodes a framed chunk's selected rows from the prefetched
+// frames: each frame holding a selected row is decompressed once and its
+// PLAIN values cut at the selected rows.
+func (c *chunkRead) decodeFrames(ci colInfo) error {
+	w := c.w
+	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
+	k := 0 // the run being filled
+	return eachFrame(w.fm, c.rg, c.leaf, c.runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
+		var raw []byte
+		if fr.Size > 0 {
+			z, ok := w.sp.slice(loc.Offset+int64(fr.Offset), int64(fr.Size))
+			if !ok {
+				return fmt.Errorf("rowindex: frame at %d not prefetched", loc.Offset+int64(fr.Offset))
+			}
+			var err error
+			if raw, err = decompress(format.Zstd, z, fr.Values*ci.width); err != nil {
+				return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
+			}
+			c.m.pages.Add(1)
+		}
+		if ci.width > 0 && len(raw) != fr.Values*ci.width {
+			return badFrame("frame of %d values holds %d bytes", fr.Values, len(raw))
+		}
+		// Two cursors, each moving forward: one counts the defined rows
+		// before a row, the other says whether the row is null.
+		lc, nullLc := newLevelCursor(nil), newLevelCursor(nil)
+		if fr.Values > 0 && fr.Values < fr.Rows {
+			lv, ok := w.sp.slice(loc.Offset+int64(pf.LevelsOffset), int64(pf.LevelsLength))
+			if !ok {
+				return fmt.Errorf("rowindex: levels at %d not prefetched", loc.Offset+int64(pf.LevelsOffset))
+			}
+			lc, nullLc = newLevelCursor(lv), newLevelCursor(lv)
+		}
+		pr := plainReader{data: raw, ci: ci}
+		base := fr.FirstRow // the frame's first row in its page
+		before := 0
+		if !lc.none {
+			if before = lc.defined(base); before < 0 {
+				return badFrame("levels end before row %d", base)
+			}
+		}
+		// The frame's rows that the runs select, runs in row order.
+		for ; k < len(c.runs); k++ {
+			r := c.runs[k]
+			lo, hi := max(r.row, first), min(r.row+r.n, first+int64(fr.Rows))
+			if lo >= hi {
+				if r.row >= first+int64(fr.Rows) {
+					break
+				}
+				continue
+			}
+			for row := lo; row < hi; row++ {
+				pr0 := base + int(row-first)
+				switch {
+				case fr.Values == 0 || !lc.none && nullLc.null(pr0):
+					c.keep(parquet.Value{}.Level(0, 0, ci.leaf), true, false, false)
+				default:
+					vi := int(row - first)
+					if !lc.none {
+						vi = lc.defined(pr0) - before
+					}
+					var v parquet.Value
+					if ci.typ == format.Boolean {
+						if vi/8 >= len(raw) {
+							return badFrame("boolean %d past the frame's %d bytes", vi, len(raw))
+						}
+						v = parquet.BooleanValue(raw[vi/8]>>(vi%8)&1 == 1)
+					} else {
+						var err error
+						if v, err = pr.value(vi); err != nil {
+							return badFrame("%v", err)
+						}
+					}
+					c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0, false, false)
+				}
+			}
+			if r.row+r.n > first+int64(fr.Rows) {
+				break // the run goes on in the next frame
+			}
+		}
+		return nil
+	})
+}

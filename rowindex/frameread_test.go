@@ -1,0 +1,281 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// frameRow is a flat record with a column of every kind the frame path
+// decodes: fixed-width, byte arrays, a column mixing nulls and values, a
+// column of nulls only for most keys, and booleans (one frame per page).
+type frameRow struct {
+	User  int64   `parquet:"user"`
+	TS    int64   `parquet:"ts"`
+	Name  *string `parquet:"name,optional"`
+	Rare  *int32  `parquet:"rare,optional"`
+	Score float64 `parquet:"score"`
+	Blob  []byte  `parquet:"blob"`
+	Flag  bool    `parquet:"flag"`
+}
+
+// writeFramedFiles writes three framed files (a frame per key, aligned,
+// frames of several keys) of 6,000 rows each
+// over 300 users, user 7 heavy enough to span pages, into a local folder.
+func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	root = t.TempDir()
+	data, err := store.Open(ctx, "file://"+root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { data.Close() })
+	for fi, fo := range []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}} {
+		rng := rand.New(rand.NewPCG(uint64(fi), 3))
+		rows := make([]frameRow, 6000)
+		for i := range rows {
+			r := frameRow{User: int64(rng.IntN(300)), TS: rng.Int64N(1e9), Score: float64(rng.IntN(999)) / 8,
+				Blob: bytes.Repeat([]byte{byte(i)}, rng.IntN(40)), Flag: rng.IntN(2) == 0}
+			if rng.IntN(10) < 2 {
+				r.User = 7
+			}
+			if rng.IntN(3) > 0 {
+				s := fmt.Sprintf("name-%d", rng.IntN(1000))
+				r.Name = &s
+			}
+			if r.User%50 == 0 {
+				v := int32(i)
+				r.Rare = &v
+			}
+			rows[i] = r
+		}
+		buf := parquet.NewGenericBuffer[frameRow]()
+		if _, err := buf.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		uri := fmt.Sprintf("f%d.parquet", fi)
+		opts := prepared.Options{Key: "user", Sort: []string{"ts"}, PageBytes: 2048, RowGroupRows: 2500}
+		if _, _, err := prepared.WriteFramed(ctx, data, uri, buf.Schema(), buf.Rows(), opts, fo); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, uri)
+	}
+	return root, uris, data
+}
+
+// frameBytes is what a key's frames (and the levels its mixed frames need)
+// take in a file: what a warm lookup must read, and no more.
+func frameBytes(t *testing.T, root, uri string, key int64) (n int64, ranges int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := &fileMeta{f: f, size: int64(len(b))}
+	fm.maxRep = maxRepetitionLevels(f.Metadata().Schema)
+	fm.maxDef, fm.typeLen = leafDefinitions(f.Metadata().Schema)
+	mk, _, _ := prepared.FramesMarkerOf(f)
+	if fm.frames, err = prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), fm.ncol()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[brange]bool{}
+	for rg, g := range f.RowGroups() {
+		keys := make([]parquet.Value, g.NumRows())
+		pages := g.ColumnChunks()[0].Pages()
+		at := 0
+		for {
+			p, err := pages.ReadPage()
+			if err != nil {
+				break
+			}
+			k, _ := p.Values().ReadValues(keys[at:])
+			at += k
+		}
+		pages.Close()
+		var run *selRun
+		for i, v := range keys {
+			if v.Int64() == key {
+				if run == nil {
+					run = &selRun{row: int64(i)}
+				}
+				run.n++
+			}
+		}
+		if run == nil {
+			continue
+		}
+		for c := range fm.ncol() {
+			if !framedChunk(fm, rg, c) {
+				t.Fatalf("rg %d column %d is not read by frames", rg, c)
+			}
+			w := &fileWork{fm: fm}
+			if err := planFrames(w, rg, c, []selRun{*run}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range w.ranges {
+				if !seen[r] {
+					seen[r] = true
+					n += r.end - r.off
+					ranges++
+				}
+			}
+		}
+	}
+	return n, ranges
+}
+
+// TestFrameLookups: over framed files, every key's lookup returns the rows
+// of a full scan, and a warm lookup reads exactly its frames (and the
+// levels of frames mixing nulls), far less than its pages.
+func TestFrameLookups(t *testing.T) {
+	ctx := context.Background()
+	root, uris, data := writeFramedFiles(t)
+	idx, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	res := StoreResolver{Store: data}
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user"}, res, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "u", Options{Resolver: res, CoalesceGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	scan := fullScan(t, root, uris, "user", []byte{}, bytes.Repeat([]byte{0xff}, 16))
+	byKey := map[string][]scanRow{}
+	for _, r := range scan {
+		byKey[string(r.key)] = append(byKey[string(r.key)], r)
+	}
+	var light, lightRead, lightReturned int64
+	for k := int64(0); k < 300; k++ {
+		r, err := ri.Lookup(ctx, Query{Key: k})
+		if err != nil {
+			t.Fatalf("key %d: %v", k, err)
+		}
+		checkRows(t, fmt.Sprint("key ", k), r.Rows, byKey[string(appendKeyValue(nil, parquet.Int64Value(k)))])
+		var want int64
+		var ranges int
+		for _, uri := range uris {
+			n, rs := frameBytes(t, root, uri, k)
+			want += n
+			ranges += rs
+		}
+		if r.Plan.Data.BytesRead != want || r.Plan.ByteRanges > ranges { // adjacent ranges coalesce
+			t.Fatalf("key %d: read %d bytes in %d ranges, its frames are %d bytes in %d", k, r.Plan.Data.BytesRead, r.Plan.ByteRanges, want, ranges)
+		}
+		if k != 7 {
+			light++
+			lightRead += r.Plan.Data.BytesRead
+			lightReturned += r.Plan.BytesReturned
+		}
+	}
+	if ri.slowChunks.Load() != 0 {
+		t.Errorf("%d chunks decoded by parquet-go", ri.slowChunks.Load())
+	}
+	t.Logf("light keys: %d bytes read, %d returned per lookup", lightRead/light, lightReturned/light)
+}
+
+// TestCorruptFrameOffsets: a frame table whose frame sizes point past their
+// pages makes the lookup fail with prepared.ErrBadFrames (and
+// ErrDataFileChanged), not return wrong rows.
+func TestCorruptFrameOffsets(t *testing.T) {
+	ctx := context.Background()
+	root, uris, data := writeFramedFiles(t)
+	path := filepath.Join(root, uris[0])
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, _, _ := prepared.FramesMarkerOf(f)
+	tab, err := prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Re-encode the table with every frame 16,383 bytes long (the same
+	// varint length for sizes of 128–16,383 bytes: the table keeps its
+	// length, so the footer and its checksum do not change).
+	out := []byte("ARFT")
+	out = binary.AppendUvarint(out, prepared.FramesVersion)
+	out = binary.AppendUvarint(out, uint64(len(f.RowGroups())))
+	changed := 0
+	for rg := range f.RowGroups() {
+		out = binary.AppendUvarint(out, 7)
+		for c := range 7 {
+			out = binary.AppendUvarint(out, uint64(tab.Pages(rg, c)))
+			for p := range tab.Pages(rg, c) {
+				pf, err := tab.Page(rg, c, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = binary.AppendUvarint(out, uint64(pf.LevelsOffset+pf.LevelsLength))
+				out = binary.AppendUvarint(out, uint64(pf.LevelsLength))
+				out = binary.AppendUvarint(out, uint64(len(pf.Frames)))
+				end := pf.LevelsOffset + pf.LevelsLength
+				for _, fr := range pf.Frames {
+					out = binary.AppendUvarint(out, uint64(fr.Rows))
+					out = binary.AppendUvarint(out, uint64(fr.Values))
+					out = binary.AppendUvarint(out, uint64(fr.Offset-end))
+					size := fr.Size
+					if size >= 128 && size < 16383 {
+						size, changed = 16383, changed+1
+					}
+					out = binary.AppendUvarint(out, uint64(size))
+					end = fr.Offset + fr.Size
+				}
+			}
+		}
+	}
+	if len(out) != int(mk.Length) || changed == 0 {
+		t.Fatalf("re-encoded table of %d bytes (was %d), %d frames changed", len(out), mk.Length, changed)
+	}
+	copy(b[mk.Offset:], out)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	res := StoreResolver{Store: data}
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user"}, res, uris[:1]); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "u", Options{Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ri.Lookup(ctx, Query{Key: int64(7)})
+	if !errors.Is(err, prepared.ErrBadFrames) || !errors.Is(err, ErrDataFileChanged) {
+		t.Fatalf("lookup over corrupt frame offsets: %v", err)
+	}
+	if !strings.Contains(err.Error(), "frame") {
+		t.Errorf("error does not say frame: %v", err)
+	}
+}
