@@ -50,6 +50,20 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 	}
 	paths = append(paths, filepath.Join(dir, "one-page-per-key.parquet"))
 	keys := []string{files[0].Key, files[1].Key, "one-page-per-key.parquet"}
+	// Framed variants (prepared.WriteFramed): a ZSTD frame per key inside
+	// the pages, and frames of ≥ 1 KiB of keys aligned to 4 KiB with
+	// skippable frames.
+	for name, fo := range map[string]prepared.FrameOptions{
+		"framed-per-key.parquet":         {},
+		"framed-grouped-aligned.parquet": {MinFrameBytes: 1 << 10, Align: 4 << 10},
+	} {
+		if _, _, err := prepared.WriteFramed(ctx, st, name, src.Schema(), parquet.NewReader(src),
+			prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: 16 << 10}, fo); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Join(dir, name))
+		keys = append(keys, name)
+	}
 
 	out, err := env.RunScript(ctx, "prepared_check.py", paths...)
 	if err != nil {
