@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -18,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/proc"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -586,7 +588,8 @@ func (fw *frameWriter) frameValues(at int64, frames []rawFrame) ([]byte, []int) 
 // WriteFramed is Write followed by FrameFile: the rows are written as a
 // prepared file with every column PLAIN and uncompressed (opts'
 // Compression and Encodings are overridden), then framed into key in st.
-// The intermediate file is held in memory.
+// The intermediate file is written to a folder of its own under
+// opts.TempDir (the system's if ""), removed when done.
 func WriteFramed(ctx context.Context, st store.Store, key string, schema *parquet.Schema, rows parquet.RowReader, opts Options, fo FrameOptions) (FileStats, FrameStats, error) {
 	o := opts
 	o.Compression = &parquet.Uncompressed
@@ -594,7 +597,15 @@ func WriteFramed(ctx context.Context, st store.Store, key string, schema *parque
 	for _, p := range schema.Columns() {
 		o.Encodings[strings.Join(p, ".")] = &parquet.Plain
 	}
-	tmp, err := store.Open(ctx, "mem://")
+	// The PLAIN, uncompressed intermediate (≈ 3–5× the framed file) goes to
+	// a spill folder of its own under TempDir (swept like the sort's runs if
+	// the process dies), removed at the end.
+	dir, err := os.MkdirTemp(opts.TempDir, proc.SpillPattern("prepare"))
+	if err != nil {
+		return FileStats{}, FrameStats{}, err
+	}
+	defer os.RemoveAll(dir)
+	tmp, err := store.Open(ctx, "file://"+dir)
 	if err != nil {
 		return FileStats{}, FrameStats{}, err
 	}
