@@ -191,6 +191,20 @@ func TestFrameLookups(t *testing.T) {
 			lightReturned += r.Plan.BytesReturned
 		}
 	}
+	// Cold: the frame table comes with the tail read of each file (the
+	// manifest's TailBytes covers it), then only frames are read.
+	cold, err := Open(ctx, idx, "u", Options{Resolver: res, CoalesceGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cold.Lookup(ctx, Query{Key: int64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "cold key 3", r.Rows, byKey[string(appendKeyValue(nil, parquet.Int64Value(3)))])
+	if r.Plan.Data.Requests != int64(len(uris)+r.Plan.ByteRanges) {
+		t.Errorf("cold lookup: %d data requests for %d files and %d frame ranges", r.Plan.Data.Requests, len(uris), r.Plan.ByteRanges)
+	}
 	if ri.slowChunks.Load() != 0 {
 		t.Errorf("%d chunks decoded by parquet-go", ri.slowChunks.Load())
 	}
