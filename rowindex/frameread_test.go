@@ -191,6 +191,21 @@ func TestFrameLookups(t *testing.T) {
 			lightReturned += r.Plan.BytesReturned
 		}
 	}
+	// A projection without the key column: only those columns' frames.
+	pr, err := ri.Lookup(ctx, Query{Key: int64(5), Columns: []string{"name", "flag"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want5 := byKey[string(appendKeyValue(nil, parquet.Int64Value(5)))]
+	if len(pr.Rows) != len(want5) || len(want5) == 0 {
+		t.Fatalf("projected lookup: %d rows, scan %d", len(pr.Rows), len(want5))
+	}
+	for i, r := range pr.Rows {
+		w := parquet.Row{want5[i].vals[2], want5[i].vals[6]}
+		if !rowsEqual(r.Values, w) {
+			t.Fatalf("projected row %d: %v, scan %v", i, r.Values, w)
+		}
+	}
 	// Cold: the frame table comes with the tail read of each file (the
 	// manifest's TailBytes covers it), then only frames are read.
 	cold, err := Open(ctx, idx, "u", Options{Resolver: res, CoalesceGap: -1})
