@@ -41,7 +41,7 @@ func TestBadInput(t *testing.T) {
 		{"key also a sort column", Options{Key: "user", Sort: []string{"ts", "user"}}, aerr.ErrInvalidArgument},
 		{"no key", Options{}, aerr.ErrInvalidArgument},
 		{"page bytes out of range", Options{Key: "user", PageBytes: -2}, aerr.ErrInvalidArgument},
-		{"one key over the budget", Options{Key: "user", MemoryBytes: 100_000}, ErrMemoryBudget},
+		{"one key over the budget, one page per key", Options{Key: "user", PageBytes: PageBytesPerKey, MemoryBytes: 100_000}, ErrMemoryBudget},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := fileStore(t)

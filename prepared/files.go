@@ -219,12 +219,26 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	return st, nil
 }
 
-// writeBuckets writes the sorted buckets of one partition.
+// writeBuckets writes the sorted buckets of one partition, up to
+// Options.Parallelism files at once (each from its own merge of its runs).
+// A file written is in st.Files as soon as it is committed, so that a
+// failure deletes it; the partition's files are then put in bucket order.
 func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, cols *columns, nb int, o Options, st *Stats) error {
+	var ks []int
 	for k := range nb {
-		if s.empty(k) {
-			continue
+		if !s.empty(k) {
+			ks = append(ks, k)
 		}
+	}
+	pages, err := s.finish(ctx)
+	if err != nil {
+		return err
+	}
+	o.pageBuffers = pages
+	first := len(st.Files)
+	out := make([]FileStats, len(ks))
+	err = parallel(ctx, len(ks), o.Parallelism, func(ctx context.Context, i int) error {
+		k := ks[i]
 		bucket := k
 		if nb == 1 {
 			bucket = -1
@@ -237,9 +251,10 @@ func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, 
 		if cerr := stream.close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			return err
-		}
+		out[i] = fs
+		return err
+	}, func(_, i int) {
+		fs := out[i]
 		st.Files = append(st.Files, fs)
 		st.Rows += fs.Rows
 		st.Bytes += fs.Bytes
@@ -248,8 +263,9 @@ func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, 
 		st.PageIndexBytes += fs.PageIndexBytes
 		st.MaxPagesPerKey = max(st.MaxPagesPerKey, fs.MaxPagesPerKey)
 		report(o, Progress{Phase: "write", Done: len(st.Files), Rows: st.Rows, Bytes: st.Bytes})
-	}
-	return nil
+	})
+	slices.SortFunc(st.Files[first:], func(a, b FileStats) int { return strings.Compare(a.Key, b.Key) })
+	return err
 }
 
 // rowBatch is a batch of rows read from a source with their buckets.

@@ -30,11 +30,12 @@ const (
 	// file holds one row group comfortably.
 	DefaultRowGroupRows = 1 << 20
 
-	// DefaultMemoryBytes is the default sort budget. Past it, sorted runs
-	// are spilled to a temporary folder and merged (an external sort), so
-	// the budget bounds memory, not the input: 512 MiB holds ≈1.3M rows of
-	// the benchmark lake (≈400 bytes each in memory) per run.
-	DefaultMemoryBytes = 512 << 20
+	// DefaultMemoryBytes is the default memory budget. Past half of it,
+	// sorted runs are spilled to a temporary folder and merged (an external
+	// sort), so the budget bounds memory, not the input: 1 GiB holds ≈1.3M
+	// rows of the benchmark lake (≈400 bytes each in memory) per round of
+	// runs, and a laptop has it to spare.
+	DefaultMemoryBytes = 1 << 30
 
 	// PageBytesPerKey is the PageBytes of one page per key and column. It is
 	// never a default: for keys of a few rows every page costs ≈85 bytes of
@@ -104,8 +105,8 @@ type Options struct {
 	// folder of its own is made in it at the first spill and removed at
 	// the end, also on errors.
 	TempDir string
-	// Parallelism is the number of sources read at once by PrepareFiles
-	// (GOMAXPROCS if 0).
+	// Parallelism is the number of sources read, runs sorted and spilled,
+	// and bucket files written at once (GOMAXPROCS if 0).
 	Parallelism int
 	// Overwrite replaces existing files; by default a file is written with
 	// put-if-absent and an existing one is an error (store.ErrPrecondition).
@@ -114,8 +115,9 @@ type Options struct {
 	// goroutine).
 	Progress func(Progress)
 
-	choices    *Choices // set by PrepareFiles, recorded in the marker
-	choseCodec bool     // Compression was nil
+	choices     *Choices           // set by PrepareFiles, recorded in the marker
+	choseCodec  bool               // Compression was nil
+	pageBuffers parquet.BufferPool // the writers' page buffers (sorter.finish); nil: in memory
 }
 
 // Progress reports the advance of PrepareFiles or Write.

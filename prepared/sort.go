@@ -84,36 +84,117 @@ func (s *sorter) add(ctx context.Context, k int, r parquet.Row) error {
 	return nil
 }
 
-// spill writes every bucket's held rows as a sorted run.
+// minPieceRows is the fewest rows a bucket's held rows are split into when
+// they are spilled as several runs (see spill): smaller runs would cost
+// more in merge fan-in than their parallel sort saves.
+const minPieceRows = 4 << 10
+
+// spill writes every bucket's held rows as sorted runs. The buckets are
+// sorted and written in parallel (up to Options.Parallelism at once); when
+// there are fewer non-empty buckets than workers, a bucket's rows are cut
+// into contiguous pieces, each its own run. The merge breaks ties by run
+// order and pieces keep arrival order, so the output is the same as with
+// one run per bucket. Sorting a piece allocates what sortOverhead already
+// counts for its rows, so the pieces sorted at once stay within the budget.
 func (s *sorter) spill(ctx context.Context) error {
-	if s.tmp == "" {
-		// Named after this process, so that a killed run's folder is
-		// removed by the next update (proc.SpillPattern).
-		dir, err := os.MkdirTemp(s.parent, proc.SpillPattern("prepare"))
-		if err != nil {
-			return fmt.Errorf("prepared: temporary folder for sorted runs: %w", err)
+	if err := s.mkdir(); err != nil {
+		return err
+	}
+	type piece struct {
+		k    int
+		rows []parquet.Row
+		name string
+		size int64
+	}
+	nonEmpty := 0
+	for _, rows := range s.buckets {
+		if len(rows) > 0 {
+			nonEmpty++
 		}
-		s.tmp = dir
+	}
+	split := 1
+	if workers := max(s.o.Parallelism, 1); nonEmpty > 0 && nonEmpty < workers {
+		split = (workers + nonEmpty - 1) / nonEmpty
+	}
+	var pieces []*piece
+	for k, rows := range s.buckets {
+		per := max((len(rows)+split-1)/split, minPieceRows)
+		seq := len(s.runs[k])
+		for i := 0; i < len(rows); i += per {
+			name := filepath.Join(s.tmp, fmt.Sprintf("b%05d-r%05d.parquet", k, seq))
+			pieces = append(pieces, &piece{k: k, rows: rows[i:min(i+per, len(rows))], name: name})
+			seq++
+		}
+	}
+	err := parallel(ctx, len(pieces), s.o.Parallelism, func(ctx context.Context, i int) error {
+		p := pieces[i]
+		sortRows(s.cols, p.rows)
+		n, err := writeRun(ctx, p.name, s.cols.schema, p.rows)
+		p.size = n
+		return err
+	}, func(_, i int) {
+		s.stats.Runs++
+		s.stats.SpillBytes += pieces[i].size
+		report(s.o, Progress{Phase: "spill", Done: s.stats.Runs, Bytes: s.stats.SpillBytes})
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		s.runs[p.k] = append(s.runs[p.k], p.name)
 	}
 	for k, rows := range s.buckets {
-		if len(rows) == 0 {
-			continue
-		}
-		sortRows(s.cols, rows)
-		name := filepath.Join(s.tmp, fmt.Sprintf("b%05d-r%05d.parquet", k, len(s.runs[k])))
-		n, err := writeRun(ctx, name, s.cols.schema, rows)
-		if err != nil {
-			return err
-		}
-		s.runs[k] = append(s.runs[k], name)
-		s.stats.Runs++
-		s.stats.SpillBytes += n
 		clear(rows)
 		s.buckets[k] = rows[:0]
-		report(s.o, Progress{Phase: "spill", Done: s.stats.Runs, Bytes: s.stats.SpillBytes})
 	}
 	s.held = 0
 	return nil
+}
+
+// mkdir makes the folder of the runs, at the first spill.
+func (s *sorter) mkdir() error {
+	if s.tmp != "" {
+		return nil
+	}
+	// Named after this process, so that a killed run's folder is removed
+	// by the next update (proc.SpillPattern).
+	dir, err := os.MkdirTemp(s.parent, proc.SpillPattern("prepare"))
+	if err != nil {
+		return fmt.Errorf("prepared: temporary folder for sorted runs: %w", err)
+	}
+	s.tmp = dir
+	return nil
+}
+
+// spilled reports whether any run was spilled.
+func (s *sorter) spilled() bool {
+	for _, r := range s.runs {
+		if len(r) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finish is called when every row was added and before the buckets are
+// written. When runs were spilled (the rows outgrew half the budget), the
+// rows still held are spilled too, so that the writers, which then run
+// beside the merges, have the memory those rows took; and the writers are
+// given page buffers on disk, in the runs' folder: parquet-go holds a row
+// group's compressed pages until the row group ends, and a row group never
+// ends inside a key, so one heavy key (the skewed lake's top user: 5M rows)
+// would otherwise hold its whole compressed data. Without runs it returns
+// nil: everything fitted in memory, and so does the output.
+func (s *sorter) finish(ctx context.Context) (parquet.BufferPool, error) {
+	if !s.spilled() {
+		return nil, nil
+	}
+	if s.held > 0 {
+		if err := s.spill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return parquet.NewFileBufferPool(s.tmp, "pages-*"), nil
 }
 
 // runGroupRows bounds the row groups of a run file: parquet-go holds a row

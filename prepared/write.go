@@ -64,6 +64,9 @@ func Write(ctx context.Context, st store.Store, key string, schema *parquet.Sche
 	if o.Buckets > 1 {
 		bucket = o.Bucket
 	}
+	if o.pageBuffers, err = s.finish(ctx); err != nil {
+		return FileStats{}, err
+	}
 	stream, err := s.stream(0)
 	if err != nil {
 		return FileStats{}, err
@@ -136,6 +139,9 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		parquet.KeyValueMetadata(MarkerKey, string(marker)),
 		parquet.CreatedBy("ariadne-prepared", fmt.Sprint(FormatVersion), ""),
 	}
+	if o.pageBuffers != nil {
+		wopt = append(wopt, parquet.ColumnPageBuffers(o.pageBuffers))
+	}
 	// No statistics in page headers: the column index already holds every
 	// page's bounds (truncated to 16 bytes), while parquet-go's headers
 	// repeat the full min and max twice (the deprecated and the current
@@ -147,56 +153,10 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	}
 	pw := parquet.NewWriter(bw, append(wopt, cols.schema)...)
 	kw := newKeyWriter(pw, cols, o.PageBytes, &fs)
-	keyCol := cols.order[0]
-	var rgRows int64
-	var group []parquet.Row
-	b := &budget{what: "one key's rows in " + key, max: o.MemoryBytes / 2}
-	writeGroup := func() error {
-		if rgRows >= o.RowGroupRows { // rows follow: end the row group at this key boundary
-			if err := kw.endRowGroup(); err != nil {
-				return err
-			}
-			rgRows = 0
-		}
-		if err := kw.writeGroup(group); err != nil {
-			return err
-		}
-		fs.Keys++
-		fs.Rows += int64(len(group))
-		rgRows += int64(len(group))
-		clear(group)
-		group, b.used = group[:0], 0
-		return nil
+	if err := writeKeys(ctx, kw, cols, rows, o, key, &fs); err != nil {
+		return fs, err
 	}
-	for {
-		r, err := rows.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fs, err
-		}
-		if len(group) > 0 && !sameKey(keyCol.typ, valueOf(group[0], keyCol.index), valueOf(r, keyCol.index)) {
-			if fs.Keys%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return fs, err
-				}
-			}
-			if err := writeGroup(); err != nil {
-				return fs, err
-			}
-		}
-		if err := b.add(r); err != nil {
-			return fs, err
-		}
-		group = append(group, r)
-	}
-	if len(group) > 0 {
-		if err := writeGroup(); err != nil {
-			return fs, err
-		}
-	}
-	if rgRows > 0 {
+	if fs.Rows > 0 {
 		kw.countPending()
 		fs.RowGroups++
 	}
@@ -220,6 +180,70 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		fs.Pages += p
 	}
 	return fs, nil
+}
+
+// writeKeys streams the sorted rows into kw key group by key group, ending
+// row groups at key boundaries after o.RowGroupRows. Rows are not held
+// (the key writer keeps a page's worth of values per column), except with
+// one page per key, where a key's rows are its page and must fit half the
+// budget (ErrMemoryBudget).
+func writeKeys(ctx context.Context, kw *keyWriter, cols *columns, rows rowStream, o Options, key string, fs *FileStats) error {
+	keyCol := cols.order[0]
+	var rgRows int64
+	var first parquet.Value // key of the current group
+	inGroup := false
+	b := &budget{what: "one key's rows in " + key, max: o.MemoryBytes / 2}
+	endGroup := func() error {
+		if err := kw.endGroup(); err != nil {
+			return err
+		}
+		fs.Keys++
+		return nil
+	}
+	for {
+		r, err := rows.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		k := valueOf(r, keyCol.index)
+		if !inGroup || !sameKey(keyCol.typ, first, k) {
+			if inGroup {
+				if err := endGroup(); err != nil {
+					return err
+				}
+			}
+			if fs.Keys%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if rgRows >= o.RowGroupRows { // rows follow: end the row group at this key boundary
+				if err := kw.endRowGroup(); err != nil {
+					return err
+				}
+				rgRows = 0
+			}
+			kw.beginGroup()
+			first, inGroup, b.used = k, true, 0
+		}
+		if o.PageBytes <= 0 {
+			if err := b.add(r); err != nil {
+				return err
+			}
+		}
+		if err := kw.addRow(r); err != nil {
+			return err
+		}
+		fs.Rows++
+		rgRows++
+	}
+	if inGroup {
+		return endGroup()
+	}
+	return nil
 }
 
 // sameKey reports whether two key values are equal (two nulls are).
