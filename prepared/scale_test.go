@@ -109,7 +109,6 @@ func TestExternalParallelSortIsIdentical(t *testing.T) {
 				if runs < 4 {
 					t.Fatalf("budget %d, %d workers: %d runs, the merge is not exercised", c.mem, c.workers, runs)
 				}
-				t.Logf("budget %d, %d workers: %d runs", c.mem, c.workers, runs)
 				if len(got) != len(want) {
 					t.Fatalf("budget %d, %d workers: %d files, want %d", c.mem, c.workers, len(got), len(want))
 				}
