@@ -118,6 +118,7 @@ type Options struct {
 	choices     *Choices           // set by PrepareFiles, recorded in the marker
 	choseCodec  bool               // Compression was nil
 	pageBuffers parquet.BufferPool // the writers' page buffers (sorter.finish); nil: in memory
+	mergeFanIn  int                // runs merged at once (tests); 0: maxMergeRuns
 }
 
 // Progress reports the advance of PrepareFiles or Write.

@@ -92,7 +92,8 @@ func cmpString(a, b string) int {
 // bucket sorted, spilled and written in parallel), gives the same files
 // byte for byte as the in-memory sort, for one bucket (its held rows cut
 // into pieces, one run each) and for three; rows tied on (key, ts) keep
-// their input order across runs.
+// their input order across runs. With runs merged three at a time (in
+// several passes before the final merge) the files are the same too.
 func TestExternalParallelSortIsIdentical(t *testing.T) {
 	evs := tiedEvents(21, 60_000)
 	for _, buckets := range []int{1, 3} {
@@ -102,10 +103,11 @@ func TestExternalParallelSortIsIdentical(t *testing.T) {
 				t.Fatalf("%d runs under the default budget", runs)
 			}
 			for _, c := range []struct {
-				mem     int64
-				workers int
-			}{{8 << 20, 1}, {8 << 20, 4}, {3 << 20, 4}} {
-				got, runs := prepareTree(t, evs, Options{Buckets: buckets, MemoryBytes: c.mem, Parallelism: c.workers})
+				mem            int64
+				workers, fanIn int
+			}{{8 << 20, 1, 0}, {8 << 20, 4, 0}, {3 << 20, 4, 0}, {3 << 20, 2, 3}} {
+				// fanIn 3: runs merged 3 at a time, in several passes.
+				got, runs := prepareTree(t, evs, Options{Buckets: buckets, MemoryBytes: c.mem, Parallelism: c.workers, mergeFanIn: c.fanIn})
 				if runs < 4 {
 					t.Fatalf("budget %d, %d workers: %d runs, the merge is not exercised", c.mem, c.workers, runs)
 				}

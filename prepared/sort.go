@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -194,7 +195,104 @@ func (s *sorter) finish(ctx context.Context) (parquet.BufferPool, error) {
 			return nil, err
 		}
 	}
+	if err := s.mergePasses(ctx); err != nil {
+		return nil, err
+	}
 	return parquet.NewFileBufferPool(s.tmp, "pages-*"), nil
+}
+
+// maxMergeRuns is the most runs merged at once: each open run holds a
+// reader with a page buffer per column (≈64 KiB each), so 64 runs of the
+// benchmark lake's 5 columns take ≈20–60 MiB per merge, and there are up
+// to Options.Parallelism merges at once.
+const maxMergeRuns = 64
+
+// mergePasses merges a bucket's runs, consecutive ones maxMergeRuns at a
+// time, into longer runs until at most maxMergeRuns are left, so that
+// the final merge into the writer opens no more (a 100 GB input under
+// 1 GiB spills thousands of runs). Runs merged are consecutive and the
+// merge keeps run order among equal rows, so the order stays that of the
+// stable sort. Groups are merged in parallel.
+func (s *sorter) mergePasses(ctx context.Context) error {
+	fanIn := cmp.Or(s.o.mergeFanIn, maxMergeRuns)
+	for pass := 0; ; pass++ {
+		type group struct {
+			k    int
+			runs []string
+			name string
+			size int64
+		}
+		var groups []*group
+		next := make([][]string, len(s.runs))
+		for k, runs := range s.runs {
+			if len(runs) <= fanIn {
+				next[k] = runs
+				continue
+			}
+			for i := 0; i < len(runs); i += fanIn {
+				g := &group{k: k, runs: runs[i:min(i+fanIn, len(runs))]}
+				if len(g.runs) == 1 {
+					next[k] = append(next[k], g.runs[0])
+					continue
+				}
+				g.name = filepath.Join(s.tmp, fmt.Sprintf("b%05d-m%02d-r%05d.parquet", k, pass, len(next[k])))
+				next[k] = append(next[k], g.name)
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
+			return nil
+		}
+		err := parallel(ctx, len(groups), s.o.Parallelism, func(ctx context.Context, i int) error {
+			g := groups[i]
+			m, err := s.merge(g.runs, nil)
+			if err != nil {
+				return err
+			}
+			g.size, err = writeRunStream(ctx, g.name, s.cols.schema, m)
+			if cerr := m.close(); err == nil {
+				err = cerr
+			}
+			for _, r := range g.runs {
+				if rerr := os.Remove(r); err == nil {
+					err = rerr
+				}
+			}
+			return err
+		}, func(_, i int) {
+			s.stats.Runs++
+			s.stats.SpillBytes += groups[i].size
+			report(s.o, Progress{Phase: "spill", Done: s.stats.Runs, Bytes: s.stats.SpillBytes})
+		})
+		if err != nil {
+			return err
+		}
+		s.runs = next
+	}
+}
+
+// merge opens runs (and then the held rows, if any) as one merged stream.
+func (s *sorter) merge(runs []string, held []parquet.Row) (*mergeStream, error) {
+	m := &mergeStream{cols: s.cols}
+	for i, name := range runs {
+		rs, err := openRun(name)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		if err := m.push(rs, i); err != nil {
+			m.close()
+			return nil, err
+		}
+	}
+	if len(held) > 0 {
+		if err := m.push(&sliceStream{rows: held}, len(runs)); err != nil {
+			m.close()
+			return nil, err
+		}
+	}
+	heap.Init(m)
+	return m, nil
 }
 
 // runGroupRows bounds the row groups of a run file: parquet-go holds a row
@@ -210,20 +308,46 @@ func runSchema(s *parquet.Schema) *parquet.Schema {
 
 // writeRun writes sorted rows as a Parquet file and returns its size.
 func writeRun(ctx context.Context, name string, schema *parquet.Schema, rows []parquet.Row) (int64, error) {
+	return writeRunStream(ctx, name, schema, &sliceStream{rows: rows})
+}
+
+// writeRunStream writes a stream of sorted rows as a run file and returns
+// its size.
+func writeRunStream(ctx context.Context, name string, schema *parquet.Schema, rows rowStream) (int64, error) {
 	f, err := os.Create(name)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
 	pw := parquet.NewWriter(f, runSchema(schema), parquet.PageBufferSize(64<<10))
-	for i := 0; i < len(rows); i += runGroupRows {
-		if err := ctx.Err(); err != nil {
+	batch := make([]parquet.Row, 0, runGroupRows)
+	flush := func() error {
+		if _, err := pw.WriteRows(batch); err != nil {
+			return err
+		}
+		clear(batch)
+		batch = batch[:0]
+		return pw.Flush()
+	}
+	for {
+		r, err := rows.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
 			return 0, err
 		}
-		if _, err := pw.WriteRows(rows[i:min(i+runGroupRows, len(rows))]); err != nil {
-			return 0, err
+		if batch = append(batch, r); len(batch) == runGroupRows {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			if err := flush(); err != nil {
+				return 0, err
+			}
 		}
-		if err := pw.Flush(); err != nil {
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
 			return 0, err
 		}
 	}
@@ -245,23 +369,10 @@ func (s *sorter) stream(k int) (rowStream, error) {
 	if len(s.runs[k]) == 0 {
 		return &sliceStream{rows: rows}, nil
 	}
-	m := &mergeStream{cols: s.cols}
-	for i, name := range s.runs[k] {
-		rs, err := openRun(name)
-		if err != nil {
-			m.close()
-			return nil, err
-		}
-		if err := m.push(rs, i); err != nil {
-			m.close()
-			return nil, err
-		}
-	}
-	if err := m.push(&sliceStream{rows: rows}, len(s.runs[k])); err != nil {
-		m.close()
+	m, err := s.merge(s.runs[k], rows)
+	if err != nil {
 		return nil, err
 	}
-	heap.Init(m)
 	return m, nil
 }
 
