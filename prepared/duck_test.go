@@ -29,7 +29,8 @@ func (e event) duckText() string {
 
 // TestDuckDBReadsTheSameRows: DuckDB's own Parquet reader returns the rows
 // written, for each page policy (pages of one key, packed, split keys), and
-// with dictionary-encoded columns written from an external sort.
+// with dictionary-encoded columns written from an external sort, and with
+// a key larger than the budget streamed from runs merged in passes.
 func TestDuckDBReadsTheSameRows(t *testing.T) {
 	ctx := context.Background()
 	evs := genEvents(6, 10_000)
@@ -54,6 +55,10 @@ func TestDuckDBReadsTheSameRows(t *testing.T) {
 		// externally in runs.
 		{"dictionaries-external", Options{PageBytes: 4096, MemoryBytes: 1 << 20, TempDir: t.TempDir(),
 			Encodings: map[string]encoding.Encoding{"name": &parquet.RLEDictionary, "n": &parquet.RLEDictionary, "score": &parquet.Plain}}},
+		// The heavy user's ≈330 KB of rows over a 256 KiB budget: many runs,
+		// merged in passes of 4, page buffers on disk, the key streamed
+		// into 512-byte pages of its own by 2 workers.
+		{"streamed-key-external", Options{PageBytes: 512, MemoryBytes: 256 << 10, TempDir: t.TempDir(), Parallelism: 2, mergeFanIn: 4}},
 	} {
 		name := c.name + ".parquet"
 		target := c.name
