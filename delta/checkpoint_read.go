@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -104,7 +105,7 @@ func readParquetActions(ctx context.Context, st store.Store, key string) (out []
 			out, err = nil, corrupt(key, 0, fmt.Errorf("parquet decoder panic: %v", r))
 		}
 	}()
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	f, err := pqrow.OpenParquet(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, corrupt(key, 0, err)
 	}

@@ -434,7 +434,7 @@ func openSource(ctx context.Context, res Resolver, uri string) (*parquet.File, i
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", uri, err)
 	}
-	f, err := parquet.OpenFile(store.NewReaderAt(ctx, s, key, info.Size), info.Size,
+	f, err := pqrow.OpenParquet(store.NewReaderAt(ctx, s, key, info.Size), info.Size,
 		parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", uri, err)

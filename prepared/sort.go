@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
 
@@ -409,7 +410,7 @@ func openRun(name string) (*runStream, error) {
 		f.Close()
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := pqrow.OpenParquet(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("prepared: run %s: %w", name, err)

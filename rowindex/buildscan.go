@@ -144,7 +144,7 @@ func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, ou
 	if fcc.Node().Optional() {
 		maxDef = 1
 	}
-	pages := fcc.PagesFrom(r)
+	pages := pqrow.GuardPages(fcc, r)
 	defer pages.Close()
 	var plain chunkValues
 	for int64(len(out.ends)) < n {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -845,7 +846,7 @@ func forEachFragmentPage(cc parquet.ColumnChunk, r io.ReaderAt, n int, fn func(p
 	if !ok {
 		return fmt.Errorf("column chunk %T is not a file column chunk", cc)
 	}
-	pages := fcc.PagesFrom(r)
+	pages := pqrow.GuardPages(fcc, r)
 	defer pages.Close()
 	got := 0
 	for {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -99,7 +100,7 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 	if len(runs) == 0 {
 		return nil
 	}
-	pages := fcc.PagesFrom(r)
+	pages := pqrow.GuardPages(fcc, r)
 	defer pages.Close()
 	if !aligned || len(locs) == 0 {
 		return c.stream(pages, repeated)

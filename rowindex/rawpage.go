@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -175,16 +176,13 @@ func directEncoding(enc format.Encoding, ci colInfo) bool {
 	return false
 }
 
-// decompress decodes a compressed page body of the given uncompressed size.
+// decompress decodes a compressed page body of the given uncompressed size
+// (pqrow.DecompressPage: LZ4_RAW with a bounded decoder).
 func decompress(codec format.CompressionCodec, src []byte, size int) ([]byte, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("uncompressed size %d", size)
 	}
-	out, err := parquet.LookupCompressionCodec(codec).Decode(make([]byte, 0, size), src)
-	if err != nil {
-		return nil, fmt.Errorf("decompress %v: %w", codec, err)
-	}
-	return out, nil
+	return pqrow.DecompressPage(codec, make([]byte, 0, size), src, size)
 }
 
 // pagePools recycle the buffers of decompressed pages that are cut and
@@ -205,11 +203,7 @@ func decompressPooled(codec format.CompressionCodec, src []byte, size int) ([]by
 	} else {
 		buf = make([]byte, 0, 1<<k)
 	}
-	out, err := parquet.LookupCompressionCodec(codec).Decode(buf, src)
-	if err != nil {
-		return nil, fmt.Errorf("decompress %v: %w", codec, err)
-	}
-	return out, nil
+	return pqrow.DecompressPage(codec, buf, src, size)
 }
 
 // releasePage returns a cut page's buffer to its pool; p must not be used

@@ -37,7 +37,7 @@ func OpenFile(r io.ReaderAt, size int64) (f *File, err error) {
 			f, err = nil, recovered(p)
 		}
 	}()
-	pf, err := parquet.OpenFile(r, size,
+	pf, err := OpenParquet(r, size,
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
 		parquet.ReadBufferSize(readBufferSize))

@@ -226,7 +226,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 			if err != nil {
 				return nil, nil, readErr([]string{kc.name()}, err)
 			}
-			pages = fcc.PagesFrom(sr)
+			pages = GuardPages(fcc, sr)
 		}
 	}
 	if pages == nil {

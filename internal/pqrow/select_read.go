@@ -209,7 +209,7 @@ func (c *seekCursor) skipTo(target int64) error {
 func (c *seekCursor) seek(target int64) error {
 	if c.pages == nil {
 		if fcc, ok := c.chunk.(*parquet.FileColumnChunk); ok && c.reader != nil {
-			c.pages = fcc.PagesFrom(c.reader)
+			c.pages = GuardPages(fcc, c.reader)
 		} else {
 			c.pages = c.chunk.Pages()
 		}

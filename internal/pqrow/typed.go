@@ -226,7 +226,7 @@ func (f *File) scanChunk(gi int, cc parquet.ColumnChunk, c *TypedColumn, numRows
 			if err != nil {
 				return readErr(c.path, err)
 			}
-			pages = fcc.PagesFrom(sr)
+			pages = GuardPages(fcc, sr)
 		}
 	}
 	if pages == nil {

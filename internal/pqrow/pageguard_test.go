@@ -1,0 +1,247 @@
+package pqrow
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
+)
+
+const lz4RawFile = "../../testdata/parquet-testing/data/lz4_raw_compressed.parquet"
+
+// corruptLZ4Raw returns parquet-testing's lz4_raw_compressed.parquet with
+// the body of its first LZ4_RAW data page replaced by a block that no
+// buffer size decodes (a match reaching 65,535 bytes before the start of
+// the output): the input that makes parquet-go v0.32.0's codec double its
+// buffer until the process dies. It also returns that page's body.
+func corruptLZ4Raw(t testing.TB) (file, body []byte) {
+	t.Helper()
+	b, err := os.ReadFile(lz4RawFile)
+	if err != nil {
+		t.Skip("parquet-testing data not available")
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rg := range f.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			m := cc.MetaData
+			if m.Codec != format.Lz4Raw {
+				continue
+			}
+			pos := m.DataPageOffset
+			if d := m.DictionaryPageOffset; d > 0 && d < pos {
+				pos = d
+			}
+			for end := pos + m.TotalCompressedSize; pos < end; {
+				h, n, err := ParsePageHeader(b[pos:end])
+				if err != nil {
+					t.Fatal(err)
+				}
+				start, size := pos+int64(n), int64(h.CompressedPageSize)
+				pos = start + size
+				if h.Type != format.DataPage || size < 8 {
+					continue
+				}
+				out := bytes.Clone(b)
+				body = out[start : start+size]
+				// token: 1 literal, match length 15+; the literal; offset
+				// 0xffff; no more length.
+				copy(body, []byte{0x1f, 'a', 0xff, 0xff, 0x00})
+				return out, body
+			}
+		}
+	}
+	t.Fatal("no LZ4_RAW data page found")
+	return nil, nil
+}
+
+// TestCorruptLZ4Body checks the crafted page really is the codec bomb (no
+// buffer, however large, decodes it) and that DecompressPage refuses it
+// as a *PageError without allocating more than the header's size.
+func TestCorruptLZ4Body(t *testing.T) {
+	_, body := corruptLZ4Raw(t)
+	if _, err := lz4.UncompressBlock(body, make([]byte, 64<<20)); err == nil {
+		t.Fatal("the crafted body decodes into 64 MiB: it would not make parquet-go's codec loop")
+	}
+	_, err := DecompressPage(format.Lz4Raw, nil, body, 1000)
+	var pe *PageError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("DecompressPage = %v, want a *PageError matching ErrCorrupt", err)
+	}
+	// A header promising more than LZ4 can expand is refused before any
+	// allocation.
+	if _, err := DecompressPage(format.Lz4Raw, nil, []byte{0x10, 'a'}, 1<<30); !errors.As(err, &pe) {
+		t.Fatalf("1 GiB from 2 bytes: %v, want a *PageError", err)
+	}
+	// A sound block decodes to its size; a size that is off is refused.
+	src := make([]byte, lz4.CompressBlockBound(4096))
+	data := bytes.Repeat([]byte("ariadne "), 512)
+	n, err := lz4.CompressBlock(data, src, nil)
+	if err != nil || n == 0 {
+		t.Fatal(n, err)
+	}
+	got, err := DecompressPage(format.Lz4Raw, nil, src[:n], len(data))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("sound block: %v", err)
+	}
+	if _, err := DecompressPage(format.Lz4Raw, nil, src[:n], len(data)+1); !errors.As(err, &pe) {
+		t.Fatalf("size one too large: %v, want a *PageError", err)
+	}
+}
+
+// childEnv marks the subprocess of TestCorruptLZ4RawBoundedMemory.
+const childEnv = "ARIADNE_PQROW_LZ4_CHILD"
+
+// TestCorruptLZ4RawBoundedMemory reads the corrupt LZ4_RAW file as update
+// reads it (rows, then typed pages) and through parquet-go's own row
+// reader over OpenParquet, in a subprocess whose address space is capped
+// at 2 GiB: each must fail with a *PageError (ErrCorrupt). Without the
+// guard parquet-go's codec allocates until the cap, and the subprocess dies
+// with a fatal out-of-memory that fails this test instead of killing the
+// test binary.
+func TestCorruptLZ4RawBoundedMemory(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		corruptLZ4Raw(t) // skips without the data
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCorruptLZ4RawBoundedMemory$", "-test.v")
+		cmd.Env = append(os.Environ(), childEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("subprocess (2 GiB address space): %v\n%s", err, head(out, 2000))
+		}
+		return
+	}
+	lim := syscall.Rlimit{Cur: 2 << 30, Max: 2 << 30}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		t.Fatal(err)
+	}
+	file, _ := corruptLZ4Raw(t)
+	ctx := context.Background()
+	// parquet-go keeps only the text of a read error: what matters is
+	// ErrCorrupt and the guard's reason.
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(fmt.Sprint(err), "corrupt page at offset") {
+			t.Errorf("%s: %v, want ErrCorrupt from the LZ4_RAW guard", what, err)
+		}
+	}
+	f, err := OpenFile(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := f.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	for _, err := range f.Rows(ctx, sch, ReadOptions{}) {
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	check("Rows", rerr)
+	if cols, ok := f.PlanTyped(sch.Fields, ReadOptions{}); ok {
+		check("ScanTyped", f.ScanTyped(ctx, cols, func(int, *TypedPage) error { return nil }))
+	}
+	pf, err := OpenParquet(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]parquet.Row, 16)
+	rr := parquet.NewReader(pf)
+	_, err = rr.ReadRows(rows)
+	check("parquet.Reader", err)
+	for _, rg := range pf.RowGroups() {
+		for _, cc := range rg.ColumnChunks() {
+			pages := GuardPages(cc.(*parquet.FileColumnChunk), bytes.NewReader(file))
+			for {
+				if _, err = pages.ReadPage(); err != nil {
+					break
+				}
+			}
+			pages.Close()
+		}
+	}
+}
+
+// head is the start of a subprocess's output (a fatal error's first lines
+// say what died; the goroutine dump after them is long).
+func head(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// TestSoundLZ4RawPasses: the guard lets parquet-testing's sound LZ4_RAW
+// files through (every chunk checked, no error) and the small one reads
+// as it did before the guard.
+func TestSoundLZ4RawPasses(t *testing.T) {
+	for _, name := range []string{"lz4_raw_compressed.parquet", "lz4_raw_compressed_larger.parquet"} {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(lz4RawFile), name))
+		if err != nil {
+			t.Skip("parquet-testing data not available")
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := GuardReader(bytes.NewReader(b), pf.Metadata())
+		gr, ok := g.(*guardedReader)
+		if !ok || len(gr.chunks) == 0 {
+			t.Fatalf("%s: no LZ4_RAW chunk guarded", name)
+		}
+		if err := gr.check(0, int64(len(b))); err != nil || !gr.chunks[0].done {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	b, _ := os.ReadFile(lz4RawFile)
+	f, err := OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, _ := f.Schema()
+	n := 0
+	for _, err := range f.Rows(context.Background(), sch, ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("%d rows, want 4", n)
+	}
+}
+
+// TestCorruptLZ4RawSeed keeps the corrupt LZ4_RAW file among
+// FuzzReadParquet's seeds (testdata/fuzz), byte for byte the file this
+// test crafts (ARIADNE_UPDATE_SEEDS=1 rewrites it).
+func TestCorruptLZ4RawSeed(t *testing.T) {
+	file, _ := corruptLZ4Raw(t)
+	want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", file)
+	path := filepath.Join("testdata", "fuzz", "FuzzReadParquet", "corrupt-lz4-raw-page")
+	if os.Getenv("ARIADNE_UPDATE_SEEDS") != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != want {
+		t.Fatalf("%s is not the crafted corrupt LZ4_RAW file (%v): rerun with ARIADNE_UPDATE_SEEDS=1", path, err)
+	}
+}
