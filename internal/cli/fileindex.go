@@ -29,7 +29,7 @@ func (g *globals) withFileIndex(ctx context.Context, name string, progress bool,
 	return g.withIndex(ctx, name, func(ix *index.Index) error {
 		var opts fileindex.Options
 		if progress {
-			opts.Progress = newProgressPrinter(g.env.Stderr).report
+			opts.Progress = g.progress().report
 		}
 		return fn(fileindex.New(ix, opts))
 	})
@@ -44,7 +44,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			opts, err := bf.options(newProgressPrinter(g.env.Stderr), false)
+			opts, err := bf.options(g.progress(), false)
 			if err != nil {
 				return err
 			}
@@ -466,7 +466,7 @@ func newCompactCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
-				rows, err := fx.CompactRowIndexes(ctx, ariadne.WithMaintainProgress(newProgressPrinter(g.env.Stderr).maintain))
+				rows, err := fx.CompactRowIndexes(ctx, ariadne.WithMaintainProgress(g.progress().maintain))
 				if err != nil {
 					return err
 				}
@@ -516,7 +516,7 @@ func newVacuumCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
-				rows, err := fx.VacuumRowIndexes(ctx, retain, ariadne.WithMaintainProgress(newProgressPrinter(g.env.Stderr).maintain))
+				rows, err := fx.VacuumRowIndexes(ctx, retain, ariadne.WithMaintainProgress(g.progress().maintain))
 				if err != nil {
 					return err
 				}

@@ -11,5 +11,5 @@ import (
 // over the lock of one that is gone: a wait of up to lockMaxWait is never
 // silent.
 func (g *globals) lockEvent(e lock.Event) {
-	fmt.Fprintln(g.env.Stderr, "ariadne:", e)
+	g.notice("ariadne", fmt.Sprint(e))
 }

@@ -90,10 +90,10 @@ merged. See docs/prepared.md.`,
 			if err != nil {
 				return err
 			}
-			pp := newProgressPrinter(g.env.Stderr)
+			pp := g.progress()
 			opts.Progress = func(p prepared.Progress) {
 				if p.Phase == "notice" {
-					fmt.Fprintln(g.env.Stderr, "prepare: "+p.Message)
+					g.notice("prepare", p.Message)
 					return
 				}
 				pp.report(fileindex.Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Bytes: p.Bytes})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,10 +31,63 @@ func TestProgressLogLines(t *testing.T) {
 	}
 }
 
+// checkJSONProgress checks that stderr of a --json command is JSON lines,
+// each a progress event with the vocabulary's keys and types, and that
+// every wanted phase (a text line's prefix) has its final event.
+func checkJSONProgress(t *testing.T, args []string, errs string, want []string) {
+	t.Helper()
+	finals := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("%v: stderr line is not JSON: %q", args, line)
+			continue
+		}
+		if ev["event"] == "notice" {
+			if _, ok := ev["message"].(string); !ok {
+				t.Errorf("%v: notice without a message: %q", args, line)
+			}
+			continue
+		}
+		if ev["event"] != "progress" {
+			t.Errorf("%v: event %v, want progress: %q", args, ev["event"], line)
+		}
+		for _, k := range []string{"done", "total", "bytes", "elapsed_seconds"} {
+			if _, ok := ev[k].(float64); !ok {
+				t.Errorf("%v: %s is not a number: %q", args, k, line)
+			}
+		}
+		phase, _ := ev["phase"].(string)
+		if fin, _ := ev["final"].(bool); fin {
+			finals[phase] = true
+		}
+		if strings.HasPrefix(phase, "row index") {
+			b, ok := ev["build"].(map[string]any)
+			if _, n := b["entries"].(float64); !ok || !n {
+				t.Errorf("%v: build progress without build.entries: %q", args, line)
+			}
+		}
+	}
+	for _, w := range want {
+		found := false
+		for ph := range finals {
+			if strings.HasPrefix(ph+" ", w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%v: no final %q progress event on stderr:\n%s", args, strings.TrimSpace(w), errs)
+		}
+	}
+}
+
 // TestProgressOfLongSteps runs the long steps on a real lake, with and
 // without --json, and checks that each shows its progress on stderr (the
-// final line of each phase is always printed) while stdout holds only the
-// answer.
+// final line of each phase is always printed; with --json as JSON lines)
+// while stdout holds only the answer.
 func TestProgressOfLongSteps(t *testing.T) {
 	dir := t.TempDir()
 	lakeDir, files := genLake(t, lakegen.Config{Seed: 5, TargetBytes: 1 << 20, Days: 1, FilesPerDay: 2, Users: 300, Tracks: 500})
@@ -47,6 +101,7 @@ func TestProgressOfLongSteps(t *testing.T) {
 		want []string // progress lines (prefixes) on stderr
 	}{
 		{[]string{"update", "plays"}, []string{"read ", "merge "}},
+		{[]string{"--json", "update", "plays"}, nil}, // up to date: any stderr is JSON lines
 		{[]string{"add-row-index", "plays", "--key", "user_id"}, []string{"row index done "}},
 		{[]string{"--json", "add-row-index", "plays", "--key", "ts", "--kind", "sorted"}, []string{"row index done "}},
 		{[]string{"compact", "plays"}, []string{"compact ", "snapshot ", "row compact "}},
@@ -62,6 +117,8 @@ func TestProgressOfLongSteps(t *testing.T) {
 		}
 		if c.args[0] == "--json" {
 			decode(t, out) // one JSON document, no progress in it
+			checkJSONProgress(t, c.args, errs, c.want)
+			continue
 		}
 		for _, w := range c.want {
 			if !strings.Contains(errs, "\n"+w) && !strings.HasPrefix(errs, w) {

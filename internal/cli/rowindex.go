@@ -42,7 +42,7 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 				}
 				def.Aggregates = append(def.Aggregates, ag)
 			}
-			opts, err := bf.options(newProgressPrinter(g.env.Stderr), true)
+			opts, err := bf.options(g.progress(), true)
 			if err != nil {
 				return err
 			}

@@ -41,10 +41,24 @@ func (f *rowIndexBuildFlags) options(p *progressPrinter, capHeap bool) ([]rowind
 	opts := []rowindex.BuildOption{rowindex.WithMemory(mem)}
 	if p != nil {
 		opts = append(opts, rowindex.WithProgress(func(bp rowindex.BuildProgress) {
-			p.print(bp.Phase == "done", func(time.Duration) string { return formatBuildProgress(bp) })
+			p.emit(bp.Phase == "done", func(time.Duration) progressEvent { return buildProgressEvent(bp) },
+				func(time.Duration) string { return formatBuildProgress(bp) })
 		}))
 	}
 	return opts, nil
+}
+
+// buildProgressEvent is a row index build's progress for --json: done and
+// total count data files.
+func buildProgressEvent(bp rowindex.BuildProgress) progressEvent {
+	return progressEvent{
+		Phase: "row index " + bp.Phase, Done: int64(bp.FilesDone), Total: int64(bp.Files), Bytes: bp.DataBytes,
+		ElapsedSeconds: progressSeconds(bp.Elapsed),
+		Build: &buildEvent{
+			Files: bp.Files, FilesDone: bp.FilesDone, Rows: bp.Rows, DataBytes: bp.DataBytes, Entries: bp.Entries,
+			Runs: bp.Runs, SpillBytes: bp.SpillBytes, Fragments: bp.Fragments, IndexBytes: bp.IndexBytes,
+		},
+	}
 }
 
 // formatBuildProgress renders a row index build's progress line.
