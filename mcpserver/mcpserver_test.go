@@ -14,6 +14,7 @@ import (
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/internal/playsfixture"
+	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 // session starts the MCP server over the plays lake and connects the SDK's
@@ -138,9 +139,14 @@ func TestTools(t *testing.T) {
 	if len(got) != len(want.Rows) || pages != (len(want.Rows)+49)/50 {
 		t.Fatalf("%d rows in %d pages, want %d", len(got), pages, len(want.Rows))
 	}
+	// Each row carries its source as the face's (and so the CLI's and the
+	// HTTP API's) rows do.
 	for i, r := range want.Rows {
-		if b, _ := json.Marshal(r.Values); string(b) != got[i] {
+		if b, _ := json.Marshal(LookupRow{Key: r.Key, File: r.File, RowGroup: r.RowGroup, Row: r.Row, Values: r.Values}); string(b) != got[i] {
 			t.Fatalf("row %d: %s, want %s", i, got[i], b)
+		}
+		if !strings.HasPrefix(r.File, "file://") || r.Row < 0 {
+			t.Fatalf("row %d: source %s row %d", i, r.File, r.Row)
 		}
 	}
 
@@ -234,5 +240,49 @@ func TestQueryKey(t *testing.T) {
 		if !strings.Contains(e, `"kind":"bad query"`) {
 			t.Errorf("%q: %s", bad, e)
 		}
+	}
+}
+
+// TestLookupNamesRowIndex: with two row indexes on user_id (hash and
+// sorted), lookup and query_key use the one named by row_index, refuse a
+// range on the hash one, and choose the sorted one for a range when none
+// is named.
+func TestLookupNamesRowIndex(t *testing.T) {
+	ctx := context.Background()
+	cs, lake, ix := session(t, Limits{MaxRows: 1000})
+	if _, _, err := ix.AddRowIndex(ctx, ariadne.RowIndexDefinition{Name: "user_sorted", Key: "user_id", Kind: rowindex.KindSorted}); err != nil {
+		t.Fatal(err)
+	}
+	hot := strconv.FormatInt(lake.Hot, 10)
+	sources := func(p LookupOut) []string {
+		var s []string
+		for _, r := range p.Rows {
+			s = append(s, fmt.Sprintf("%s#%d", r.File, r.Row))
+		}
+		slices.Sort(s)
+		return s
+	}
+	var byHash, bySorted, auto LookupOut
+	if e := call(t, cs, "lookup", map[string]any{"index": "plays", "row_index": "user_id", "key": hot, "columns": []string{"user_id"}}, &byHash); e != "" || byHash.RowIndex != "user_id" {
+		t.Fatalf("named hash row index: %s %q", e, byHash.RowIndex)
+	}
+	if e := call(t, cs, "lookup", map[string]any{"index": "plays", "row_index": "user_sorted", "key": hot, "columns": []string{"user_id"}}, &bySorted); e != "" || bySorted.RowIndex != "user_sorted" {
+		t.Fatalf("named sorted row index: %s %q", e, bySorted.RowIndex)
+	}
+	if len(byHash.Rows) == 0 || !slices.Equal(sources(byHash), sources(bySorted)) {
+		t.Fatalf("hash and sorted row indexes found different rows: %d vs %d", len(byHash.Rows), len(bySorted.Rows))
+	}
+	if e := call(t, cs, "lookup", map[string]any{"index": "plays", "column": "user_id", "low": hot, "high": hot, "columns": []string{"user_id"}}, &auto); e != "" || auto.RowIndex != "user_sorted" || len(auto.Rows) != len(byHash.Rows) {
+		t.Fatalf("range with no row index named: %s %q, %d rows", e, auto.RowIndex, len(auto.Rows))
+	}
+	if e := call(t, cs, "lookup", map[string]any{"index": "plays", "row_index": "user_id", "low": hot, "high": hot}, new(LookupOut)); !strings.Contains(e, `"kind":"bad query"`) {
+		t.Errorf("range on the named hash row index: %q", e)
+	}
+	if e := call(t, cs, "lookup", map[string]any{"index": "plays", "row_index": "nope", "key": hot}, new(LookupOut)); !strings.Contains(e, "not found") {
+		t.Errorf("unknown row index: %q", e)
+	}
+	var q QueryKeyOut
+	if e := call(t, cs, "query_key", map[string]any{"index": "plays", "row_index": "user_sorted", "key": hot, "sql": "SELECT count(*) AS n FROM rows"}, &q); e != "" || q.RowIndex != "user_sorted" || q.InputRows != int64(len(byHash.Rows)) {
+		t.Fatalf("query_key on the named row index: %s %+v", e, q)
 	}
 }

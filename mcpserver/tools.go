@@ -51,23 +51,36 @@ type Filter struct {
 // LookupIn is lookup's input: exactly one of key, keys, or a range (low,
 // high, range).
 type LookupIn struct {
-	Index   string   `json:"index" jsonschema:"the index name"`
-	Column  string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
-	Key     *Key     `json:"key,omitempty" jsonschema:"one key"`
-	Keys    []Key    `json:"keys,omitempty" jsonschema:"a batch of keys, answered key after key"`
-	Low     *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
-	High    *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
-	Range   bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
-	Columns []string `json:"columns,omitempty" jsonschema:"columns to return (default all); only key and cover columns: no data file is read"`
-	Where   []Filter `json:"where,omitempty" jsonschema:"filters on cover columns, all must pass"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"rows per page (default and most: the server's page size)"`
-	Cursor  string   `json:"cursor,omitempty" jsonschema:"the previous page's cursor, to continue"`
-	NoRows  bool     `json:"no_rows,omitempty" jsonschema:"return the keys' aggregates only"`
+	Index    string   `json:"index" jsonschema:"the index name"`
+	Column   string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
+	RowIndex string   `json:"row_index,omitempty" jsonschema:"the row index to use, when several are on the key column (default: one that can answer: sorted for a range, else covering columns, else the first by name)"`
+	Key      *Key     `json:"key,omitempty" jsonschema:"one key"`
+	Keys     []Key    `json:"keys,omitempty" jsonschema:"a batch of keys, answered key after key"`
+	Low      *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
+	High     *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
+	Range    bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
+	Columns  []string `json:"columns,omitempty" jsonschema:"columns to return (default all); only key and cover columns: no data file is read"`
+	Where    []Filter `json:"where,omitempty" jsonschema:"filters on cover columns, all must pass"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"rows per page (default and most: the server's page size)"`
+	Cursor   string   `json:"cursor,omitempty" jsonschema:"the previous page's cursor, to continue"`
+	NoRows   bool     `json:"no_rows,omitempty" jsonschema:"return the keys' aggregates only"`
+}
+
+// LookupRow is one row of a lookup with its source, as the command line's
+// and the HTTP server's lookup rows: the data file's URI, the row group,
+// the row's number in the file (0-based, over all row groups), and the
+// values by column name apart from them.
+type LookupRow struct {
+	Key      any            `json:"key" jsonschema:"the row's key"`
+	File     string         `json:"file" jsonschema:"the data file's URI"`
+	RowGroup int            `json:"row_group" jsonschema:"the row group of the row in the file"`
+	Row      int64          `json:"row" jsonschema:"the row's number in the file, 0-based over all row groups"`
+	Values   map[string]any `json:"values" jsonschema:"the returned columns' values by column name"`
 }
 
 // LookupOut is a page of a lookup.
 type LookupOut struct {
-	Rows       []map[string]any        `json:"rows"`
+	Rows       []LookupRow             `json:"rows"`
 	Columns    []string                `json:"columns"`
 	Cursor     string                  `json:"cursor,omitempty" jsonschema:"pass back to get the next page; absent when no row is left"`
 	RowIndex   string                  `json:"row_index"`
@@ -85,19 +98,19 @@ func (t *tools) lookup(ctx context.Context, in LookupIn) (LookupOut, error) {
 	if err != nil {
 		return LookupOut{}, err
 	}
-	req := ariadne.LookupRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
+	req := ariadne.LookupRequest{Column: in.Column, RowIndex: in.RowIndex, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
 		Range: in.Range, Columns: in.Columns, Where: filters(in.Where), NoRows: in.NoRows, Limit: in.Limit, Cursor: in.Cursor}
 	res, err := ix.Lookup(ctx, req)
 	if err != nil {
 		return LookupOut{}, err
 	}
-	out := LookupOut{Rows: make([]map[string]any, len(res.Rows)), Columns: res.Columns, Cursor: res.Cursor, RowIndex: res.RowIndex,
+	out := LookupOut{Rows: make([]LookupRow, len(res.Rows)), Columns: res.Columns, Cursor: res.Cursor, RowIndex: res.RowIndex,
 		Version: res.Version, Aggregates: res.Aggregates}
 	if out.Columns == nil {
 		out.Columns = []string{}
 	}
-	for i := range res.Rows {
-		out.Rows[i] = res.Rows[i].Values
+	for i, r := range res.Rows {
+		out.Rows[i] = LookupRow{Key: r.Key, File: r.File, RowGroup: r.RowGroup, Row: r.Row, Values: r.Values}
 	}
 	return out, nil
 }
@@ -105,17 +118,18 @@ func (t *tools) lookup(ctx context.Context, in LookupIn) (LookupOut, error) {
 // QueryKeyIn is query_key's input: the rows as lookup selects them
 // (exactly one of key, keys, or a range) and the query over them.
 type QueryKeyIn struct {
-	Index   string   `json:"index" jsonschema:"the index name"`
-	Column  string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
-	Key     *Key     `json:"key,omitempty" jsonschema:"one key"`
-	Keys    []Key    `json:"keys,omitempty" jsonschema:"a batch of keys"`
-	Low     *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
-	High    *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
-	Range   bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
-	Columns []string `json:"columns,omitempty" jsonschema:"the columns of table rows (default all); key and cover columns only: no data file is read"`
-	Where   []Filter `json:"where,omitempty" jsonschema:"filters on cover columns applied before loading"`
-	SQL     string   `json:"sql" jsonschema:"one read-only DuckDB query over the table rows, e.g. SELECT count(*) AS n FROM rows"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"most result rows (default and most: the server's answer size)"`
+	Index    string   `json:"index" jsonschema:"the index name"`
+	Column   string   `json:"column,omitempty" jsonschema:"the key column or row index name (default: the index's only row index)"`
+	RowIndex string   `json:"row_index,omitempty" jsonschema:"the row index to use, when several are on the key column (default: chosen as lookup chooses)"`
+	Key      *Key     `json:"key,omitempty" jsonschema:"one key"`
+	Keys     []Key    `json:"keys,omitempty" jsonschema:"a batch of keys"`
+	Low      *Key     `json:"low,omitempty" jsonschema:"lower bound of a key range, inclusive (sorted row indexes)"`
+	High     *Key     `json:"high,omitempty" jsonschema:"upper bound of a key range, inclusive (sorted row indexes)"`
+	Range    bool     `json:"range,omitempty" jsonschema:"a range query with both bounds open"`
+	Columns  []string `json:"columns,omitempty" jsonschema:"the columns of table rows (default all); key and cover columns only: no data file is read"`
+	Where    []Filter `json:"where,omitempty" jsonschema:"filters on cover columns applied before loading"`
+	SQL      string   `json:"sql" jsonschema:"one read-only DuckDB query over the table rows, e.g. SELECT count(*) AS n FROM rows"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"most result rows (default and most: the server's answer size)"`
 }
 
 // QueryKeyOut is query_key's answer.
@@ -138,7 +152,7 @@ func (t *tools) queryKey(ctx context.Context, in QueryKeyIn) (QueryKeyOut, error
 	if err != nil {
 		return QueryKeyOut{}, err
 	}
-	req := ariadne.LookupSQLRequest{Column: in.Column, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
+	req := ariadne.LookupSQLRequest{Column: in.Column, RowIndex: in.RowIndex, Key: in.Key.Value(), Keys: keyValues(in.Keys), Low: in.Low.Value(), High: in.High.Value(),
 		Range: in.Range, Columns: in.Columns, Where: filters(in.Where), SQL: in.SQL, Limit: in.Limit}
 	res, err := ix.LookupSQL(ctx, req)
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	explain := b.Explain
-	req := ariadne.LookupRequest{Column: b.Column, Key: b.Key, Keys: b.Keys, Low: b.Low, High: b.High, Range: b.Range,
+	req := ariadne.LookupRequest{Column: b.Column, RowIndex: b.RowIndex, Key: b.Key, Keys: b.Keys, Low: b.Low, High: b.High, Range: b.Range,
 		Columns: b.Columns, NoRows: b.NoRows, Limit: b.Limit, Cursor: b.Cursor}
 	for _, f := range b.Where {
 		req.Where = append(req.Where, ariadne.Filter(f))
@@ -147,7 +147,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 // deadline and the Store's SQL bounds; its result has at most the page's
 // limit of rows.
 func (s *Server) lookupSQL(w http.ResponseWriter, r *http.Request, ix *ariadne.Index, req ariadne.LookupRequest, query string, explain bool) {
-	res, err := ix.LookupSQL(r.Context(), ariadne.LookupSQLRequest{Column: req.Column, Key: req.Key, Keys: req.Keys, Low: req.Low,
+	res, err := ix.LookupSQL(r.Context(), ariadne.LookupSQLRequest{Column: req.Column, RowIndex: req.RowIndex, Key: req.Key, Keys: req.Keys, Low: req.Low,
 		High: req.High, Range: req.Range, Columns: req.Columns, Where: req.Where, SQL: query, Limit: req.Limit})
 	if err != nil {
 		s.fail(w, r, err)

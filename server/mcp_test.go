@@ -47,7 +47,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Fatalf("lookup: %v %v", err, res)
 	}
 	var page struct {
-		Rows   []map[string]any `json:"rows"`
+		Rows   []map[string]any `json:"rows"` // {key, file, row_group, row, values}
 		Cursor string           `json:"cursor"`
 	}
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &page); err != nil {
@@ -55,10 +55,13 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	_, m := ts.call(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"column": "user_id", "key": hot, "columns": []string{"ts", "duration_ms"}, "limit": 20},
 		"Authorization", "Bearer s3cret")
-	want := rowsOf(m)
+	rowsOf(m) // every API row has its source
+	want, _ := m["rows"].([]any)
 	if len(page.Rows) != 20 || page.Cursor == "" || len(want) != 20 {
 		t.Fatalf("%d rows (cursor %q), the API gave %d", len(page.Rows), page.Cursor, len(want))
 	}
+	// The same rows with the same source and values (the API writes values
+	// in column order, MCP by name: compared decoded).
 	for i := range want {
 		a, _ := json.Marshal(page.Rows[i])
 		b, _ := json.Marshal(want[i])

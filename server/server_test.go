@@ -18,6 +18,7 @@ import (
 
 	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/internal/playsfixture"
+	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 // testServer is a server on a real socket over the plays lake.
@@ -466,5 +467,40 @@ func TestMemorySlack(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != budget+100<<20 {
 		t.Fatalf("memory limit %d, want %d", got, budget+100<<20)
+	}
+}
+
+// TestLookupNamesRowIndex: the lookup body's row_index picks one of two row
+// indexes on user_id (hash and sorted), for rows and for sql; a range on the
+// named hash one is refused; with none named a range takes the sorted one.
+func TestLookupNamesRowIndex(t *testing.T) {
+	ctx := context.Background()
+	ts := start(t, 4, Config{})
+	ix, err := ts.srv.st.Index(ctx, "plays")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ix.AddRowIndex(ctx, ariadne.RowIndexDefinition{Name: "user_sorted", Key: "user_id", Kind: rowindex.KindSorted}); err != nil {
+		t.Fatal(err)
+	}
+	hot := strconv.FormatInt(ts.lake.Hot, 10)
+	byHash := ts.mustOK(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"row_index": "user_id", "key": hot, "columns": []string{"user_id"}})
+	bySorted := ts.mustOK(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"column": "user_id", "row_index": "user_sorted", "key": hot, "columns": []string{"user_id"}})
+	if byHash["row_index"] != "user_id" || bySorted["row_index"] != "user_sorted" || len(rowsOf(byHash)) == 0 || len(rowsOf(byHash)) != len(rowsOf(bySorted)) {
+		t.Fatalf("named row indexes: %v (%d rows), %v (%d rows)", byHash["row_index"], len(rowsOf(byHash)), bySorted["row_index"], len(rowsOf(bySorted)))
+	}
+	auto := ts.mustOK(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"column": "user_id", "low": hot, "high": hot, "columns": []string{"user_id"}})
+	if auto["row_index"] != "user_sorted" || len(rowsOf(auto)) != len(rowsOf(byHash)) {
+		t.Fatalf("range, none named: %v, %d rows", auto["row_index"], len(rowsOf(auto)))
+	}
+	if code, m := ts.call(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"row_index": "user_id", "low": hot, "high": hot}); code != 400 {
+		t.Fatalf("range on the named hash row index: %d %v", code, m)
+	}
+	if code, m := ts.call(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"row_index": "nope", "key": hot}); code != 404 {
+		t.Fatalf("unknown row index: %d %v", code, m)
+	}
+	sq := ts.mustOK(t, "POST", "/v1/indexes/plays/lookup", map[string]any{"row_index": "user_sorted", "key": hot, "sql": "SELECT count(*) AS n FROM rows"})
+	if sq["row_index"] != "user_sorted" || sq["input_rows"] != float64(len(rowsOf(byHash))) {
+		t.Fatalf("sql on the named row index: %v", sq)
 	}
 }

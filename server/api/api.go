@@ -25,17 +25,18 @@ type Filter struct {
 // keys and filter values are strings, JSON numbers (kept exact as
 // json.Number) or booleans.
 type LookupBody struct {
-	Column  string   `json:"column"`
-	Key     any      `json:"key"`
-	Keys    []any    `json:"keys"`
-	Low     any      `json:"low"`
-	High    any      `json:"high"`
-	Range   bool     `json:"range"`
-	Columns []string `json:"columns"`
-	Where   []Filter `json:"where"`
-	Limit   int      `json:"limit"`
-	Cursor  string   `json:"cursor"`
-	NoRows  bool     `json:"no_rows"`
+	Column   string   `json:"column"`
+	RowIndex string   `json:"row_index"`
+	Key      any      `json:"key"`
+	Keys     []any    `json:"keys"`
+	Low      any      `json:"low"`
+	High     any      `json:"high"`
+	Range    bool     `json:"range"`
+	Columns  []string `json:"columns"`
+	Where    []Filter `json:"where"`
+	Limit    int      `json:"limit"`
+	Cursor   string   `json:"cursor"`
+	NoRows   bool     `json:"no_rows"`
 	// Explain adds the lookup's plan and cost to the answer.
 	Explain bool `json:"explain"`
 	// SQL, when set, is one read-only DuckDB query over the table "rows"
