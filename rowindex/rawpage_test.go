@@ -2,11 +2,13 @@ package rowindex
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"testing"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/delta"
 )
@@ -108,5 +110,31 @@ func TestDeltaLengths(t *testing.T) {
 	}
 	if _, _, err := deltaLengths([]byte{0x80}); err == nil {
 		t.Fatal("a truncated header: want an error")
+	}
+}
+
+// TestDirectPageCorruptLZ4Raw: the direct path decompresses LZ4_RAW with
+// the bounded decoder, so a page whose body no buffer decodes (the input
+// that made parquet-go's codec allocate until the process died) is a
+// corrupt-page error.
+func TestDirectPageCorruptLZ4Raw(t *testing.T) {
+	b, err := os.ReadFile(parquetTesting + "/lz4_raw_compressed_larger.parquet")
+	if err != nil {
+		t.Skipf("parquet-testing data not available: %v", err)
+	}
+	md := openBytes(t, b).Metadata()
+	cc := md.RowGroups[0].Columns[0].MetaData
+	maxDef, _ := leafDefinitions(md.Schema)
+	ci := colInfo{typ: cc.Type, maxDef: maxDef[0], codec: cc.Codec}
+	chunk := bytes.Clone(b[cc.DataPageOffset : cc.DataPageOffset+cc.TotalCompressedSize])
+	_, n, err := parsePageHeader(chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(chunk[n:], []byte{0x1f, 'a', 0xff, 0xff, 0x00}) // a match before the output's start
+	_, _, err = parseRawPage(chunk, ci)
+	var pe *pqrow.PageError
+	if !errors.As(err, &pe) || !errors.Is(err, pqrow.ErrCorrupt) {
+		t.Fatalf("corrupt LZ4_RAW page: %v, want a *pqrow.PageError", err)
 	}
 }

@@ -205,26 +205,28 @@ func (g *guardedReader) check(off, end int64) error {
 // the bounded decoder, recording their offsets; memory is one page's
 // compressed and uncompressed bytes. Headers or sizes that leave the chunk
 // are a *PageError. From an offset where no page is known to start
-// (fromRead), the walk stops at the first page found before, and bytes that
-// are no page header there are no error (parquet-go fails on them itself).
+// (fromRead), the walk stops at the first page found before, and only a
+// page body that does not decode is an error: bytes that are no page
+// header, or a page that does not fit, parquet-go refuses itself.
 func (c *lz4Chunk) walk(r io.ReaderAt, pos int64, fromRead bool) error {
 	var hbuf, body, out []byte
-	first := true
-	for pos < c.end {
+	for first := true; pos < c.end; first = false {
 		if fromRead && !first && c.starts[pos] {
 			return nil
 		}
 		h, hlen, err := readPageHeader(r, pos, c.end, &hbuf)
 		if err != nil {
 			var pe *PageError
-			if fromRead && first && errors.As(err, &pe) {
-				return nil
+			if fromRead && errors.As(err, &pe) {
+				return nil // no page parquet-go could decode either
 			}
 			return err
 		}
-		first = false
 		csize, usize := int64(h.CompressedPageSize), int(h.UncompressedPageSize)
 		if csize < 0 || usize < 0 || pos+int64(hlen)+csize > c.end {
+			if fromRead {
+				return nil
+			}
 			return &PageError{Offset: pos, Reason: fmt.Sprintf("page of %d bytes (%d uncompressed) does not fit its column chunk", csize, usize)}
 		}
 		at, start := pos, pos+int64(hlen)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
 )
@@ -243,5 +244,60 @@ func TestCorruptLZ4RawSeed(t *testing.T) {
 	got, err := os.ReadFile(path)
 	if err != nil || string(got) != want {
 		t.Fatalf("%s is not the crafted corrupt LZ4_RAW file (%v): rerun with ARIADNE_UPDATE_SEEDS=1", path, err)
+	}
+}
+
+// TestGuardWalksFromUnknownOffsets: a read that starts inside a chunk
+// where no page starts and no read ended (a seek through a lying offset
+// index) is walked from there, so a corrupt page hidden inside a sound
+// page's bytes is refused before parquet-go could decode it; a read that
+// continues an earlier one is not walked.
+func TestGuardWalksFromUnknownOffsets(t *testing.T) {
+	marshal := func(h format.PageHeader) []byte {
+		b, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bad := []byte{0x1f, 'a', 0xff, 0xff, 0x00, 0, 0, 0}
+	hidden := append(marshal(format.PageHeader{Type: format.DataPage, CompressedPageSize: int32(len(bad)), UncompressedPageSize: 64,
+		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: 1, Encoding: format.Plain})}), bad...)
+	// The outer page's body: one LZ4 sequence of literals only (a sound
+	// block) whose literals are the hidden page.
+	n := len(hidden)
+	block := []byte{0xf0}
+	for r := n - 15; ; r -= 255 {
+		if r < 255 {
+			block = append(block, byte(r))
+			break
+		}
+		block = append(block, 255)
+	}
+	block = append(block, hidden...)
+	outer := marshal(format.PageHeader{Type: format.DataPage, CompressedPageSize: int32(len(block)), UncompressedPageSize: int32(n),
+		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: 1, Encoding: format.Plain})})
+	file := append(outer, block...)
+	at := int64(len(file) - len(hidden))
+	md := &format.FileMetaData{RowGroups: []format.RowGroup{{Columns: []format.ColumnChunk{{MetaData: format.ColumnMetaData{
+		Codec: format.Lz4Raw, DataPageOffset: 0, TotalCompressedSize: int64(len(file))}}}}}}
+
+	g := GuardReader(bytes.NewReader(file), md).(*guardedReader)
+	if err := g.check(0, 16); err != nil {
+		t.Fatalf("the sound outer page: %v", err)
+	}
+	var pe *PageError
+	if err := g.check(at, at+16); !errors.As(err, &pe) || pe.Offset != at {
+		t.Fatalf("a read starting at the hidden page: %v, want a *PageError at %d", err, at)
+	}
+	if err := g.check(at+1, at+16); err != nil {
+		t.Fatalf("a read starting where no header parses: %v", err)
+	}
+	g = GuardReader(bytes.NewReader(file), md).(*guardedReader)
+	if err := g.check(0, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.check(at, at+16); err != nil {
+		t.Fatalf("a read continuing the previous one: %v", err)
 	}
 }
