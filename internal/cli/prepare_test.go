@@ -31,7 +31,8 @@ func TestPrepareCommand(t *testing.T) {
 	if res["rows"] != float64(srcRows) || res["sources"] != 4.0 || len(res["files"].([]any)) != 4 || res["pages"].(float64) == 0 {
 		t.Fatalf("result %v", res)
 	}
-	if !strings.Contains(stderr, "read") || !strings.Contains(stderr, "4/4") {
+	// --json: progress as JSON lines on stderr.
+	if !strings.Contains(stderr, `"phase":"read","done":4,"total":4`) {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 	// The partition folders are kept; every file carries the marker.

@@ -150,7 +150,7 @@ func newListCmd(g *globals) *cobra.Command {
 						// Say where we looked: an empty answer from a
 						// mistyped store is otherwise silent.
 						u, _ := g.resolvedStoreURL()
-						fmt.Fprintf(g.env.Stderr, "no indexes in store %s\n", u)
+						g.notice("ariadne", "no indexes in store "+u)
 					}
 					for _, n := range names {
 						fmt.Fprintln(w, n)
@@ -193,7 +193,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 			} else {
 				sums, warns, err := cat.DescribeAll(ctx)
 				for _, w := range warns {
-					fmt.Fprintln(g.env.Stderr, "warning:", w)
+					g.notice("warning", fmt.Sprint(w))
 				}
 				if err != nil {
 					return err
@@ -247,23 +247,23 @@ func (g *globals) withRowIndexes(ctx context.Context, sums []index.Summary) ([]*
 		out = append(out, d)
 		ix, err := st.Index(ctx, s.Name)
 		if err != nil {
-			fmt.Fprintf(g.env.Stderr, "warning: index %s: row indexes: %v\n", s.Name, err)
+			g.notice("warning", fmt.Sprintf("index %s: row indexes: %v", s.Name, err))
 			continue
 		}
 		if q, err := ix.Quarantined(ctx); err != nil {
-			fmt.Fprintf(g.env.Stderr, "warning: index %s: quarantined files: %v\n", s.Name, err)
+			g.notice("warning", fmt.Sprintf("index %s: quarantined files: %v", s.Name, err))
 		} else {
 			d.Quarantined = q
 		}
 		defs, err := ix.RowIndexes(ctx)
 		if err != nil {
-			fmt.Fprintf(g.env.Stderr, "warning: index %s: row indexes: %v\n", s.Name, err)
+			g.notice("warning", fmt.Sprintf("index %s: row indexes: %v", s.Name, err))
 			continue
 		}
 		for _, def := range defs {
 			info, err := ix.DescribeRowIndex(ctx, def.Name)
 			if err != nil {
-				fmt.Fprintf(g.env.Stderr, "warning: index %s: row index %s: %v\n", s.Name, def.Name, err)
+				g.notice("warning", fmt.Sprintf("index %s: row index %s: %v", s.Name, def.Name, err))
 				continue
 			}
 			d.RowIndexes = append(d.RowIndexes, info)

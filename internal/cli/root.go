@@ -68,8 +68,25 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		code = 2
 	}
+	if !g.jsonOut && jsonAsked(args) {
+		g.jsonOut = true // the command line failed before --json was parsed
+	}
 	g.printError(err)
 	return code
+}
+
+// jsonAsked reports whether args carry --json before any "--": a command
+// line that fails while its flags are parsed still answers in JSON.
+func jsonAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true", "--json=1":
+			return true
+		}
+	}
+	return false
 }
 
 func newRoot(g *globals) *cobra.Command {
@@ -152,7 +169,7 @@ func (g *globals) config() (config.Config, error) {
 	}
 	c, warns, err := config.Resolve(config.Sources{File: file, Env: g.env.LookupEnv, Set: g.set})
 	for _, w := range warns {
-		fmt.Fprintln(g.env.Stderr, "warning:", w)
+		g.notice("warning", fmt.Sprint(w))
 	}
 	return c, err
 }
@@ -169,13 +186,15 @@ func (g *globals) emit(v any, human func(w io.Writer)) error {
 	return nil
 }
 
-// printError reports an error: with --json an object {"error", "kind"} on
-// stdout so programs can branch on the kind; always a line on stderr.
+// printError reports an error: with --json only an object {"error",
+// "kind"} on stdout, so programs branch on the kind and read one document
+// (the error is not repeated as text on stderr); else a line on stderr.
 func (g *globals) printError(err error) {
 	if g.jsonOut {
 		enc := json.NewEncoder(g.env.Stdout)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(map[string]string{"error": err.Error(), "kind": errorKind(err)})
+		return
 	}
 	fmt.Fprintln(g.env.Stderr, "ariadne:", err)
 }

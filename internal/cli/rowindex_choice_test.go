@@ -85,7 +85,7 @@ func TestLookupRowIndexChoice(t *testing.T) {
 		{[]string{"--key", "ms=1", "--row-index", "nope"}, "row index not found", "a_hash, b_sorted, c_cover"},
 	} {
 		code, out, errs := run(t, dir, append([]string{"--json", "lookup", "plays"}, c.args...)...)
-		if code != 1 || decode(t, out)["kind"] != c.kind || !strings.Contains(errs, c.text) {
+		if code != 1 || decode(t, out)["kind"] != c.kind || !strings.Contains(decode(t, out)["error"].(string), c.text) || errs != "" {
 			t.Errorf("%v: exit %d, %s %s; want kind %q naming %q", c.args, code, out, errs, c.kind, c.text)
 		}
 	}

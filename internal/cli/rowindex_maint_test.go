@@ -217,7 +217,7 @@ func TestRowIndexMaintenance(t *testing.T) {
 		{[]string{"drop-row-index", "plays"}, 2, "usage", ""},
 	} {
 		code, out, errs := run(t, dir, append([]string{"--json"}, tc.args...)...)
-		if code != tc.code || decode(t, out)["kind"] != tc.kind || !strings.Contains(errs, tc.text) {
+		if code != tc.code || decode(t, out)["kind"] != tc.kind || !strings.Contains(decode(t, out)["error"].(string), tc.text) || errs != "" {
 			t.Errorf("%v: exit %d, %s, stderr %q; want exit %d, kind %q, %q", tc.args, code, out, errs, tc.code, tc.kind, tc.text)
 		}
 	}
