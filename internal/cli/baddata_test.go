@@ -2,8 +2,10 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/testfixture"
@@ -82,5 +84,58 @@ func TestBadDataRefused(t *testing.T) {
 				t.Errorf("a refused build left a row index: %s", out)
 			}
 		})
+	}
+}
+
+// lz4ChildEnv marks the subprocess of TestCorruptLZ4RawRefused.
+const lz4ChildEnv = "ARIADNE_CLI_LZ4_CHILD"
+
+// TestCorruptLZ4RawRefused: update, add-row-index and prepare over a data
+// file whose LZ4_RAW page no buffer decodes (parquet-go v0.32.0's codec
+// allocated until the process died) refuse it as "corrupt file", naming
+// it. The commands run in a subprocess whose address space is capped at
+// 6 GiB, so a regression fails this test instead of killing the test
+// binary.
+func TestCorruptLZ4RawRefused(t *testing.T) {
+	file, _ := testfixture.CorruptLZ4Raw(t)
+	if os.Getenv(lz4ChildEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCorruptLZ4RawRefused$", "-test.v")
+		cmd.Env = append(os.Environ(), lz4ChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			if len(out) > 3000 {
+				out = out[:3000]
+			}
+			t.Fatalf("subprocess (6 GiB address space): %v\n%s", err, out)
+		}
+		return
+	}
+	lim := syscall.Rlimit{Cur: 6 << 30, Max: 6 << 30}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		t.Fatal(err)
+	}
+	dir, data := t.TempDir(), t.TempDir()
+	path := filepath.Join(data, "corrupt_lz4_raw.parquet")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// c0, the column of the corrupt page, is the key: every command reads it.
+	runOK(t, dir, "create", "ix", "--format", "parquet", "--infer-from", testfixture.LZ4RawFile())
+	runOK(t, dir, "add-index", "ix", "--regular", "c0")
+	runOK(t, dir, "add-files", "ix", data)
+	for _, args := range [][]string{
+		{"update", "ix"},
+		{"add-row-index", "ix", "--key", "c0"},
+		{"prepare", data, "--out", filepath.Join(t.TempDir(), "prep"), "--key", "c0", "--buckets", "1"},
+	} {
+		code, out, _ := run(t, dir, append([]string{"--json"}, args...)...)
+		if code != 1 {
+			t.Errorf("%v: exit %d: %s", args, code, out)
+			continue
+		}
+		res := decode(t, out)
+		if res["kind"] != "corrupt file" || !strings.Contains(res["error"].(string), "corrupt_lz4_raw.parquet") {
+			t.Errorf("%v: %v, want kind \"corrupt file\" naming the file", args, res)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ariadne-go/ariadne/internal/testfixture"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -20,53 +21,9 @@ import (
 
 const lz4RawFile = "../../testdata/parquet-testing/data/lz4_raw_compressed.parquet"
 
-// corruptLZ4Raw returns parquet-testing's lz4_raw_compressed.parquet with
-// the body of its first LZ4_RAW data page replaced by a block that no
-// buffer size decodes (a match reaching 65,535 bytes before the start of
-// the output): the input that makes parquet-go v0.32.0's codec double its
-// buffer until the process dies. It also returns that page's body.
-func corruptLZ4Raw(t testing.TB) (file, body []byte) {
-	t.Helper()
-	b, err := os.ReadFile(lz4RawFile)
-	if err != nil {
-		t.Skip("parquet-testing data not available")
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rg := range f.Metadata().RowGroups {
-		for _, cc := range rg.Columns {
-			m := cc.MetaData
-			if m.Codec != format.Lz4Raw {
-				continue
-			}
-			pos := m.DataPageOffset
-			if d := m.DictionaryPageOffset; d > 0 && d < pos {
-				pos = d
-			}
-			for end := pos + m.TotalCompressedSize; pos < end; {
-				h, n, err := ParsePageHeader(b[pos:end])
-				if err != nil {
-					t.Fatal(err)
-				}
-				start, size := pos+int64(n), int64(h.CompressedPageSize)
-				pos = start + size
-				if h.Type != format.DataPage || size < 8 {
-					continue
-				}
-				out := bytes.Clone(b)
-				body = out[start : start+size]
-				// token: 1 literal, match length 15+; the literal; offset
-				// 0xffff; no more length.
-				copy(body, []byte{0x1f, 'a', 0xff, 0xff, 0x00})
-				return out, body
-			}
-		}
-	}
-	t.Fatal("no LZ4_RAW data page found")
-	return nil, nil
-}
+// corruptLZ4Raw is testfixture.CorruptLZ4Raw (shared with the command
+// line's test).
+func corruptLZ4Raw(t testing.TB) (file, body []byte) { return testfixture.CorruptLZ4Raw(t) }
 
 // TestCorruptLZ4Body checks the crafted page really is the codec bomb (no
 // buffer, however large, decodes it) and that DecompressPage refuses it
