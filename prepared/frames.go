@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/internal/proc"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -78,7 +79,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
 		return st, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
 	}
-	f, err := parquet.OpenFile(r, size)
+	f, err := pqrow.OpenParquet(r, size)
 	if err != nil {
 		return st, aerr.Wrap(aerr.ErrInvalidArgument, err, "prepared: frame: not a Parquet file")
 	}
@@ -334,7 +335,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		lc, _ := schema.Lookup(path...)
 		width = lc.Node.Type().Length()
 	}
-	codec := parquet.LookupCompressionCodec(cm.Codec)
+	codec, srcCodec := parquet.LookupCompressionCodec(cm.Codec), cm.Codec
 	out := make([]format.PageLocation, len(locs))
 	start := fw.n
 	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
@@ -366,7 +367,9 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		levels, vals := body[:nl], body[nl:]
 		rawSize := int(h.UncompressedPageSize) - nl
 		if (!dh.IsCompressed.Valid || dh.IsCompressed.V) && cm.Codec != format.Uncompressed && len(vals) > 0 && codec != nil {
-			if vals, err = codec.Decode(nil, vals); err != nil {
+			// pqrow.DecompressPage: LZ4_RAW with a bounded decoder
+			// (parquet-go's allocates without end on a corrupt page).
+			if vals, err = pqrow.DecompressPage(srcCodec, nil, vals, max(rawSize, 0)); err != nil {
 				return nil, fmt.Errorf("page %d: %w", i, err)
 			}
 		}
