@@ -219,7 +219,7 @@ type valueSet struct {
 	// strings: the filter needs the count and the hashes only.
 	hashes *hashSet
 	maxTS  []any // temporal only
-	null  int32 // entry of the null key (temporal), -1 if none
+	null   int32 // entry of the null key (temporal), -1 if none
 	// raw keeps the first value of each distinct rendering when equal
 	// values render differently in a bloom filter (-0.0 and 0.0).
 	raw map[int64]any
