@@ -31,8 +31,9 @@ type joinDB struct {
 
 // joinDBPool holds a handle's idle join databases.
 type joinDBPool struct {
-	mu   sync.Mutex
-	idle []*joinDB
+	mu     sync.Mutex
+	idle   []*joinDB
+	closed bool // the handle is gone: databases put back are closed
 }
 
 func newJoinDBPool(owner *FileIndex) *joinDBPool {
@@ -99,7 +100,7 @@ func (p *joinDBPool) put(d *joinDB) error {
 		return d.close()
 	}
 	p.mu.Lock()
-	if len(p.idle) < maxIdleJoinDBs {
+	if !p.closed && len(p.idle) < maxIdleJoinDBs {
 		p.idle = append(p.idle, d)
 		d = nil
 	}
@@ -151,7 +152,7 @@ func (d *joinDB) close() error {
 func (p *joinDBPool) closeAll() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = nil
+	p.idle, p.closed = nil, true
 	p.mu.Unlock()
 	for _, d := range idle {
 		d.close()

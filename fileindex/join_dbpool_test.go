@@ -13,7 +13,6 @@ import (
 func TestJoinDBPoolReset(t *testing.T) {
 	ctx := context.Background()
 	p := &joinDBPool{}
-	defer p.closeAll()
 	d, err := p.get(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -70,5 +69,12 @@ func TestJoinDBPoolReset(t *testing.T) {
 			t.Fatal("a closed database came back")
 		}
 	}
-	p.put(d2)
+	// A result closed after its handle was collected closes its database.
+	p.closeAll()
+	if err := p.put(d2); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.idle) != 0 {
+		t.Fatal("a database was pooled after the pool was closed")
+	}
 }
