@@ -1,8 +1,10 @@
 package ariadne
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ariadne-go/ariadne/aerr"
@@ -42,8 +44,8 @@ const (
 // index path stops at the same share.
 const rowIndexMatchFraction = 0.05
 
-// maxRowIndexJoinKeys caps the distinct keys the auto mode looks up one
-// by one in the row index.
+// maxRowIndexJoinKeys caps the distinct keys the auto mode looks up in
+// the row index (in one batched lookup, rowindex.LocateKeys).
 const maxRowIndexJoinKeys = 10000
 
 // joinRowLocator implements fileindex.RowLocator over the index's row
@@ -120,52 +122,54 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 		located += fe.Rows
 	}
 	budget := int64(rowIndexMatchFraction * float64(located))
-	out := map[string][]fileindex.RowGroupRows{}
-	var rows, index int64
-	for _, k := range keys {
-		q := rowindex.Query{KeyColumn: man.Key, Columns: []string{man.Key}}
-		if i, ok := pqrow.AsInt64(k); ok {
-			q.Key = i
+	// Every key in one batched lookup: each fragment group is read and
+	// decoded once for all the keys it may hold.
+	lk := make([]any, len(keys))
+	for i, k := range keys {
+		if n, ok := pqrow.AsInt64(k); ok {
+			lk[i] = n
 		} else if s, ok := k.(string); ok {
-			q.Key = s
+			lk[i] = s
 		} else {
 			return nil, fmt.Sprintf("row index %s not used: key %v (%T) is neither an integer nor a string", def.Name, k, k), nil
 		}
-		it, err := ri.Iter(ctx, q)
-		if err != nil {
-			return nil, "", err
-		}
-		for it.Next() {
-			r := it.Row()
-			fe, ok := entries[r.File]
-			if !ok {
-				continue // a file the file index did not locate
+	}
+	runs, cost, err := ri.LocateKeys(ctx, lk)
+	if err != nil {
+		return nil, "", err
+	}
+	index := cost.Requests
+	var rows int64
+	for _, r := range runs {
+		if fe, ok := entries[r.File]; ok {
+			if r.RowGroup < 0 || r.RowGroup >= len(fe.RowGroupStarts) {
+				return nil, fmt.Sprintf("row index %s not used: row group %d of %s out of range", def.Name, r.RowGroup, r.File), nil
 			}
-			rg, row := r.RowGroup, r.Row
-			if rg < 0 || rg >= len(fe.RowGroupStarts) {
-				it.Close()
-				return nil, fmt.Sprintf("row index %s not used: row group %d of %s out of range", def.Name, rg, r.File), nil
-			}
-			row -= fe.RowGroupStarts[rg]
-			pos := out[r.File]
-			if n := len(pos); n > 0 && pos[n-1].RowGroup == rg {
-				pos[n-1].Rows = append(pos[n-1].Rows, row)
-			} else {
-				pos = append(pos, fileindex.RowGroupRows{RowGroup: rg, Rows: []int64{row}})
-			}
-			out[r.File] = pos
-			rows++
+			rows += r.N
 		}
-		err = it.Err()
-		index += it.Plan().Index.Requests
-		it.Close()
-		if err != nil {
-			return nil, "", err
+	}
+	if !l.force && rows > budget {
+		return nil, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
+			def.Name, rows, located, 100*rowIndexMatchFraction), nil
+	}
+	// Runs in file, row group and row order, rows listed per row group.
+	slices.SortFunc(runs, func(a, b rowindex.KeyRun) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.RowGroup, b.RowGroup), cmp.Compare(a.Row, b.Row))
+	})
+	out := map[string][]fileindex.RowGroupRows{}
+	for _, r := range runs {
+		if _, ok := entries[r.File]; !ok {
+			continue // a file the file index did not locate
 		}
-		if !l.force && rows > budget {
-			return nil, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
-				def.Name, rows, located, 100*rowIndexMatchFraction), nil
+		pos := out[r.File]
+		if n := len(pos); n == 0 || pos[n-1].RowGroup != r.RowGroup {
+			pos = append(pos, fileindex.RowGroupRows{RowGroup: r.RowGroup})
 		}
+		g := &pos[len(pos)-1]
+		for i := range r.N {
+			g.Rows = append(g.Rows, r.Row+i)
+		}
+		out[r.File] = pos
 	}
 	return out, fmt.Sprintf("row index %s v%d: %d keys, %d rows in %d of %d located files (%d index requests)",
 		def.Name, man.Version, len(keys), rows, len(out), len(files), index), nil

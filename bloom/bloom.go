@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // strategyMurmur128Mitz64 is the ordinal of Guava's MURMUR128_MITZ_64.
@@ -81,11 +82,25 @@ func (f *Filter) NumHashes() int { return f.k }
 func (f *Filter) NumBits() int64 { return int64(len(f.words)) * 64 }
 
 // AddString inserts s (hashed as UTF-8).
-func (f *Filter) AddString(s string) { f.Add([]byte(s)) }
+func (f *Filter) AddString(s string) { f.AddHash(HashString(s)) }
 
 // Add inserts the bytes b.
 func (f *Filter) Add(b []byte) {
-	h1, h2 := Murmur3x64_128(b, 0)
+	f.AddHash(Murmur3x64_128(b, 0))
+}
+
+// HashString is Murmur3x64_128 of s's UTF-8 bytes with seed 0: the hash
+// Add and AddString derive a value's bits from. A caller that must count
+// distinct values before it can size the filter (New takes the count)
+// keeps these 16 bytes per value instead of the value, and adds them with
+// AddHash once the filter exists.
+func HashString(s string) (h1, h2 uint64) {
+	return Murmur3x64_128(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
+}
+
+// AddHash inserts the value whose Murmur3x64_128 hash (seed 0) is (h1, h2):
+// the same bits as Add of the value's bytes.
+func (f *Filter) AddHash(h1, h2 uint64) {
 	m := uint64(f.NumBits())
 	c := h1
 	for range f.k {

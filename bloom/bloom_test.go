@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -106,5 +107,30 @@ func TestMaxUsefulProbes(t *testing.T) {
 	}
 	if n := MaxUsefulProbes(0.001); n != 4602 && n != 4603 {
 		t.Fatalf("MaxUsefulProbes(0.001) = %d", n)
+	}
+}
+
+// TestAddHashSameBits: a filter fed hashes (HashString then AddHash) holds
+// exactly the bits of one fed the values, so the file index can keep a
+// file's 16-byte hashes instead of its strings until the filter is sized.
+func TestAddHashSameBits(t *testing.T) {
+	a, err := New(1000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New(1000, 0.01)
+	for i := range 1000 {
+		s := fmt.Sprintf("spotify:track:%d-é", i*7919)
+		if i%3 == 0 {
+			s = s[:i%len(s)] // short and empty strings too
+		}
+		a.Add([]byte(s))
+		b.AddHash(HashString(s))
+	}
+	if !bytes.Equal(a.Marshal(), b.Marshal()) {
+		t.Fatal("AddHash(HashString(s)) set other bits than Add([]byte(s))")
+	}
+	if a.Marshal()[6] == 0 && bytes.Count(a.Marshal()[6:], []byte{0}) == len(a.Marshal())-6 {
+		t.Fatal("no bit set")
 	}
 }

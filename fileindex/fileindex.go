@@ -50,6 +50,8 @@ type FileIndex struct {
 	opts Options
 
 	views viewCache // query side: main/large table handles and per-version views
+
+	joinDBs *joinDBPool // emptied join databases for the next join
 }
 
 // New returns the file index of ix.
@@ -64,6 +66,7 @@ func New(ix *index.Index, opts Options) *FileIndex {
 	}
 	fi := &FileIndex{ix: ix, cfg: cfg, res: res, opts: opts}
 	fi.views.noSnapshot = opts.IgnoreLocateSnapshots
+	fi.joinDBs = newJoinDBPool(fi)
 	return fi
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"slices"
 	"strings"
 
@@ -121,12 +120,12 @@ type JoinOptions struct {
 }
 
 // Result is a join's streaming result. Close releases its engine (an
-// in-memory DuckDB database and its spill folder); it is not safe for
-// concurrent use.
+// in-memory DuckDB database and its spill folder, emptied and kept for the
+// handle's next join: join_dbpool.go); it is not safe for concurrent use.
 type Result struct {
 	rows  JoinRows
-	db    *duck.DB
-	tmp   string
+	db    *joinDB
+	pool  *joinDBPool // where db goes back when the result is closed
 	files []string
 	stats JoinStats
 }
@@ -162,11 +161,16 @@ func (r *Result) Stats() JoinStats {
 // Close releases the result.
 func (r *Result) Close() error {
 	err := r.rows.Close()
-	if cerr := r.db.Close(); err == nil {
-		err = cerr
+	if r.db == nil {
+		return err
 	}
-	os.RemoveAll(r.tmp)
-	return err
+	d := r.db
+	r.db = nil
+	if err != nil {
+		d.close()
+		return err
+	}
+	return r.pool.put(d)
 }
 
 // joinFileColumn carries each index-side row's file while it is read; it
@@ -226,19 +230,14 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 			strings.Join(on, ", "), strings.Join(on, ", "))
 	}
 
-	tmp, err := newSpillDir("join")
+	jdb, err := fi.joinDBs.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	db, err := duck.Open(ctx, duck.Options{TempDirectory: tmp})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	res := &Result{db: db, tmp: tmp}
+	db := jdb.db
+	res := &Result{db: jdb, pool: fi.joinDBs}
 	fail := func(err error) (*Result, error) {
-		db.Close()
-		os.RemoveAll(tmp)
+		jdb.close()
 		return nil, err
 	}
 	if _, err := db.Load(ctx, "q", duckKeys{keys}); err != nil {

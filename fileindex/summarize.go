@@ -215,8 +215,11 @@ type valueSet struct {
 	vals  []any
 	ikeys []int64
 	skeys []string
-	maxTS []any // temporal only
-	null  int32 // entry of the null key (temporal), -1 if none
+	// hashes replaces the map and the entries in a bloom column's set of
+	// strings: the filter needs the count and the hashes only.
+	hashes *hashSet
+	maxTS  []any // temporal only
+	null   int32 // entry of the null key (temporal), -1 if none
 	// raw keeps the first value of each distinct rendering when equal
 	// values render differently in a bloom filter (-0.0 and 0.0).
 	raw map[int64]any
@@ -234,6 +237,10 @@ type valueSet struct {
 // rehashes it a dozen times on the way to 100,000 entries).
 func newValueSet(ops *valueOps, temporal, bloom bool, hint int) *valueSet {
 	s := &valueSet{ops: ops, null: -1}
+	if bloom && !temporal && ops.isString {
+		s.hashes = newHashSet(hint)
+		return s
+	}
 	switch {
 	case !temporal && ops.fromKey != nil:
 		s.ikeys = make([]int64, 0, hint)
@@ -277,6 +284,12 @@ func (s *valueSet) add(v any) (int32, int64) {
 		if k := s.ops.rawKey(v); s.raw[k] == nil {
 			s.raw[k] = v
 		}
+	}
+	if s.hashes != nil { // v is a non-null string
+		if s.hashes.add(bloom.HashString(v.(string))) {
+			return 0, hashEntryBytes
+		}
+		return 0, 0
 	}
 	if v == nil {
 		if s.null < 0 {
@@ -347,6 +360,12 @@ func (s *valueSet) addKey(k int64) int64 {
 // addBytes records the non-null string b in a string set (not temporal),
 // and returns the memory the set grew by. b is copied only when new.
 func (s *valueSet) addBytes(b []byte) int64 {
+	if s.hashes != nil {
+		if s.hashes.add(bloom.Murmur3x64_128(b, 0)) {
+			return hashEntryBytes
+		}
+		return 0
+	}
 	if s.hasLast && string(b) == s.lastStr {
 		return 0
 	}
@@ -368,7 +387,11 @@ func (s *valueSet) addBytes(b []byte) int64 {
 
 // len returns the number of entries.
 func (s *valueSet) len() int {
-	return len(s.vals) + len(s.ikeys) + len(s.skeys)
+	n := len(s.vals) + len(s.ikeys) + len(s.skeys)
+	if s.hashes != nil {
+		n += s.hashes.n
+	}
+	return n
 }
 
 // each calls fn with every entry's index and value, in first-seen order.
@@ -596,7 +619,9 @@ func (st *fileState) finish(a *fileAnalysis, buf []byte) (*fileSummary, []byte, 
 			if err != nil {
 				return nil, nil, &BloomBuildError{Column: b.col.name, FPR: b.col.fpr, Err: err}
 			}
-			if set.raw != nil {
+			if set.hashes != nil {
+				set.hashes.addTo(f)
+			} else if set.raw != nil {
 				for _, v := range set.raw {
 					f.AddString(str.String(v, b.col.typ))
 				}
