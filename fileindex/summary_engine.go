@@ -25,7 +25,10 @@ type SummaryKind int
 
 const (
 	// SummaryValues: the distinct non-null values of Column (a column path
-	// of the stored schema, or a computed column's name).
+	// of the stored schema, or a computed column's name). Distinct under
+	// the index's equality, where -0.0 equals 0.0 and NaN equals NaN: a
+	// class is represented by its first value in the file (row order, then
+	// element order) — see Raw.
 	SummaryValues SummaryKind = iota + 1
 	// SummaryExploded: the distinct non-null values of field Field of the
 	// elements of array column ArrayColumn (null and empty arrays yield
@@ -39,7 +42,11 @@ const (
 
 // SummaryPart is one per-file collection of a SummaryJob.
 type SummaryPart struct {
-	Kind                SummaryKind
+	Kind SummaryKind
+	// Raw (a bloom column's part) asks for the values distinct by their
+	// rendering instead: -0.0 and 0.0 both, as a bloom filter takes every
+	// rendering of a value.
+	Raw                 bool
 	Column              string
 	ArrayColumn, Field  string
 	Timestamp           string
@@ -146,7 +153,7 @@ func (s *session) summaryJob(files []string) *SummaryJob {
 		job.Parts = append(job.Parts, part)
 	}
 	for _, b := range s.sum.blooms {
-		job.Parts = append(job.Parts, SummaryPart{Kind: SummaryValues, Column: b.col.name, Type: b.col.typ})
+		job.Parts = append(job.Parts, SummaryPart{Kind: SummaryValues, Column: b.col.name, Type: b.col.typ, Raw: true})
 	}
 	for _, r := range s.sum.ranges {
 		job.Ranges = append(job.Ranges, r.col.name)
@@ -206,7 +213,7 @@ func (s *session) summarizeBatchOn(ctx context.Context, eng SummaryEngine, batch
 		return err
 	}
 	defer rows.Close()
-	if err := checkSummarySchema(eng.Name(), job, rows.Schema()); err != nil {
+	if err := checkSummarySchema(job, rows.Schema()); err != nil {
 		return err
 	}
 	nParts := len(job.Parts)
@@ -351,7 +358,7 @@ func (s *session) finishRemote(a *fileAnalysis, st *fileState) error {
 // stores it: a value of another type would be stored as something else.
 // Decimals may differ in precision (their values are rescaled to the
 // index's scale).
-func checkSummarySchema(engine string, job *SummaryJob, st *schema.Struct) error {
+func checkSummarySchema(job *SummaryJob, st *schema.Struct) error {
 	var want []schema.Type
 	var names []string
 	for _, p := range job.Parts {
@@ -368,7 +375,7 @@ func checkSummarySchema(engine string, job *SummaryJob, st *schema.Struct) error
 		want, names = append(want, job.RangeTypes[i], job.RangeTypes[i]), append(names, r, r)
 	}
 	if len(st.Fields) != 3+len(want) {
-		return fmt.Errorf("fileindex: %s engine: %d summary columns, want %d", engine, len(st.Fields), 3+len(want))
+		return fmt.Errorf("fileindex: summaries: the engine returned %d columns, want %d", len(st.Fields), 3+len(want))
 	}
 	for i, w := range want {
 		got := st.Fields[3+i].Type
@@ -378,7 +385,7 @@ func checkSummarySchema(engine string, job *SummaryJob, st *schema.Struct) error
 			}
 		}
 		if !schema.Equal(got, w) {
-			return fmt.Errorf("fileindex: %s engine: column %s is %s there, %s in the index", engine, names[i], schema.TypeName(got), schema.TypeName(w))
+			return fmt.Errorf("fileindex: summaries: column %s is %s in the engine, %s in the index", names[i], got, w)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/ariadne-go/ariadne/fileindex"
+	"github.com/ariadne-go/ariadne/schema"
 )
 
 // Summarize implements fileindex.SummaryEngine: one Spark scan per part of
@@ -54,7 +55,19 @@ func (e *Engine) summarize(ctx context.Context, s *session, job *fileindex.Summa
 	set(star, "unresolved_star", msg("Expression.UnresolvedStar"))
 	file := msg("Expression")
 	set(file, "expression_string.expression", "_metadata.file_path AS "+quote(fileCol))
-	set(proj, "project.expressions", []protoreflect.Message{star, file})
+	exprs := []protoreflect.Message{star, file}
+	if needsPosition(job) {
+		// A row's position in its file, to pick the first of equal
+		// floating-point values (SummarySQL).
+		pos := msg("Expression")
+		e := "monotonically_increasing_id()"
+		if job.Format == "parquet" {
+			e = "_metadata.row_index"
+		}
+		set(pos, "expression_string.expression", e+" AS "+quote(posCol))
+		exprs = append(exprs, pos)
+	}
+	set(proj, "project.expressions", exprs)
 	if err := s.command(ctx, "read files", createView(viewRaw, proj)); err != nil {
 		return nil, err
 	}
@@ -64,6 +77,28 @@ func (e *Engine) summarize(ctx context.Context, s *session, job *fileindex.Summa
 // fileCol is the file path column of the summary's input: Spark's own
 // record of the file a row was read from.
 const fileCol = "_ariadne_file"
+
+// posCol is a row's position in its file (Parquet: Spark's row index;
+// CSV and JSON, read as one partition per file below the split size:
+// monotonically_increasing_id(), increasing in file order).
+const posCol = "_ariadne_pos"
+
+// isFloat reports a float or double value type, whose -0.0 and 0.0 are
+// equal but render differently.
+func isFloat(t schema.Type) bool {
+	p, ok := t.(*schema.Primitive)
+	return ok && (p.Name == "double" || p.Name == "float")
+}
+
+// needsPosition reports whether some part needs the rows' positions.
+func needsPosition(job *fileindex.SummaryJob) bool {
+	for _, p := range job.Parts {
+		if isFloat(p.Type) && !p.Raw {
+			return true
+		}
+	}
+	return false
+}
 
 // SummarySQL is the Spark SQL of a summary job over view viewRaw: a union
 // of one aggregation per part and one per file (row count and ranges), in
@@ -105,21 +140,46 @@ func SummarySQL(job *fileindex.SummaryJob) string {
 	for i, p := range job.Parts {
 		var from string
 		fill := map[int]string{vcol[i]: "v"}
-		switch p.Kind {
-		case fileindex.SummaryExploded:
+		// Spark's grouping makes -0.0 and 0.0 one value and returns 0.0;
+		// the index keeps the first value of a file (Go's summaries and
+		// DuckDB's list(DISTINCT)), and a bloom filter both renderings:
+		// for floating-point values, whether the first (or this) value was
+		// -0.0 comes along and restores it.
+		fl := isFloat(p.Type)
+		neg := func(v string) string { return "CAST(" + v + " AS STRING) = '-0.0'" }
+		signed := "CASE WHEN neg THEN -v ELSE v END AS v"
+		col := pathIdent(p.Column, "")
+		switch {
+		case p.Kind == fileindex.SummaryExploded && fl:
+			from = fmt.Sprintf("(SELECT %s, %s FROM (SELECT %s, v, min_by(%s, struct(%s, epos)) AS neg FROM (SELECT %s, %s, posexplode(transform(%s, e -> %s)) AS (epos, v) FROM t) WHERE v IS NOT NULL GROUP BY %s, v))",
+				f, signed, f, neg("v"), quote(posCol), f, quote(posCol), pathIdent(p.ArrayColumn, ""), pathIdent(p.Field, "e"), f)
+		case p.Kind == fileindex.SummaryExploded:
 			from = fmt.Sprintf("(SELECT DISTINCT %s, v FROM (SELECT %s, explode(transform(%s, e -> %s)) AS v FROM t) WHERE v IS NOT NULL)",
 				f, f, pathIdent(p.ArrayColumn, ""), pathIdent(p.Field, "e"))
-		case fileindex.SummaryTemporal:
-			from = fmt.Sprintf("(SELECT %s, v, max(ts) AS m FROM (SELECT %s, %s AS v, %s AS ts FROM t) GROUP BY %s, v)",
-				f, f, pathIdent(p.Column, ""), pathIdent(p.Timestamp, ""), f)
+		case p.Kind == fileindex.SummaryTemporal && fl:
+			from = fmt.Sprintf("(SELECT %s, %s, m FROM (SELECT %s, v, max(ts) AS m, min_by(%s, %s) AS neg FROM (SELECT %s, %s AS v, %s AS ts, %s FROM t) GROUP BY %s, v))",
+				f, signed, f, neg("v"), quote(posCol), f, col, pathIdent(p.Timestamp, ""), quote(posCol), f)
 			fill[vcol[i]+1] = "m"
+		case p.Kind == fileindex.SummaryTemporal:
+			from = fmt.Sprintf("(SELECT %s, v, max(ts) AS m FROM (SELECT %s, %s AS v, %s AS ts FROM t) GROUP BY %s, v)",
+				f, f, col, pathIdent(p.Timestamp, ""), f)
+			fill[vcol[i]+1] = "m"
+		case fl && p.Raw:
+			from = fmt.Sprintf("(SELECT %s, %s FROM (SELECT DISTINCT %s, %s AS v, %s AS neg FROM t WHERE %s IS NOT NULL))", f, signed, f, col, neg(col), col)
+		case fl:
+			from = fmt.Sprintf("(SELECT %s, %s FROM (SELECT %s, v, min_by(%s, %s) AS neg FROM (SELECT %s, %s AS v, %s FROM t WHERE %s IS NOT NULL) GROUP BY %s, v))",
+				f, signed, f, neg("v"), quote(posCol), f, col, quote(posCol), col, f)
 		default:
-			from = fmt.Sprintf("(SELECT DISTINCT %s, %s AS v FROM t WHERE %s IS NOT NULL)", f, pathIdent(p.Column, ""), pathIdent(p.Column, ""))
+			from = fmt.Sprintf("(SELECT DISTINCT %s, %s AS v FROM t WHERE %s IS NOT NULL)", f, col, col)
 		}
 		branches = append(branches, fmt.Sprintf("SELECT %s AS file, %d AS part, NULL AS rows, %s FROM %s", f, i, slots(fill), from))
 	}
+	extra := f
+	if needsPosition(job) {
+		extra += ", " + quote(posCol)
+	}
 	return fmt.Sprintf("WITH t AS (SELECT %s, %s FROM %s) SELECT * FROM (%s) ORDER BY file, part",
-		computedColumns(job.Schema, job.Computed), f, viewRaw, strings.Join(branches, " UNION ALL "))
+		computedColumns(job.Schema, job.Computed), extra, viewRaw, strings.Join(branches, " UNION ALL "))
 }
 
 // pathKey is the comparable form of a file URI: Spark reports file paths

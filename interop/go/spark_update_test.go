@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -257,6 +258,10 @@ func TestSparkEngineUpdate(t *testing.T) {
 		})
 	}
 
+	t.Run("zeros", func(t *testing.T) {
+		testSparkUpdateZeros(t, ctx, dir, eng)
+	})
+
 	t.Run("connection cut mid-update", func(t *testing.T) {
 		testSparkUpdateCut(t, ctx, srv, dir, lake)
 	})
@@ -429,5 +434,96 @@ func testSparkUpdateCut(t *testing.T, ctx context.Context, srv *ConnectServer, d
 	}
 	if d := diffLines(indexContent(t, ctx, rix), indexContent(t, ctx, ix)); d != "" {
 		t.Errorf("index after the retry differs from the embedded path's:\n%s", d)
+	}
+}
+
+var zerosSchema = mustSchema(`{"type":"struct","fields":[` +
+	`{"name":"d","type":"double","nullable":true,"metadata":{}},` +
+	`{"name":"e","type":"double","nullable":true,"metadata":{}},` +
+	`{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},` +
+	`{"name":"arr","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"x","type":"double","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}}]}`)
+
+// testSparkUpdateZeros: -0.0 and 0.0 are one value to Spark's grouping,
+// which returns 0.0; the index keeps each file's first of them (and a bloom
+// filter both renderings). Files holding -0.0 first, 0.0 first, and -0.0
+// alone (with NaN), in a regular, bloom, range, exploded and temporal
+// column, must persist exactly the embedded path's index.
+func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fileindex.SummaryEngine) {
+	neg := math.Copysign(0, -1)
+	at := func(h int) time.Time { return time.Date(2024, 1, 1, h, 0, 0, 0, time.UTC) }
+	arr := func(xs ...any) any {
+		var out []any
+		for _, x := range xs {
+			out = append(out, []any{x})
+		}
+		return out
+	}
+	files := [][][]any{
+		{{neg, neg, at(1), arr(neg, 0.0)}, {0.0, 0.0, at(2), arr(0.0)}, {1.5, 1.5, at(3), arr(1.5)}},
+		{{0.0, 0.0, at(4), arr(0.0, neg)}, {neg, neg, at(5), arr(neg)}},
+		{{neg, neg, at(6), arr(neg)}, {math.NaN(), math.NaN(), at(7), arr(math.NaN())}, {nil, nil, at(8), nil}},
+	}
+	lake := mustMkdir(t, filepath.Join(dir, "zeros-lake"))
+	var paths []string
+	for i, rows := range files {
+		p := filepath.Join(lake, fmt.Sprintf("z%d.parquet", i))
+		fh, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := pqrow.NewWriter(fh, zerosSchema, pqrow.WriterOptions{})
+		if err := w.Write(rows...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+		paths = append(paths, p)
+	}
+	build := func(root string, sum fileindex.SummaryEngine) (*index.Index, *fileindex.FileIndex) {
+		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
+		ix, err := cat.Open(ctx, "zeros", index.OpenOptions{Schema: zerosSchema, Format: "parquet"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(ix.AddIndex(ctx, "d"), ix.AddBloomIndex(ctx, "e", 0.01), ix.AddRangeIndex(ctx, "d"),
+			ix.AddExplodedFieldIndex(ctx, "arr", "x", "x"), ix.AddTemporalIndex(ctx, "e", "ts")); err != nil {
+			t.Fatal(err)
+		}
+		uris, err := ix.ExpandFiles(ctx, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.AddFiles(ctx, uris...); err != nil {
+			t.Fatal(err)
+		}
+		fi := fileindex.New(ix, fileindex.Options{})
+		if _, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum}); err != nil {
+			t.Fatalf("update (spark %v): %v", sum != nil, err)
+		}
+		return ix, fi
+	}
+	dix, dfi := build(filepath.Join(dir, "zeros-duck"), nil)
+	six, sfi := build(filepath.Join(dir, "zeros-spark"), eng)
+	want, got := indexContent(t, ctx, dix), indexContent(t, ctx, six)
+	if d := diffLines(want, got); d != "" {
+		t.Errorf("index content differs (want embedded, got spark):\n%s", d)
+	}
+	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "float64(-0)") }) {
+		t.Errorf("no -0.0 stored: the test proves nothing\n%s", strings.Join(want, "\n"))
+	}
+	for _, q := range []fileindex.Query{{"d": {neg}}, {"d": {0.0}}, {"x": {neg}}, {"e": {0.0}}, {"e": {neg}}, {"e": {math.NaN()}}} {
+		w, err := dfi.Locate(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := sfi.Locate(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(w, g) {
+			t.Errorf("locate %v: embedded %v, spark %v", q, w, g)
+		}
 	}
 }
