@@ -33,7 +33,9 @@ func (e *recordEngine) Name() string { return "records" }
 func (e *recordEngine) Summarize(ctx context.Context, job *SummaryJob) (JoinRows, error) {
 	e.jobs++
 	st := &schema.Struct{Fields: []schema.Field{{Name: "file", Type: schema.String}, {Name: "part", Type: schema.Integer}, {Name: "rows", Type: schema.Long}}}
-	add := func(t schema.Type) { st.Fields = append(st.Fields, schema.Field{Name: fmt.Sprint("s", len(st.Fields)), Type: t, Nullable: true}) }
+	add := func(t schema.Type) {
+		st.Fields = append(st.Fields, schema.Field{Name: fmt.Sprint("s", len(st.Fields)), Type: t, Nullable: true})
+	}
 	for _, p := range job.Parts {
 		add(p.Type)
 		if p.Kind == SummaryTemporal {
