@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -17,10 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ariadne-go/ariadne"
 	"github.com/ariadne-go/ariadne/config"
 	"github.com/ariadne-go/ariadne/delta"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
+	"github.com/ariadne-go/ariadne/internal/cli"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
@@ -258,6 +261,10 @@ func TestSparkEngineUpdate(t *testing.T) {
 		})
 	}
 
+	t.Run("face and cli", func(t *testing.T) {
+		testSparkUpdateFaceCLI(t, ctx, srv, dir, lake)
+	})
+
 	t.Run("zeros", func(t *testing.T) {
 		testSparkUpdateZeros(t, ctx, dir, eng)
 	})
@@ -441,7 +448,9 @@ var zerosSchema = mustSchema(`{"type":"struct","fields":[` +
 	`{"name":"d","type":"double","nullable":true,"metadata":{}},` +
 	`{"name":"e","type":"double","nullable":true,"metadata":{}},` +
 	`{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},` +
-	`{"name":"arr","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"x","type":"double","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}}]}`)
+	`{"name":"arr","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"x","type":"double","nullable":true,"metadata":{}}]},"containsNull":true},"nullable":true,"metadata":{}},` +
+	`{"name":"b","type":"double","nullable":true,"metadata":{}},` +
+	`{"name":"r","type":"double","nullable":true,"metadata":{}}]}`)
 
 // testSparkUpdateZeros: -0.0 and 0.0 are one value to Spark's grouping,
 // which returns 0.0; the index keeps each file's first of them (and a bloom
@@ -458,10 +467,11 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		}
 		return out
 	}
+	row := func(v any, h int, a any) []any { return []any{v, v, at(h), a, v, v} }
 	files := [][][]any{
-		{{neg, neg, at(1), arr(neg, 0.0)}, {0.0, 0.0, at(2), arr(0.0)}, {1.5, 1.5, at(3), arr(1.5)}},
-		{{0.0, 0.0, at(4), arr(0.0, neg)}, {neg, neg, at(5), arr(neg)}},
-		{{neg, neg, at(6), arr(neg)}, {math.NaN(), math.NaN(), at(7), arr(math.NaN())}, {nil, nil, at(8), nil}},
+		{row(neg, 1, arr(neg, 0.0)), row(0.0, 2, arr(0.0)), row(1.5, 3, arr(1.5))},
+		{row(0.0, 4, arr(0.0, neg)), row(neg, 5, arr(neg))},
+		{row(neg, 6, arr(neg)), row(math.NaN(), 7, arr(math.NaN())), row(nil, 8, nil)},
 	}
 	lake := mustMkdir(t, filepath.Join(dir, "zeros-lake"))
 	var paths []string
@@ -487,7 +497,7 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(ix.AddIndex(ctx, "d"), ix.AddBloomIndex(ctx, "e", 0.01), ix.AddRangeIndex(ctx, "d"),
+		if err := errors.Join(ix.AddIndex(ctx, "d"), ix.AddBloomIndex(ctx, "b", 0.01), ix.AddRangeIndex(ctx, "r"),
 			ix.AddExplodedFieldIndex(ctx, "arr", "x", "x"), ix.AddTemporalIndex(ctx, "e", "ts")); err != nil {
 			t.Fatal(err)
 		}
@@ -513,7 +523,7 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "float64(-0)") }) {
 		t.Errorf("no -0.0 stored: the test proves nothing\n%s", strings.Join(want, "\n"))
 	}
-	for _, q := range []fileindex.Query{{"d": {neg}}, {"d": {0.0}}, {"x": {neg}}, {"e": {0.0}}, {"e": {neg}}, {"e": {math.NaN()}}} {
+	for _, q := range []fileindex.Query{{"d": {neg}}, {"d": {0.0}}, {"x": {neg}}, {"e": {0.0}}, {"e": {neg}}, {"b": {neg}}, {"b": {0.0}}, {"r": {neg}}, {"e": {math.NaN()}}} {
 		w, err := dfi.Locate(ctx, q)
 		if err != nil {
 			t.Fatal(err)
@@ -525,5 +535,71 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		if !slices.Equal(w, g) {
 			t.Errorf("locate %v: embedded %v, spark %v", q, w, g)
 		}
+	}
+}
+
+// testSparkUpdateFaceCLI: the library face (Index.UpdateWith with Engine
+// "spark") and the command line (update --engine spark --spark URL --json)
+// summarise on Spark and build the embedded path's index.
+func testSparkUpdateFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServer, dir string, lake map[string][]string) {
+	d := engineIndexes[0]
+	ref, _, _ := buildUpdIndex(t, ctx, filepath.Join(dir, "fc-ref"), d, lake, nil)
+	want := indexContent(t, ctx, ref)
+	for _, via := range []string{"face", "cli"} {
+		root := filepath.Join(dir, "fc-"+via)
+		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
+		ix, err := cat.Open(ctx, d.name, index.OpenOptions{Schema: engineSchemaFull, Format: d.format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.setup(ctx, ix); err != nil {
+			t.Fatal(err)
+		}
+		uris, err := ix.ExpandFiles(ctx, lake[d.format])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range [][]string{uris[:4], uris[4:]} {
+			if _, err := ix.AddFiles(ctx, part...); err != nil {
+				t.Fatal(err)
+			}
+			switch via {
+			case "face":
+				st, err := ariadne.Open(ctx, "file://"+root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fx, err := st.Index(ctx, d.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := fx.UpdateWith(ctx, ariadne.UpdateOptions{Engine: ariadne.EngineSpark, SparkRemote: srv.Remote()})
+				st.Close()
+				if err != nil {
+					t.Fatalf("face: %v", err)
+				}
+				if res.File.SummarizedBy != len(part) {
+					t.Errorf("face: %d files summarised on Spark, want %d", res.File.SummarizedBy, len(part))
+				}
+			case "cli":
+				var stdout, stderr bytes.Buffer
+				code := cli.Main(ctx, []string{"--store", "file://" + root, "update", d.name, "--engine", "spark", "--spark", srv.Remote(), "--json"},
+					cli.Env{Stdout: &stdout, Stderr: &stderr})
+				if code != 0 {
+					t.Fatalf("cli update: exit %d: %s", code, stderr.String())
+				}
+				if !strings.Contains(stdout.String(), fmt.Sprintf(`"spark_files": %d`, len(part))) {
+					t.Errorf("cli update --json: %s, want spark_files %d", stdout.String(), len(part))
+				}
+			}
+		}
+		if diff := diffLines(want, indexContent(t, ctx, ix)); diff != "" {
+			t.Errorf("%s: index differs from the embedded path's:\n%s", via, diff)
+		}
+	}
+	// A wrong engine name and a missing URL are usage errors.
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(ctx, []string{"--store", "file://" + filepath.Join(dir, "fc-cli"), "update", d.name, "--engine", "spark"}, cli.Env{Stdout: &stdout, Stderr: &stderr}); code != 2 || !strings.Contains(stderr.String(), "needs --spark") {
+		t.Errorf("update --engine spark without a URL: exit %d, %s", code, stderr.String())
 	}
 }
