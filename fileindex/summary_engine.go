@@ -92,8 +92,12 @@ type SummaryEngine interface {
 }
 
 // DefaultSummaryBatchFiles is the number of files one request to a summary
-// engine covers when UpdateOptions.SummaryBatchFiles is 0.
-const DefaultSummaryBatchFiles = 256
+// engine covers when UpdateOptions.SummaryBatchFiles is 0. A request's
+// records (every file's distinct values) are ordered by file on Spark and
+// pass through its driver: 16 files of ~100,000 distinct values per column
+// stay well within a small driver (a local Spark with a 1 GiB driver
+// stopped on 32 files of the benchmark lake in one request).
+const DefaultSummaryBatchFiles = 16
 
 // remoteSummaryPlan is the summary plan of an update whose summaries an
 // engine computes: every storage, bloom and range column needs a value
