@@ -9,7 +9,8 @@ import (
 	"github.com/ariadne-go/ariadne/sparkengine"
 )
 
-// The engines a join can run on (JoinRequest.Engine, config key engine).
+// The engines a join or an update can run on (JoinRequest.Engine,
+// UpdateOptions.Engine, config key engine).
 const (
 	// EngineDuckDB is embedded DuckDB, in this process (the default).
 	EngineDuckDB = "duckdb"
@@ -22,6 +23,17 @@ const (
 // joinEngine resolves a join's engine over the Store's config: nil for
 // embedded DuckDB, else the Store's Spark engine for the remote.
 func (s *Store) joinEngine(ctx context.Context, eng, remote string) (fileindex.Engine, error) {
+	e, err := s.engineFor(ctx, "join", eng, remote)
+	if e == nil || err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// engineFor resolves the engine of operation op (join, update) over the
+// Store's config: nil for embedded DuckDB, else the Store's Spark engine
+// for the remote.
+func (s *Store) engineFor(ctx context.Context, op, eng, remote string) (*sparkengine.Engine, error) {
 	if eng == "" {
 		eng = s.opts.Config.Engine
 	}
@@ -33,15 +45,11 @@ func (s *Store) joinEngine(ctx context.Context, eng, remote string) (fileindex.E
 		return nil, nil
 	case EngineSpark:
 		if remote == "" {
-			return nil, aerr.Invalid("join: the spark engine needs a Spark Connect URL (sc://host:port): set SparkRemote, --spark or the config key sparkRemote")
+			return nil, aerr.Invalid("%s: the spark engine needs a Spark Connect URL (sc://host:port): set SparkRemote, --spark or the config key sparkRemote", op)
 		}
-		e, err := s.sparkEngine(ctx, remote)
-		if err != nil {
-			return nil, err
-		}
-		return e, nil
+		return s.sparkEngine(ctx, remote)
 	}
-	return nil, aerr.Invalid("join: unknown engine %q (want %s or %s)", eng, EngineDuckDB, EngineSpark)
+	return nil, aerr.Invalid("%s: unknown engine %q (want %s or %s)", op, eng, EngineDuckDB, EngineSpark)
 }
 
 // sparkEngine returns the Store's engine for remote, connecting on first

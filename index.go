@@ -466,7 +466,32 @@ type UpdateResult struct {
 // tracks, and those the file index skipped as vanished). It then refreshes
 // the handle, so its next queries serve the new versions.
 func (ix *Index) Update(ctx context.Context) (*UpdateResult, error) {
-	res, err := ix.fi.Update(ctx, fileindex.UpdateOptions{})
+	return ix.UpdateWith(ctx, UpdateOptions{})
+}
+
+// UpdateOptions configure UpdateWith.
+type UpdateOptions struct {
+	// Engine computes the new files' per-file summaries: "duckdb" (here,
+	// the default) or "spark" (Apache Spark through Spark Connect at
+	// SparkRemote; "": the config keys engine and sparkRemote). Either way
+	// the index is written here, under its lock, and is the same index.
+	// See docs/spark-engine.md.
+	Engine, SparkRemote string
+	// RetryQuarantined indexes the quarantined files again.
+	RetryQuarantined bool
+}
+
+// UpdateWith is Update with options.
+func (ix *Index) UpdateWith(ctx context.Context, opts UpdateOptions) (*UpdateResult, error) {
+	eng, err := ix.s.engineFor(ctx, "update", opts.Engine, opts.SparkRemote)
+	if err != nil {
+		return nil, err
+	}
+	fopts := fileindex.UpdateOptions{RetryQuarantined: opts.RetryQuarantined}
+	if eng != nil {
+		fopts.Summaries = eng
+	}
+	res, err := ix.fi.Update(ctx, fopts)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,16 @@ type UpdateOptions struct {
 	// share is summarised by the engine instead, which spills to disk.
 	SummaryMemoryBytes int64
 
+	// Summaries, when set, computes the per-file summaries of the files
+	// this update indexes on another engine (package sparkengine's Engine:
+	// Apache Spark through Spark Connect), SummaryBatchFiles files per
+	// request (0: DefaultSummaryBatchFiles). Everything else — batching,
+	// large-index rows, bloom filters, staging, merging, the lock — stays
+	// here; the index is the one the embedded path builds. Computed
+	// expressions are evaluated by that engine. See summary_engine.go.
+	Summaries         SummaryEngine
+	SummaryBatchFiles int
+
 	// RetryQuarantined empties the list of quarantined files first, so
 	// that they are indexed again (or quarantined again, if the cause
 	// remains).
@@ -78,6 +88,8 @@ type UpdateResult struct {
 	// indexes, nested index values, value sets over the memory budget)
 	// instead of the Go summaries.
 	EngineFiles int
+	// SummarizedBy counts the files UpdateOptions.Summaries summarised.
+	SummarizedBy int
 	// TypedFiles counts the files summarised from typed pages (Parquet
 	// files whose summarised columns are top-level integers, dates,
 	// timestamps or strings), without assembling rows.
@@ -243,7 +255,11 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 	if s.read, err = datafile.Compile(datafile.Spec{Format: m.Format, Schema: src, Options: s.plan.readOpts}, s.plan.readColumns); err != nil {
 		return err
 	}
-	if !opts.engineOnly {
+	if opts.Summaries != nil {
+		if s.sum, err = remoteSummaryPlan(s.plan); err != nil {
+			return err
+		}
+	} else if !opts.engineOnly {
 		if sp, ok := newSummaryPlan(s.plan, s.read.Schema()); ok {
 			s.sum = sp
 			if s.read.Format() == datafile.Parquet && !opts.rowsOnly {
@@ -321,7 +337,19 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 	// Read and summarise in Go what the Go summaries cover; the engine
 	// analyses the rest (§5.3.1).
 	engine := files
-	if s.sum != nil {
+	if u.opts.Summaries != nil {
+		fi.updProgress(Progress{Phase: "summarize", Done: 0, Total: len(files)})
+		t0 := time.Now()
+		err := s.summarizeOn(ctx, u.opts.Summaries, u.opts.SummaryBatchFiles, files, func(phase string, done int, bytes int64) {
+			fi.updProgress(Progress{Phase: phase, Done: done, Total: len(files), Bytes: bytes})
+		})
+		s.stats.readWall += time.Since(t0)
+		if err != nil {
+			return 0, err
+		}
+		u.res.SummarizedBy += len(files)
+		engine = nil
+	} else if s.sum != nil {
 		fi.updProgress(Progress{Phase: "read", Done: 0, Total: len(files)})
 		engine, err = s.summarize(ctx, files, func(phase string, done int, bytes int64) {
 			fi.updProgress(Progress{Phase: phase, Done: done, Total: len(files), Bytes: bytes})

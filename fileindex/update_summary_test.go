@@ -157,12 +157,13 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 	for _, L := range []int64{4, 500_000} {
 		// (No '#' in test names: the store root is a file:// URL.)
 		t.Run(fmt.Sprintf("%s_L%d", name, L), func(t *testing.T) {
-			// The engine, the Go summaries on the row reader, and the
-			// default (typed pages where a file allows).
-			modes := []UpdateOptions{{engineOnly: true}, {rowsOnly: true}, {}}
-			var states [3]string
-			var answers [3][]string
-			var results [3]UpdateResult
+			// The engine, the Go summaries on the row reader, the
+			// default (typed pages where a file allows), and summaries
+			// from another engine's records (two files per request).
+			modes := []UpdateOptions{{engineOnly: true}, {rowsOnly: true}, {}, {SummaryBatchFiles: 2}}
+			var states [4]string
+			var answers [4][]string
+			var results [4]UpdateResult
 			for k, mode := range modes {
 				engineOnly := mode.engineOnly
 				e := newUpdEnv(t)
@@ -171,6 +172,9 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 				updAddFiles(t, ix, files...)
 				d.apply(t, ix)
 				fi := e.fi(ix)
+				if k == 3 {
+					mode.Summaries = &recordEngine{res: fi.res}
+				}
 				mode.Concurrency = 3
 				res, err := fi.Update(ctx, mode)
 				if tracked, _ := ix.Files(ctx); len(tracked) != len(files) {
@@ -188,6 +192,9 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 					}
 					answers[k] = append(answers[k], fmt.Sprint(q, " → ", got))
 				}
+			}
+			if results[3].SummarizedBy != len(files) || results[3].TypedFiles != 0 {
+				t.Errorf("summaries from records: %+v, want all %d files summarised there", results[3], len(files))
 			}
 			if results[1].TypedFiles != 0 {
 				t.Errorf("rowsOnly summarised %d files from typed pages", results[1].TypedFiles)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -68,7 +70,8 @@ func msg(name string) protoreflect.Message {
 
 // set assigns v to the field at a dotted path of m, creating the messages
 // on the way (oneof members included). v is a string, bool, int32, int64,
-// []byte, []string (repeated), map[string]string or a protoreflect.Message.
+// []byte, []string or []protoreflect.Message (repeated), map[string]string
+// or a protoreflect.Message.
 func set(m protoreflect.Message, path string, v any) {
 	parts := strings.Split(path, ".")
 	for _, p := range parts[:len(parts)-1] {
@@ -90,6 +93,11 @@ func set(m protoreflect.Message, path string, v any) {
 		l := m.Mutable(fd).List()
 		for _, s := range v {
 			l.Append(protoreflect.ValueOfString(s))
+		}
+	case []protoreflect.Message:
+		l := m.Mutable(fd).List()
+		for _, x := range v {
+			l.Append(protoreflect.ValueOfMessage(x))
 		}
 	case map[string]string:
 		mp := m.Mutable(fd).Map()
@@ -153,6 +161,15 @@ func (s *session) execute(ctx context.Context, op string, plan protoreflect.Mess
 	set(req, "operation_id", uuid.NewString())
 	set(req, "client_type", s.c.agent)
 	set(req, "plan", plan)
+	// After a lost connection, gRPC waits out a backoff before it dials
+	// again and fails every call meanwhile: a retry should reach a server
+	// that is back now, not in a minute.
+	if s.c.cc.GetState() == connectivity.TransientFailure {
+		s.c.cc.ResetConnectBackoff()
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s.c.cc.WaitForStateChange(wctx, connectivity.TransientFailure)
+		cancel()
+	}
 	cs, err := s.c.cc.NewStream(s.ctx(ctx), &grpc.StreamDesc{ServerStreams: true}, methodExecutePlan)
 	if err != nil {
 		return nil, rpcError(s.c.remote, op, err)

@@ -133,12 +133,7 @@ func (e *Engine) join(ctx context.Context, s *session, job *fileindex.JoinJob) (
 		return nil, err
 	}
 	// The located files: one scan of exactly those paths.
-	read := msg("Relation")
-	set(read, "read.data_source.format", job.Format)
-	set(read, "read.data_source.schema", job.Schema.Marshal())
-	set(read, "read.data_source.options", job.Options)
-	set(read, "read.data_source.paths", sparkPaths(job.Files))
-	if err := s.command(ctx, "read located files", createView(viewRaw, read)); err != nil {
+	if err := s.readFiles(ctx, "read located files", job.Format, job.Schema, job.Options, job.Files); err != nil {
 		return nil, err
 	}
 	query := JoinSQL(job)
@@ -157,26 +152,47 @@ func (e *Engine) join(ctx context.Context, s *session, job *fileindex.JoinJob) (
 		}
 		query = "SELECT * FROM (" + query + ") LIMIT 0"
 	}
+	return s.rows(ctx, "join", query)
+}
+
+// readFiles defines view viewRaw as Spark's scan of exactly files, with the
+// stored schema and read options.
+func (s *session) readFiles(ctx context.Context, op, format string, st *schema.Struct, options map[string]string, files []string) error {
+	return s.command(ctx, op, createView(viewRaw, readRelation(format, st, options, files)))
+}
+
+// readRelation is Spark's scan of exactly files.
+func readRelation(format string, st *schema.Struct, options map[string]string, files []string) protoreflect.Message {
+	read := msg("Relation")
+	set(read, "read.data_source.format", format)
+	set(read, "read.data_source.schema", st.Marshal())
+	set(read, "read.data_source.options", options)
+	set(read, "read.data_source.paths", sparkPaths(files))
+	return read
+}
+
+// rows runs query in s and returns its rows as they stream back.
+func (s *session) rows(ctx context.Context, op, query string) (*sparkRows, error) {
 	rel := msg("Relation")
 	set(rel, "sql.query", query)
-	st, err := s.query(ctx, "join", rel)
+	st, err := s.query(ctx, op, rel)
 	if err != nil {
 		return nil, err
 	}
-	r := &sparkRows{s: s, st: st}
+	r := &sparkRows{s: s, st: st, op: op}
 	br := &batchReader{pull: r.pull}
 	// Spark sends at least one batch (empty for an empty result), which
 	// carries the schema.
 	data, err := r.pull()
 	if err != nil {
 		if errors.Is(err, errEnd) {
-			err = &Error{Kind: KindExecution, Remote: s.c.remote, Op: "join", Err: errors.New("the result had no Arrow batch")}
+			err = &Error{Kind: KindExecution, Remote: s.c.remote, Op: op, Err: errors.New("the result had no Arrow batch")}
 		}
 		return nil, err
 	}
 	sch, recs, err := decodeBatch(data)
 	if err != nil {
-		return nil, &Error{Kind: KindExecution, Remote: s.c.remote, Op: "join", Err: err}
+		return nil, &Error{Kind: KindExecution, Remote: s.c.remote, Op: op, Err: err}
 	}
 	br.schema, br.first = sch, recs
 	src, err := fileindex.ArrowSource(br)
@@ -282,6 +298,7 @@ func escapeGlob(p string) string {
 // sparkRows streams a join's Arrow batches as rows.
 type sparkRows struct {
 	s      *session
+	op     string
 	st     *stream
 	src    fileindex.KeySource // ArrowSource over br
 	br     *batchReader
@@ -348,7 +365,7 @@ func (r *sparkRows) Next(ctx context.Context) ([][]any, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		var se *Error
 		if !errors.As(err, &se) {
-			err = &Error{Kind: KindExecution, Remote: r.s.c.remote, Op: "join", Err: err}
+			err = &Error{Kind: KindExecution, Remote: r.s.c.remote, Op: r.op, Err: err}
 		}
 	}
 	return rows, err
@@ -389,19 +406,16 @@ func pathIdent(path, under string) string {
 	return strings.Join(parts, ".")
 }
 
-// JoinSQL is the Spark SQL of a job over the views of the keys and the
-// located files: the same statement shape as the embedded DuckDB engine's
-// (computed columns as withColumn, exploded aliases, temporal ranks over
-// the original rows filtered together, USING-style output columns).
-func JoinSQL(job *fileindex.JoinJob) string {
-	// Computed columns: each replaces the column of its name or is
-	// appended; all see the columns read.
-	names := job.Schema.Names()
+// computedColumns is the select list of the columns read with the computed
+// columns applied: each replaces the column of its name or is appended;
+// all see the columns read (Spark's withColumn).
+func computedColumns(st *schema.Struct, computed []fileindex.Computed) string {
+	names := st.Names()
 	exprs := make([]string, len(names))
 	for i, c := range names {
 		exprs[i] = quote(c)
 	}
-	for _, c := range job.Computed {
+	for _, c := range computed {
 		e := "(" + c.Expr + ")"
 		if i := slices.Index(names, c.Name); i >= 0 {
 			exprs[i] = e
@@ -414,7 +428,15 @@ func JoinSQL(job *fileindex.JoinJob) string {
 	for i := range names {
 		parts[i] = exprs[i] + " AS " + quote(names[i])
 	}
-	idx := "SELECT " + strings.Join(parts, ", ") + " FROM " + viewRaw
+	return strings.Join(parts, ", ")
+}
+
+// JoinSQL is the Spark SQL of a job over the views of the keys and the
+// located files: the same statement shape as the embedded DuckDB engine's
+// (computed columns as withColumn, exploded aliases, temporal ranks over
+// the original rows filtered together, USING-style output columns).
+func JoinSQL(job *fileindex.JoinJob) string {
+	idx := "SELECT " + computedColumns(job.Schema, job.Computed) + " FROM " + viewRaw
 	for _, e := range job.Exploded {
 		idx = fmt.Sprintf("SELECT *, explode(transform(%s, e -> %s)) AS %s FROM (%s)",
 			pathIdent(e.ArrayColumn, ""), pathIdent(e.FieldPath, "e"), quote(e.AsColumn), idx)

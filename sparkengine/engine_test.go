@@ -158,3 +158,49 @@ func TestUnreachable(t *testing.T) {
 		t.Error("a non-sc:// remote was accepted")
 	}
 }
+
+// TestPathKey: the file paths Spark reports (Hadoop's file:/x, percent-
+// encoded, s3a://) map back to the URIs we gave it.
+func TestPathKey(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"file:/tmp/lake/a%20b.parquet", "file:///tmp/lake/a b.parquet"},
+		{"file:///tmp/lake/x.csv", "file:///tmp/lake/x.csv"},
+		{"s3a://bucket/k/p.json", sparkPath("s3://bucket/k/p.json")},
+	} {
+		if a, b := pathKey(tc[0]), pathKey(tc[1]); a != b {
+			t.Errorf("pathKey(%q) = %q, pathKey(%q) = %q: want equal", tc[0], a, tc[1], b)
+		}
+	}
+	if pathKey("file:/tmp/a.parquet") == pathKey("file:/tmp/b.parquet") {
+		t.Error("two files share a key")
+	}
+}
+
+// TestSummarySQL: the record layout of fileindex.SummaryJob (file, part,
+// rows, then each part's value and timestamp, then each range's min and
+// max), each part's aggregation, computed columns over the scan.
+func TestSummarySQL(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{{Name: "id", Type: schema.Long}, {Name: "u", Type: schema.String}, {Name: "ts", Type: schema.Timestamp}}}
+	job := &fileindex.SummaryJob{Schema: st,
+		Computed: []fileindex.Computed{{Name: "up", Expr: "upper(u)"}},
+		Parts: []fileindex.SummaryPart{
+			{Kind: fileindex.SummaryValues, Column: "up"},
+			{Kind: fileindex.SummaryTemporal, Column: "u", Timestamp: "ts"},
+			{Kind: fileindex.SummaryExploded, ArrayColumn: "a.b", Field: "f"},
+		},
+		Ranges: []string{"id"},
+	}
+	got := SummarySQL(job)
+	for _, want := range []string{
+		"WITH t AS (SELECT `id` AS `id`, `u` AS `u`, `ts` AS `ts`, (upper(u)) AS `up`, `_ariadne_file` FROM ariadne_raw)",
+		"SELECT `_ariadne_file` AS file, -1 AS part, count(*) AS rows, NULL AS s0, NULL AS s1, NULL AS s2, NULL AS s3, min(`id`) AS s4, max(`id`) AS s5 FROM t GROUP BY `_ariadne_file`",
+		"0 AS part, NULL AS rows, v AS s0, NULL AS s1, NULL AS s2, NULL AS s3, NULL AS s4, NULL AS s5 FROM (SELECT DISTINCT `_ariadne_file`, `up` AS v FROM t WHERE `up` IS NOT NULL)",
+		"1 AS part, NULL AS rows, NULL AS s0, v AS s1, m AS s2, NULL AS s3, NULL AS s4, NULL AS s5 FROM (SELECT `_ariadne_file`, v, max(ts) AS m FROM (SELECT `_ariadne_file`, `u` AS v, `ts` AS ts FROM t) GROUP BY `_ariadne_file`, v)",
+		"2 AS part, NULL AS rows, NULL AS s0, NULL AS s1, NULL AS s2, v AS s3, NULL AS s4, NULL AS s5 FROM (SELECT DISTINCT `_ariadne_file`, v FROM (SELECT `_ariadne_file`, explode(transform(`a`.`b`, e -> e.`f`)) AS v FROM t) WHERE v IS NOT NULL)",
+		") ORDER BY file, part",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("SummarySQL lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -35,9 +36,34 @@ func (g *globals) withFileIndex(ctx context.Context, name string, progress bool,
 	})
 }
 
+// updateEngine resolves update's --engine and --spark over the config: nil
+// for the embedded path, else a Spark engine (the caller closes it).
+func (g *globals) updateEngine(ctx context.Context, engine, spark string) (*sparkengine.Engine, error) {
+	cfg, err := g.config()
+	if err != nil {
+		return nil, err
+	}
+	switch resolved := cmp.Or(engine, cfg.Engine, ariadne.EngineDuckDB); resolved {
+	case ariadne.EngineDuckDB:
+		if spark != "" {
+			return nil, usagef("update: --spark needs --engine spark")
+		}
+		return nil, nil
+	case ariadne.EngineSpark:
+		remote := cmp.Or(spark, cfg.SparkRemote)
+		if remote == "" {
+			return nil, usagef("update: --engine spark needs --spark sc://host:port (or the config key sparkRemote)")
+		}
+		return sparkengine.New(ctx, remote, sparkengine.Options{})
+	default:
+		return nil, usagef("update: --engine %q: want duckdb or spark", resolved)
+	}
+}
+
 func newUpdateCmd(g *globals) *cobra.Command {
 	var bf rowIndexBuildFlags
 	var retryQuarantined bool
+	var engine, spark string
 	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Index the tracked files that are not indexed yet (and backfill new index columns)",
@@ -48,9 +74,18 @@ func newUpdateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			uopts := fileindex.UpdateOptions{RetryQuarantined: retryQuarantined}
+			eng, err := g.updateEngine(ctx, engine, spark)
+			if err != nil {
+				return err
+			}
+			if eng != nil {
+				defer eng.Close()
+				uopts.Summaries = eng
+			}
 			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				start := time.Now()
-				res, err := fi.Update(ctx, fileindex.UpdateOptions{RetryQuarantined: retryQuarantined})
+				res, err := fi.Update(ctx, uopts)
 				if err != nil {
 					return err
 				}
@@ -86,7 +121,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					"compactions": res.Compactions, "bytes": res.Bytes, "seconds": elapsed.Seconds(),
 					"auto_bloom_detected": nonNil(res.AutoBloomDetected), "skipped": skipped, "quarantined": quarantined,
 					"row_indexes": rowJSON,
-					"typed_files": res.TypedFiles, "engine_files": res.EngineFiles,
+					"typed_files": res.TypedFiles, "engine_files": res.EngineFiles, "spark_files": res.SummarizedBy,
 					"snapshot_from_memory": res.SnapshotFromMemory,
 					"stages": map[string]float64{
 						"read_seconds": res.Stages.ReadWall.Seconds(), "analyze_seconds": res.Stages.Analyze.Seconds(),
@@ -102,6 +137,9 @@ func newUpdateCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(w, "stages: read+summarise %s (%d file(s) from typed pages, %d by the engine), analyze %s, build %s, stage %s, merge %s, locate snapshot %s\n",
 							st.ReadWall.Round(time.Millisecond), res.TypedFiles, res.EngineFiles, st.Analyze.Round(time.Millisecond),
 							st.Build.Round(time.Millisecond), st.Stage.Round(time.Millisecond), st.Merge.Round(time.Millisecond), st.Snapshot.Round(time.Millisecond))
+					}
+					if res.SummarizedBy > 0 {
+						fmt.Fprintf(w, "%d file(s) summarised on Spark\n", res.SummarizedBy)
 					}
 					if res.RecoveredStaging {
 						fmt.Fprintln(w, "recovered the staging table of an interrupted update")
@@ -127,6 +165,8 @@ func newUpdateCmd(g *globals) *cobra.Command {
 	}
 	bf.register(cmd.Flags())
 	cmd.Flags().BoolVar(&retryQuarantined, "retry-quarantined", false, "index the quarantined files again (after fixing the cause)")
+	cmd.Flags().StringVar(&engine, "engine", "", "engine that reads the new files and computes their per-file summaries: duckdb or spark (default: config key engine, else duckdb); the index is written here either way")
+	cmd.Flags().StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
 	return cmd
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +27,10 @@ import (
 // through Spark Connect in the same run, alternating, on the same keys;
 // each reports its median time, and Spark its scans' files and bytes read,
 // which must be exactly the located files and their sizes: only located
-// files are read. Rows must be equal. The lake is small by default (8 MB,
+// files are read. Rows must be equal. Then updates: a fresh index over
+// the whole lake per run, its summaries by the embedded path and by Spark
+// (fileindex.UpdateOptions.Summaries), alternating, with wall and CPU
+// times; both must persist the same index. The lake is small by default (8 MB,
 // so the harness stays quick); ARIADNE_SPARK_BENCH_MB sets its size for the
 // measurements in the docs.
 func TestSparkEngineBench(t *testing.T) {
@@ -131,13 +136,20 @@ func TestSparkEngineBench(t *testing.T) {
 		}
 		return time.Since(t0), count, res.Stats(), res.Files(), nil
 	}
+	// ARIADNE_SPARK_BENCH_PARTS=update measures the updates alone.
+	joins := os.Getenv("ARIADNE_SPARK_BENCH_PARTS") != "update"
 	// Warm both engines (Spark's first query generates code for seconds).
 	if _, _, _, _, err := join(1, eng); err != nil {
 		t.Fatalf("spark warm-up: %v\n%s", err, srv.logTail())
 	}
 	const runs = 3
-	logf("%6s %8s %9s %10s %12s %12s %10s %10s %8s", "keys", "rows", "located", "loc MB", "spark files", "spark MB", "duckdb", "spark", "load")
 	for _, k := range []int{1, 10, 100, 1000} {
+		if !joins {
+			break
+		}
+		if k == 1 {
+			logf("%6s %8s %9s %10s %12s %12s %10s %10s %8s", "keys", "rows", "located", "loc MB", "spark files", "spark MB", "duckdb", "spark", "load")
+		}
 		var dts, sts []time.Duration
 		var drows, srows int
 		var st fileindex.JoinStats
@@ -168,6 +180,75 @@ func TestSparkEngineBench(t *testing.T) {
 		logf("%6d %8d %5d/%-3d %10.2f %12d %12.2f %10v %10v %8s", k, drows, len(located), len(files), float64(locBytes)/1e6,
 			st.EngineFilesRead, float64(st.EngineBytesRead)/1e6, median(dts).Round(time.Millisecond), median(sts).Round(time.Millisecond), loadAvg())
 	}
+
+	// Updates: a fresh index over the whole lake (regular user_id, bloom
+	// track_uri, range ts) per run, its summaries computed by the embedded
+	// path or by Spark, alternating; both must persist the same index. CPU:
+	// this process's (user+sys) and the Spark JVM's, during the update.
+	jvm := srv.cmd.Process.Pid
+	update := func(run int, sum fileindex.SummaryEngine) (wall, self, spark time.Duration, content []string) {
+		root := mustMkdir(t, filepath.Join(dir, fmt.Sprintf("upd-%d-%v", run, sum != nil)))
+		ucat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
+		uix, err := ucat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := uix.AddFiles(ctx, uris...); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(uix.AddIndex(ctx, "user_id"), uix.AddBloomIndex(ctx, "track_uri", 0.01), uix.AddRangeIndex(ctx, "ts")); err != nil {
+			t.Fatal(err)
+		}
+		ufi := fileindex.New(uix, fileindex.Options{})
+		s0, j0 := selfCPU(), procCPU(jvm)
+		t0 := time.Now()
+		if _, err := ufi.Update(ctx, fileindex.UpdateOptions{Summaries: sum}); err != nil {
+			t.Fatalf("update (spark %v): %v\n%s", sum != nil, err, srv.logTail())
+		}
+		wall = time.Since(t0)
+		self, spark = selfCPU()-s0, procCPU(jvm)-j0
+		return wall, self, spark, indexContent(t, ctx, uix)
+	}
+	var dw, sw, dc, sc, jc []time.Duration
+	var dContent, sContent []string
+	for run := range runs {
+		w, c, _, content := update(run, nil)
+		dw, dc, dContent = append(dw, w), append(dc, c), content
+		w, c, j, content := update(run, eng)
+		sw, sc, jc, sContent = append(sw, w), append(sc, c), append(jc, j), content
+	}
+	if d := diffLines(dContent, sContent); d != "" {
+		t.Errorf("update: the index Spark's summaries built differs from the embedded path's:\n%s", d)
+	}
+	logf("update of %d files, %.1f MB (regular user_id, bloom track_uri, range ts), medians of %d: embedded %v (CPU here %v); spark %v (CPU here %v, Spark JVM %v); load %s",
+		len(files), float64(lakeBytes)/1e6, runs, median(dw).Round(time.Millisecond), median(dc).Round(time.Millisecond),
+		median(sw).Round(time.Millisecond), median(sc).Round(time.Millisecond), median(jc).Round(time.Millisecond), loadAvg())
+}
+
+// selfCPU is this process's user+sys CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is process pid's user+sys CPU time (from /proc, in clock ticks
+// of 10 ms), 0 if unknown.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 func mustMkdir(t *testing.T, dir string) string {
