@@ -100,7 +100,7 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		// Every kept value is a copy (or a dictionary's): the page's
 		// buffer may go back to its pool.
 		if p.buf != nil {
-			releasePage(p)
+			ri.releasePage(p)
 		}
 	}
 	return c.check(false)
@@ -135,11 +135,20 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 		return nil, err
 	}
 	c.m.pages.Add(1)
+	if own {
+		ri.inflated.Add(int64(len(p.values) + len(p.levels)))
+	}
 	ri.learnShape(pk, ci, p, len(b))
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
-	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
+	if charge := p.charge(); c.fill && c.pages != nil && charge <= rawPageCacheMaxBytes && !c.sub {
+		if p.buf != nil {
+			charge = max(charge, int64(cap(p.buf))+96) // the pooled buffer is held whole
+		}
 		p.buf = nil // the cache keeps the page: never released
+		if own && p.levelsInRange {
+			p.levels, p.levelsInRange = bytes.Clone(p.levels), false
+		}
 		if !own {
 			// The page's bytes are part of a fetched range: keep a copy.
 			cp := *p
@@ -150,7 +159,7 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 			}
 			p = &cp
 		}
-		c.pages.put(rawPageKey(pk), p, p.charge())
+		c.pages.put(rawPageKey(pk), p, charge)
 	}
 	return p, nil
 }
@@ -631,9 +640,10 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 				}
 			}
 			// Dictionary values are the handle's own; PLAIN values point
-			// into the fetched ranges (fixed-width ones are copied by
-			// value, byte arrays by the arena).
-			c.keep(v.Level(0, ci.maxDef, ci.leaf), dict != nil || ci.width > 0, false, false)
+			// into the fetched ranges, pooled buffers given back after the
+			// lookup (numbers are copied by value, byte arrays, fixed-length
+			// ones included, by the arena).
+			c.keep(v.Level(0, ci.maxDef, ci.leaf), dict != nil || ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
 			vi++
 		}
 	}

@@ -97,6 +97,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	inflated0 := ri.DecompressedBytes()
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -114,6 +115,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(ri.DecompressedBytes()-inflated0)/float64(b.N), "inflated/op")
 	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
 	b.ReportMetric(float64(bytes)/float64(b.N), "databytes/op")
 	b.ReportMetric(float64(reqs)/float64(b.N), "datareqs/op")
