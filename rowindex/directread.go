@@ -141,25 +141,11 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	ri.learnShape(pk, ci, p, len(b))
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
-	if charge := p.charge(); c.fill && c.pages != nil && charge <= rawPageCacheMaxBytes && !c.sub {
-		if p.buf != nil {
-			charge = max(charge, int64(cap(p.buf))+96) // the pooled buffer is held whole
-		}
-		p.buf = nil // the cache keeps the page: never released
-		if own && p.levelsInRange {
-			p.levels, p.levelsInRange = bytes.Clone(p.levels), false
-		}
-		if !own {
-			// The page's bytes are part of a fetched range: keep a copy.
-			cp := *p
-			cp.levels = append([]byte(nil), p.levels...)
-			cp.values = append([]byte(nil), p.values...)
-			if p.levels == nil {
-				cp.levels = nil
-			}
-			p = &cp
-		}
-		c.pages.put(rawPageKey(pk), p, charge)
+	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
+		// The cache keeps an exact copy: the page's bytes are a fetched
+		// range's, or a pooled buffer (a power of two with headroom for
+		// the decompressor) that goes back to its pool after the cut.
+		c.pages.put(rawPageKey(pk), p.compactCopy(), p.charge())
 	}
 	return p, nil
 }

@@ -75,13 +75,23 @@ type rawPage struct {
 	values []byte
 	// buf is the pooled buffer a compressed page was decompressed into
 	// (values, and levels of a v1 page, point into it): released
-	// (releasePage) once its rows are cut, unless the page went to the
-	// page cache.
+	// (releasePage) once its rows are cut; the page cache keeps a copy.
+	// (A v2 page's levels are never compressed: they point into the
+	// fetched range.)
 	buf []byte
-	// levelsInRange: the levels point into the fetched range although the
-	// values were decompressed (a v2 page's levels are never compressed):
-	// a cached copy of the page must copy them.
-	levelsInRange bool
+}
+
+// compactCopy returns a copy of the page in one allocation of its levels
+// and values, owning its bytes (for the page cache).
+func (p *rawPage) compactCopy() *rawPage {
+	b := make([]byte, len(p.levels)+len(p.values))
+	nl := copy(b, p.levels)
+	copy(b[nl:], p.values)
+	cp := &rawPage{rows: p.rows, enc: p.enc, values: b[nl:]}
+	if p.levels != nil {
+		cp.levels = b[:nl:nl]
+	}
+	return cp
 }
 
 // charge is the page's cost in the page cache.
@@ -158,7 +168,6 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 				return nil, false, err
 			}
 			own, p.buf = true, body
-			p.levelsInRange = p.levels != nil
 		}
 		p.values = body
 	}
