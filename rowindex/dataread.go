@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -84,7 +85,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			return nil, err
 		}
 		for _, r := range ri.choosePath(w, plan) {
-			f := &fetch{obj: w.o, r: r}
+			f := &fetch{obj: w.o, r: r, pooled: true}
 			w.fetch = append(w.fetch, f)
 			fetches = append(fetches, f)
 		}
@@ -103,6 +104,10 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		c.m, c.pages = m, ri.pages
 		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
 	}
+	// Nothing kept from this batch points into the fetched ranges (values
+	// are copied out, cached pages and dictionaries are copies): their
+	// buffers go back to the pool once the rows are assembled.
+	defer ri.releaseFetches(fetches)
 	if err := fetchAll(ctx, m, fetches); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
@@ -125,26 +130,29 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			}
 		}
 	}
-	// Decode, chunks in parallel (CPU-bound: one goroutine per core).
+	// Decode, chunks in parallel (CPU-bound): one worker per core takes
+	// the next chunk. Not a goroutine per chunk: a light key of an
+	// arrival-order lake has ≈100 chunks of one page each, and each new
+	// goroutine grew its stack again for the decompressor.
 	errs := make([]error, len(chunks))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, c := range chunks {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(chunks) {
+				return
+			}
+			errs[i] = ri.decodeOne(ctx, m, chunks[i])
+		}
+	}
+	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			// Page bytes come from files the index does not control: a
-			// decoder that indexes past a malformed page must fail the
-			// lookup, not the process.
-			defer func() {
-				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("rowindex: decoding panicked: %v", r)
-				}
-			}()
-			errs[i] = ri.decodeChunkRead(ctx, m, c)
+			work()
 		}()
 	}
+	work() // this goroutine is one of the workers
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -162,6 +170,19 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 	}
 	return rows, nil
+}
+
+// decodeOne is decodeChunkRead, a panic of the decoder turned into the
+// chunk's error: page bytes come from files the index does not control, and
+// a decoder that indexes past a malformed page must fail the lookup, not the
+// process.
+func (ri *RowIndex) decodeOne(ctx context.Context, m *meter, c *chunkRead) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rowindex: decoding panicked: %v", r)
+		}
+	}()
+	return ri.decodeChunkRead(ctx, m, c)
 }
 
 // decodeChunkRead decodes one chunk's selected rows. A read that falls

@@ -100,7 +100,7 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		// Every kept value is a copy (or a dictionary's): the page's
 		// buffer may go back to its pool.
 		if p.buf != nil {
-			releasePage(p)
+			ri.releasePage(p)
 		}
 	}
 	return c.check(false)
@@ -135,22 +135,17 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 		return nil, err
 	}
 	c.m.pages.Add(1)
+	if own {
+		ri.inflated.Add(int64(len(p.values) + len(p.levels)))
+	}
 	ri.learnShape(pk, ci, p, len(b))
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
 	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
-		p.buf = nil // the cache keeps the page: never released
-		if !own {
-			// The page's bytes are part of a fetched range: keep a copy.
-			cp := *p
-			cp.levels = append([]byte(nil), p.levels...)
-			cp.values = append([]byte(nil), p.values...)
-			if p.levels == nil {
-				cp.levels = nil
-			}
-			p = &cp
-		}
-		c.pages.put(rawPageKey(pk), p, p.charge())
+		// The cache keeps an exact copy: the page's bytes are a fetched
+		// range's, or a pooled buffer (a power of two with headroom for
+		// the decompressor) that goes back to its pool after the cut.
+		c.pages.put(rawPageKey(pk), p.compactCopy(), p.charge())
 	}
 	return p, nil
 }
@@ -631,9 +626,10 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 				}
 			}
 			// Dictionary values are the handle's own; PLAIN values point
-			// into the fetched ranges (fixed-width ones are copied by
-			// value, byte arrays by the arena).
-			c.keep(v.Level(0, ci.maxDef, ci.leaf), dict != nil || ci.width > 0, false, false)
+			// into the fetched ranges, pooled buffers given back after the
+			// lookup (numbers are copied by value, byte arrays, fixed-length
+			// ones included, by the arena).
+			c.keep(v.Level(0, ci.maxDef, ci.leaf), dict != nil || ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
 			vi++
 		}
 	}

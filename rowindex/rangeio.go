@@ -34,13 +34,17 @@ type meter struct {
 // readRange issues exactly one ranged read of n bytes at off. A short object
 // is io.ErrUnexpectedEOF.
 func readRange(ctx context.Context, m *meter, o object, off, n int64) ([]byte, error) {
+	return readRangeInto(ctx, m, o, off, make([]byte, n))
+}
+
+// readRangeInto is readRange into buf (of the n bytes to read).
+func readRangeInto(ctx context.Context, m *meter, o object, off int64, buf []byte) ([]byte, error) {
 	m.requests.Add(1)
-	rc, err := o.st.NewRangeReader(ctx, o.key, off, n)
+	rc, err := o.st.NewRangeReader(ctx, o.key, off, int64(len(buf)))
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	buf := make([]byte, n)
 	got, err := io.ReadFull(rc, buf)
 	m.bytes.Add(int64(got))
 	if err == io.EOF {
@@ -211,6 +215,20 @@ type fetch struct {
 	obj  object
 	r    brange
 	data []byte // filled by fetchAll
+	// pooled: data is read into a pooled buffer (getBuf), which the
+	// caller gives back with releaseFetches once nothing points into it.
+	pooled bool
+}
+
+// releaseFetches gives the pooled buffers of fs back; their data must no
+// longer be used.
+func (ri *RowIndex) releaseFetches(fs []*fetch) {
+	for _, f := range fs {
+		if f.pooled && f.data != nil {
+			ri.putBuf(f.data)
+			f.data = nil
+		}
+	}
 }
 
 // maxConcurrentReads bounds the reads in flight for one operation. A warm
@@ -242,7 +260,16 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			b, err := readRange(ctx, m, f.obj, f.r.off, f.r.end-f.r.off)
+			var b []byte
+			var err error
+			if f.pooled {
+				buf := getBuf(int(f.r.end - f.r.off))
+				if b, err = readRangeInto(ctx, m, f.obj, f.r.off, buf); err != nil {
+					putBuf(buf)
+				}
+			} else {
+				b, err = readRange(ctx, m, f.obj, f.r.off, f.r.end-f.r.off)
+			}
 			if err != nil {
 				once.Do(func() { firstEr = err; cancel() })
 				return

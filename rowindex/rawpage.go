@@ -74,9 +74,24 @@ type rawPage struct {
 	enc    format.Encoding
 	values []byte
 	// buf is the pooled buffer a compressed page was decompressed into
-	// (levels and values point into it): released (releasePage) once its
-	// rows are cut, unless the page went to the page cache.
+	// (values, and levels of a v1 page, point into it): released
+	// (releasePage) once its rows are cut; the page cache keeps a copy.
+	// (A v2 page's levels are never compressed: they point into the
+	// fetched range.)
 	buf []byte
+}
+
+// compactCopy returns a copy of the page in one allocation of its levels
+// and values, owning its bytes (for the page cache).
+func (p *rawPage) compactCopy() *rawPage {
+	b := make([]byte, len(p.levels)+len(p.values))
+	nl := copy(b, p.levels)
+	copy(b[nl:], p.values)
+	cp := &rawPage{rows: p.rows, enc: p.enc, values: b[nl:]}
+	if p.levels != nil {
+		cp.levels = b[:nl:nl]
+	}
+	return cp
 }
 
 // charge is the page's cost in the page cache.
@@ -186,37 +201,75 @@ func decompress(codec format.CompressionCodec, src []byte, size int) ([]byte, er
 }
 
 // pagePools recycle the buffers of decompressed pages that are cut and
-// dropped (not kept in the page cache): a light lookup decompresses ≈45
-// pages, ≈0.7 MB of garbage otherwise. Pool k holds buffers of capacity
-// 1<<k.
+// dropped (not kept in the page cache), and of the ranges a lookup fetches
+// from data files (a light key of an arrival-order lake reads ≈3 MB in ≈40
+// ranges and decompresses ≈100 pages: garbage that made the collector scan
+// the caches' live heap every few dozen lookups). Pool k holds buffers of
+// capacity 1<<k.
 var pagePools [24]sync.Pool
+
+// getBuf returns a buffer of length n, pooled when n is at most the
+// largest pool class.
+func getBuf(n int) []byte {
+	k := bits.Len(uint(max(n, 1) - 1))
+	if k >= len(pagePools) {
+		return make([]byte, n)
+	}
+	if v, ok := pagePools[k].Get().(*[]byte); ok {
+		return (*v)[:n]
+	}
+	return make([]byte, n, 1<<k)
+}
+
+// putBuf gives a buffer back to its pool (one that is not of a pool's
+// capacity, grown by its user, is left to the collector).
+func putBuf(b []byte) {
+	k := bits.Len(uint(cap(b) - 1))
+	if cap(b) == 0 || cap(b) != 1<<k || k >= len(pagePools) {
+		return
+	}
+	b = b[:0]
+	pagePools[k].Put(&b)
+}
+
+// zstdOverAlloc is the spare capacity a ZSTD frame's output buffer needs
+// past its content size for klauspost's decoder to take its fast sequence
+// loop (compressedBlockOverAlloc there is 16): a page of exactly 16 KiB
+// decompressed into a 16 KiB buffer took the bounds-checked loop.
+const zstdOverAlloc = 64
 
 // decompressPooled is decompress into a pooled buffer.
 func decompressPooled(codec format.CompressionCodec, src []byte, size int) ([]byte, error) {
-	k := bits.Len(uint(max(size, 1) - 1))
-	if size < 0 || k >= len(pagePools) {
+	if size < 0 || bits.Len(uint(size+zstdOverAlloc-1)) >= len(pagePools) {
 		return decompress(codec, src, size)
 	}
-	var buf []byte
-	if v, ok := pagePools[k].Get().(*[]byte); ok {
-		buf = (*v)[:0]
-	} else {
-		buf = make([]byte, 0, 1<<k)
+	buf := getBuf(size + zstdOverAlloc)[:0]
+	out, err := pqrow.DecompressPage(codec, buf, src, size)
+	if err != nil {
+		putBuf(buf)
+		return nil, err
 	}
-	return pqrow.DecompressPage(codec, buf, src, size)
+	return out, nil
 }
 
 // releasePage returns a cut page's buffer to its pool; p must not be used
 // after.
-func releasePage(p *rawPage) {
+func (ri *RowIndex) releasePage(p *rawPage) {
 	b := p.buf
 	p.buf, p.levels, p.values = nil, nil, nil
-	k := bits.Len(uint(cap(b) - 1))
-	if cap(b) == 0 || cap(b) != 1<<k || k >= len(pagePools) {
-		return // grown past its class by the codec: left to the collector
+	ri.putBuf(b)
+}
+
+// putBuf is putBuf, overwriting the buffer first when the index poisons
+// freed buffers (tests).
+func (ri *RowIndex) putBuf(b []byte) {
+	if ri.poisonFreed {
+		full := b[:cap(b)]
+		for i := range full {
+			full[i] = 0xA5
+		}
 	}
-	b = b[:0]
-	pagePools[k].Put(&b)
+	putBuf(b)
 }
 
 // allDefined reports whether the bit-width-1 levels hold n ones (no null):

@@ -81,7 +81,18 @@ type RowIndex struct {
 	// than the direct path, subCuts the pages cut from sub-page reads
 	// (tests assert which path a file takes).
 	slowChunks, subCuts atomic.Int64
+	// inflated counts the bytes of data pages the direct path
+	// decompressed (DecompressedBytes).
+	inflated atomic.Int64
+	// poisonFreed: buffers given back to the pools are overwritten first,
+	// so a value that still points into one reads garbage (tests set it:
+	// a lookup must still equal the full scan).
+	poisonFreed bool
 }
+
+// poisonFreedBuffers is set by this package's tests only: every RowIndex
+// they open poisons the buffers it gives back (RowIndex.poisonFreed).
+var poisonFreedBuffers = false
 
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
@@ -90,7 +101,8 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	if budget <= 0 {
 		budget = DefaultCacheBytes
 	}
-	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(budget - budget/4), decoded: newCache(budget / 4)}
+	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(budget - budget/4), decoded: newCache(budget / 4),
+		poisonFreed: poisonFreedBuffers}
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
 		ri.pages = newCache(DefaultPageCacheBytes)
@@ -148,6 +160,12 @@ func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	}
 	return b1 + b2 + b3, n1 + n2 + n3
 }
+
+// DecompressedBytes returns the bytes of data pages that lookups through
+// the direct page path decompressed since Open (what a warm lookup of a
+// compressed lake spends most of its CPU on; benchmarks report it per
+// lookup). Pages decoded by parquet-go's fallback are not counted.
+func (ri *RowIndex) DecompressedBytes() int64 { return ri.inflated.Load() }
 
 // DropCache empties the caches (the next lookups are cold).
 func (ri *RowIndex) DropCache() {

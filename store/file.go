@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,15 +57,17 @@ const tmpPrefix = ".ariadne-tmp-"
 // cannot be both an object and a folder ("a" and "a/b"): the second write
 // fails.
 type fileStore struct {
-	root string // absolute, cleaned
-	url  string
+	root    string // absolute, cleaned
+	url     string
+	handles *handleCache // read handles kept open between ranged reads
 }
 
 // newFile returns a store rooted at the absolute folder root (which need not
 // exist yet).
 func newFile(root string) *fileStore {
 	root = filepath.Clean(root)
-	return &fileStore{root: root, url: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String()}
+	return &fileStore{root: root, url: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String(),
+		handles: newHandleCache(maxOpenFiles)}
 }
 
 // path maps a key to its path below the root, after validating it.
@@ -118,37 +121,37 @@ func (f *fileStore) NewRangeReader(ctx context.Context, key string, offset, leng
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fh, err := os.Open(p)
+	h, size, err := f.handles.acquire(p)
 	if err != nil {
-		return nil, mapErr("read", key, err)
-	}
-	fi, err := fh.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errNotRegular
-	}
-	if err != nil {
-		fh.Close()
 		return nil, mapErr("read", key, err)
 	}
 	// A SectionReader reads with pread(2) from the opened inode: a
 	// concurrent replacement of the object does not affect this reader.
-	n := fi.Size() - offset
+	n := size - offset
 	if n < 0 {
 		n = 0
 	}
 	if length >= 0 && length < n {
 		n = length
 	}
-	return &fileReader{SectionReader: io.NewSectionReader(fh, offset, n), f: fh, key: key}, nil
+	return &fileReader{SectionReader: io.NewSectionReader(h.f, offset, n), h: h, c: f.handles, key: key}, nil
 }
 
 type fileReader struct {
 	*io.SectionReader
-	f   *os.File
-	key string
+	h      *fileHandle
+	c      *handleCache
+	key    string
+	closed atomic.Bool
 }
 
-func (r *fileReader) Close() error { return r.f.Close() }
+// Close gives the shared handle back (a second Close is a no-op).
+func (r *fileReader) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	return r.c.release(r.h)
+}
 
 // Read marks I/O errors (EIO, a vanished mount) as the request's
 // (ErrStorage); a file shorter than at open ends with io.EOF as before.
@@ -486,4 +489,9 @@ func (l *fileLister) hasObject(dirKey string) bool {
 
 func (f *fileStore) URL() string { return f.url }
 
-func (f *fileStore) Close() error { return nil }
+// Close closes the read handles kept open; the store stays usable (later
+// reads open their files for themselves).
+func (f *fileStore) Close() error {
+	f.handles.close()
+	return nil
+}

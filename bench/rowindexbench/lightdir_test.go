@@ -1,0 +1,123 @@
+package rowindexbench
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// BenchmarkLightKeyDir profiles warm lookups of light keys (1–1,000 rows)
+// on existing files: ARIADNE_BENCH_LAKE is the folder of *.parquet files,
+// ARIADNE_BENCH_INDEX the folder of a row index named "bench" on
+// ARIADNE_BENCH_KEY (default user_id; built there if missing). Keys are
+// drawn by rows (ARIADNE_BENCH_SAMPLING=rows, the default) or distinct,
+// from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100):
+//
+//	ARIADNE_BENCH_LAKE=/tmp/rispeed/prepared256/lake ARIADNE_BENCH_INDEX=/tmp/rispeed/prepared256/index \
+//	  go test ./bench/rowindexbench -run '^$' -bench LightKeyDir -cpuprofile cpu.out
+func BenchmarkLightKeyDir(b *testing.B) {
+	lake, idxDir := os.Getenv("ARIADNE_BENCH_LAKE"), os.Getenv("ARIADNE_BENCH_INDEX")
+	if lake == "" || idxDir == "" {
+		b.Skip("ARIADNE_BENCH_LAKE or ARIADNE_BENCH_INDEX not set")
+	}
+	keyCol := os.Getenv("ARIADNE_BENCH_KEY")
+	if keyCol == "" {
+		keyCol = keyColumn
+	}
+	sampling := os.Getenv("ARIADNE_BENCH_SAMPLING")
+	if sampling == "" {
+		sampling = SamplingRows
+	}
+	maxRows := int64(100)
+	if s := os.Getenv("ARIADNE_BENCH_MAXROWS"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		maxRows = v
+	}
+	ctx := context.Background()
+	_, statErr := os.Stat(idxDir)
+	uris, err := parquetFiles(lake)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := store.Open(ctx, "file://"+lake)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer data.Close()
+	idx, err := store.Open(ctx, "file://"+idxDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer idx.Close()
+	res := rowindex.StoreResolver{Store: data}
+	if statErr != nil {
+		if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: indexName, Key: keyCol, Kind: rowindex.KindSorted}, res, uris); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h, err := scanKeys(ctx, data, uris, keyCol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.exact = nil
+	ri, err := rowindex.Open(ctx, idx, indexName, rowindex.Options{Resolver: res})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lo, hi := h.span(Class{Min: 1, Max: maxRows})
+	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
+	if len(keys) == 0 {
+		b.Fatal("no key in the class")
+	}
+	rows, bytes, reqs, pages := 0, int64(0), int64(0), int64(0)
+	if p := os.Getenv("ARIADNE_BENCH_CPUPROFILE"); p != "" {
+		// The lookups alone (the key scan above is not profiled).
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	inflated0 := ri.DecompressedBytes()
+	runtime.GC()
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		r, err := ri.Lookup(ctx, rowindex.Query{Key: h.queryValue(keys[i%len(keys)])})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += len(r.Rows)
+		bytes += r.Plan.Data.BytesRead
+		reqs += r.Plan.Data.Requests
+		pages += r.Plan.Data.Pages
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(ri.DecompressedBytes()-inflated0)/float64(b.N), "inflated/op")
+	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+	b.ReportMetric(float64(bytes)/float64(b.N), "databytes/op")
+	b.ReportMetric(float64(reqs)/float64(b.N), "datareqs/op")
+	b.ReportMetric(float64(pages)/float64(b.N), "pages/op")
+}
