@@ -105,16 +105,9 @@ func decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) 
 		}
 		ints[name] = fc.ints
 	}
-	cc, err := col("cover")
+	covers, err := matchedCovers(fm, rg, r, n, match)
 	if err != nil {
 		return nil, err
-	}
-	cover, err := readFragmentColumn(cc, r, n)
-	if err != nil {
-		return nil, corrupt("fragment column cover: %v", err)
-	}
-	if cover.bytes == nil && n > 0 {
-		return nil, corrupt("fragment columns have unexpected types")
 	}
 	files, rgs, gaps, ns := ints["file"], ints["rg"], ints["row_gap"], ints["n"]
 	out := make([]entry, 0, len(match))
@@ -139,7 +132,7 @@ func decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) 
 		}
 		if k < len(match) && match[k] == i {
 			e := cur
-			e.Key, e.Cover, e.Bucket = key, cover.bytes[i], bucket
+			e.Key, e.Cover, e.Bucket = key, covers[k], bucket
 			out = append(out, e)
 			k++
 		}
