@@ -14,8 +14,9 @@ import (
 // group are looked up key by key, and every key's entries must equal those
 // of the whole decoded group, for every key of every group (so keys on page
 // boundaries and the first and last key of a group are among them), for
-// keys absent between present ones, and with the page index ignored (a
-// fragment without one, the old path).
+// keys absent between present ones, through the row index's cached path
+// (groupKey), and with the page index ignored (a fragment without one, the
+// old path).
 func TestPointReadCoverPages(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []Kind{KindHash, KindSorted} {
@@ -95,6 +96,19 @@ func checkPointRead(t *testing.T, ctx context.Context, ri *RowIndex, fr *Fragmen
 	b, err := ri.groupBytes(ctx, new(meter), fr, gi)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Through the row index (its decoded cache keeps the key's entries).
+	got, ok, err := ri.groupKey(ctx, new(meter), fr, gi, key)
+	if err != nil || !ok {
+		t.Fatalf("groupKey: %v, %v", ok, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("group %d key %x (groupKey): %d entries, want %d", gi, key, len(got), len(want))
+	}
+	for i := range want {
+		if compareEntries(&got[i], &want[i]) != 0 || got[i].N != want[i].N || !bytes.Equal(got[i].Cover, want[i].Cover) {
+			t.Fatalf("group %d key %x entry %d (groupKey): got %+v, want %+v", gi, key, i, got[i], want[i])
+		}
 	}
 	noIndex := *fm
 	noIndex.aligned = make([]bool, len(fm.aligned))
