@@ -183,8 +183,10 @@ type LookupRows struct {
 	rowMap  bool
 	// colTypes are the types of the iterator's columns (covered rows).
 	colTypes []schema.Type
-	err      error
-	done     bool
+	// slab is where covered rows' value slices are cut from.
+	slab []any
+	err  error
+	done bool
 
 	columns []string
 	aggs    []KeyAggregates
@@ -406,7 +408,14 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 				lr.colTypes[j] = lr.types[c]
 			}
 		}
-		vals := make([]any, len(cols))
+		// Rows' value slices are cut from a shared slab (one allocation
+		// per convertSlabRows rows); each slice still belongs to its row.
+		w := len(cols)
+		if len(lr.slab) < w {
+			lr.slab = make([]any, w*convertSlabRows)
+		}
+		vals := lr.slab[:w:w]
+		lr.slab = lr.slab[w:]
 		for j := range cols {
 			if j < len(row.Covered) {
 				vals[j] = outValue(lr.colTypes[j], row.Covered[j])
@@ -427,6 +436,9 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 	lr.row, lr.vals, lr.rowMap = out, nil, true
 	return nil
 }
+
+// convertSlabRows is how many covered rows' values share one allocation.
+const convertSlabRows = 256
 
 // Row returns the current row.
 func (lr *LookupRows) Row() Row {

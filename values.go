@@ -210,6 +210,9 @@ func outValue(t schema.Type, v any) any {
 	}
 	switch {
 	case isInt(t):
+		if _, ok := v.(int64); ok {
+			return v // already the face's type: not boxed again
+		}
 		if i, ok := pqrow.AsInt64(v); ok {
 			return i
 		}

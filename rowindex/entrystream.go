@@ -67,7 +67,22 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 	for i := range man.Fragments {
 		fr := &man.Fragments[i]
 		c := &fragCursor{fr: fr}
-		for gi, g := range fr.Groups {
+		groups := fr.Groups
+		first := 0
+		if s.bucket >= 0 {
+			// A fragment's groups are in bucket order (they are cut from
+			// entries in fragment order): the key's bucket is found by
+			// binary search, not by a walk over every group (≈4,000 on the
+			// 1 GB lake, per lookup).
+			first = sort.Search(len(groups), func(i int) bool { return groups[i].BucketHi >= s.bucket })
+			last := first
+			for last < len(groups) && groups[last].BucketLo <= s.bucket {
+				last++
+			}
+			groups = groups[:last]
+		}
+		for gi := first; gi < len(groups); gi++ {
+			g := groups[gi]
 			if s.bucket >= 0 {
 				if s.bucket < g.BucketLo || s.bucket > g.BucketHi {
 					continue

@@ -790,6 +790,15 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 	var spans [][2]int // byte ranges in arena, turned into slices at the end
 	err := forEachFragmentPage(cc, r, n, func(page parquet.Page, _ int) error {
 		data := page.Data()
+		if out.ints == nil && spans == nil {
+			// One allocation for the column (the group's row count is
+			// known), not a doubling per page.
+			if page.Type().Kind() == parquet.ByteArray {
+				spans = make([][2]int, 0, n)
+			} else {
+				out.ints = make([]int64, 0, n)
+			}
+		}
 		switch page.Type().Kind() {
 		case parquet.Int32:
 			for _, v := range data.Int32() {
@@ -825,7 +834,7 @@ func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragment
 	if err != nil {
 		return nil, err
 	}
-	if spans != nil {
+	if len(spans) > 0 {
 		out.bytes = make([][]byte, len(spans))
 		for i, sp := range spans {
 			out.bytes[i] = arena[sp[0]:sp[1]:sp[1]]

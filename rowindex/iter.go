@@ -260,7 +260,11 @@ func (it *RowIter) fill() error {
 	it.plan.RowRanges += len(pieces)
 	if it.covered {
 		it.plan.Covered = true
-		it.batch = it.coveredRows(pieces)
+		batch, err := it.coveredRows(pieces)
+		if err != nil {
+			return err
+		}
+		it.batch = batch
 	} else {
 		batch, err := it.ri.readPieces(it.ctx, it.dm, man, it.ids, pieces, it.q.Columns, &it.plan)
 		if err != nil {
@@ -285,7 +289,11 @@ func (it *RowIter) fill() error {
 func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 	man := it.man
 	var cov [][]any
-	if it.needCover {
+	// Without filters, the covered path decodes a piece's cover values
+	// when it builds the piece's rows (coveredRows), straight into the
+	// rows' slices: only the rows kept, no per-entry slices.
+	lazy := it.needCover && len(it.q.Where) == 0
+	if it.needCover && !lazy {
 		vals, err := decodeValues(e.Cover)
 		if err != nil {
 			return 0, false, err
@@ -326,6 +334,9 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 		}
 		if p == nil {
 			p = &piece{key: e.Key, file: e.File, rg: e.RG, row: row}
+			if lazy {
+				p.raw, p.skip, p.entryRows = e.Cover, i, e.N
+			}
 			*pieces = append(*pieces, p)
 			it.last = p
 		}
@@ -339,17 +350,48 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 	return n, false, nil
 }
 
-// coveredRows answers pieces from the index alone.
-func (it *RowIter) coveredRows(pieces []*piece) []Row {
-	var rows []Row
+// coveredRows answers pieces from the index alone. The rows' value slices
+// share one backing array (one allocation per batch, not per row), and a
+// piece selected without filters decodes its cover values here, only for
+// its rows.
+func (it *RowIter) coveredRows(pieces []*piece) ([]Row, error) {
+	total := 0
+	for _, p := range pieces {
+		total += int(p.n)
+	}
+	w := len(it.q.Columns)
+	rows := make([]Row, 0, total)
+	slab := make([]any, total*w)
+	ncover := len(it.man.Cover)
+	var cov []any // one row's cover values (lazy pieces)
+	if ncover > 0 {
+		cov = make([]any, ncover)
+	}
 	for _, p := range pieces {
 		fe := it.ids[p.file]
 		kv, _ := DecodeKey(p.key)
+		var rest []byte
+		if p.raw != nil {
+			var err error
+			if rest, err = skipValues(p.raw, int(p.skip)*ncover); err != nil {
+				return nil, err
+			}
+		}
 		for i := range p.n {
-			vals := make([]any, len(it.q.Columns))
+			vals := slab[:w:w]
+			slab = slab[w:]
+			rowCover := cov
+			if p.raw != nil {
+				var err error
+				if rest, err = decodeValuesInto(cov, rest); err != nil {
+					return nil, err
+				}
+			} else if p.cover != nil {
+				rowCover = p.cover[i]
+			}
 			for j, c := range it.q.Columns {
 				if k, ok := it.coverIdx[c]; ok {
-					vals[j] = p.cover[i][k]
+					vals[j] = rowCover[k]
 				} else {
 					vals[j] = kv // the key column
 				}
@@ -357,8 +399,15 @@ func (it *RowIter) coveredRows(pieces []*piece) []Row {
 			}
 			rows = append(rows, Row{Key: kv, File: fe.URI, RowGroup: int(p.rg), Row: rowInFile(fe, p.rg, p.row+i), Covered: vals})
 		}
+		if p.raw != nil {
+			// The entry's remaining rows must hold exactly their values.
+			left := int(p.entryRows-p.skip-p.n) * ncover
+			if r, err := skipValues(rest, left); err != nil || len(r) != 0 {
+				return nil, corrupt("cover of an entry of %d rows × %d columns has the wrong number of values", p.entryRows, ncover)
+			}
+		}
 	}
-	return rows
+	return rows, nil
 }
 
 // lookup collects an iterator's rows into a Result.

@@ -163,7 +163,11 @@ type piece struct {
 	row   int64
 	n     int64
 	cover [][]any // per row, the cover values (when decoded)
-	at    int     // position of the piece's first row in its batch
+	// raw is the entry's encoded cover values (when not decoded), skip the
+	// entry's rows before the piece's first, entryRows the entry's rows.
+	raw             []byte
+	skip, entryRows int64
+	at              int // position of the piece's first row in its batch
 }
 
 // cursor is the position of the last row returned.

@@ -54,7 +54,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true}
 	man, _ := ri.snapshot()
-	if es, err = decodeGroupKey(fm, gi, pr, man.Kind, key); err != nil {
+	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, key); err != nil {
 		return nil, false, err
 	}
 	var charge int64 = 64 + int64(len(key))
@@ -68,7 +68,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 // decodeGroupKey decodes the entries of key in row group rg of a (format 2)
 // fragment whose bytes are in r: their order in the group (stored order)
 // is their lookup order, as they share the key.
-func decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) ([]entry, error) {
+func (ri *RowIndex) decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) ([]entry, error) {
 	g := fm.f.RowGroups()[rg]
 	n := int(g.NumRows())
 	ccs := g.ColumnChunks()
@@ -105,16 +105,9 @@ func decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) 
 		}
 		ints[name] = fc.ints
 	}
-	cc, err := col("cover")
+	covers, err := ri.matchedCovers(fm, rg, r, n, match)
 	if err != nil {
 		return nil, err
-	}
-	cover, err := readFragmentColumn(cc, r, n)
-	if err != nil {
-		return nil, corrupt("fragment column cover: %v", err)
-	}
-	if cover.bytes == nil && n > 0 {
-		return nil, corrupt("fragment columns have unexpected types")
 	}
 	files, rgs, gaps, ns := ints["file"], ints["rg"], ints["row_gap"], ints["n"]
 	out := make([]entry, 0, len(match))
@@ -139,7 +132,7 @@ func decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) 
 		}
 		if k < len(match) && match[k] == i {
 			e := cur
-			e.Key, e.Cover, e.Bucket = key, cover.bytes[i], bucket
+			e.Key, e.Cover, e.Bucket = key, covers[k], bucket
 			out = append(out, e)
 			k++
 		}

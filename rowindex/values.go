@@ -103,6 +103,84 @@ func decodeValues(b []byte) ([]any, error) {
 	return out, nil
 }
 
+// decodeValuesInto decodes len(dst) values from the start of b into dst
+// and returns the rest of b. A value is boxed only where Go must (an int64
+// outside the runtime's small-integer table, a float, a string).
+func decodeValuesInto(dst []any, b []byte) ([]byte, error) {
+	for k := range dst {
+		if len(b) == 0 {
+			return nil, corrupt("too few hoisted values")
+		}
+		tag := b[0]
+		b = b[1:]
+		switch tag {
+		case valNull:
+			dst[k] = nil
+		case valFalse:
+			dst[k] = false
+		case valTrue:
+			dst[k] = true
+		case valInt:
+			i, n := binary.Varint(b)
+			if n <= 0 {
+				return nil, corrupt("bad varint in hoisted values")
+			}
+			dst[k] = i
+			b = b[n:]
+		case valFloat:
+			if len(b) < 8 {
+				return nil, corrupt("short float in hoisted values")
+			}
+			dst[k] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			b = b[8:]
+		case valString:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				return nil, corrupt("bad string in hoisted values")
+			}
+			dst[k] = string(b[n : n+int(l)])
+			b = b[n+int(l):]
+		default:
+			return nil, corrupt("bad tag %d in hoisted values", tag)
+		}
+	}
+	return b, nil
+}
+
+// skipValues returns b after its first k values, without decoding them.
+func skipValues(b []byte, k int) ([]byte, error) {
+	for range k {
+		if len(b) == 0 {
+			return nil, corrupt("too few hoisted values")
+		}
+		tag := b[0]
+		b = b[1:]
+		switch tag {
+		case valNull, valFalse, valTrue:
+		case valInt:
+			_, n := binary.Varint(b)
+			if n <= 0 {
+				return nil, corrupt("bad varint in hoisted values")
+			}
+			b = b[n:]
+		case valFloat:
+			if len(b) < 8 {
+				return nil, corrupt("short float in hoisted values")
+			}
+			b = b[8:]
+		case valString:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				return nil, corrupt("bad string in hoisted values")
+			}
+			b = b[n+int(l):]
+		default:
+			return nil, corrupt("bad tag %d in hoisted values", tag)
+		}
+	}
+	return b, nil
+}
+
 // toFloat returns a numeric hoisted value as float64.
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {

@@ -71,6 +71,11 @@ type Config struct {
 	Latency time.Duration
 	// Seed draws the keys.
 	Seed uint64
+	// Draw is how keys are drawn: "zipf" (default), as the lake's rows
+	// hold them, so heavy users dominate and most lookups return a full
+	// page; or "light", users drawn uniformly, most of whom have a few
+	// rows (the issue's light-key lookups).
+	Draw string
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 	// Sample, when set, samples the warm phase every Sample (a soak):
@@ -116,6 +121,9 @@ func (c *Config) defaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.Draw == "" {
+		c.Draw = DrawZipf
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -127,6 +135,7 @@ type Report struct {
 	Concurrency int      `json:"concurrency"`
 	Limit       int      `json:"limit"`
 	Covered     bool     `json:"covered"`
+	Draw        string   `json:"draw,omitempty"`
 	LatencyMS   float64  `json:"injected_latency_ms"`
 	// WarmUp is the server's warm-up: its time and storage work.
 	WarmUp WarmUp `json:"warm_up"`
@@ -272,11 +281,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.URL != "" {
 		return RunURL(ctx, cfg)
 	}
+	if cfg.Draw != DrawZipf && cfg.Draw != DrawLight {
+		return nil, fmt.Errorf("servebench: key draw %q: want %s or %s", cfg.Draw, DrawZipf, DrawLight)
+	}
 	lake, storeURL, err := prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Lake: lake, Concurrency: cfg.Concurrency, Limit: cfg.Limit, Covered: cfg.Covered,
+	rep := &Report{Lake: lake, Concurrency: cfg.Concurrency, Limit: cfg.Limit, Covered: cfg.Covered, Draw: cfg.Draw,
 		LatencyMS: float64(cfg.Latency.Microseconds()) / 1000, CPUs: runtime.NumCPU()}
 	var wrap func(store.Store) store.Store
 	if cfg.Latency > 0 {
@@ -299,7 +311,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	url := "http://" + ln.Addr().String() + "/v1/indexes/" + indexName + "/lookup"
 
 	lc := lakeConfig(cfg)
-	keys := newKeys(lc, cfg.Seed)
+	keys := newKeys(lc, cfg.Seed, cfg.Draw)
 	cols := []string{"ts", "duration_ms"}
 	if !cfg.Covered {
 		cols = nil
@@ -331,7 +343,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	warmKeys := newKeys(lc, cfg.Seed+1)
+	warmKeys := newKeys(lc, cfg.Seed+1, cfg.Draw)
 	warm, err := phase(ctx, "warm", cl.lookup, warmKeys.next, local, cfg.Concurrency, 0, cfg.Duration, cfg.Sample)
 	stopProfile()
 	if err != nil {
@@ -348,7 +360,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		none := func() (storage, error) { return storage{}, nil }
-		dk := newKeys(lc, cfg.Seed+1)
+		dk := newKeys(lc, cfg.Seed+1, cfg.Draw)
 		ph, err := phase(ctx, "duckdb", db.lookup, dk.next, none, cfg.Concurrency, 0, cfg.Duration, 0)
 		db.Close()
 		if err != nil {
@@ -478,14 +490,25 @@ func prepare(ctx context.Context, cfg Config) (LakeInfo, string, error) {
 	return info, storeURL, os.WriteFile(marker, b, 0o644)
 }
 
-// keys draws users as the lake's rows hold them: the generator's Zipf
-// distribution of activity over the same users.
+// The key draws (Config.Draw).
+const (
+	DrawZipf  = "zipf"
+	DrawLight = "light"
+)
+
+// keys draws users as the lake's rows hold them (the generator's Zipf
+// distribution of activity over the same users), or uniformly (light).
 type keys struct {
 	mu sync.Mutex
 	z  *rand.Zipf
+	u  *rand.Rand // uniform draw, when set
+	n  uint64
 }
 
-func newKeys(lc lakegen.Config, seed uint64) *keys {
+func newKeys(lc lakegen.Config, seed uint64, draw string) *keys {
+	if draw == DrawLight {
+		return &keys{u: rand.New(rand.NewPCG(seed, 99)), n: uint64(lc.Users)}
+	}
 	d := lakegen.DefaultConfig()
 	s, v := lc.ZipfS, lc.ZipfV
 	if s == 0 {
@@ -500,6 +523,9 @@ func newKeys(lc lakegen.Config, seed uint64) *keys {
 func (k *keys) next() string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.u != nil {
+		return strconv.FormatInt(lakegen.UserID(k.u.Uint64N(k.n)), 10)
+	}
 	return strconv.FormatInt(lakegen.UserID(k.z.Uint64()), 10)
 }
 
@@ -508,16 +534,31 @@ type client struct {
 	cols               []string
 	limit              int
 	http               *http.Client
+
+	once sync.Once
+	head []byte // the request body without its key
 }
+
+// respPool holds the buffers answers are read into.
+var respPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // lookup asks for the first page of key's rows; it returns the rows and
 // response bytes.
 func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
-	body := map[string]any{"column": c.column, "key": key, "limit": c.limit}
-	if c.cols != nil {
-		body["columns"] = c.cols
-	}
-	b, _ := json.Marshal(body)
+	// The request's fixed parts are encoded once; the key is spliced in.
+	c.once.Do(func() {
+		fixed := map[string]any{"column": c.column, "limit": c.limit}
+		if c.cols != nil {
+			fixed["columns"] = c.cols
+		}
+		head, _ := json.Marshal(fixed)
+		// {"column":..,"columns":..,"limit":..} → the same, "key" first.
+		c.head = append([]byte(`{"key":`), head[1:]...)
+	})
+	kq, _ := json.Marshal(key)
+	b := make([]byte, 0, len(c.head)+len(kq)+1)
+	b = append(append(b, c.head[:7]...), kq...)
+	b = append(append(b, ','), c.head[7:]...)
 	req, err := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(b))
 	if err != nil {
 		return 0, 0, err
@@ -531,8 +572,12 @@ func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
 	}
 	defer resp.Body.Close()
 	// Count rows without decoding them: the client shares the machine.
-	rd := bufio.NewReader(resp.Body)
-	data, err := io.ReadAll(rd)
+	// The answer is read into a pooled buffer (answers are ≈100 KB).
+	bp := respPool.Get().(*bytes.Buffer)
+	defer respPool.Put(bp)
+	bp.Reset()
+	_, err = bp.ReadFrom(resp.Body)
+	data := bp.Bytes()
 	if err != nil {
 		return 0, int64(len(data)), err
 	}
@@ -546,32 +591,41 @@ func (c *client) lookup(ctx context.Context, key string) (int, int64, error) {
 // countRows counts the objects of the answer's "rows" array without
 // decoding them (decoding a 1,000-row page with encoding/json cost the
 // client as much CPU as the server's lookup): the server writes the array
-// first, so it scans from there, minding strings, to its end.
+// first, so it scans from there to its end. Strings, most of an answer's
+// bytes (file URIs, timestamps, names), are jumped over with
+// bytes.IndexByte to their closing quote; only the bytes between them are
+// looked at one by one.
 func countRows(b []byte) (int, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"rows":[`))
 	if !ok {
 		return 0, fmt.Errorf("answer does not start with the rows: %.40q", b)
 	}
-	n, depth, inStr, esc := 0, 0, false, false
-	for _, c := range rest {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
+	n, depth := 0, 0
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '"':
+			// The closing quote: the next one not escaped (preceded by an
+			// even number of backslashes).
+			for {
+				q := bytes.IndexByte(rest[i+1:], '"')
+				if q < 0 {
+					return 0, fmt.Errorf("answer ends inside its rows")
+				}
+				i += 1 + q
+				bs := 0
+				for k := i - 1; k >= 0 && rest[k] == '\\'; k-- {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
 			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
+		case '{', '[':
 			if depth == 0 {
 				n++
 			}
 			depth++
-		case c == '}' || c == ']':
+		case '}', ']':
 			if depth == 0 {
 				return n, nil // the end of the rows array
 			}
@@ -741,8 +795,12 @@ func (r *Report) Format(w io.Writer) {
 	if r.Covered {
 		what = "cover columns ts, duration_ms (no data file read)"
 	}
-	fmt.Fprintf(w, "lookups: first page (limit %d) of keys drawn as rows are, %s; %d clients; %.0f ms injected per storage request\n",
-		r.Limit, what, r.Concurrency, r.LatencyMS)
+	drawn := "drawn as rows are"
+	if r.Draw == DrawLight {
+		drawn = "drawn uniformly (light keys)"
+	}
+	fmt.Fprintf(w, "lookups: first page (limit %d) of keys %s, %s; %d clients; %.0f ms injected per storage request\n",
+		r.Limit, drawn, what, r.Concurrency, r.LatencyMS)
 	fmt.Fprintf(w, "warm-up: %.2f s, %d requests, %.1f MB read, %.1f MB cached\n", r.WarmUp.Seconds, r.WarmUp.Requests,
 		float64(r.WarmUp.BytesRead)/1e6, float64(r.WarmUp.CacheBytes)/1e6)
 	fmt.Fprintf(w, "%-5s %8s %6s %8s %8s %8s %8s %8s %8s %10s %10s %10s %8s %8s\n", "PHASE", "LOOKUPS", "ERRORS", "QPS", "P50 MS", "P90 MS",

@@ -137,6 +137,7 @@ func TestCountRows(t *testing.T) {
 		`{"rows":[],"columns":[]}`,
 		`{"rows":[{"a":1},{"a":"}{[\"]"},{"a":{"b":[1,{}]}}],"cursor":"x"}`,
 		`{"rows":[{"a":"\\"},{"b":null}],"version":1}`,
+		`{"rows":[{"a":"x\\\"]}"},{"b":"\\\\"},{"c":""}],"version":1}`,
 	} {
 		var page struct {
 			Rows []json.RawMessage `json:"rows"`
@@ -154,5 +155,32 @@ func TestCountRows(t *testing.T) {
 	}
 	if _, err := countRows([]byte(`{"rows":[{"a":1}`)); err == nil {
 		t.Error("a cut answer counted")
+	}
+}
+
+// TestKeyDraws checks the two key draws: the Zipf draw asks for the
+// heaviest user often, the light draw spreads over the users; an unknown
+// draw is refused.
+func TestKeyDraws(t *testing.T) {
+	lc := lakegen.Config{Users: 100_000}
+	top := func(draw string) float64 {
+		k := newKeys(lc, 1, draw)
+		counts := map[string]int{}
+		best := 0
+		for range 20_000 {
+			key := k.next()
+			counts[key]++
+			best = max(best, counts[key])
+		}
+		return float64(best) / 20_000
+	}
+	if z := top(DrawZipf); z < 0.001 {
+		t.Errorf("zipf draw: the most asked user has %.4f of the lookups, want ≥ 0.001", z)
+	}
+	if l := top(DrawLight); l > 0.0004 {
+		t.Errorf("light draw: the most asked user has %.4f of the lookups, want ≤ 0.0004", l)
+	}
+	if _, err := Run(context.Background(), Config{Dir: t.TempDir(), Draw: "heavy"}); err == nil {
+		t.Error("an unknown draw was accepted")
 	}
 }

@@ -223,6 +223,7 @@ storage work is read from its /metrics (--token-env names the variable holding i
 	f.BoolVar(&cfg.Covered, "covered", false, "ask for cover columns only (no data file read)")
 	f.DurationVar(&cfg.Latency, "latency", 0, "latency injected before every storage request of the server (e.g. 20ms)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the key draw")
+	f.StringVar(&cfg.Draw, "draw", "zipf", "how keys are drawn: zipf (as the rows are: heavy users dominate) or light (users uniformly: most have a few rows)")
 	f.DurationVar(&cfg.Sample, "sample", 0, "soak: sample throughput, p50/p99, errors and RSS every this long during the warm phase (e.g. 30s with --duration 10m)")
 	f.BoolVar(&cfg.Baseline, "baseline", true, "also answer the warm phase's keys with DuckDB over the same files, for as long (generated lakes)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the warm phase to this file")

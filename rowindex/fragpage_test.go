@@ -1,0 +1,173 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestPointReadCoverPages checks the page path of a point lookup
+// (coverPages): fragments whose cover column spans several pages per row
+// group are looked up key by key, and every key's entries must equal those
+// of the whole decoded group, for every key of every group (so keys on page
+// boundaries and the first and last key of a group are among them), for
+// keys absent between present ones, through the row index's cached path
+// (groupKey), and with the page index ignored (a fragment without one, the
+// old path).
+func TestPointReadCoverPages(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			es := syntheticEntries(kind, true, 6_000)
+			for i := range es {
+				if es[i].File != aggFile {
+					// Covers of 100–400 bytes: a group's cover column is
+					// several pages.
+					es[i].Cover = bytes.Repeat(fmt.Appendf(nil, "%d.", i), 100+i%300)[:100+i%300]
+				}
+			}
+			st, _ := store.Open(ctx, "mem://")
+			man := &Manifest{Version: 1, Definition: Definition{Name: "pp", Key: "k", Kind: kind}}
+			frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			man.Fragments = frs
+			if err := commitManifest(ctx, st, man); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Open(ctx, st, man.Name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			point, err := Open(ctx, st, man.Name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			multiPage, keys := 0, 0
+			for fi := range frs {
+				fr := &frs[fi]
+				fm, err := point.fragmentMeta(ctx, new(meter), fr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cover := fm.f.Root().Column("cover").Index()
+				for gi := range fr.Groups {
+					if len(fm.offsetIndex(gi, cover)) > 1 {
+						multiPage++
+					}
+					all, err := whole.group(ctx, new(meter), fr, gi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					byKey := map[string][]entry{}
+					for _, e := range all {
+						byKey[string(e.Key)] = append(byKey[string(e.Key)], e)
+					}
+					for k, want := range byKey {
+						keys++
+						checkPointRead(t, ctx, point, fr, gi, []byte(k), want)
+						// The key just after k (absent: keys are multiples of 3).
+						v, _ := DecodeKey([]byte(k))
+						absent, _ := EncodeKey(v.(int64) + 1)
+						checkPointRead(t, ctx, point, fr, gi, absent, nil)
+					}
+				}
+			}
+			if multiPage == 0 {
+				t.Fatal("no row group has a cover column of several pages: the test does not reach the page path")
+			}
+			t.Logf("%d keys, %d row groups with several cover pages", keys, multiPage)
+		})
+	}
+}
+
+// checkPointRead compares the point path's entries of key in one group
+// with want, through the page index and without it.
+func checkPointRead(t *testing.T, ctx context.Context, ri *RowIndex, fr *FragmentEntry, gi int, key []byte, want []entry) {
+	t.Helper()
+	fm, err := ri.fragmentMeta(ctx, new(meter), fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ri.groupBytes(ctx, new(meter), fr, gi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through the row index (its decoded cache keeps the key's entries).
+	got, ok, err := ri.groupKey(ctx, new(meter), fr, gi, key)
+	if err != nil || !ok {
+		t.Fatalf("groupKey: %v, %v", ok, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("group %d key %x (groupKey): %d entries, want %d", gi, key, len(got), len(want))
+	}
+	for i := range want {
+		if compareEntries(&got[i], &want[i]) != 0 || got[i].N != want[i].N || !bytes.Equal(got[i].Cover, want[i].Cover) {
+			t.Fatalf("group %d key %x entry %d (groupKey): got %+v, want %+v", gi, key, i, got[i], want[i])
+		}
+	}
+	noIndex := *fm
+	noIndex.aligned = make([]bool, len(fm.aligned))
+	for _, m := range []*fileMeta{fm, &noIndex} {
+		pr := &pageReader{ctx: ctx, m: new(meter), sp: spans{{fr.Groups[gi].Offset, b}}}
+		got, err := ri.decodeGroupKey(m, gi, pr, ri.Manifest().Kind, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("group %d key %x (page index %v): %d entries, want %d", gi, key, m == fm, len(got), len(want))
+		}
+		for i := range want {
+			if compareEntries(&got[i], &want[i]) != 0 || got[i].N != want[i].N || !bytes.Equal(got[i].Cover, want[i].Cover) {
+				t.Fatalf("group %d key %x entry %d (page index %v): got %+v, want %+v", gi, key, i, m == fm, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestCoverPagesRefusesWithoutIndex checks that a chunk without a usable
+// offset index is refused with errNoPageIndex (the caller's cue to decode
+// the whole column), not misread.
+func TestCoverPagesRefusesWithoutIndex(t *testing.T) {
+	ctx := context.Background()
+	es := syntheticEntries(KindHash, true, 2_000)
+	st, _ := store.Open(ctx, "mem://")
+	frs, _, err := writeFragments(ctx, st, "np", KindHash, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := &Manifest{Version: 1, Definition: Definition{Name: "np", Key: "k", Kind: KindHash}, Fragments: frs}
+	if err := commitManifest(ctx, st, man); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, st, "np", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, err := ri.fragmentMeta(ctx, new(meter), &frs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ri.groupBytes(ctx, new(meter), &frs[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cover := fm.f.Root().Column("cover").Index()
+	n := int(fm.f.RowGroups()[0].NumRows())
+	if _, err := ri.coverPages(fm, 0, cover, b, frs[0].Groups[0].Offset, n, []int{0, n - 1}); err != nil {
+		t.Fatalf("with the page index: %v", err)
+	}
+	noIndex := *fm
+	noIndex.aligned = make([]bool, len(fm.aligned))
+	if _, err := ri.coverPages(&noIndex, 0, cover, b, frs[0].Groups[0].Offset, n, []int{0}); err != errNoPageIndex {
+		t.Fatalf("without the page index: %v, want errNoPageIndex", err)
+	}
+	// The group's bytes cut short: the page lies outside them.
+	if _, err := ri.coverPages(fm, 0, cover, b[:10], frs[0].Groups[0].Offset, n, []int{n - 1}); err != errNoPageIndex {
+		t.Fatalf("page outside the bytes: %v, want errNoPageIndex", err)
+	}
+}
