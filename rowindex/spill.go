@@ -324,13 +324,15 @@ const keyWindowMin = 1024
 //     stable sort by key keeps them in that order;
 //   - the bits in which the refs' keys (bucket, tag, key bytes, length:
 //     w[0] and the top half of w[1]) differ span at most 32 bits — an int
-//     key of an id column varies in its low three or four bytes.
+//     key of an id column varies in its low three or four bytes. Under a
+//     hash row index the bucket's bits widen the span past 32 bits, so this
+//     applies to sorted row indexes (bucket 0).
 //
 // Each entry is then sorted as one uint64 (window << 32 | index) by 11-bit
 // digits, sequentially, where the in-place radix sort swaps 32-byte refs
 // at random and settles every run of equal keys on file, row-group and row
-// digits (the top key of an arrival-order lake is a fifth of its entries):
-// ≈4× faster on issue 10's lake. The refs are then permuted in place.
+// digits (the top key of an arrival-order lake is a fifth of its entries).
+// The refs are then permuted in place.
 func (b *runBuffer) keyWindowSort() bool {
 	refs := b.refs
 	n := len(refs)
