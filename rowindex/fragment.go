@@ -346,6 +346,7 @@ type fragmentWriter struct {
 	entries  int64
 	stored   []diskEntry // reused by cutGroup
 	perm     []diskOrder // reused by cutGroup
+	spoolBuf []byte      // reused by cutGroup
 
 	inFlight chan fragmentDone // the fragment being written, if any
 	out      []FragmentEntry
@@ -414,24 +415,26 @@ func (w *fragmentWriter) cutGroup() error {
 		g.KeyLo, g.KeyHi = bytes.Clone(es[0].Key), bytes.Clone(es[len(es)-1].Key)
 	}
 	w.groups = append(w.groups, g)
-	var buf [6 * binary.MaxVarintLen64]byte
 	w.stored = toDisk(w.stored[:0], es, w.kind, &w.perm)
+	// The group's records are encoded into one buffer and written at once
+	// (five Write calls per entry were ≈8 % of a build).
+	b := w.spoolBuf[:0]
 	for _, d := range w.stored {
 		if d.Gap == 0 {
 			w.zeroGaps++
 		}
-		b := binary.AppendUvarint(buf[:0], uint64(len(d.Key)))
-		w.spoolW.Write(b)
-		w.spoolW.Write(d.Key)
-		b = binary.AppendVarint(buf[:0], int64(d.File))
+		b = binary.AppendUvarint(b, uint64(len(d.Key)))
+		b = append(b, d.Key...)
+		b = binary.AppendVarint(b, int64(d.File))
 		b = binary.AppendVarint(b, int64(d.RG))
 		b = binary.AppendVarint(b, d.Gap)
 		b = binary.AppendVarint(b, d.N)
 		b = binary.AppendUvarint(b, uint64(len(d.Cover)))
-		w.spoolW.Write(b)
-		if _, err := w.spoolW.Write(d.Cover); err != nil {
-			return err
-		}
+		b = append(b, d.Cover...)
+	}
+	w.spoolBuf = b
+	if _, err := w.spoolW.Write(b); err != nil {
+		return err
 	}
 	w.entries += int64(len(es))
 	// The prev entry must survive the reuse of the arena.
@@ -639,6 +642,9 @@ func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries 
 // *buf and recording their spans (the caller slices them once buf stops
 // growing).
 func readSpooled(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, error) {
+	if d, ok := readSpooledInPlace(r, buf, key, cover); ok {
+		return d, nil
+	}
 	var d diskEntry
 	kl, err := binary.ReadUvarint(r)
 	if err != nil {
@@ -668,6 +674,46 @@ func readSpooled(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, e
 	}
 	*cover = [2]int{at, at + int(cl)}
 	return d, nil
+}
+
+// spoolPeek is how much of the spool readSpooledInPlace looks at: a
+// record of a short key and cover fits (at most 6 varints of 10 bytes).
+const spoolPeek = 128
+
+// readSpooledInPlace is readSpooled on the buffered bytes, without a
+// ReadByte call per varint byte (that was ≈10 % of a build's CPU); ok is
+// false when the record is not wholly buffered, and nothing is consumed.
+func readSpooledInPlace(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, bool) {
+	var d diskEntry
+	b, _ := r.Peek(spoolPeek)
+	kl, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < kl {
+		return d, false
+	}
+	k := b[n : n+int(kl)]
+	p := n + int(kl)
+	var ints [4]int64
+	for i := range ints {
+		v, m := binary.Varint(b[p:])
+		if m <= 0 {
+			return d, false
+		}
+		ints[i], p = v, p+m
+	}
+	cl, m := binary.Uvarint(b[p:])
+	if m <= 0 || uint64(len(b)-p-m) < cl {
+		return d, false
+	}
+	p += m
+	at := len(*buf)
+	*buf = append(*buf, k...)
+	*key = [2]int{at, at + len(k)}
+	at = len(*buf)
+	*buf = append(*buf, b[p:p+int(cl)]...)
+	*cover = [2]int{at, at + int(cl)}
+	d.File, d.RG, d.Gap, d.N = int32(ints[0]), int32(ints[1]), ints[2], ints[3]
+	r.Discard(p + int(cl))
+	return d, true
 }
 
 // copyToStore streams size bytes of f from its start to key, put-if-absent.

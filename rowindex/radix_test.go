@@ -88,3 +88,81 @@ func BenchmarkRadixSort(b *testing.B) {
 		buf.sort()
 	}
 }
+
+// TestKeyWindowSort: buffers added as a scanning worker adds them (files,
+// row groups and rows in order) are sorted by keyWindowSort when their keys
+// vary in at most 32 bits, and by the radix sort otherwise; either way the
+// order is compareRefs' (equal keys by file, row group, row). Cases: Zipf
+// keys with a hot key, one key only, keys varying across a word boundary
+// (low byte of w[0] and top bytes of w[1]), keys wider than 32 bits, two
+// buckets, a ref with a record, and refs out of (file, rg, row) order.
+func TestKeyWindowSort(t *testing.T) {
+	type tc struct {
+		name string
+		n    int
+		key  func(rng *rand.Rand, z *rand.Zipf, i int) int64
+		// bucket, cover and shuffle break the fast path's preconditions
+		bucket  func(i int) int32
+		cover   func(i int) []byte
+		shuffle bool
+		fast    bool // keyWindowSort must apply
+	}
+	zipf := func(_ *rand.Rand, z *rand.Zipf, _ int) int64 { return int64(z.Uint64() * 2654435761 % 4_294_967_291) }
+	cases := []tc{
+		{name: "zipf ids", n: 50_000, key: zipf, fast: true},
+		{name: "one key", n: 5_000, key: func(*rand.Rand, *rand.Zipf, int) int64 { return 42 }, fast: true},
+		{name: "small ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) }, fast: true},
+		// negative and positive: the sign bit flips the top byte
+		{name: "signed ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) - 150 }, fast: false},
+		{name: "across words", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(1<<30) << 2 }, fast: true},
+		{name: "wide keys", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64() }, fast: false},
+		// the bucket bits are far from the key's low bytes
+		{name: "two buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 2) }, fast: false},
+		{name: "buckets, small ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) }, bucket: func(i int) int32 { return int32(i % 3) }, fast: false},
+		{name: "many buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 300) }, fast: false},
+		{name: "a record", n: 5_000, key: zipf, cover: func(i int) []byte {
+			if i == 77 {
+				return []byte{valInt, 1}
+			}
+			return nil
+		}, fast: false},
+		{name: "out of order", n: 5_000, key: zipf, shuffle: true, fast: false},
+		{name: "tiny", n: 100, key: zipf, fast: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			z := rand.NewZipf(rng, 1.2, 1, 100_000)
+			b := newRunBuffer(256 << 20)
+			var added []entry
+			for i := range c.n {
+				e := entry{Key: appendIntKey(nil, c.key(rng, z, i)), File: int32(i / 2000), RG: int32(i % 2000 / 300), Row: int64(i % 2000 % 300), N: 1}
+				if c.bucket != nil {
+					e.Bucket = c.bucket(i)
+				}
+				if c.cover != nil {
+					e.Cover = c.cover(i)
+				}
+				added = append(added, e)
+			}
+			if c.shuffle {
+				rng.Shuffle(len(added), func(i, j int) { added[i], added[j] = added[j], added[i] })
+			}
+			for _, e := range added {
+				b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+			}
+			want := slices.Clone(b.refs)
+			slices.SortFunc(want, b.compareRefs)
+			probe := &runBuffer{refs: slices.Clone(b.refs)}
+			if got := probe.keyWindowSort(); got != c.fast {
+				t.Fatalf("keyWindowSort applied = %v, want %v", got, c.fast)
+			}
+			b.sort()
+			for i := range want {
+				if b.refs[i] != want[i] {
+					t.Fatalf("ref %d: %+v, want %+v", i, b.refs[i], want[i])
+				}
+			}
+		})
+	}
+}

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,13 +121,16 @@ type runBuffer struct {
 	cur    int // block being filled
 	refs   []runRef
 	big    [][]byte // entries larger than a block, one allocation each
-	extra  int64    // memory held beside the buffer (the worker's aggregate partials)
-	used   int64    // bytes of the entries in the arena
+	// scratch is keyWindowSort's, allocated at its first use and reused
+	// (charged from the start: sortScratchBytes per ref).
+	scratch []uint64
+	extra   int64 // memory held beside the buffer (the worker's aggregate partials)
+	used    int64 // bytes of the entries in the arena
 }
 
 // charge is the memory the buffer holds.
 func (b *runBuffer) charge() int64 {
-	n := int64(len(b.blocks))*int64(b.block) + int64(cap(b.refs))*refBytes + b.extra
+	n := int64(len(b.blocks))*int64(b.block) + int64(max(cap(b.refs)*(refBytes+sortScratchBytes), len(b.scratch)*8)) + b.extra
 	for _, x := range b.big {
 		n += int64(cap(x))
 	}
@@ -161,9 +164,10 @@ func (b *runBuffer) planRefs() {
 	if len(b.refs) > 0 {
 		avg = b.used / int64(len(b.refs))
 	}
-	want := max((b.limit-b.extra)/(refBytes+avg), 64)
+	want := max((b.limit-b.extra)/(refBytes+sortScratchBytes+avg), 64)
 	if c := int64(cap(b.refs)); c == 0 || 4*want < 3*c || 3*want > 4*c {
 		b.refs = make([]runRef, 0, want)
+		b.scratch = nil
 	}
 }
 
@@ -291,8 +295,139 @@ func (b *runBuffer) record(r runRef) []byte {
 	return src[at+n : at+n+int(l)]
 }
 
-// sort orders the buffer's entries in fragment order.
-func (b *runBuffer) sort() { b.radixSort(b.refs, 0) }
+// sort orders the buffer's entries in fragment order: by keyWindowSort
+// when it applies (the common case), else by radixSort.
+func (b *runBuffer) sort() {
+	if !b.keyWindowSort() {
+		b.radixSort(b.refs, 0)
+	}
+}
+
+// sortScratchBytes is the memory per ref that keyWindowSort needs beside
+// the refs (two uint64 per ref), charged to the buffer (charge, planRefs)
+// so that a build within its budget stays within it while sorting.
+const sortScratchBytes = 16
+
+// keyWindowMin is the smallest buffer keyWindowSort handles (below it the
+// radix sort is as fast and needs no scratch).
+const keyWindowMin = 1024
+
+// keyWindowSort sorts the refs by a stable LSD radix sort of a 32-bit
+// window of their keys, when that gives fragment order, and reports whether
+// it did. It applies when
+//
+//   - every ref holds its entry whole (short keys, no cover, no aggregate
+//     record), so the order is that of the words (w[0], w[1], w[2]);
+//   - the refs are already in (file, rg, row) order as added, which is how
+//     a scanning worker adds them (its files in increasing id, row groups
+//     and rows in order): then equal keys need no tie-break digits, since a
+//     stable sort by key keeps them in that order;
+//   - the bits in which the refs' keys (bucket, tag, key bytes, length:
+//     w[0] and the top half of w[1]) differ span at most 32 bits — an int
+//     key of an id column varies in its low three or four bytes. Under a
+//     hash row index the bucket's bits widen the span past 32 bits, so this
+//     applies to sorted row indexes (bucket 0).
+//
+// Each entry is then sorted as one uint64 (window << 32 | index) by 11-bit
+// digits, sequentially, where the in-place radix sort swaps 32-byte refs
+// at random and settles every run of equal keys on file, row-group and row
+// digits (the top key of an arrival-order lake is a fifth of its entries).
+// The refs are then permuted in place.
+func (b *runBuffer) keyWindowSort() bool {
+	refs := b.refs
+	n := len(refs)
+	if n < keyWindowMin || n >= 1<<32 {
+		return false
+	}
+	f := refs[0]
+	var x0, x1 uint64 // bits in which keys differ from the first's
+	prevFile, prevPos := uint32(f.w[1]), f.w[2]
+	for _, r := range refs {
+		if r.off != noRecord {
+			return false
+		}
+		x0 |= r.w[0] ^ f.w[0]
+		x1 |= (r.w[1] ^ f.w[1]) >> 32
+		file := uint32(r.w[1])
+		if file < prevFile || file == prevFile && r.w[2] < prevPos {
+			return false // not in (file, rg, row) order
+		}
+		prevFile, prevPos = file, r.w[2]
+	}
+	if x0 == 0 && x1 == 0 {
+		return true // one key: already in order
+	}
+	// The 96-bit key is w[0]:(w[1]>>32); lo and hi are the lowest and
+	// highest bits in which keys differ.
+	var lo, hi int
+	if x1 != 0 {
+		lo = bits.TrailingZeros64(x1)
+	} else {
+		lo = 32 + bits.TrailingZeros64(x0)
+	}
+	if x0 != 0 {
+		hi = 32 + 63 - bits.LeadingZeros64(x0)
+	} else {
+		hi = 63 - bits.LeadingZeros64(x1)
+	}
+	if hi-lo >= 32 {
+		return false
+	}
+	if cap(b.scratch) < 2*n {
+		b.scratch = make([]uint64, 2*cap(refs))
+	}
+	items, tmp := b.scratch[:n], b.scratch[n:2*n]
+	var count [3][1 << 11]int
+	for i, r := range refs {
+		var k uint32
+		if lo >= 32 {
+			k = uint32(r.w[0] >> (lo - 32))
+		} else {
+			k = uint32((r.w[1]>>32)>>lo | r.w[0]<<(32-lo))
+		}
+		items[i] = uint64(k)<<32 | uint64(i)
+		count[0][k&0x7ff]++
+		count[1][k>>11&0x7ff]++
+		count[2][k>>22]++
+	}
+	for p := range 3 {
+		shift := 32 + 11*p
+		c := &count[p]
+		if c[items[0]>>shift&0x7ff] == n {
+			continue // every entry shares this digit
+		}
+		sum := 0
+		for d := range c {
+			c[d], sum = sum, sum+c[d]
+		}
+		for _, it := range items {
+			d := it >> shift & 0x7ff
+			tmp[c[d]] = it
+			c[d]++
+		}
+		items, tmp = tmp, items
+	}
+	// refs[i] = old refs[src[i]], cycle by cycle; a done slot's src is
+	// set to itself.
+	for i := range n {
+		if int(uint32(items[i])) == i {
+			continue
+		}
+		t := refs[i]
+		j := i
+		for {
+			k := int(uint32(items[j]))
+			items[j] = uint64(j)
+			if k == i {
+				refs[j] = t
+				break
+			}
+			refs[j] = refs[k]
+			j = k
+		}
+	}
+	return true
+}
 
 // refDigits is the number of byte digits of a runRef's sort key that
 // radixSort partitions on: the bucket and tag (3 bytes of hi), the
@@ -412,7 +547,7 @@ func (b *runBuffer) trim() {
 		b.blocks = b.blocks[:len(b.blocks)-1]
 	}
 	if b.charge() > b.limit {
-		b.refs = nil
+		b.refs, b.scratch = nil, nil
 	}
 }
 
@@ -619,16 +754,22 @@ func (fr *fileRun) next() (*entry, error) {
 
 func (fr *fileRun) close() error { return fr.f.Close() }
 
-// merger merges sources in fragment order (a heap of their heads).
+// merger merges sources in fragment order with a loser tree: each of the
+// k-1 inner nodes holds the source that lost the match played there, so
+// advancing the winner replays only its path to the root, ⌈log2 k⌉
+// comparisons (a binary heap's sift-down makes about twice that, each
+// through an interface call). Equal entries (aggregate partials of one key
+// and file spilled in pieces) come out in source order.
 type merger struct {
 	srcs  []entrySource
-	heads []*entry
-	h     []int // indexes into srcs, a heap by their head entries
-	last  int   // source whose head was returned last (-1: none)
+	heads []*entry // nil: the source is exhausted
+	tree  []int    // tree[0] the winner, tree[1:] the losers of the inner nodes
+	last  int      // source whose head was returned last (-1: none)
 }
 
 func newMerger(srcs []entrySource) (*merger, error) {
-	m := &merger{srcs: srcs, heads: make([]*entry, len(srcs)), last: -1}
+	k := len(srcs)
+	m := &merger{srcs: srcs, heads: make([]*entry, k), tree: make([]int, max(k, 1)), last: -1}
 	for i, s := range srcs {
 		e, err := s.next()
 		if err == io.EOF {
@@ -638,43 +779,81 @@ func newMerger(srcs []entrySource) (*merger, error) {
 			return nil, err
 		}
 		m.heads[i] = e
-		m.h = append(m.h, i)
 	}
-	heap.Init(m)
+	if k > 0 {
+		m.tree[0] = m.build(1)
+	}
 	return m, nil
 }
 
-func (m *merger) Len() int           { return len(m.h) }
-func (m *merger) Less(i, j int) bool { return compareEntries(m.heads[m.h[i]], m.heads[m.h[j]]) < 0 }
-func (m *merger) Swap(i, j int)      { m.h[i], m.h[j] = m.h[j], m.h[i] }
-func (m *merger) Push(x any)         { m.h = append(m.h, x.(int)) }
-func (m *merger) Pop() any {
-	x := m.h[len(m.h)-1]
-	m.h = m.h[:len(m.h)-1]
-	return x
+// build plays the matches of the subtree at node (leaves k..2k-1 are the
+// sources) and returns its winner.
+func (m *merger) build(node int) int {
+	k := len(m.srcs)
+	if node >= k {
+		return node - k
+	}
+	a, b := m.build(2*node), m.build(2*node+1)
+	if m.less(b, a) {
+		a, b = b, a
+	}
+	m.tree[node] = b
+	return a
+}
+
+// less reports whether source a's head comes before source b's: an
+// exhausted source comes last, equal heads in source order.
+func (m *merger) less(a, b int) bool {
+	x, y := m.heads[a], m.heads[b]
+	if x == nil || y == nil {
+		return y == nil && (x != nil || a < b)
+	}
+	if x.Bucket != y.Bucket {
+		return x.Bucket < y.Bucket
+	}
+	if c := bytes.Compare(x.Key, y.Key); c != 0 {
+		return c < 0
+	}
+	if x.File != y.File {
+		return x.File < y.File
+	}
+	if x.RG != y.RG {
+		return x.RG < y.RG
+	}
+	if x.Row != y.Row {
+		return x.Row < y.Row
+	}
+	return a < b
 }
 
 // next returns the smallest head; it stays valid until the following call.
 func (m *merger) next() (*entry, error) {
+	k := len(m.srcs)
 	if m.last >= 0 {
-		// Advance the source returned last, now that its entry is consumed.
-		i := m.last
+		// Advance the source returned last, now that its entry is
+		// consumed, and replay its path.
+		w := m.last
 		m.last = -1
-		e, err := m.srcs[i].next()
+		e, err := m.srcs[w].next()
 		switch {
 		case err == io.EOF:
-			heap.Pop(m)
+			m.heads[w] = nil
 		case err != nil:
 			return nil, err
 		default:
-			m.heads[i] = e
-			heap.Fix(m, 0)
+			m.heads[w] = e
 		}
+		for node := (w + k) / 2; node >= 1; node /= 2 {
+			if l := m.tree[node]; m.less(l, w) {
+				m.tree[node], w = w, l
+			}
+		}
+		m.tree[0] = w
 	}
-	if len(m.h) == 0 {
+	if k == 0 || m.heads[m.tree[0]] == nil {
 		return nil, io.EOF
 	}
-	m.last = m.h[0]
+	m.last = m.tree[0]
 	return m.heads[m.last], nil
 }
 

@@ -72,13 +72,17 @@ func BenchmarkBuild(b *testing.B) {
 		}
 		budget = n
 	}
-	opts := []rowindex.BuildOption{rowindex.WithMemory(budget)}
 	if only == "build" {
-		// As add-row-index does (internal/cli/rowindex_build.go): the Go
-		// memory limit at the budget, so that garbage does not grow the
-		// heap past it.
+		// As add-row-index does (internal/cli/rowindex_build.go): the
+		// budget is the process's, less its resident memory outside the Go
+		// heap (this binary's code and DuckDB's library), and the Go memory
+		// limit at what is left, so that garbage does not grow the heap
+		// past it.
+		budget = rowindex.HeapBudget(budget)
 		debug.SetMemoryLimit(budget)
+		b.Logf("heap budget %d MiB", budget>>20)
 	}
+	opts := []rowindex.BuildOption{rowindex.WithMemory(budget)}
 	data, err := store.Open(ctx, "file://"+lake)
 	if err != nil {
 		b.Fatal(err)

@@ -36,6 +36,9 @@ func (f *rowIndexBuildFlags) options(p *progressPrinter, capHeap bool) ([]rowind
 		return nil, usagef("--memory: %v", err)
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); capHeap && !set {
+		// The budget is the process's: the binary's own resident memory
+		// (code, DuckDB's library) is taken off first.
+		mem = rowindex.HeapBudget(mem)
 		debug.SetMemoryLimit(mem)
 	}
 	opts := []rowindex.BuildOption{rowindex.WithMemory(mem)}
