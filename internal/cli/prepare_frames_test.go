@@ -100,6 +100,23 @@ func TestPrepareFrames(t *testing.T) {
 	if got := duckRows(t, db, out, ""); int64(len(want)) != srcRows || !slices.Equal(got, want) {
 		t.Fatalf("DuckDB reads %d rows of the framed files, %d of the sources (equal: %v)", len(got), len(want), slices.Equal(got, want))
 	}
+	// Refused: another codec, a non-PLAIN encoding, a bad alignment, frame flags without --frames.
+	for _, c := range []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"--frames", "--codec", "snappy"}, 2, "usage"},
+		{[]string{"--frames", "--encoding", "track_uri=dictionary"}, 1, "invalid argument"},
+		{[]string{"--frames", "--frame-align", "100"}, 1, "invalid argument"},
+		{[]string{"--frame-min-bytes", "100"}, 2, "usage"},
+	} {
+		args := append([]string{"--json", "prepare", lakeDir, "--out", out + "-bad", "--key", "user_id"}, c.args...)
+		code, stdout, _ := run(t, dir, args...)
+		if code != c.code || decode(t, stdout)["kind"] != c.kind {
+			t.Errorf("%v: exit %d, %s; want exit %d kind %q", c.args, code, stdout, c.code, c.kind)
+		}
+	}
 	// Human output names the framing.
 	stdout := runOK(t, dir, "prepare", filepath.Join(lakeDir, files[0].Key), "--out", out+"-text", "--key", "user_id", "--frames", "--frame-align", "4096")
 	for _, s := range []string{"frames          ZSTD frames of whole keys, ≥ 4096 B of values each, align 4096", "framed: ", "encodings       (chosen: PLAIN"} {
