@@ -511,7 +511,8 @@ func (lr *LookupRows) Close() error {
 
 func addCost(a, b rowindex.Cost) rowindex.Cost {
 	return rowindex.Cost{Requests: a.Requests + b.Requests, BytesRead: a.BytesRead + b.BytesRead, CacheHits: a.CacheHits + b.CacheHits,
-		Misses: a.Misses + b.Misses, MissBytes: a.MissBytes + b.MissBytes, Pages: a.Pages + b.Pages, PageHits: a.PageHits + b.PageHits}
+		Misses: a.Misses + b.Misses, MissBytes: a.MissBytes + b.MissBytes, Pages: a.Pages + b.Pages, PageHits: a.PageHits + b.PageHits,
+		Frames: a.Frames + b.Frames}
 }
 
 func addPlan(a, b rowindex.Plan) rowindex.Plan {

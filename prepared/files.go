@@ -110,6 +110,8 @@ type Stats struct {
 	// folder (0 when every partition fitted half the memory budget).
 	Runs       int
 	SpillBytes int64
+	// Frames and FramePaddingBytes sum the files' (Options.Frames).
+	Frames, FramePaddingBytes int64
 	// Notice says what this run replaced in the output (an unfinished
 	// prepare it resumed over, or a finished one it overwrote); "" if
 	// nothing.
@@ -159,6 +161,11 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	o, ch, err := choose(o, sc)
 	if err != nil {
 		return Stats{}, err
+	}
+	if o.Frames != nil {
+		// Written PLAIN and uncompressed, then framed (writeSortedFramed);
+		// the marker records ZSTD and the framing.
+		o.Compression = &parquet.Uncompressed
 	}
 	cols, err := resolveColumns(sc.schema, o)
 	if err != nil {
@@ -247,7 +254,12 @@ func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, 
 		if err != nil {
 			return err
 		}
-		fs, err := writeSorted(ctx, dst, path.Join(part, FileName(k)), cols, stream, o, bucket)
+		var fs FileStats
+		if o.Frames != nil {
+			fs, err = writeSortedFramed(ctx, dst, path.Join(part, FileName(k)), cols, stream, o, bucket)
+		} else {
+			fs, err = writeSorted(ctx, dst, path.Join(part, FileName(k)), cols, stream, o, bucket)
+		}
 		if cerr := stream.close(); err == nil {
 			err = cerr
 		}
@@ -262,6 +274,8 @@ func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, 
 		st.Pages += fs.Pages
 		st.PageIndexBytes += fs.PageIndexBytes
 		st.MaxPagesPerKey = max(st.MaxPagesPerKey, fs.MaxPagesPerKey)
+		st.Frames += fs.Frames
+		st.FramePaddingBytes += fs.FramePaddingBytes
 		report(o, Progress{Phase: "write", Done: len(st.Files), Rows: st.Rows, Bytes: st.Bytes})
 	})
 	slices.SortFunc(st.Files[first:], func(a, b FileStats) int { return strings.Compare(a.Key, b.Key) })

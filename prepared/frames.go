@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -41,6 +43,11 @@ type FrameOptions struct {
 	// bytes. A lookup then reads the frame holding its key, ≈ this many
 	// bytes compressed, instead of exactly its key's. 0: a frame per key.
 	MinFrameBytes int
+}
+
+// choice is what the marker and Choices record of the options.
+func (fo *FrameOptions) choice() *FrameChoice {
+	return &FrameChoice{MinFrameBytes: fo.MinFrameBytes, Align: fo.Align, Level: fo.Level}
 }
 
 // FrameStats describes a file written by FrameFile.
@@ -636,4 +643,57 @@ func WriteFramed(ctx context.Context, st store.Store, key string, schema *parque
 	}
 	fs.Bytes = fst.Bytes
 	return fs, fst, nil
+}
+
+// writeSortedFramed is writeSorted of a framed file (Options.Frames): the
+// sorted rows are written PLAIN and uncompressed (o as PrepareFiles set it)
+// to a spill folder of its own under o.TempDir, then framed into key in dst
+// by FrameFile reading that file from disk, so only one bucket's
+// intermediate file exists per writer and nothing is held in memory. The
+// folder is removed at the end, also on errors.
+func writeSortedFramed(ctx context.Context, dst store.Store, key string, cols *columns, rows rowStream, o Options, bucket int) (FileStats, error) {
+	dir, err := os.MkdirTemp(o.TempDir, proc.SpillPattern("prepare"))
+	if err != nil {
+		return FileStats{Key: key, Bucket: bucket}, err
+	}
+	defer os.RemoveAll(dir)
+	tmp, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		return FileStats{Key: key, Bucket: bucket}, err
+	}
+	defer tmp.Close()
+	plain := o
+	plain.Overwrite = true
+	fs, err := writeSorted(ctx, tmp, "plain.parquet", cols, rows, plain, bucket)
+	fs.Key = key
+	if err != nil {
+		return fs, err
+	}
+	f, err := os.Open(filepath.Join(dir, "plain.parquet"))
+	if err != nil {
+		return fs, err
+	}
+	defer f.Close()
+	var wopts *store.WriteOptions
+	if !o.Overwrite {
+		wopts = &store.WriteOptions{IfNotExist: true}
+	}
+	sw, err := dst.NewWriter(ctx, key, wopts)
+	if err != nil {
+		return fs, err
+	}
+	bw := bufio.NewWriterSize(sw, 1<<20)
+	fst, err := FrameFile(ctx, f, fs.Bytes, bw, *o.Frames)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		sw.Abort()
+		return fs, err
+	}
+	if err := sw.Close(); err != nil {
+		return fs, err
+	}
+	fs.Bytes, fs.Frames, fs.FramePaddingBytes = fst.Bytes, fst.Frames, fst.PaddingBytes
+	return fs, nil
 }

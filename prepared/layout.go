@@ -75,6 +75,8 @@ type Choices struct {
 	// Why explains each chosen setting by name.
 	Why   map[string]string `json:"why,omitempty"`
 	Basis Basis             `json:"basis"`
+	// Frames is the framing (Options.Frames), nil for unframed files.
+	Frames *FrameChoice `json:"frames,omitempty"`
 }
 
 // ColumnChoice is the encoding of one leaf column.
@@ -447,7 +449,12 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 	}
 	// Codec: the sources' codec is never kept.
 	ch.Codec = o.Compression.CompressionCodec().String()
-	if o.choseCodec {
+	if o.Frames != nil {
+		// The frames are the codec: ZSTD per run of whole keys, values
+		// PLAIN (FrameFile reads PLAIN values to cut frames at keys).
+		ch.Codec = parquet.Zstd.CompressionCodec().String()
+		ch.Frames = o.Frames.choice()
+	} else if o.choseCodec {
 		chosen("codec", "ZSTD unless set (the sources' codecs are not kept)")
 	}
 	// Page size: a compressed page should carry its ≈400 bytes of overhead
@@ -489,7 +496,7 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 	// the sample) and the dictionary is no larger than a page; otherwise a
 	// lookup would read a dictionary larger than the values it wants.
 	dictLimit := int64(cmp.Or(max(o.PageBytes, 0), DefaultPageBytes))
-	var auto bool
+	var auto, framedPlain bool
 	if o.Encodings == nil {
 		o.Encodings = map[string]encoding.Encoding{}
 	}
@@ -499,7 +506,11 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 		cs := s.sample[c]
 		cc := ColumnChoice{Column: name, Sampled: cs.values, Distinct: int64(len(cs.distinct)), DictBytes: cs.distinctBytes}
 		e, set := o.Encodings[name]
-		if !set {
+		if !set && o.Frames != nil {
+			framedPlain = true
+			e = &parquet.Plain
+			o.Encodings[name] = e
+		} else if !set {
 			auto = true
 			kind := leaf.Node.Type().Kind()
 			dict := kind != parquet.Boolean && !cs.full && cs.values > 0 &&
@@ -514,6 +525,9 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 		cc.Set = set
 		cc.Encoding = e.Encoding().String()
 		ch.Columns = append(ch.Columns, cc)
+	}
+	if framedPlain {
+		chosen("encodings", "PLAIN for every column: frames are cut from PLAIN values at key boundaries")
 	}
 	if auto {
 		chosen("encodings", "a dictionary where the sampled values repeat ≥ %d× and their distinct values take ≤ %d bytes (the page target); otherwise PLAIN (DELTA_LENGTH_BYTE_ARRAY for byte arrays)",

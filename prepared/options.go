@@ -52,6 +52,13 @@ const (
 	// in an int32 and we give it 4× the target (see pageBufferSize).
 	maxPageBytes = 256 << 20
 
+	// DefaultMinFrameBytes is the FrameOptions.MinFrameBytes of `ariadne
+	// prepare --frames`: whole keys are grouped into a frame of ≥ 4 KiB of
+	// PLAIN values. Measured on the frame benchmark (docs/prepared.md):
+	// 1.11× the size of the unframed ZSTD files, while a light key's lookup
+	// reads ≈ one such frame per column instead of a page.
+	DefaultMinFrameBytes = 4 << 10
+
 	// bloomBitsPerValue sizes the key's split-block bloom filter: 10 bits per
 	// distinct value gives ≈1% false positives.
 	bloomBitsPerValue = 10
@@ -114,6 +121,17 @@ type Options struct {
 	// Progress, if not nil, is called as work advances (from the calling
 	// goroutine).
 	Progress func(Progress)
+	// Frames, if not nil, makes PrepareFiles write framed files (see
+	// FrameFile): every column PLAIN, each data page's values a ZSTD frame
+	// per run of whole keys, with a frame table the row index reads so a
+	// lookup decompresses only its key's frames. Each bucket file is
+	// written PLAIN and uncompressed to a folder under TempDir, then framed
+	// into the output streaming from that file. Compression must be nil or
+	// ZSTD and Encodings PLAIN (the frames are the codec). Write ignores
+	// it (use WriteFramed). A MinFrameBytes of DefaultMinFrameBytes is the
+	// sensible choice: per-key frames (0) cost ≈10 bytes and their own
+	// entropy per key and column.
+	Frames *FrameOptions
 
 	choices     *Choices           // set by PrepareFiles, recorded in the marker
 	choseCodec  bool               // Compression was nil
@@ -156,6 +174,17 @@ type Marker struct {
 	RowGroupRows int64             `json:"rowGroupRows,omitempty"`
 	Encodings    map[string]string `json:"encodings,omitempty"`
 	Choices      *Choices          `json:"choices,omitempty"`
+	// Frames is set on files of PrepareFiles with Options.Frames: the
+	// pages' values are ZSTD frames per run of whole keys (Codec is ZSTD),
+	// with the frame table under FramesKey.
+	Frames *FrameChoice `json:"frames,omitempty"`
+}
+
+// FrameChoice records the framing of a prepared file (Options.Frames).
+type FrameChoice struct {
+	MinFrameBytes int `json:"minFrameBytes"`
+	Align         int `json:"align"`
+	Level         int `json:"level,omitempty"`
 }
 
 // MarkerOf returns the marker of a prepared file, and false for a file that
@@ -182,6 +211,10 @@ func (o Options) marker(bucket int, cols *columns) Marker {
 		m.Pages, m.PageBytes = "packed", o.PageBytes
 	}
 	m.Choices = o.choices
+	if o.Frames != nil {
+		m.Codec = parquet.Zstd.CompressionCodec().String()
+		m.Frames = o.Frames.choice()
+	}
 	return m
 }
 
@@ -206,6 +239,24 @@ func (o Options) withDefaults() (Options, error) {
 			return o, aerr.Invalid("prepared: column %q repeated in key and sort columns", c)
 		}
 		seen[c] = true
+	}
+	if fo := o.Frames; fo != nil {
+		if o.Compression != nil && o.Compression.CompressionCodec() != parquet.Zstd.CompressionCodec() {
+			return o, aerr.Invalid("prepared: frames are ZSTD; codec %s cannot be framed", o.Compression.CompressionCodec())
+		}
+		for col, e := range o.Encodings {
+			if e.Encoding() != parquet.Plain.Encoding() {
+				return o, aerr.Invalid("prepared: frames need PLAIN values; column %q is set to %s", col, e.Encoding())
+			}
+		}
+		if fo.MinFrameBytes < 0 {
+			return o, aerr.Invalid("prepared: negative minimum frame bytes %d", fo.MinFrameBytes)
+		}
+		if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
+			return o, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
+		}
+		c := *fo
+		o.Frames = &c
 	}
 	o.Sort = slices.Clone(o.Sort)
 	o.Encodings = maps.Clone(o.Encodings)

@@ -31,6 +31,9 @@ type FileStats struct {
 	MaxPagesPerKey int
 	// PageIndexBytes is the size of the column and offset indexes.
 	PageIndexBytes int64
+	// Frames and FramePaddingBytes count the ZSTD frames holding values
+	// and the skippable frames' bytes of a framed file (Options.Frames).
+	Frames, FramePaddingBytes int64
 }
 
 // Write sorts the rows of rows (in schema) by (key, sort columns) and writes

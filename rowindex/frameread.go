@@ -183,6 +183,7 @@ func (c *chunkRead) decodeFrames(ci colInfo) error {
 				return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
 			}
 			c.m.pages.Add(1)
+			c.m.frames.Add(1)
 		}
 		if ci.width > 0 && len(raw) != fr.Values*ci.width {
 			return badFrame("frame of %d values holds %d bytes", fr.Values, len(raw))

@@ -117,13 +117,16 @@ type Cost struct {
 	// Pages is the data pages decoded; PageHits the pages served decoded
 	// from the page cache instead.
 	Pages, PageHits int64
+	// Frames is the ZSTD frames of framed prepared files decoded alone
+	// (each also counted in Pages): the lookup read frames, not pages.
+	Frames int64
 }
 
 func (m *meter) cost() Cost {
 	return Cost{
 		Requests: m.requests.Load(), BytesRead: m.bytes.Load(), CacheHits: m.hits.Load(),
 		Misses: m.misses.Load(), MissBytes: m.missBytes.Load(),
-		Pages: m.pages.Load(), PageHits: m.pageHits.Load(),
+		Pages: m.pages.Load(), PageHits: m.pageHits.Load(), Frames: m.frames.Load(),
 	}
 }
 

@@ -29,6 +29,7 @@ type meter struct {
 	hits      atomic.Int64 // cache hits (metadata, dictionaries, index blocks)
 	pages     atomic.Int64 // data pages decoded
 	pageHits  atomic.Int64 // data pages served decoded from the page cache
+	frames    atomic.Int64 // ZSTD frames of framed files decoded (also in pages)
 }
 
 // readRange issues exactly one ranged read of n bytes at off. A short object

@@ -23,9 +23,10 @@ func newPrepareCmd(g *globals) *cobra.Command {
 	var sortCols, encodings []string
 	var opts prepared.Options
 	var memoryMB int64
-	var overwrite bool
+	var overwrite, frames bool
+	var fo prepared.FrameOptions
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--memory SIZE]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
@@ -38,7 +39,12 @@ A first pass over the sources (footers, key column, a sample of rows) chooses wh
 unset: page size, buckets (files of about 128 MiB), row group size, codec (ZSTD) and the encoding of
 each column (a dictionary only where it is small). Every choice is printed and recorded in the files'
 marker. Rows are sorted externally: past half of --memory, sorted runs are spilled to --temp-dir and
-merged. See docs/prepared.md.`,
+merged.
+
+--frames writes every column PLAIN with each page's values compressed as ZSTD frames of whole keys
+(at least --frame-min-bytes of values each) and a frame table, so a row index lookup reads and
+decompresses only the frames holding its key; still standard Parquet (ZSTD pages) for every engine.
+See docs/prepared.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -63,6 +69,14 @@ merged. See docs/prepared.md.`,
 			// the tests that run commands in one process.
 			if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 				defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(opts.MemoryBytes, 64<<20)))
+			}
+			if frames {
+				if codec != "" && !strings.EqualFold(codec, "zstd") {
+					return usagef("prepare: --frames compresses with ZSTD frames; --codec %s cannot be framed", codec)
+				}
+				opts.Frames = &fo
+			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") {
+				return usagef("prepare: --frame-min-bytes and --frame-align need --frames")
 			}
 			if codec != "" {
 				if opts.Compression, err = codecByName(codec); err != nil {
@@ -107,6 +121,9 @@ merged. See docs/prepared.md.`,
 					st.Sources, float64(st.SourceBytes)/1e6, len(st.Files), float64(st.Bytes)/1e6, ratio(st.Bytes, st.SourceBytes), dst.URL())
 				fmt.Fprintf(w, "%d rows, %d keys, %d data pages (%.2f per key and column, at most %d), page index %.1f KB\n",
 					st.Rows, st.Keys, st.Pages, st.PagesPerKey(), st.MaxPagesPerKey, float64(st.PageIndexBytes)/1e3)
+				if st.Frames > 0 {
+					fmt.Fprintf(w, "framed: %d ZSTD frames, %.1f KB of alignment padding\n", st.Frames, float64(st.FramePaddingBytes)/1e3)
+				}
 				if st.Runs > 0 {
 					fmt.Fprintf(w, "sorted externally: %d runs, %.1f MB spilled\n", st.Runs, float64(st.SpillBytes)/1e6)
 				}
@@ -128,6 +145,9 @@ merged. See docs/prepared.md.`,
 	_ = f.MarkHidden("memory-mb")
 	f.StringVar(&opts.TempDir, "temp-dir", "", "local folder for sorted runs (default: the system's temporary folder); removed at the end")
 	f.IntVar(&opts.Parallelism, "parallel", 0, "sources read, runs sorted and bucket files written at once (default: the number of CPUs)")
+	f.BoolVar(&frames, "frames", false, "write ZSTD frames of whole keys inside PLAIN pages, with a frame table the row index reads (a lookup decompresses only its key's frames)")
+	f.IntVar(&fo.MinFrameBytes, "frame-min-bytes", prepared.DefaultMinFrameBytes, "with --frames: whole keys are grouped into a frame of at least N bytes of PLAIN values; 0: a frame per key (larger files)")
+	f.IntVar(&fo.Align, "frame-align", 0, "with --frames: align frames to N bytes (a power of two ≥ 64) with ZSTD skippable frames; 0: no padding")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
 	return cmd
 }
@@ -208,6 +228,11 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 	fmt.Fprintf(w, "buckets         %d (%s)\n", ch.Buckets, chosen("buckets"))
 	fmt.Fprintf(w, "row group rows  %d (%s)\n", ch.RowGroupRows, chosen("row_group_rows"))
 	fmt.Fprintf(w, "codec           %s (%s)\n", ch.Codec, chosen("codec"))
+	if fr := ch.Frames; fr != nil {
+		fmt.Fprintf(w, "frames          ZSTD frames of whole keys, ≥ %d B of values each, align %d (set)\n", fr.MinFrameBytes, fr.Align)
+	} else {
+		fmt.Fprintf(w, "frames          none (--frames to frame keys)\n")
+	}
 	fmt.Fprintf(w, "encodings       (%s)\n", chosen("encodings"))
 	for _, c := range ch.Columns {
 		how := fmt.Sprintf("%d of %d sampled values distinct, %d bytes", c.Distinct, c.Sampled, c.DictBytes)
@@ -240,13 +265,14 @@ func prepareJSON(dest string, st prepared.Stats) map[string]any {
 		files = append(files, map[string]any{
 			"key": f.Key, "bucket": f.Bucket, "rows": f.Rows, "bytes": f.Bytes, "row_groups": f.RowGroups,
 			"keys": f.Keys, "pages": f.Pages, "pages_per_column": f.PagesPerColumn,
-			"max_pages_per_key": f.MaxPagesPerKey, "page_index_bytes": f.PageIndexBytes,
+			"max_pages_per_key": f.MaxPagesPerKey, "page_index_bytes": f.PageIndexBytes, "frames": f.Frames,
 		})
 	}
 	return map[string]any{
 		"out": dest, "sources": st.Sources, "source_bytes": st.SourceBytes, "rows": st.Rows, "bytes": st.Bytes,
 		"keys": st.Keys, "pages": st.Pages, "pages_per_key": st.PagesPerKey(), "max_pages_per_key": st.MaxPagesPerKey,
 		"page_index_bytes": st.PageIndexBytes, "runs": st.Runs, "spill_bytes": st.SpillBytes,
+		"frames": st.Frames, "frame_padding_bytes": st.FramePaddingBytes,
 		"choices": choicesJSON(st.Choices), "files": files, "manifest": prepared.ManifestKey, "notice": st.Notice,
 	}
 }
@@ -261,8 +287,13 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 		cols = append(cols, map[string]any{"column": c.Column, "encoding": c.Encoding, "set": c.Set,
 			"sampled": c.Sampled, "distinct": c.Distinct, "dict_bytes": c.DictBytes})
 	}
+	var frames map[string]any
+	if fr := ch.Frames; fr != nil {
+		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align}
+	}
 	b := ch.Basis
 	return map[string]any{
+		"frames":     frames,
 		"page_bytes": ch.PageBytes, "buckets": ch.Buckets, "row_group_rows": ch.RowGroupRows, "codec": ch.Codec,
 		"columns": cols, "chosen": ch.Chosen, "why": ch.Why,
 		"basis": map[string]any{

@@ -213,7 +213,7 @@ func planJSON(p rowindex.Plan) map[string]any {
 		"rows": p.Rows, "covered": p.Covered, "requests": p.Requests(), "bytes_read": p.BytesRead(),
 		"bytes_returned": p.BytesReturned, "index_requests": p.Index.Requests, "data_requests": p.Data.Requests,
 		"cache_hits": p.Index.CacheHits + p.Data.CacheHits, "misses": p.Index.Misses + p.Data.Misses,
-		"pages_decoded": p.Data.Pages, "page_cache_hits": p.Data.PageHits, "page_cache_hit_ratio": pageHitRatio(p),
+		"pages_decoded": p.Data.Pages, "frames_decoded": p.Data.Frames, "page_cache_hits": p.Data.PageHits, "page_cache_hit_ratio": pageHitRatio(p),
 		"elapsed_ms":       float64(p.Elapsed.Microseconds()) / 1000,
 		"index_path_bytes": p.IndexPathBytes, "index_path_ranges": p.IndexPathRanges,
 		"scan_bytes": p.ScanBytes, "scan_ranges": p.ScanRanges, "scan_files": p.ScanFiles,
@@ -286,7 +286,7 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 		fmt.Fprintf(w, "cost: %d requests (index %d, data %d), %d bytes read, %d bytes returned, %d cache hits, %s\n",
 			p.Requests(), p.Index.Requests, p.Data.Requests, p.BytesRead(), p.BytesReturned,
 			p.Index.CacheHits+p.Data.CacheHits, p.Elapsed.Round(time.Microsecond))
-		fmt.Fprintf(w, "pages: %d decoded, %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.PageHits, pageHitRatio(p))
+		fmt.Fprintf(w, "pages: %d decoded (%d of them ZSTD frames of framed files), %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.Frames, p.Data.PageHits, pageHitRatio(p))
 		fmt.Fprintf(w, "planner: index path %d bytes in %d ranges, projected scan of the same files %d bytes in %d ranges; scan taken for %d of %d files\n",
 			p.IndexPathBytes, p.IndexPathRanges, p.ScanBytes, p.ScanRanges, p.ScanFiles, p.Files)
 	}
