@@ -80,6 +80,19 @@ func (e *Engine) Remote() string { return e.c.remote }
 // located files are read by one Spark scan with the stored schema and read
 // options, and the join's rows stream back as Arrow batches.
 func (e *Engine) Join(ctx context.Context, job *fileindex.JoinJob) (fileindex.JoinRows, error) {
+	rows, err := e.run(ctx, "join", func(ctx context.Context, s *session) (*sparkRows, error) {
+		return e.join(ctx, s, job)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// run starts one request of op in a new session under the engine's
+// timeout: on failure the error is classified and the session released;
+// on success the returned rows own the context (closing them cancels it).
+func (e *Engine) run(ctx context.Context, op string, start func(context.Context, *session) (*sparkRows, error)) (*sparkRows, error) {
 	var cancel context.CancelFunc
 	if e.opts.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
@@ -87,9 +100,9 @@ func (e *Engine) Join(ctx context.Context, job *fileindex.JoinJob) (fileindex.Jo
 		ctx, cancel = context.WithCancel(ctx)
 	}
 	s := e.c.newSession()
-	rows, err := e.join(ctx, s, job)
+	rows, err := start(ctx, s)
 	if err != nil {
-		err = e.classify(ctx, "join", err)
+		err = e.classify(ctx, op, err)
 		cancel()
 		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer rcancel()

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -21,23 +20,12 @@ import (
 // the records fileindex.SummaryJob describes. Spark only reads the data
 // files; the index is written by the caller.
 func (e *Engine) Summarize(ctx context.Context, job *fileindex.SummaryJob) (fileindex.JoinRows, error) {
-	var cancel context.CancelFunc
-	if e.opts.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
-	s := e.c.newSession()
-	rows, err := e.summarize(ctx, s, job)
+	rows, err := e.run(ctx, "summarize", func(ctx context.Context, s *session) (*sparkRows, error) {
+		return e.summarize(ctx, s, job)
+	})
 	if err != nil {
-		err = e.classify(ctx, "summarize", err)
-		cancel()
-		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer rcancel()
-		s.release(rctx)
 		return nil, err
 	}
-	rows.cancel = cancel
 	files := make(map[string]string, len(job.Files))
 	for _, f := range job.Files {
 		files[pathKey(sparkPath(f))] = f
