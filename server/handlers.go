@@ -93,6 +93,9 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	bp := bodyPool.Get().(*[]byte)
 	defer putBody(bp)
 	body := append((*bp)[:0], `{"rows":[`...)
+	sp := bodyPool.Get().(*[]byte)
+	defer putBody(sp)
+	srcs := (*sp)[:0]
 	var quoted [][]byte
 	n := 0
 	for rows.Next() {
@@ -101,22 +104,32 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		}
 		if n > 0 {
 			body = append(body, ',')
+			srcs = append(srcs, ',')
+		}
+		if body, err = appendRow(body, quoted, nil, rows.Values(), nil); err != nil {
+			s.fail(w, r, err)
+			return
 		}
 		src := rows.Source()
-		if body, err = appendSourcedRow(body, quoted, nil, &src, rows.Values()); err != nil {
+		if srcs, err = appendSource(srcs, &src); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		n++
 	}
+	*sp = srcs
 	if err := rows.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	plan := rows.Plan()
 	s.m.observeLookup(plan, n)
-	// The keys in encoding/json's order for a map: aggregates, columns,
-	// cursor, plan, row_index, version.
+	// "rows" (objects by column name, the HTTP contract) and "sources" (one
+	// per row: key, file, row_group, row) first, then the keys in
+	// encoding/json's order for a map: aggregates, columns, cursor, plan,
+	// row_index, version.
+	body = append(body, `],"sources":[`...)
+	body = append(body, srcs...)
 	body = append(body, "],"...)
 	if aggs := rows.Aggregates(); len(aggs) > 0 {
 		if body, err = appendField(body, "aggregates", aggs); err != nil {

@@ -47,10 +47,12 @@ func appendRow(b []byte, quoted [][]byte, cols []string, vals []any, rec map[str
 	return append(b, '}'), nil
 }
 
-// appendSourcedRow appends a lookup row as the face's Row encodes: its key,
-// source (file, row group, row) and its values in column order: vals
-// (LookupRows.Values), or, with vals nil, row.Values by cols.
-func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row, vals []any) ([]byte, error) {
+// appendSource appends a lookup row's source as a JSON object: its key,
+// data file URI, row group and row number in the file. The lookup answer
+// carries the sources in "sources", beside "rows", one per row in the same
+// order: the rows stay objects by column name, as the HTTP contract has
+// them, and a column named like a source field cannot collide with it.
+func appendSource(b []byte, row *ariadne.Row) ([]byte, error) {
 	b = append(b, `{"key":`...)
 	b, err := appendValue(b, row.Key)
 	if err != nil {
@@ -64,15 +66,6 @@ func appendSourcedRow(b []byte, quoted [][]byte, cols []string, row *ariadne.Row
 	b = strconv.AppendInt(b, int64(row.RowGroup), 10)
 	b = append(b, `,"row":`...)
 	b = strconv.AppendInt(b, row.Row, 10)
-	b = append(b, `,"values":`...)
-	if vals != nil {
-		b, err = appendRow(b, quoted, nil, vals, nil)
-	} else {
-		b, err = appendRow(b, quoted, cols, nil, row.Values)
-	}
-	if err != nil {
-		return b, err
-	}
 	return append(b, '}'), nil
 }
 

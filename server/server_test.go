@@ -124,14 +124,19 @@ func (ts *testServer) mustOK(t *testing.T, method, path string, body any) map[st
 
 func rowsOf(m map[string]any) []map[string]any {
 	rs, _ := m["rows"].([]any)
+	srcs, _ := m["sources"].([]any)
+	if len(srcs) != len(rs) {
+		panic(fmt.Sprintf("%d rows with %d sources", len(rs), len(srcs)))
+	}
 	out := make([]map[string]any, len(rs))
 	for i, r := range rs {
-		row := r.(map[string]any)
-		// Every row carries its source beside its values.
-		if f, _ := row["file"].(string); f == "" || row["row_group"] == nil || row["row"] == nil || row["key"] == nil {
-			panic(fmt.Sprintf("lookup row without its source: %v", row))
+		// Rows are objects by column name (the HTTP contract); each row's
+		// source is beside it, in "sources".
+		src := srcs[i].(map[string]any)
+		if f, _ := src["file"].(string); f == "" || src["row_group"] == nil || src["row"] == nil || src["key"] == nil {
+			panic(fmt.Sprintf("lookup row without its source: %v", src))
 		}
-		out[i] = row["values"].(map[string]any)
+		out[i] = r.(map[string]any)
 	}
 	return out
 }
