@@ -19,13 +19,18 @@ echo "== go test"
 go test -p 2 -count=1 -timeout 30m ./...
 
 echo "== fuzz (bounded)"
-# Every fuzz target runs for a few seconds beyond its seed corpus (which
-# `go test` above already ran): no panic on any input. ARIADNE_FUZZ_TIME sets
-# the time per target (default 3s; 14 targets, ~1-2 minutes with the
-# instrumented builds), ARIADNE_SKIP_FUZZ=1 skips the step. A failing input
-# is written to the package's testdata/fuzz/<target>/: commit it with the fix.
+# Every fuzz target runs a fixed number of executions beyond its seed corpus
+# (which `go test` above already ran): no panic on any input. The budget is a
+# count, not a duration: with a duration, Go 1.26's coordinator can report its
+# own deadline as a failure when the time runs out while a worker is busy
+# (go.dev/issue/75804, fixed in Go 1.27; minimizing a new input stalls the
+# worker long enough to hit it). A count has no deadline to race, and the
+# minimizing budget is a count too. ARIADNE_FUZZ_EXECS sets the executions
+# per target (default 2000x; 14 targets, ~1-2 minutes with the instrumented
+# builds), ARIADNE_SKIP_FUZZ=1 skips the step. A failing input is written to
+# the package's testdata/fuzz/<target>/: commit it with the fix.
 if [ "${ARIADNE_SKIP_FUZZ:-0}" != "1" ]; then
-  fuzz_time="${ARIADNE_FUZZ_TIME:-3s}"
+  fuzz_execs="${ARIADNE_FUZZ_EXECS:-2000x}"
   for target in \
     ./metadata:FuzzParse ./lock:FuzzParseLockInfo ./bloom:FuzzUnmarshal \
     ./delta:FuzzParseActions ./delta:FuzzReadCheckpoint \
@@ -35,8 +40,8 @@ if [ "${ARIADNE_SKIP_FUZZ:-0}" != "1" ]; then
     ./fileindex:FuzzLocateSnapshotSections \
     ./server/api:FuzzDecodeLookup ./server/api:FuzzDecodeJoin; do
     pkg="${target%%:*}" name="${target##*:}"
-    echo "-- $name ($pkg, $fuzz_time)"
-    go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzz_time" -parallel 1 "$pkg"
+    echo "-- $name ($pkg, $fuzz_execs)"
+    go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzz_execs" -fuzzminimizetime 100x -parallel 1 "$pkg"
   done
 fi
 
