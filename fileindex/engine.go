@@ -116,8 +116,12 @@ func (duckEngine) Join(ctx context.Context, job *JoinJob) (JoinRows, error) {
 	if job.Output != "" {
 		return nil, aerr.Invalid("join: an output written by the engine needs the spark engine; the duckdb engine streams rows (write them with the caller's writer)")
 	}
-	if err := job.fi.loadIndexSide(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force, job.On, job.late, job.rows, job.stats); err != nil {
+	direct := planDirect(job)
+	if err := job.fi.loadIndexSide(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force, job.On, job.late, job.rows, direct, job.stats); err != nil {
 		return nil, err
+	}
+	if direct != nil && direct.rows != nil {
+		return &directRows{schema: direct.schema, rows: direct.rows}, nil
 	}
 	rows, err := job.db.Query(ctx, joinSQL(job.m, job.On, job.How, job.IndexOnLeft, job.Keys.Schema().Names(), job.IndexColumns))
 	if err != nil {

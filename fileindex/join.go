@@ -396,7 +396,7 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // (PathLate, reading only the columns cols, nil = all), from others by
 // filtering every row in Go (PathFiltered). Without one, every row is
 // loaded (PathFull). The path and what it read go to stats.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, loc RowLocator, stats *JoinStats) error {
+func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, loc RowLocator, direct *directPlan, stats *JoinStats) error {
 	allowLate := force != PathFiltered
 	allowScan := force == "" || force == PathScan
 	opts := map[string]string{}
@@ -506,7 +506,13 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 			stats.Requests, stats.Bytes = cres.reads()
 		}
 	}()
-	if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
+	answered := false // the rows went to direct, not to DuckDB
+	if direct != nil && rowLF != nil && direct.fits(rowLF.positions) {
+		if err := direct.collect(ctx, in.(*lateSource), len(src.Fields)); err != nil {
+			return err
+		}
+		answered = true
+	} else if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
 		return err
 	}
 	if rowLF != nil && rowLF.stats.staleCount() > 0 {
@@ -514,15 +520,21 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		// The row index pointed at rows holding other keys: a data file
 		// changed after it was indexed, so rows may be missing too. Read
 		// the located files again without it.
-		if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
+		if answered {
+			direct.rows = nil
+		} else if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
 			return err
 		}
 		redone = true
 		*stats = JoinStats{FilesLocated: stats.FilesLocated, Engine: stats.Engine}
-		if err := fi.loadIndexSide(ctx, db, m, src, allFiles, pf, force, on, cols, nil, stats); err != nil {
+		if err := fi.loadIndexSide(ctx, db, m, src, allFiles, pf, force, on, cols, nil, nil, stats); err != nil {
 			return err
 		}
 		stats.Plan = fmt.Sprintf("%s (row index stale: %d rows at its positions hold other keys)", stats.Plan, stale)
+		return nil
+	}
+	if answered {
+		stats.Direct = true
 		return nil
 	}
 	return fi.defineIndexView(ctx, db, m, src)

@@ -95,6 +95,9 @@ type JoinStats struct {
 	// (join_scan.go): the share of sampled rows that match, or what kept
 	// the engine from reading the files itself.
 	Plan string `json:"plan,omitempty"`
+	// Direct is true when the row-index path's rows were the answer, with
+	// no SQL run over them (a plain inner join: join_direct.go).
+	Direct bool `json:"direct,omitempty"`
 }
 
 // lateReadConcurrency bounds the files read at once by the late path (and

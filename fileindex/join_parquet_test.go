@@ -298,6 +298,12 @@ func TestJoinLateMaterialization(t *testing.T) {
 			return keys("id,name", long, []any{int64(4), "n03"}, []any{int64(5), "n04"})
 		}, []string{"id", "name"}, nil, true},
 	}
+	directSeen := map[bool]bool{}
+	defer func() {
+		if !t.Failed() && (!directSeen[true] || !directSeen[false]) {
+			t.Errorf("direct answers seen: %v, want both", directSeen)
+		}
+	}()
 	for _, tc := range cases {
 		for _, how := range []JoinType{Inner, Left, Right, Full, Semi, Anti} {
 			for _, indexLeft := range []bool{false, true} {
@@ -339,6 +345,28 @@ func TestJoinLateMaterialization(t *testing.T) {
 					if eligible && st.FilesLocated > 0 {
 						if rst.Path != PathRowIndex || rst.RowsScanned != 0 || rst.Plan != "oracle" {
 							t.Fatalf("row index: %+v", rst)
+						}
+						// A plain inner join of one-column keys is answered
+						// by the rows read (join_direct.go): the same rows
+						// and schema as through DuckDB, checked above.
+						direct := how == Inner && len(tc.on) == 1 && tc.ti == regular && len(tc.keys().Schema().Fields) == 1 &&
+							schema.Equal(tc.keys().Schema().Fields[0].Type, fieldType(t, tc.ti, tc.on[0]))
+						if rst.Direct != direct {
+							t.Fatalf("row index answered directly: %v, want %v (%+v)", rst.Direct, direct, rst)
+						}
+						directSeen[direct] = true
+						if direct {
+							schemaOf := func(force JoinPath, loc RowLocator) *schema.Struct {
+								r, err := tc.ti.fi.Join(ctx, tc.keys(), tc.on, how, JoinOptions{Select: tc.sel, IndexOnLeft: indexLeft, force: force, Rows: loc})
+								if err != nil {
+									t.Fatal(err)
+								}
+								defer r.Close()
+								return r.Schema()
+							}
+							if a, b := schemaOf(PathRowIndex, &oracleLocator{}), schemaOf(PathLate, nil); !schema.Equal(a, b) {
+								t.Fatalf("direct answer's schema %s, DuckDB's %s", schema.MarshalType(a), schema.MarshalType(b))
+							}
 						}
 						if sst2.Path == PathRowIndex || !strings.Contains(sst2.Plan, "row index stale") {
 							t.Fatalf("stale row index: %+v", sst2)
@@ -444,4 +472,18 @@ func TestJoinLateErrors(t *testing.T) {
 	if err := join(); !errors.As(err, &fe) || fe.URI != uris[1] || !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+// fieldType is the stored type of column c of ti's index.
+func fieldType(t *testing.T, ti *testIndex, c string) schema.Type {
+	t.Helper()
+	src, err := ti.fi.ix.StoredSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := src.Field(c)
+	if !ok {
+		t.Fatalf("no column %s", c)
+	}
+	return f.Type
 }

@@ -37,6 +37,9 @@ const maxPrefilterKeys = 1 << 20
 type prefilter struct {
 	col  string
 	keys map[any]struct{}
+	// mult holds the keys that occur more than once in the key set, with
+	// their count (the row-index path's direct answer repeats their rows).
+	mult map[any]int
 }
 
 // planPrefilter picks the first join column that qualifies and collects the
@@ -60,8 +63,8 @@ func planPrefilter(ctx context.Context, db *duck.DB, m *metadata.Metadata, src, 
 		}) {
 			continue
 		}
-		p := &prefilter{col: c, keys: map[any]struct{}{}}
-		rows, err := db.Query(ctx, "SELECT DISTINCT "+duck.Ident(c)+" FROM q WHERE "+duck.Ident(c)+" IS NOT NULL")
+		p := &prefilter{col: c, keys: map[any]struct{}{}, mult: map[any]int{}}
+		rows, err := db.Query(ctx, "SELECT "+duck.Ident(c)+", count(*) FROM q WHERE "+duck.Ident(c)+" IS NOT NULL GROUP BY ALL")
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +78,11 @@ func planPrefilter(ctx context.Context, db *duck.DB, m *metadata.Metadata, src, 
 				return nil, err
 			}
 			for _, r := range batch {
-				p.keys[normalizeKey(r[0])] = struct{}{}
+				k := normalizeKey(r[0])
+				p.keys[k] = struct{}{}
+				if n, _ := pqrow.AsInt64(r[1]); n > 1 {
+					p.mult[k] = int(n)
+				}
 			}
 			if len(p.keys) > maxPrefilterKeys {
 				rows.Close()

@@ -334,7 +334,7 @@ func measureQueries(ctx context.Context, cfg Config, rep *Report, ix *index.Inde
 	var loc fileindex.RowLocator
 	if cfg.RowIndex {
 		var err error
-		if loc, err = rowIndexLocator(ctx, cfg, rep, ix, uris, idxDir); err != nil {
+		if loc, err = rowIndexLocator(ctx, cfg, rep, ix, uris, idxDir, ariadne.JoinRowIndexAuto); err != nil {
 			return err
 		}
 	}
@@ -400,7 +400,7 @@ func dirSize(dir string) int64 {
 // rowIndexLocator builds the hash row index "user_id" over the lake's
 // files unless a former run left it, and returns the face's auto-mode
 // row locator over it.
-func rowIndexLocator(ctx context.Context, cfg Config, rep *Report, ix *index.Index, uris []string, idxDir string) (fileindex.RowLocator, error) {
+func rowIndexLocator(ctx context.Context, cfg Config, rep *Report, ix *index.Index, uris []string, idxDir, mode string) (fileindex.RowLocator, error) {
 	folder := store.Sub(ix.Root(), ix.Paths().Dir)
 	res := store.NewResolver(store.ResolverOptions{})
 	defer res.Close()
@@ -439,5 +439,5 @@ func rowIndexLocator(ctx context.Context, cfg Config, rep *Report, ix *index.Ind
 		return nil, err
 	}
 	rep.RowIndexEntries, rep.RowIndexBytes = info.Entries, info.IndexBytes
-	return face.JoinRowLocator(ariadne.JoinRowIndexAuto)
+	return face.JoinRowLocator(mode)
 }

@@ -69,7 +69,11 @@ func (r *Report) Format(w io.Writer) {
 		fmt.Fprintf(w, "Row index user_id (hash): %d entries, %.1f MB, built in %v (0: reused).\n", r.RowIndexEntries, float64(r.RowIndexBytes)/1e6, round(r.RowIndexBuild))
 	}
 	for _, j := range r.Join {
-		fmt.Fprintf(w, "Join plan, %d keys: %s (%d requests). CPU p50: file index %v, DuckDB %v.\n", j.Keys, j.Stats.Plan, j.Stats.Requests, round(j.CPU), round(j.DuckCPU))
+		direct := ""
+		if j.Stats.Direct {
+			direct = "; rows answered directly, no SQL"
+		}
+		fmt.Fprintf(w, "Join plan, %d keys: %s%s (%d requests). CPU p50: file index %v, DuckDB %v.\n", j.Keys, j.Stats.Plan, direct, j.Stats.Requests, round(j.CPU), round(j.DuckCPU))
 	}
 }
 

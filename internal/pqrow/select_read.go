@@ -75,6 +75,9 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 			return nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, c.node.col)
 		}
 		curs[i] = newSeekCursor(chunks[c.node.col], c.conv, c.node.def, c.node.rep, c.node.path)
+		if len(rows) > 0 {
+			curs[i].last = rows[len(rows)-1]
+		}
 		if oi := curs[i].oi; oi != nil {
 			var pages []int
 			for _, r := range rows {
@@ -150,12 +153,15 @@ type seekCursor struct {
 	pos     int
 	row     int64 // rows started before vals[pos]
 	pageIdx int   // offset-index position of the current page
+	// last is the last row to be read (-1: unknown): a flat column's page
+	// is decoded only up to it (see refill).
+	last    int64
 	started bool
 	eof     bool
 }
 
 func newSeekCursor(cc parquet.ColumnChunk, conv leafConv, maxDef, maxRep int, path []string) *seekCursor {
-	c := &seekCursor{chunk: cc, conv: conv, maxDef: maxDef, maxRep: maxRep, path: path, pageIdx: -1}
+	c := &seekCursor{chunk: cc, conv: conv, maxDef: maxDef, maxRep: maxRep, path: path, pageIdx: -1, last: -1}
 	if fcc, ok := cc.(*parquet.FileColumnChunk); ok {
 		if oi, err := fcc.OffsetIndex(); err == nil && oi.NumPages() > 0 {
 			c.oi = oi
@@ -247,6 +253,14 @@ func (c *seekCursor) refill() error {
 	c.page = page
 	c.pageIdx++
 	n := int(page.NumValues())
+	if c.maxRep == 0 && c.oi != nil && c.last >= 0 && c.pageIdx >= 0 && c.pageIdx < c.oi.NumPages() && int64(n) == page.NumRows() {
+		// A flat column holds one value a row: values past the last row
+		// wanted are never looked at, so they are not decoded (a hot
+		// key's run ends mid-page).
+		if need := c.last - c.oi.FirstRowIndex(c.pageIdx) + 1; need > 0 && need < int64(n) {
+			n = int(need)
+		}
+	}
 	if cap(c.vals) < n {
 		c.putVals()
 		if p, _ := valuePool.Get().(*[]parquet.Value); p != nil && cap(*p) >= n {
