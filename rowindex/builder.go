@@ -462,7 +462,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 	}
 	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
-	fe.FooterCRC, fe.TailBytes = fm.footerCRC, fm.tail
+	fe.FooterCRC, fe.TailBytes, fe.TailRanges = fm.footerCRC, fm.tail, fm.tailRanges()
 	f := fm.f
 	// The footer is checked against itself, and every page decoded below
 	// against the footer: a file that lies is refused, never indexed with

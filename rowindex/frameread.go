@@ -22,7 +22,7 @@ import (
 // already read when they hold it. A file without frames leaves fm.frames
 // nil; a table that does not parse is a *FileChangedError wrapping a
 // *prepared.FrameTableError (errors.Is prepared.ErrBadFrames).
-func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span) error {
+func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail spans) error {
 	mk, ok, err := prepared.FramesMarkerOf(fm.f)
 	if !ok {
 		return nil
@@ -34,8 +34,8 @@ func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span
 		return fileChanged(o.uri, corruptReason+"frame table", &prepared.FrameTableError{Reason: "table past the footer"})
 	}
 	var b []byte
-	if mk.Offset >= tail.off && mk.Offset+mk.Length <= tail.end() {
-		b = append([]byte(nil), tail.data[mk.Offset-tail.off:mk.Offset-tail.off+mk.Length]...)
+	if t, ok := tail.slice(mk.Offset, mk.Length); ok {
+		b = append([]byte(nil), t...)
 	} else if b, err = readRange(ctx, m, o, mk.Offset, mk.Length); err != nil {
 		return fileChanged(o.uri, "truncated", err)
 	}
@@ -45,6 +45,7 @@ func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span
 	}
 	fm.frames = t
 	fm.tail = max(fm.tail, fm.size-mk.Offset)
+	fm.frameRange = brange{mk.Offset, mk.Offset + mk.Length}
 	fm.charge += t.Bytes()
 	return nil
 }

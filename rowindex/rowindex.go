@@ -264,7 +264,7 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 		return v.(*fileMeta), nil
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	fm, err := loadFileMetaTail(ctx, m, o, fr.Size, 0, nil, fr.TailBytes)
+	fm, err := loadFileMetaTail(ctx, m, o, fr.Size, 0, nil, fr.TailBytes, nil)
 	if err != nil {
 		return nil, ri.fragmentErr(fr, err)
 	}
@@ -339,7 +339,7 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 		m.hits.Add(1)
 		return v.(*fileMeta), o, nil
 	}
-	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes)
+	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes, fe.TailRanges)
 	if err != nil {
 		return nil, o, err
 	}
