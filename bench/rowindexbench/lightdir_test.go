@@ -20,6 +20,9 @@ import (
 // ARIADNE_BENCH_INDEX the folder of a row index named "bench" on
 // ARIADNE_BENCH_KEY (default user_id; built there if missing). Keys are
 // drawn by rows (ARIADNE_BENCH_SAMPLING=rows, the default) or distinct,
+// data reads coalesced across ARIADNE_BENCH_GAP bytes (default: the
+// store's, rowindex.Options.CoalesceGap), a page cache of
+// ARIADNE_BENCH_PAGECACHE bytes (Options.PageCacheBytes; negative: none),
 // from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100):
 //
 //	ARIADNE_BENCH_LAKE=/tmp/rispeed/prepared256/lake ARIADNE_BENCH_INDEX=/tmp/rispeed/prepared256/index \
@@ -72,7 +75,18 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		b.Fatal(err)
 	}
 	h.exact = nil
-	ri, err := rowindex.Open(ctx, idx, indexName, rowindex.Options{Resolver: res})
+	opts := rowindex.Options{Resolver: res}
+	if s := os.Getenv("ARIADNE_BENCH_GAP"); s != "" {
+		if opts.CoalesceGap, err = strconv.ParseInt(s, 10, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if s := os.Getenv("ARIADNE_BENCH_PAGECACHE"); s != "" {
+		if opts.PageCacheBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ri, err := rowindex.Open(ctx, idx, indexName, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
