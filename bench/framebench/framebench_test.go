@@ -118,6 +118,7 @@ func TestFrameBench(t *testing.T) {
 		{name: "framed: frames ≥ 1 KiB, row groups of 4 Ki rows", write: framed(64<<10, 4<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10})},
 		{name: "framed adaptive: per key, a ZSTD frame or a raw block, whichever is smaller", write: framed(64<<10, 256<<10, prepared.FrameOptions{RawBlocks: true})},
 		{name: "framed adaptive: frames ≥ 256 B of keys, ZSTD or raw", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 256, RawBlocks: true})},
+		{name: "prepared, key-aligned 64 KiB pages, ZSTD (sorted, unframed)", write: keyPages(64 << 10)},
 	}
 	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
 	// normal files (0) are always measured.
