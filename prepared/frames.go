@@ -259,7 +259,25 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if err != nil {
 		return st, err
 	}
-	md.KeyValueMetadata = append(append([]format.KeyValue(nil), src.KeyValueMetadata...), format.KeyValue{Key: FramesKey, Value: string(mj)})
+	// The prepared marker says what the file now is: ZSTD, framed (the
+	// input's marker, from a PLAIN uncompressed file of WriteFramed, said
+	// UNCOMPRESSED and had no framing).
+	mk.Codec = parquet.Zstd.CompressionCodec().String()
+	if mk.Frames == nil {
+		mk.Frames = fo.choice()
+	}
+	mkj, err := json.Marshal(mk)
+	if err != nil {
+		return st, err
+	}
+	md.KeyValueMetadata = nil
+	for _, kv := range src.KeyValueMetadata {
+		if kv.Key == MarkerKey {
+			kv.Value = string(mkj)
+		}
+		md.KeyValueMetadata = append(md.KeyValueMetadata, kv)
+	}
+	md.KeyValueMetadata = append(md.KeyValueMetadata, format.KeyValue{Key: FramesKey, Value: string(mj)})
 	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
 	if err != nil {
 		return st, err

@@ -94,6 +94,11 @@ func TestFramedFilesReadBack(t *testing.T) {
 				t.Fatalf("DuckDB reads %d rows that differ from the %d written", len(gotDuck), len(wantDuck))
 			}
 			checkFrames(t, f, b, v.fo.Align)
+			// The marker says ZSTD and the framing (the PLAIN intermediate's
+			// said UNCOMPRESSED).
+			if mk, ok, err := MarkerOf(f); !ok || err != nil || mk.Codec != "ZSTD" || mk.Frames == nil || *mk.Frames != *v.fo.choice() {
+				t.Fatalf("marker %+v %v %v", mk, ok, err)
+			}
 		})
 	}
 }
