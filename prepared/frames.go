@@ -43,18 +43,51 @@ type FrameOptions struct {
 	// bytes. A lookup then reads the frame holding its key, ≈ this many
 	// bytes compressed, instead of exactly its key's. 0: a frame per key.
 	MinFrameBytes int
+	// RawBlocks makes the framing adaptive to compressibility: each frame
+	// (a key run, or a group of them by MinFrameBytes) is stored as its own
+	// ZSTD frame only where that is smaller than its values as a ZSTD *raw
+	// block* (a 3-byte block header, then the values as they are); the
+	// others are raw blocks, consecutive ones inside one ZSTD frame (a
+	// 6-byte frame header per run of them). Raw blocks are standard ZSTD,
+	// so every reader reads the pages as before, and a lookup reads a raw
+	// block's values by byte range, without decompressing anything. A light
+	// key's values of a few bytes, which ZSTD cannot compress alone, then
+	// cost 3 bytes of header instead of ≈10. Not with Align.
+	RawBlocks bool
+}
+
+// maxRawBlock is the largest raw block: ZSTD's Block_Maximum_Size, 128 KiB,
+// with the frame's window (rawFrameHeader) of the same size.
+const maxRawBlock = 128 << 10
+
+// rawFrameHeader opens a ZSTD frame of raw blocks (RFC 8878 §3.1.1.1): the
+// magic number, a frame header descriptor without content size, checksum or
+// dictionary (single segment off), and a window descriptor of 2^17 bytes
+// (exponent 7, mantissa 0), so blocks may hold up to 128 KiB.
+var rawFrameHeader = []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38}
+
+// rawBlockHeader is the 3-byte header of a raw block of n bytes (RFC 8878
+// §3.1.1.2): Last_Block in bit 0, Block_Type 0 (raw) in bits 1–2, the size
+// in bits 3–23.
+func rawBlockHeader(n int, last bool) []byte {
+	v := uint32(n) << 3
+	if last {
+		v |= 1
+	}
+	return []byte{byte(v), byte(v >> 8), byte(v >> 16)}
 }
 
 // choice is what the marker and Choices record of the options.
 func (fo *FrameOptions) choice() *FrameChoice {
-	return &FrameChoice{MinFrameBytes: fo.MinFrameBytes, Align: fo.Align, Level: fo.Level}
+	return &FrameChoice{MinFrameBytes: fo.MinFrameBytes, Align: fo.Align, Level: fo.Level, RawBlocks: fo.RawBlocks}
 }
 
 // FrameStats describes a file written by FrameFile.
 type FrameStats struct {
 	Bytes        int64 // file size
 	Pages        int64 // data pages
-	Frames       int64 // ZSTD frames holding values (all columns)
+	Frames       int64 // ZSTD frames and raw blocks holding values (all columns)
+	RawBlocks    int64 // of Frames, raw blocks (FrameOptions.RawBlocks)
 	PaddingBytes int64 // bytes of skippable frames (Align)
 	TableBytes   int64 // the frame table
 }
@@ -85,6 +118,9 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	}
 	if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
 		return st, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
+	}
+	if fo.RawBlocks && fo.Align != 0 {
+		return st, aerr.Invalid("prepared: raw blocks cannot be aligned")
 	}
 	f, err := pqrow.OpenParquet(r, size)
 	if err != nil {
@@ -130,9 +166,13 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	md := *src
 	md.RowGroups = make([]format.RowGroup, len(src.RowGroups))
 	oix := make([]format.OffsetIndex, 0, len(src.RowGroups)*len(leaves))
-	fw := &frameWriter{w: w, enc: enc, align: fo.Align, minFrame: fo.MinFrameBytes, st: &st}
+	fw := &frameWriter{w: w, enc: enc, align: fo.Align, minFrame: fo.MinFrameBytes, rawBlocks: fo.RawBlocks, st: &st}
 	fw.write([]byte("PAR1"))
-	tw := newTableWriter()
+	version := FramesVersion
+	if fo.RawBlocks {
+		version = FramesVersionRaw
+	}
+	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
 	for rg := range src.RowGroups {
 		if err := ctx.Err(); err != nil {
@@ -212,14 +252,32 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			fw.write(b)
 		}
 	}
-	fm := FramesMarker{Version: FramesVersion, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames}
+	fm := FramesMarker{Version: version, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames}
 	fw.write(tw.b)
 	st.TableBytes = int64(len(tw.b))
 	mj, err := json.Marshal(fm)
 	if err != nil {
 		return st, err
 	}
-	md.KeyValueMetadata = append(append([]format.KeyValue(nil), src.KeyValueMetadata...), format.KeyValue{Key: FramesKey, Value: string(mj)})
+	// The prepared marker says what the file now is: ZSTD, framed (the
+	// input's marker, from a PLAIN uncompressed file of WriteFramed, said
+	// UNCOMPRESSED and had no framing).
+	mk.Codec = parquet.Zstd.CompressionCodec().String()
+	if mk.Frames == nil {
+		mk.Frames = fo.choice()
+	}
+	mkj, err := json.Marshal(mk)
+	if err != nil {
+		return st, err
+	}
+	md.KeyValueMetadata = nil
+	for _, kv := range src.KeyValueMetadata {
+		if kv.Key == MarkerKey {
+			kv.Value = string(mkj)
+		}
+		md.KeyValueMetadata = append(md.KeyValueMetadata, kv)
+	}
+	md.KeyValueMetadata = append(md.KeyValueMetadata, format.KeyValue{Key: FramesKey, Value: string(mj)})
 	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
 	if err != nil {
 		return st, err
@@ -239,8 +297,10 @@ type frameWriter struct {
 	enc      *zstd.Encoder
 	align    int
 	minFrame int
-	st       *FrameStats
-	buf      []byte
+	// rawBlocks: FrameOptions.RawBlocks.
+	rawBlocks bool
+	st        *FrameStats
+	buf       []byte
 }
 
 func (fw *frameWriter) write(b []byte) {
@@ -439,9 +499,17 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 			tw.int(fr.rows)
 			tw.int(fr.values)
 			tw.int(pads[k])
-			tw.int(len(fr.z))
+			if tw.version >= FramesVersionRaw {
+				// The size, and in bit 0 whether the values are a raw block.
+				tw.int(len(fr.z)<<1 | b2i(fr.plain))
+			} else {
+				tw.int(len(fr.z))
+			}
 			if len(fr.z) > 0 {
 				fw.st.Frames++
+				if fr.plain {
+					fw.st.RawBlocks++
+				}
 			}
 		}
 		fw.write(head)
@@ -459,7 +527,17 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 type rawFrame struct {
 	rows, values int
 	off, raw     int // the frame's PLAIN values in the page's
-	z            []byte
+	// z is the compressed frame, or with plain the values themselves, to
+	// be written as a raw block.
+	z     []byte
+	plain bool
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // definedRows returns, per row of a flat column's page, whether its value
@@ -557,6 +635,11 @@ func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs 
 	for k := range out {
 		if fr := &out[k]; fr.raw > 0 {
 			fr.z = fw.enc.EncodeAll(vals[fr.off:fr.off+fr.raw], nil)
+			// Adaptive: a raw block (3 bytes of header) where the frame
+			// does not pay.
+			if fw.rawBlocks && fr.raw <= maxRawBlock && fr.raw+3 <= len(fr.z) {
+				fr.z, fr.plain = vals[fr.off:fr.off+fr.raw], true
+			}
 		}
 	}
 	if off != len(vals) {
@@ -571,7 +654,29 @@ func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs 
 func (fw *frameWriter) frameValues(at int64, frames []rawFrame) ([]byte, []int) {
 	out := fw.buf[:0]
 	pads := make([]int, len(frames))
+	open := false // a frame of raw blocks is open
 	for k, fr := range frames {
+		if fr.plain {
+			// A raw block: a frame header first unless the previous frame
+			// was a raw block too; the last of a run of them ends the frame.
+			// Both headers count as padding before the values.
+			if !open {
+				out = append(out, rawFrameHeader...)
+				pads[k] += len(rawFrameHeader)
+			}
+			last := true
+			for _, nx := range frames[k+1:] {
+				if len(nx.z) > 0 {
+					last = !nx.plain
+					break
+				}
+			}
+			out = append(out, rawBlockHeader(len(fr.z), last)...)
+			pads[k] += 3
+			out = append(out, fr.z...)
+			open = !last
+			continue
+		}
 		s := int64(len(fr.z))
 		if a := int64(fw.align); a > 0 && s > 0 {
 			o := at + int64(len(out))

@@ -29,6 +29,8 @@ var frameVariants = []struct {
 	{"per-key", PageBytesPerKey, FrameOptions{}},
 	{"aligned", 4096, FrameOptions{Align: 256}},
 	{"grouped", 4096, FrameOptions{MinFrameBytes: 300}},
+	{"raw-blocks", 4096, FrameOptions{RawBlocks: true}},
+	{"raw-blocks-grouped", 4096, FrameOptions{MinFrameBytes: 300, RawBlocks: true}},
 }
 
 // TestFramedFilesReadBack: a framed file holds the same rows as the
@@ -92,6 +94,11 @@ func TestFramedFilesReadBack(t *testing.T) {
 				t.Fatalf("DuckDB reads %d rows that differ from the %d written", len(gotDuck), len(wantDuck))
 			}
 			checkFrames(t, f, b, v.fo.Align)
+			// The marker says ZSTD and the framing (the PLAIN intermediate's
+			// said UNCOMPRESSED).
+			if mk, ok, err := MarkerOf(f); !ok || err != nil || mk.Codec != "ZSTD" || mk.Frames == nil || *mk.Frames != *v.fo.choice() {
+				t.Fatalf("marker %+v %v %v", mk, ok, err)
+			}
 		})
 	}
 }
@@ -110,7 +117,7 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 	dec, _ := zstd.NewReader(nil)
 	defer dec.Close()
 	ncol := len(f.Schema().Columns())
-	var frames int64
+	var frames, rawBlocks int64
 	for rg, g := range f.RowGroups() {
 		// The rows where a key starts.
 		starts := map[int64]bool{}
@@ -146,8 +153,17 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 					if fr.Size > 0 {
 						frames++
 						z := b[loc.Offset+int64(fr.Offset) : loc.Offset+int64(fr.Offset+fr.Size)]
-						raw, err := dec.DecodeAll(z, nil)
-						if err != nil {
+						var raw []byte
+						if fr.Raw {
+							// The values as they are, after a raw block's
+							// header announcing exactly them.
+							h := b[loc.Offset+int64(fr.Offset)-3:]
+							if v := int(h[0]) | int(h[1])<<8 | int(h[2])<<16; v>>3 != fr.Size || v&6 != 0 {
+								t.Fatalf("raw block header %x for %d bytes", h[:3], fr.Size)
+							}
+							raw = z
+							rawBlocks++
+						} else if raw, err = dec.DecodeAll(z, nil); err != nil {
 							t.Fatalf("frame alone: %v", err)
 						}
 						if w := map[int]int{1: 8, 3: 8, 4: 4, 0: 8}[c]; w > 0 && len(raw) != w*fr.Values {
@@ -172,6 +188,9 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 	}
 	if frames != fm.Frames {
 		t.Fatalf("%d frames, marker says %d", frames, fm.Frames)
+	}
+	if (rawBlocks > 0) != (fm.Version == FramesVersionRaw) {
+		t.Fatalf("%d raw blocks in a table of version %d", rawBlocks, fm.Version)
 	}
 }
 

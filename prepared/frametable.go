@@ -13,8 +13,13 @@ import (
 // a FramesMarker, JSON, saying where its frame table is.
 const FramesKey = "ariadne.frames"
 
-// FramesVersion is the version of the frame table format.
-const FramesVersion = 1
+// FramesVersion is the version of the frame table format; FramesVersionRaw
+// (written with FrameOptions.RawBlocks) adds raw blocks: a frame's size is
+// stored doubled, bit 0 saying whether it is a raw block.
+const (
+	FramesVersion    = 1
+	FramesVersionRaw = 2
+)
 
 // framesMagic starts every frame table, so that an offset that points
 // elsewhere is found at once.
@@ -62,8 +67,8 @@ func FramesMarkerOf(f *parquet.File) (FramesMarker, bool, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return m, true, badFrames("marker: %v", err)
 	}
-	if m.Version != FramesVersion {
-		return m, true, badFrames("version %d (want %d)", m.Version, FramesVersion)
+	if m.Version != FramesVersion && m.Version != FramesVersionRaw {
+		return m, true, badFrames("version %d (want %d or %d)", m.Version, FramesVersion, FramesVersionRaw)
 	}
 	if m.Offset < 4 || m.Length < int64(len(framesMagic)) {
 		return m, true, badFrames("table at %d length %d", m.Offset, m.Length)
@@ -80,8 +85,11 @@ type Frame struct {
 	Values   int
 	// Offset is where the frame starts, in bytes from the page's first byte
 	// (its header's); Size its length (0 when all its rows are null: no
-	// frame is written for them).
+	// frame is written for them). For a raw block (Raw) they locate its
+	// values, after the block's header (counted as padding): the values are
+	// stored as they are, and a reader takes them without decompressing.
 	Offset, Size int
+	Raw          bool
 }
 
 // PageFrames is the frame table's entry for one data page.
@@ -96,7 +104,8 @@ type PageFrames struct {
 // (in offset-index order), the page's frames. Pages are decoded on demand
 // (Page) from the table's bytes, which stay compact: ≈4 bytes per frame.
 type FrameTable struct {
-	raw []byte
+	version int
+	raw     []byte
 	// pos[rg][col][page] is where the page's entry starts in raw.
 	pos [][][]int32
 }
@@ -142,6 +151,9 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 		f.Rows, f.Values = r.int(), r.int()
 		off += r.int() // padding
 		f.Offset, f.Size = off, r.int()
+		if t.version >= FramesVersionRaw {
+			f.Raw, f.Size = f.Size&1 == 1, f.Size>>1
+		}
 		off += f.Size
 		row += f.Rows
 	}
@@ -158,10 +170,11 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 		return nil, badFrames("no table at the marker's offset")
 	}
 	r := tableReader{b: b, at: len(framesMagic)}
-	if v := r.int(); v != FramesVersion {
+	v := r.int()
+	if v != FramesVersion && v != FramesVersionRaw {
 		return nil, badFrames("table version %d", v)
 	}
-	t := &FrameTable{raw: b}
+	t := &FrameTable{raw: b, version: v}
 	if n := r.int(); n != rowGroups {
 		return nil, badFrames("%d row groups in the table, %d in the file", n, rowGroups)
 	}
@@ -221,11 +234,14 @@ func (r *tableReader) int() int {
 }
 
 // tableWriter builds a frame table as the file is written.
-type tableWriter struct{ b []byte }
+type tableWriter struct {
+	b       []byte
+	version int
+}
 
-func newTableWriter() *tableWriter {
-	w := &tableWriter{b: []byte(framesMagic)}
-	w.int(FramesVersion)
+func newTableWriter(version int) *tableWriter {
+	w := &tableWriter{b: []byte(framesMagic), version: version}
+	w.int(version)
 	return w
 }
 

@@ -185,6 +185,8 @@ type FrameChoice struct {
 	MinFrameBytes int `json:"minFrameBytes"`
 	Align         int `json:"align"`
 	Level         int `json:"level,omitempty"`
+	// RawBlocks: FrameOptions.RawBlocks.
+	RawBlocks bool `json:"rawBlocks,omitempty"`
 }
 
 // MarkerOf returns the marker of a prepared file, and false for a file that

@@ -179,9 +179,15 @@ func (c *chunkRead) decodeFrames(ci colInfo) error {
 			if !ok {
 				return fmt.Errorf("rowindex: frame at %d not prefetched", loc.Offset+int64(fr.Offset))
 			}
-			var err error
-			if raw, err = decompress(format.Zstd, z, fr.Values*ci.width); err != nil {
-				return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
+			if fr.Raw {
+				// A raw block's values (prepared.FrameOptions.RawBlocks):
+				// stored as they are, nothing to decompress.
+				raw = z
+			} else {
+				var err error
+				if raw, err = decompress(format.Zstd, z, fr.Values*ci.width); err != nil {
+					return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
+				}
 			}
 			c.m.pages.Add(1)
 			c.m.frames.Add(1)

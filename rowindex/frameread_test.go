@@ -31,8 +31,8 @@ type frameRow struct {
 	Flag  bool    `parquet:"flag"`
 }
 
-// writeFramedFiles writes three framed files (a frame per key, aligned,
-// frames of several keys) of 6,000 rows each
+// writeFramedFiles writes four framed files (a frame per key, aligned,
+// frames of several keys, adaptive raw blocks) of 6,000 rows each
 // over 300 users, user 7 heavy enough to span pages, into a local folder.
 func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Store) {
 	t.Helper()
@@ -43,7 +43,7 @@ func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Stor
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { data.Close() })
-	for fi, fo := range []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}} {
+	for fi, fo := range []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}, {RawBlocks: true}} {
 		rng := rand.New(rand.NewPCG(uint64(fi), 3))
 		rows := make([]frameRow, 6000)
 		for i := range rows {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -35,6 +36,7 @@ import (
 // variant is one layout of the same rows.
 type variant struct {
 	name string
+	skip bool
 	// write writes the variant from the normal (sorted, ZSTD) files into dst.
 	write func(ctx context.Context, src, dst store.Store, files []lakegen.File) error
 }
@@ -64,7 +66,15 @@ func TestFrameBench(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(dir, "normal"), 0o755)
 	normal := open("normal")
-	files, err := lakegen.Ensure(ctx, filepath.Join(dir, "normal"), cfg, io.Discard)
+	var files []lakegen.File
+	var err error
+	if from := os.Getenv("FRAMEBENCH_FROM"); from != "" {
+		// Realistic data instead of lakegen's: the first FRAMEBENCH_FILES
+		// files (in path order) of an existing lake, copied.
+		files, err = copyLake(from, filepath.Join(dir, "normal", "lake"), envInt("FRAMEBENCH_FILES", 4))
+	} else {
+		files, err = lakegen.Ensure(ctx, filepath.Join(dir, "normal"), cfg, io.Discard)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +109,33 @@ func TestFrameBench(t *testing.T) {
 		}
 	}
 	variants := []variant{
-		{"normal (parquet-go, ZSTD, 64 KiB pages)", nil},
-		{"prepared, key-aligned 16 KiB pages, ZSTD", keyPages(16 << 10)},
-		{"framed: a frame per key, 64 KiB pages", framed(64<<10, 256<<10, prepared.FrameOptions{})},
-		{"framed: a frame per key, aligned to 4 KiB", framed(64<<10, 256<<10, prepared.FrameOptions{Align: 4096})},
-		{"framed: frames ≥ 1 KiB of keys", framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10})},
-		{"framed: frames ≥ 4 KiB of keys", framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10})},
-		{"framed: frames ≥ 1 KiB, row groups of 4 Ki rows", framed(64<<10, 4<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10})},
+		{name: "normal (parquet-go, ZSTD, 64 KiB pages)"},
+		{name: "prepared, key-aligned 16 KiB pages, ZSTD", write: keyPages(16 << 10)},
+		{name: "framed: a frame per key, 64 KiB pages", write: framed(64<<10, 256<<10, prepared.FrameOptions{})},
+		{name: "framed: a frame per key, aligned to 4 KiB", write: framed(64<<10, 256<<10, prepared.FrameOptions{Align: 4096})},
+		{name: "framed: frames ≥ 1 KiB of keys", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10})},
+		{name: "framed: frames ≥ 4 KiB of keys", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10})},
+		{name: "framed: frames ≥ 1 KiB, row groups of 4 Ki rows", write: framed(64<<10, 4<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10})},
+		{name: "framed adaptive: per key, a ZSTD frame or a raw block, whichever is smaller", write: framed(64<<10, 256<<10, prepared.FrameOptions{RawBlocks: true})},
+		{name: "framed adaptive: frames ≥ 256 B of keys, ZSTD or raw", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 256, RawBlocks: true})},
+		{name: "prepared, key-aligned 64 KiB pages, ZSTD (sorted, unframed)", write: keyPages(64 << 10)},
+	}
+	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
+	// normal files (0) are always measured.
+	if only := os.Getenv("FRAMEBENCH_VARIANTS"); only != "" {
+		keep := map[int]bool{0: true}
+		for _, f := range strings.Split(only, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("FRAMEBENCH_VARIANTS: %v", err)
+			}
+			keep[n] = true
+		}
+		for i := range variants {
+			if !keep[i] {
+				variants[i].skip = true
+			}
+		}
 	}
 	// Light keys: users with 1–3 plays, in one file.
 	counts := map[int64]int{}
@@ -175,10 +205,13 @@ func TestFrameBench(t *testing.T) {
 	}
 	fmt.Printf("data: %d files, %d rows, %d users with plays, %d light keys (1–3 plays, one file), %d looked up\n",
 		len(files), rows, len(counts), len(light), len(keys))
-	fmt.Println("| layout | size | vs normal | write s | exact ranges: bytes read | ranges | returned | local gap (64 KiB): bytes read | requests | p50 | p99 | remote gap (1 MiB): bytes read | requests | DuckDB scan |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| layout | size | vs normal | write s | exact ranges: bytes read | ranges | returned | local gap (64 KiB): bytes read | requests | p50 | p99 | remote gap (1 MiB): bytes read | requests | DuckDB scan | pyarrow scan |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var normalSize int64
 	for i, v := range variants {
+		if v.skip {
+			continue
+		}
 		st := normal
 		var wsec float64
 		if v.write != nil {
@@ -284,10 +317,11 @@ func TestFrameBench(t *testing.T) {
 		if !strings.HasPrefix(got, "["+strconv.FormatInt(rows, 10)) {
 			t.Fatalf("%s: DuckDB counts %s, %d rows written", v.name, got, rows)
 		}
+		pyMS := pyarrowScan(t, glob, rows)
 		n := int64(len(keys))
-		fmt.Printf("| %s | %.1f MB | %.3f | %.0f | %d B | %.2f | %d B | %d B | %.2f | %s | %s | %d B | %.2f | %d ms |\n", v.name, float64(size)/1e6, float64(size)/float64(normalSize), wsec,
+		fmt.Printf("| %s | %.1f MB | %.3f | %.0f | %d B | %.2f | %d B | %d B | %.2f | %s | %s | %d B | %.2f | %d ms | %s |\n", v.name, float64(size)/1e6, float64(size)/float64(normalSize), wsec,
 			read/n, float64(ranges)/float64(n), ret/n, read2/n, float64(reqs)/float64(n), p(0.5).Round(time.Microsecond), p(0.99).Round(time.Microsecond),
-			read3/n, float64(reqs3)/float64(n), best.Milliseconds())
+			read3/n, float64(reqs3)/float64(n), best.Milliseconds(), pyMS)
 	}
 }
 
@@ -308,4 +342,85 @@ func readRows(ctx context.Context, st store.Store, f lakegen.File) (parquet.RowR
 		}
 	}
 	return buf.Rows(), pf.Schema(), nil
+}
+
+// pyarrowScanScript reads every column of the files (pyarrow.dataset, its
+// default threads), computes the DuckDB query's aggregates, and prints the
+// best of 3 in milliseconds and the row count.
+const pyarrowScanScript = `
+import sys, time, glob
+import pyarrow.dataset as ds, pyarrow.compute as pc
+files = sorted(glob.glob(sys.argv[1], recursive=True))
+best = None
+for _ in range(3):
+    t0 = time.perf_counter()
+    t = ds.dataset(files, format="parquet").to_table()
+    n = t.num_rows
+    pc.sum(t["duration_ms"]); pc.sum(pc.binary_length(t["track_uri"])); pc.sum(pc.binary_length(t["context"]))
+    pc.count_distinct(t["user_id"]); pc.max(t["ts"])
+    d = time.perf_counter() - t0
+    best = d if best is None else min(best, d)
+print(int(best * 1000), n)
+`
+
+// pyarrowScan times pyarrow's scan of the files matching glob with the
+// interop harness's Python (FRAMEBENCH_PYTHON, default
+// ~/.cache/ariadne-interop/venv/bin/python); "–" when it is not installed.
+func pyarrowScan(t *testing.T, glob string, rows int64) string {
+	py := os.Getenv("FRAMEBENCH_PYTHON")
+	if py == "" {
+		home, _ := os.UserHomeDir()
+		py = filepath.Join(home, ".cache", "ariadne-interop", "venv", "bin", "python")
+	}
+	if _, err := os.Stat(py); err != nil {
+		return "–"
+	}
+	out, err := exec.Command(py, "-c", pyarrowScanScript, glob).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pyarrow scan: %v: %s", err, out)
+	}
+	var ms, n int64
+	if _, err := fmt.Sscan(string(out), &ms, &n); err != nil || n != rows {
+		t.Fatalf("pyarrow scan: %q (want %d rows)", out, rows)
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+// copyLake copies the first n Parquet files (in path order) of the lake at
+// from into to, keeping their paths, once, and returns them with their row
+// counts, keyed as lakegen's files are ("lake/<path>").
+func copyLake(from, to string, n int) ([]lakegen.File, error) {
+	var paths []string
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	paths = paths[:min(n, len(paths))]
+	var files []lakegen.File
+	for _, p := range paths {
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(dst); err != nil {
+			os.MkdirAll(filepath.Dir(dst), 0o755)
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, lakegen.File{Key: "lake/" + filepath.ToSlash(rel), Rows: pf.NumRows(), Size: int64(len(b))})
+	}
+	return files, nil
 }

@@ -75,8 +75,8 @@ See docs/prepared.md.`,
 					return usagef("prepare: --frames compresses with ZSTD frames; --codec %s cannot be framed", codec)
 				}
 				opts.Frames = &fo
-			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") {
-				return usagef("prepare: --frame-min-bytes and --frame-align need --frames")
+			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") || cmd.Flags().Changed("frame-raw-blocks") {
+				return usagef("prepare: --frame-min-bytes, --frame-align and --frame-raw-blocks need --frames")
 			}
 			if codec != "" {
 				if opts.Compression, err = codecByName(codec); err != nil {
@@ -148,6 +148,7 @@ See docs/prepared.md.`,
 	f.BoolVar(&frames, "frames", false, "write ZSTD frames of whole keys inside PLAIN pages, with a frame table the row index reads (a lookup decompresses only its key's frames)")
 	f.IntVar(&fo.MinFrameBytes, "frame-min-bytes", prepared.DefaultMinFrameBytes, "with --frames: whole keys are grouped into a frame of at least N bytes of PLAIN values; 0: a frame per key (larger files)")
 	f.IntVar(&fo.Align, "frame-align", 0, "with --frames: align frames to N bytes (a power of two ≥ 64) with ZSTD skippable frames; 0: no padding")
+	f.BoolVar(&fo.RawBlocks, "frame-raw-blocks", false, "with --frames: store a frame that ZSTD cannot shrink as a raw (uncompressed) ZSTD block, read by byte range; not with --frame-align")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
 	return cmd
 }
@@ -229,7 +230,7 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 	fmt.Fprintf(w, "row group rows  %d (%s)\n", ch.RowGroupRows, chosen("row_group_rows"))
 	fmt.Fprintf(w, "codec           %s (%s)\n", ch.Codec, chosen("codec"))
 	if fr := ch.Frames; fr != nil {
-		fmt.Fprintf(w, "frames          ZSTD frames of whole keys, ≥ %d B of values each, align %d (set)\n", fr.MinFrameBytes, fr.Align)
+		fmt.Fprintf(w, "frames          ZSTD frames of whole keys, ≥ %d B of values each, align %d, raw blocks %t (set)\n", fr.MinFrameBytes, fr.Align, fr.RawBlocks)
 	} else {
 		fmt.Fprintf(w, "frames          none (--frames to frame keys)\n")
 	}
@@ -289,7 +290,7 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 	}
 	var frames map[string]any
 	if fr := ch.Frames; fr != nil {
-		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align}
+		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align, "raw_blocks": fr.RawBlocks}
 	}
 	b := ch.Basis
 	return map[string]any{

@@ -110,6 +110,8 @@ func TestPrepareFrames(t *testing.T) {
 		{[]string{"--frames", "--encoding", "track_uri=dictionary"}, 1, "invalid argument"},
 		{[]string{"--frames", "--frame-align", "100"}, 1, "invalid argument"},
 		{[]string{"--frame-min-bytes", "100"}, 2, "usage"},
+		{[]string{"--frame-raw-blocks"}, 2, "usage"},
+		{[]string{"--frames", "--frame-raw-blocks", "--frame-align", "4096"}, 1, "invalid argument"},
 	} {
 		args := append([]string{"--json", "prepare", lakeDir, "--out", out + "-bad", "--key", "user_id"}, c.args...)
 		code, stdout, _ := run(t, dir, args...)
@@ -123,6 +125,17 @@ func TestPrepareFrames(t *testing.T) {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("text output lacks %q:\n%s", s, stdout)
 		}
+	}
+
+	// Raw blocks (--frame-raw-blocks): named in the choices, the same rows
+	// for DuckDB.
+	rb := decode(t, runOK(t, dir, "--json", "prepare", lakeDir, "--out", out+"-raw", "--key", "user_id",
+		"--sort", "ts", "--frames", "--frame-min-bytes", "0", "--frame-raw-blocks"))
+	if fr, _ := rb["choices"].(map[string]any)["frames"].(map[string]any); fr["raw_blocks"] != true || fr["min_frame_bytes"] != 0.0 {
+		t.Errorf("raw blocks: choices.frames %v", fr)
+	}
+	if got := duckRows(t, db, out+"-raw", ""); !slices.Equal(got, want) {
+		t.Errorf("raw blocks: DuckDB reads %d rows, %d in the sources (equal: %v)", len(got), len(want), slices.Equal(got, want))
 	}
 
 	// A row index on the framed output: a light user's lookup equals the

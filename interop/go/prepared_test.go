@@ -51,11 +51,13 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 	paths = append(paths, filepath.Join(dir, "one-page-per-key.parquet"))
 	keys := []string{files[0].Key, files[1].Key, "one-page-per-key.parquet"}
 	// Framed variants (prepared.WriteFramed): a ZSTD frame per key inside
-	// the pages, and frames of ≥ 1 KiB of keys aligned to 4 KiB with
-	// skippable frames.
+	// the pages, frames of ≥ 1 KiB of keys aligned to 4 KiB with
+	// skippable frames, and adaptive raw blocks (uncompressed ZSTD blocks
+	// where a frame does not pay).
 	for name, fo := range map[string]prepared.FrameOptions{
 		"framed-per-key.parquet":         {},
 		"framed-grouped-aligned.parquet": {MinFrameBytes: 1 << 10, Align: 4 << 10},
+		"framed-raw-blocks.parquet":      {RawBlocks: true},
 	} {
 		if _, _, err := prepared.WriteFramed(ctx, st, name, src.Schema(), parquet.NewReader(src),
 			prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: 16 << 10}, fo); err != nil {
