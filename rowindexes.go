@@ -124,6 +124,37 @@ func (ix *Index) trackedFiles(ctx context.Context, skip []string) ([]string, err
 // aerr.ErrInvalidArgument for a definition the data cannot serve or an
 // index of another format.
 func (ix *Index) AddRowIndex(ctx context.Context, def RowIndexDefinition, opts ...BuildOption) (RowIndexInfo, BuildStats, error) {
+	return ix.addRowIndex(ctx, def, opts)
+}
+
+// AddRowIndexOptions choose where AddRowIndexWith reads the data files'
+// key column.
+type AddRowIndexOptions struct {
+	// Engine is "duckdb" (here, the default: the name stands for "this
+	// process") or "spark": Apache Spark through Spark Connect at
+	// SparkRemote reads the key column and returns its runs, and the row
+	// index is written here and is the same row index ("": the config
+	// keys engine and sparkRemote). Row indexes with cover columns or
+	// aggregates are built here only. See docs/spark-engine.md.
+	Engine, SparkRemote string
+	// BatchFiles is the number of files per Spark request (0:
+	// rowindex.DefaultEngineBatchFiles).
+	BatchFiles int
+}
+
+// AddRowIndexWith is AddRowIndex with the key column read by an engine.
+func (ix *Index) AddRowIndexWith(ctx context.Context, def RowIndexDefinition, o AddRowIndexOptions, opts ...BuildOption) (RowIndexInfo, BuildStats, error) {
+	eng, err := ix.s.engineFor(ctx, "add-row-index", o.Engine, o.SparkRemote)
+	if err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	if eng != nil {
+		opts = append(opts[:len(opts):len(opts)], rowindex.WithEngine(eng, o.BatchFiles))
+	}
+	return ix.addRowIndex(ctx, def, opts)
+}
+
+func (ix *Index) addRowIndex(ctx context.Context, def RowIndexDefinition, opts []BuildOption) (RowIndexInfo, BuildStats, error) {
 	if def.Name == "" {
 		def.Name = def.Key
 	}
