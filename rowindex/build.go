@@ -229,8 +229,9 @@ type buildConfig struct {
 	tempDir  string
 	progress func(BuildProgress)
 	// engine, when set, computes the key runs (WithEngine).
-	engine      EntryEngine
-	engineBatch int
+	engine         EntryEngine
+	engineBatch    int
+	engineOptional bool // WithEngineWhereSupported
 }
 
 // DefaultBuildMemory is a build's default memory budget (WithMemory).
@@ -309,6 +310,10 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		scan = b.scanOn
 	}
 	results, err := scan(ctx, m, res, man.NextFileID, uris)
+	if errors.Is(err, errEngineUnsupported) {
+		// Before any run was emitted: the local scan builds it.
+		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
+	}
 	if err != nil {
 		return st, err
 	}

@@ -103,6 +103,18 @@ func WithEngine(eng EntryEngine, batch int) BuildOption {
 	return func(c *buildConfig) { c.engine, c.engineBatch = eng, batch }
 }
 
+// WithEngineWhereSupported is WithEngine for builds the engine can do,
+// and the local build for the others: row indexes with cover columns or
+// aggregates, and builds whose files hold a key type the engine does not
+// read. It is what `update --engine spark` uses for every row index.
+func WithEngineWhereSupported(eng EntryEngine, batch int) BuildOption {
+	return func(c *buildConfig) { c.engine, c.engineBatch, c.engineOptional = eng, batch, true }
+}
+
+// errEngineUnsupported: an optional engine cannot build this one (the
+// build falls back to the local scan).
+var errEngineUnsupported = errors.New("rowindex: not built on the engine")
+
 // engineKeyType returns the EngineKeyType of a Parquet key column, or why
 // an engine cannot build it.
 func engineKeyType(t parquet.Type) (EngineKeyType, string) {
@@ -185,6 +197,9 @@ type engineFile struct {
 func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID int32, uris []string) ([]scanResult, error) {
 	def := b.def
 	if len(def.Cover) > 0 || len(def.Aggregates) > 0 {
+		if b.cfg.engineOptional {
+			return nil, errEngineUnsupported
+		}
 		return nil, fmt.Errorf("%w: row index %s: cover columns and aggregates are not built on the %s engine (build without it)", ErrBadQuery, def.Name, b.cfg.engine.Name())
 	}
 	results := make([]scanResult, len(uris))
@@ -217,6 +232,9 @@ func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID in
 						var why string
 						if files[i].ktype, why = engineKeyType(sf.f.Root().Column(def.Key).Type()); why != "" {
 							err = &ColumnError{URI: r.fe.URI, Column: def.Key, Reason: why}
+							if b.cfg.engineOptional {
+								err = errEngineUnsupported
+							}
 						}
 					}
 				}
@@ -233,6 +251,11 @@ func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID in
 		})
 	}
 	wg.Wait()
+	for i := range results {
+		if errors.Is(results[i].err, errEngineUnsupported) {
+			return nil, errEngineUnsupported
+		}
+	}
 	for i := range results {
 		if results[i].err != nil {
 			return results, nil // build reports the first failure in file order

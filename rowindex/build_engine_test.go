@@ -149,6 +149,7 @@ type nullKeys struct {
 	TS  *int64   `parquet:"ts,timestamp(microsecond),optional"`
 	MS  *int64   `parquet:"ms,timestamp(millisecond),optional"`
 	I8  *int8    `parquet:"i8,optional"`
+	U   *uint32  `parquet:"u,optional"`
 }
 
 // writeNullKeys writes files of runs of equal keys (some across row
@@ -189,6 +190,8 @@ func writeNullKeys(t *testing.T, ctx context.Context, data store.Store) []string
 			r.MS = &ms
 			i8 := int8(k - 20)
 			r.I8 = &i8
+			u := uint32(k)
+			r.U = &u
 		}
 		name := fmt.Sprintf("nk/n%d.parquet", fi)
 		w, err := data.NewWriter(ctx, name, nil)
@@ -351,5 +354,59 @@ func TestEngineBuildRefusesBadRuns(t *testing.T) {
 		if kt, why := engineKeyType(typ); kt != engineKeyUnknown || !strings.Contains(why, "not built on an engine") {
 			t.Errorf("%v: %q, %q", typ, kt, why)
 		}
+	}
+}
+
+// TestEngineWhereSupported: UpdateAll with WithEngineWhereSupported (what
+// `update --engine spark` does) builds the row indexes the engine can on
+// it, and those with a cover column, aggregates or an unsupported key type
+// (unsigned) locally; every row index equals the local UpdateAll's.
+func TestEngineWhereSupported(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, _, _ := testLake(t, dir, true)
+	nk := writeNullKeys(t, ctx, lake)
+	defs := []Definition{
+		{Name: "plain", Key: "i", Kind: KindHash},
+		{Name: "sorted", Key: "s", Kind: KindSorted},
+		{Name: "covered", Key: "i", Cover: []string{"s"}},
+		{Name: "agg", Key: "s", Aggregates: []Aggregate{{Op: "count"}}},
+		{Name: "unsigned", Key: "u"},
+	}
+	run := func(folder string, opts ...BuildOption) store.Store {
+		idx, err := store.Open(ctx, "file://"+filepath.Join(dir, folder))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			if _, _, err := Create(ctx, idx, d, StoreResolver{lake}, nk[:1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := UpdateAll(ctx, idx, StoreResolver{lake}, nk, opts...); err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+	local := run("local")
+	eng := &runEngine{data: lake}
+	onEng := run("engine", WithEngineWhereSupported(eng, 0))
+	var keys []string
+	for _, j := range eng.jobs {
+		keys = append(keys, j.Key)
+	}
+	if !reflect.DeepEqual(keys, []string{"i", "s"}) {
+		t.Fatalf("engine built %v, want the plain and sorted row indexes only", keys)
+	}
+	for _, d := range defs {
+		a, err := loadManifest(ctx, local, d.Name, new(meter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := loadManifest(ctx, onEng, d.Name, new(meter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBuild(t, local, a, onEng, b)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -103,6 +104,9 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
+				if eng != nil {
+					opts = append(opts, rowindex.WithEngineWhereSupported(eng, 0))
+				}
 				rows, err := fx.UpdateRowIndexes(ctx, vanished, opts...)
 				if err != nil {
 					return err

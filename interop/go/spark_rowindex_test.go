@@ -336,8 +336,10 @@ var riSchema = mustSchema(`{"type":"struct","fields":[` +
 
 // testSparkRowIndexFaceCLI: Index.AddRowIndexWith with the spark engine
 // (sorted, string key) and `add-row-index --engine spark --spark` (hash,
-// integer key, --json reporting what Spark read) build row indexes whose
-// lookups equal a local build's over the same files.
+// integer key, --json reporting what Spark read) build row indexes over
+// two files; an update on Spark (Index.UpdateWith) adds two more to them
+// on Spark and to a covered row index locally; lookups equal a local
+// build's over the four files. Covers on Spark are refused.
 func testSparkRowIndexFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServer, dir string, uris []string, res rowindex.Resolver, keysOf map[string][]any) {
 	root := filepath.Join(dir, "fc")
 	cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
@@ -345,7 +347,7 @@ func testSparkRowIndexFaceCLI(t *testing.T, ctx context.Context, srv *ConnectSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.AddFiles(ctx, uris...); err != nil {
+	if _, err := ix.AddFiles(ctx, uris[:2]...); err != nil {
 		t.Fatal(err)
 	}
 	folder := store.Sub(ix.Root(), ix.Paths().Dir)
@@ -365,14 +367,8 @@ func testSparkRowIndexFaceCLI(t *testing.T, ctx context.Context, srv *ConnectSer
 	if err != nil {
 		t.Fatalf("face: %v", err)
 	}
-	if info.Files != len(uris) || bs.EngineFilesRead != int64(len(uris)) {
-		t.Errorf("face: %d files indexed, Spark read %d; want %d", info.Files, bs.EngineFilesRead, len(uris))
-	}
-	if _, _, err := rowindex.Create(ctx, local, def, res, uris); err != nil {
-		t.Fatal(err)
-	}
-	if d := diffLines(riLookups(t, ctx, local, def.Name, res, keysOf["name"], true), riLookups(t, ctx, folder, def.Name, res, keysOf["name"], true)); d != "" {
-		t.Errorf("face: lookups differ (want local, got Spark):\n%s", d)
+	if info.Files != 2 || bs.EngineFilesRead != 2 {
+		t.Errorf("face: %d files indexed, Spark read %d; want 2", info.Files, bs.EngineFilesRead)
 	}
 
 	var stdout, stderr bytes.Buffer
@@ -381,20 +377,52 @@ func testSparkRowIndexFaceCLI(t *testing.T, ctx context.Context, srv *ConnectSer
 	if code != 0 {
 		t.Fatalf("cli add-row-index: exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), fmt.Sprintf(`"files_read": %d`, len(uris))) || !strings.Contains(stdout.String(), `"name": "spark"`) {
-		t.Errorf("cli add-row-index --json: %s, want engine spark with files_read %d", stdout.String(), len(uris))
+	if !strings.Contains(stdout.String(), `"files_read": 2`) || !strings.Contains(stdout.String(), `"name": "spark"`) {
+		t.Errorf("cli add-row-index --json: %s, want engine spark with files_read 2", stdout.String())
 	}
-	def = rowindex.Definition{Name: "by_id", Key: "id", Kind: rowindex.KindHash}
-	if _, _, err := rowindex.Create(ctx, local, def, res, uris); err != nil {
+	// A locally built row index with a cover column: update --engine
+	// spark keeps it current here, the others on Spark.
+	code = cli.Main(ctx, []string{"--store", "file://" + root, "add-row-index", "plays", "--key", "id", "--name", "cov", "--cover", "v"},
+		cli.Env{Stdout: &stdout, Stderr: &stderr})
+	if code != 0 {
+		t.Fatalf("cli add-row-index --cover: exit %d: %s", code, stderr.String())
+	}
+
+	// The other two files, by an update on Spark through the face (row
+	// indexes) and, for the by_id row index, compared below.
+	if _, err := ix.AddFiles(ctx, uris[2:]...); err != nil {
 		t.Fatal(err)
 	}
-	if d := diffLines(riLookups(t, ctx, local, def.Name, res, keysOf["id"], false), riLookups(t, ctx, folder, def.Name, res, keysOf["id"], false)); d != "" {
-		t.Errorf("cli: lookups differ (want local, got Spark):\n%s", d)
+	st, err = ariadne.Open(ctx, "file://"+root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx, err = st.Index(ctx, "plays"); err != nil {
+		t.Fatal(err)
+	}
+	ur, err := fx.UpdateWith(ctx, ariadne.UpdateOptions{Engine: ariadne.EngineSpark, SparkRemote: srv.Remote()})
+	st.Close()
+	if err != nil {
+		t.Fatalf("face update on Spark: %v", err)
+	}
+	for name, want := range map[string]int64{"by_name": 2, "by_id": 2, "cov": 0} {
+		if got := ur.RowIndexes[name]; got.Files != 2 || got.EngineFilesRead != want {
+			t.Errorf("update on Spark, row index %s: %d files indexed, %d read by Spark; want 2, %d", name, got.Files, got.EngineFilesRead, want)
+		}
+	}
+	for _, d := range []rowindex.Definition{{Name: "by_name", Key: "name", Kind: rowindex.KindSorted}, {Name: "by_id", Key: "id", Kind: rowindex.KindHash}} {
+		if _, _, err := rowindex.Create(ctx, local, d, res, uris); err != nil {
+			t.Fatal(err)
+		}
+		if diff := diffLines(riLookups(t, ctx, local, d.Name, res, keysOf[d.Key], d.Kind == rowindex.KindSorted),
+			riLookups(t, ctx, folder, d.Name, res, keysOf[d.Key], d.Kind == rowindex.KindSorted)); diff != "" {
+			t.Errorf("%s: lookups differ (want local, got Spark):\n%s", d.Name, diff)
+		}
 	}
 	// Covers are built here only: refused on Spark with a message.
 	stdout.Reset()
 	stderr.Reset()
-	code = cli.Main(ctx, []string{"--store", "file://" + root, "add-row-index", "plays", "--key", "id", "--name", "cov", "--cover", "v", "--engine", "spark", "--spark", srv.Remote()},
+	code = cli.Main(ctx, []string{"--store", "file://" + root, "add-row-index", "plays", "--key", "id", "--name", "cov2", "--cover", "v", "--engine", "spark", "--spark", srv.Remote()},
 		cli.Env{Stdout: &stdout, Stderr: &stderr})
 	if code == 0 || !strings.Contains(stderr.String(), "cover columns and aggregates are not built on the spark engine") {
 		t.Errorf("cli add-row-index --cover --engine spark: exit %d, %s", code, stderr.String())
