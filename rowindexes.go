@@ -124,7 +124,22 @@ func (ix *Index) trackedFiles(ctx context.Context, skip []string) ([]string, err
 // aerr.ErrInvalidArgument for a definition the data cannot serve or an
 // index of another format.
 func (ix *Index) AddRowIndex(ctx context.Context, def RowIndexDefinition, opts ...BuildOption) (RowIndexInfo, BuildStats, error) {
-	return ix.addRowIndex(ctx, def, opts)
+	if def.Name == "" {
+		def.Name = def.Key
+	}
+	if err := ix.requireParquet(); err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	uris, err := ix.trackedFiles(ctx, nil)
+	if err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	m, st, err := rowindex.Create(ctx, ix.folder(), def, ix.s.res, uris, opts...)
+	if err != nil {
+		return RowIndexInfo{}, st, err
+	}
+	_, _ = ix.listRowIndexes(ctx)
+	return rowIndexInfo(m), st, nil
 }
 
 // AddRowIndexOptions choose where AddRowIndexWith reads the data files'
@@ -151,26 +166,7 @@ func (ix *Index) AddRowIndexWith(ctx context.Context, def RowIndexDefinition, o 
 	if eng != nil {
 		opts = append(opts[:len(opts):len(opts)], rowindex.WithEngine(eng, o.BatchFiles))
 	}
-	return ix.addRowIndex(ctx, def, opts)
-}
-
-func (ix *Index) addRowIndex(ctx context.Context, def RowIndexDefinition, opts []BuildOption) (RowIndexInfo, BuildStats, error) {
-	if def.Name == "" {
-		def.Name = def.Key
-	}
-	if err := ix.requireParquet(); err != nil {
-		return RowIndexInfo{}, BuildStats{}, err
-	}
-	uris, err := ix.trackedFiles(ctx, nil)
-	if err != nil {
-		return RowIndexInfo{}, BuildStats{}, err
-	}
-	m, st, err := rowindex.Create(ctx, ix.folder(), def, ix.s.res, uris, opts...)
-	if err != nil {
-		return RowIndexInfo{}, st, err
-	}
-	_, _ = ix.listRowIndexes(ctx)
-	return rowIndexInfo(m), st, nil
+	return ix.AddRowIndex(ctx, def, opts...)
 }
 
 // UpdateRowIndexes brings every row index up to the tracked files: each
