@@ -204,6 +204,9 @@ func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID in
 	}
 	results := make([]scanResult, len(uris))
 	files := make([]engineFile, len(uris))
+	for i := range files {
+		files[i].r = &results[i]
+	}
 	var next atomic.Int64
 	var failed atomic.Bool
 	var wg sync.WaitGroup
@@ -216,7 +219,6 @@ func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID in
 				}
 				r := &results[i]
 				r.fe.URI, r.fe.ID = uris[i], firstID+int32(i)
-				files[i].r = r
 				sf, err := openScan(ctx, m, res, def, &r.fe, &r.scanR, &r.scanB)
 				if err == nil {
 					r.class = sf.class
