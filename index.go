@@ -475,6 +475,8 @@ type UpdateOptions struct {
 	// the default) or "spark" (Apache Spark through Spark Connect at
 	// SparkRemote; "": the config keys engine and sparkRemote). Either way
 	// the index is written here, under its lock, and is the same index.
+	// On Spark, the row indexes' new entries are computed there too, except
+	// for row indexes with cover columns or aggregates (built here).
 	// See docs/spark-engine.md.
 	Engine, SparkRemote string
 	// RetryQuarantined indexes the quarantined files again.
@@ -500,7 +502,13 @@ func (ix *Index) UpdateWith(ctx context.Context, opts UpdateOptions) (*UpdateRes
 	for i, s := range res.Skipped {
 		skipped[i] = s.URI
 	}
-	if out.RowIndexes, err = ix.UpdateRowIndexes(ctx, skipped); err != nil {
+	var ropts []BuildOption
+	if eng != nil {
+		// The row indexes' new entries on the same engine, where it can
+		// build them (rowindex.WithEngineWhereSupported).
+		ropts = append(ropts, rowindex.WithEngineWhereSupported(eng, 0))
+	}
+	if out.RowIndexes, err = ix.UpdateRowIndexes(ctx, skipped, ropts...); err != nil {
 		return nil, err
 	}
 	return out, ix.Refresh(ctx)

@@ -120,6 +120,19 @@ func TestRowIndexOperations(t *testing.T) {
 	if _, _, err := ix.AddRowIndex(ctx, ariadne.RowIndexDefinition{Key: "track_uri"}); !errors.Is(err, rowindex.ErrExists) {
 		t.Fatalf("adding it twice: %v", err)
 	}
+	// AddRowIndexWith checks its engine before reading anything (the Spark
+	// build itself: interop's TestSparkEngineRowIndex); duckdb is the local build.
+	for _, o := range []ariadne.AddRowIndexOptions{{Engine: "flink"}, {Engine: ariadne.EngineSpark}} {
+		if _, _, err := ix.AddRowIndexWith(ctx, ariadne.RowIndexDefinition{Key: "user_id"}, o); !errors.Is(err, aerr.ErrInvalidArgument) {
+			t.Errorf("engine %+v: %v, want an invalid argument", o, err)
+		}
+	}
+	if _, st, err := ix.AddRowIndexWith(ctx, ariadne.RowIndexDefinition{Name: "u_local", Key: "user_id"}, ariadne.AddRowIndexOptions{Engine: ariadne.EngineDuckDB}); err != nil || st.Files != 2 || st.EngineFilesRead != 0 {
+		t.Fatalf("local build through AddRowIndexWith: %+v, %v", st, err)
+	}
+	if err := ix.DropRowIndex(ctx, "u_local"); err != nil {
+		t.Fatal(err)
+	}
 	// Served at once by the same handle.
 	one, err := ix.Lookup(ctx, ariadne.LookupRequest{Column: "user_id", Key: lake.Hot, Columns: []string{"track_uri"}, Limit: 1})
 	if err != nil {

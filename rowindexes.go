@@ -142,6 +142,33 @@ func (ix *Index) AddRowIndex(ctx context.Context, def RowIndexDefinition, opts .
 	return rowIndexInfo(m), st, nil
 }
 
+// AddRowIndexOptions choose where AddRowIndexWith reads the data files'
+// key column.
+type AddRowIndexOptions struct {
+	// Engine is "duckdb" (here, the default: the name stands for "this
+	// process") or "spark": Apache Spark through Spark Connect at
+	// SparkRemote reads the key column and returns its runs, and the row
+	// index is written here and is the same row index ("": the config
+	// keys engine and sparkRemote). Row indexes with cover columns or
+	// aggregates are built here only. See docs/spark-engine.md.
+	Engine, SparkRemote string
+	// BatchFiles is the number of files per Spark request (0:
+	// rowindex.DefaultEngineBatchFiles).
+	BatchFiles int
+}
+
+// AddRowIndexWith is AddRowIndex with the key column read by an engine.
+func (ix *Index) AddRowIndexWith(ctx context.Context, def RowIndexDefinition, o AddRowIndexOptions, opts ...BuildOption) (RowIndexInfo, BuildStats, error) {
+	eng, err := ix.s.engineFor(ctx, "add-row-index", o.Engine, o.SparkRemote)
+	if err != nil {
+		return RowIndexInfo{}, BuildStats{}, err
+	}
+	if eng != nil {
+		opts = append(opts[:len(opts):len(opts)], rowindex.WithEngine(eng, o.BatchFiles))
+	}
+	return ix.AddRowIndex(ctx, def, opts...)
+}
+
 // UpdateRowIndexes brings every row index up to the tracked files: each
 // forgets the data files the index no longer tracks and those in skip (for
 // example files an update found vanished: their rows cannot be served),

@@ -46,6 +46,9 @@ type BuildStats struct {
 	Elapsed                         time.Duration
 	// Skipped are the files this build left out (see Manifest.Skipped).
 	Skipped []SkippedFile
+	// EngineFilesRead and EngineBytesRead are what an EntryEngine's scans
+	// read (WithEngine; 0 when it reports nothing).
+	EngineFilesRead, EngineBytesRead int64
 }
 
 // buildWorkers is how many data files a build scans at once (fewer under a
@@ -225,6 +228,10 @@ type buildConfig struct {
 	memory   int64
 	tempDir  string
 	progress func(BuildProgress)
+	// engine, when set, computes the key runs (WithEngine).
+	engine         EntryEngine
+	engineBatch    int
+	engineOptional bool // WithEngineWhereSupported
 }
 
 // DefaultBuildMemory is a build's default memory budget (WithMemory).
@@ -298,7 +305,15 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 	stop := b.reportEvery(progressEvery)
 	defer stop()
 
-	results, err := b.scanAll(ctx, m, res, man.NextFileID, uris)
+	scan := b.scanAll
+	if cfg.engine != nil {
+		scan = b.scanOn
+	}
+	results, err := scan(ctx, m, res, man.NextFileID, uris)
+	if errors.Is(err, errEngineUnsupported) {
+		// Before any run was emitted: the local scan builds it.
+		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
+	}
 	if err != nil {
 		return st, err
 	}
@@ -336,6 +351,7 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 	st.IndexBytes = written
 	st.Requests = m.requests.Load()
 	st.BytesRead = m.bytes.Load()
+	st.EngineFilesRead, st.EngineBytesRead = b.engineFiles.Load(), b.engineBytes.Load()
 	st.Elapsed = time.Since(start)
 	b.setPhase("done")
 	return st, nil

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
@@ -60,6 +62,7 @@ type builder struct {
 
 	filesDone, rows, dataBytes, entries atomic.Int64
 	written, frags                      atomic.Int64
+	engineFiles, engineBytes            atomic.Int64 // what an EntryEngine's scans read
 
 	reportMu sync.Mutex // one progress call at a time
 }
@@ -432,20 +435,30 @@ func aggStateBytes(key []byte, aggs []Aggregate) int64 {
 	return int64(len(key)) + 96 + 48*int64(len(aggs))
 }
 
-// scanFile reads one data file's footer and page locations and scans its
-// key, cover and aggregate columns a row group at a time, emitting the
-// file's runs and per-key aggregate partials into the worker's buffer.
-func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *FileEntry, scanR, scanB *int64) (KeyClass, error) {
-	def := w.b.def
+// scannedFile is a data file opened for a build: its footer read and
+// checked, its key column found.
+type scannedFile struct {
+	f      *parquet.File
+	o      object
+	chk    *pqrow.Checker
+	keyCol int
+	class  KeyClass
+}
+
+// openScan reads one data file's footer and page locations into fe (size,
+// ETag, footer CRC, rows) and finds its key column: the part of a build
+// every engine shares (scanFile decodes the key column here, an
+// EntryEngine reads it elsewhere).
+func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *FileEntry, scanR, scanB *int64) (*scannedFile, error) {
 	st, key, err := res.Resolve(ctx, fe.URI)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	o := object{st: st, key: key, uri: fe.URI}
 	m.requests.Add(1)
 	info, err := st.Stat(ctx, key)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	fe.Size, fe.ETag = info.Size, info.ETag
 	fm, err := loadFileMeta(ctx, m, o, info.Size, 0, nil)
@@ -453,33 +466,46 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		// Nothing was indexed from it yet: it is not Parquet, or a Parquet
 		// file with corrupt parts, not a changed one.
 		if strings.HasPrefix(fce.Reason, corruptReason) {
-			return "", aerr.CorruptDataFile(fe.URI, fmt.Errorf("%w: %s: %w", pqrow.ErrCorrupt, fce.Reason, fce.Err))
+			return nil, aerr.CorruptDataFile(fe.URI, fmt.Errorf("%w: %s: %w", pqrow.ErrCorrupt, fce.Reason, fce.Err))
 		}
-		return "", &NotParquetError{URI: fe.URI, Reason: fce.Reason, Err: fce.Err}
+		return nil, &NotParquetError{URI: fe.URI, Reason: fce.Reason, Err: fce.Err}
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC, fe.TailBytes, fe.TailRanges = fm.footerCRC, fm.tail, fm.tailRanges()
 	f := fm.f
-	// The footer is checked against itself, and every page decoded below
+	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with
 	// made-up keys.
 	chk, err := pqrow.NewChecker(f)
 	if err != nil {
-		return "", aerr.CorruptDataFile(fe.URI, err)
+		return nil, aerr.CorruptDataFile(fe.URI, err)
 	}
 	fe.Rows = f.NumRows()
 	keyCol, err := topLevelLeaf(f, fe.URI, def.Key)
 	if err != nil {
-		return "", &unusableFile{err}
+		return nil, &unusableFile{err}
 	}
 	class, ok := classOfKind(f.Root().Column(def.Key).Type().Kind())
 	if !ok {
-		return "", &unusableFile{&ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}}
+		return nil, &unusableFile{&ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}}
 	}
+	return &scannedFile{f: f, o: o, chk: chk, keyCol: keyCol, class: class}, nil
+}
+
+// scanFile reads one data file's footer and page locations and scans its
+// key, cover and aggregate columns a row group at a time, emitting the
+// file's runs and per-key aggregate partials into the worker's buffer.
+func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *FileEntry, scanR, scanB *int64) (KeyClass, error) {
+	def := w.b.def
+	sf, err := openScan(ctx, m, res, def, fe, scanR, scanB)
+	if err != nil {
+		return "", err
+	}
+	f, o, chk, keyCol, class := sf.f, sf.o, sf.chk, sf.keyCol, sf.class
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).
 	cols := []int{keyCol}

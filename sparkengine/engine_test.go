@@ -16,6 +16,7 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/metadata"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/schema"
 )
 
@@ -202,5 +203,25 @@ func TestSummarySQL(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("SummarySQL lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestKeyRead: every key type a row index build sends to an engine has a
+// Spark type and a rendering; an unknown one is refused, not read as
+// something else.
+func TestKeyRead(t *testing.T) {
+	for _, kt := range []rowindex.EngineKeyType{rowindex.EngineKeyInt8, rowindex.EngineKeyInt16, rowindex.EngineKeyInt32, rowindex.EngineKeyInt64,
+		rowindex.EngineKeyDate, rowindex.EngineKeyMillis, rowindex.EngineKeyMicros, rowindex.EngineKeyFloat, rowindex.EngineKeyDouble,
+		rowindex.EngineKeyBool, rowindex.EngineKeyString, rowindex.EngineKeyBinary} {
+		st, expr, err := keyRead(kt)
+		if err != nil || st == "" || !strings.Contains(expr, keyCol) {
+			t.Errorf("%s: %q, %q, %v", kt, st, expr, err)
+		}
+		if q := RunSQL(kt); !strings.Contains(q, expr) || !strings.Contains(q, "row_number() OVER (PARTITION BY file, k ORDER BY pos)") {
+			t.Errorf("%s: %s", kt, q)
+		}
+	}
+	if _, _, err := keyRead("int96"); err == nil {
+		t.Error("int96 read on Spark")
 	}
 }

@@ -30,7 +30,7 @@ func (e *Engine) Summarize(ctx context.Context, job *fileindex.SummaryJob) (file
 	for _, f := range job.Files {
 		files[pathKey(sparkPath(f))] = f
 	}
-	return &summaryRows{sparkRows: rows, files: files}, nil
+	return &fileRows{sparkRows: rows, files: files}, nil
 }
 
 func (e *Engine) summarize(ctx context.Context, s *session, job *fileindex.SummaryJob) (*sparkRows, error) {
@@ -180,14 +180,14 @@ func pathKey(p string) string {
 	return u.Scheme + "://" + u.Host + path.Clean(u.Path)
 }
 
-// summaryRows are a summary's records with Spark's file paths replaced by
-// the job's file URIs.
-type summaryRows struct {
+// fileRows are records (a summary's, key runs) whose first column is a
+// file: Spark's file paths are replaced by the job's file URIs.
+type fileRows struct {
 	*sparkRows
 	files map[string]string
 }
 
-func (r *summaryRows) Next(ctx context.Context) ([][]any, error) {
+func (r *fileRows) Next(ctx context.Context) ([][]any, error) {
 	rows, err := r.sparkRows.Next(ctx)
 	for _, row := range rows {
 		p, _ := row[0].(string)

@@ -21,6 +21,7 @@ import (
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/infer"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/sparkengine"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -36,9 +37,10 @@ func (g *globals) withFileIndex(ctx context.Context, name string, progress bool,
 	})
 }
 
-// updateEngine resolves update's --engine and --spark over the config: nil
-// for the embedded path, else a Spark engine (the caller closes it).
-func (g *globals) updateEngine(ctx context.Context, engine, spark string) (*sparkengine.Engine, error) {
+// updateEngine resolves the --engine and --spark of command op (update,
+// add-row-index) over the config: nil for the embedded path, else a Spark
+// engine (the caller closes it).
+func (g *globals) updateEngine(ctx context.Context, op, engine, spark string) (*sparkengine.Engine, error) {
 	cfg, err := g.config()
 	if err != nil {
 		return nil, err
@@ -46,17 +48,17 @@ func (g *globals) updateEngine(ctx context.Context, engine, spark string) (*spar
 	switch resolved := cmp.Or(engine, cfg.Engine, ariadne.EngineDuckDB); resolved {
 	case ariadne.EngineDuckDB:
 		if spark != "" {
-			return nil, usagef("update: --spark needs --engine spark")
+			return nil, usagef("%s: --spark needs --engine spark", op)
 		}
 		return nil, nil
 	case ariadne.EngineSpark:
 		remote := cmp.Or(spark, cfg.SparkRemote)
 		if remote == "" {
-			return nil, usagef("update: --engine spark needs --spark sc://host:port (or the config key sparkRemote)")
+			return nil, usagef("%s: --engine spark needs --spark sc://host:port (or the config key sparkRemote)", op)
 		}
 		return sparkengine.New(ctx, remote, sparkengine.Options{})
 	default:
-		return nil, usagef("update: --engine %q: want duckdb or spark", resolved)
+		return nil, usagef("%s: --engine %q: want duckdb or spark", op, resolved)
 	}
 }
 
@@ -75,7 +77,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			uopts := fileindex.UpdateOptions{RetryQuarantined: retryQuarantined}
-			eng, err := g.updateEngine(ctx, engine, spark)
+			eng, err := g.updateEngine(ctx, "update", engine, spark)
 			if err != nil {
 				return err
 			}
@@ -102,6 +104,9 @@ func newUpdateCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer done()
+				if eng != nil {
+					opts = append(opts, rowindex.WithEngineWhereSupported(eng, 0))
+				}
 				rows, err := fx.UpdateRowIndexes(ctx, vanished, opts...)
 				if err != nil {
 					return err

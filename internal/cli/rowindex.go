@@ -19,11 +19,11 @@ import (
 )
 
 func newAddRowIndexCmd(g *globals) *cobra.Command {
-	var key, kind, name string
+	var key, kind, name, engine, spark string
 	var cover, aggs []string
 	var bf rowIndexBuildFlags
 	cmd := &cobra.Command{
-		Use:   "add-row-index NAME --key COL [--cover COL,...] [--aggregate count|sum:COL|min:COL|max:COL|count-by:COL]... [--kind hash|sorted] [--name ROWINDEX] [--memory SIZE]",
+		Use:   "add-row-index NAME --key COL [--cover COL,...] [--aggregate count|sum:COL|min:COL|max:COL|count-by:COL]... [--kind hash|sorted] [--name ROWINDEX] [--memory SIZE] [--engine duckdb|spark --spark sc://HOST:PORT]",
 		Short: "Build a row index (key → file, row group, rows) over the index's Parquet files",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,15 +46,30 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			eng, err := g.updateEngine(ctx, "add-row-index", engine, spark)
+			if err != nil {
+				return err
+			}
+			if eng != nil {
+				defer eng.Close()
+				opts = append(opts, rowindex.WithEngine(eng, 0))
+			}
 			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
 				_, st, err := ix.AddRowIndex(ctx, def, opts...)
 				if err != nil {
 					return err
 				}
-				return g.emit(map[string]any{"name": ix.Name(), "row_index": def, "build": buildJSON(st)}, func(w io.Writer) {
+				out := map[string]any{"name": ix.Name(), "row_index": def, "build": buildJSON(st)}
+				if eng != nil {
+					out["engine"] = map[string]any{"name": eng.Name(), "files_read": st.EngineFilesRead, "bytes_read": st.EngineBytesRead}
+				}
+				return g.emit(out, func(w io.Writer) {
 					fmt.Fprintf(w, "row index %s on %s (%s): %d files, %d rows, %d entries, %d bytes of index for %d bytes of data (%.2f%%), %s\n",
 						def.Name, def.Key, orDefault(kind, "hash"), st.Files, st.Rows, st.Entries, st.IndexBytes, st.DataBytes,
 						100*float64(st.IndexBytes)/float64(max(st.DataBytes, 1)), st.Elapsed.Round(time.Millisecond))
+					if eng != nil {
+						fmt.Fprintf(w, "key runs computed by Spark (%s): it read %d files, %d bytes\n", eng.Remote(), st.EngineFilesRead, st.EngineBytesRead)
+					}
 				})
 			})
 		},
@@ -65,6 +80,8 @@ func newAddRowIndexCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&aggs, "aggregate", nil, "per-key aggregate computed at build time (repeatable)")
 	f.StringVar(&kind, "kind", "hash", "hash (equality, O(1)) or sorted (ranges)")
 	f.StringVar(&name, "name", "", "row index name (default: the key column)")
+	f.StringVar(&engine, "engine", "", "where the key column is read: duckdb (here, default) or spark (Spark computes the key runs; no --cover/--aggregate)")
+	f.StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark (sc://host:port)")
 	bf.register(f)
 	return cmd
 }

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestUpdateEngineFlags: update's --engine and --spark are checked before
-// anything is read or written (the Spark path itself is tested against a
-// live Spark Connect server in interop/: TestSparkEngineUpdate).
+// TestUpdateEngineFlags: update's and add-row-index's --engine and --spark
+// are checked before anything is read or written (the Spark paths
+// themselves are tested against a live Spark Connect server in interop/:
+// TestSparkEngineUpdate, TestSparkEngineRowIndex).
 func TestUpdateEngineFlags(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -18,6 +19,9 @@ func TestUpdateEngineFlags(t *testing.T) {
 		{[]string{"update", "x", "--engine", "spark"}, "--engine spark needs --spark"},
 		{[]string{"update", "x", "--spark", "sc://h:15002"}, "--spark needs --engine spark"},
 		{[]string{"update", "x", "--set", "engine=spark"}, "--engine spark needs --spark"},
+		{[]string{"add-row-index", "x", "--key", "k", "--engine", "flink"}, `add-row-index: --engine "flink": want duckdb or spark`},
+		{[]string{"add-row-index", "x", "--key", "k", "--engine", "spark"}, "add-row-index: --engine spark needs --spark"},
+		{[]string{"add-row-index", "x", "--key", "k", "--spark", "sc://h:15002"}, "add-row-index: --spark needs --engine spark"},
 	} {
 		code, _, errs := run(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

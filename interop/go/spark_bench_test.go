@@ -1,11 +1,13 @@
 package interop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +19,10 @@ import (
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/sparkengine"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // TestSparkEngineBench is issue 14's benchmark (docs/spark-engine.md): on
@@ -136,8 +140,11 @@ func TestSparkEngineBench(t *testing.T) {
 		}
 		return time.Since(t0), count, res.Stats(), res.Files(), nil
 	}
-	// ARIADNE_SPARK_BENCH_PARTS=update measures the updates alone.
-	joins := os.Getenv("ARIADNE_SPARK_BENCH_PARTS") != "update"
+	// ARIADNE_SPARK_BENCH_PARTS lists the parts to measure (joins, update,
+	// rowindex; comma-separated, default all).
+	parts := os.Getenv("ARIADNE_SPARK_BENCH_PARTS")
+	part := func(p string) bool { return parts == "" || slices.Contains(strings.Split(parts, ","), p) }
+	joins := part("joins")
 	// Warm both engines (Spark's first query generates code for seconds).
 	if _, _, _, _, err := join(1, eng); err != nil {
 		t.Fatalf("spark warm-up: %v\n%s", err, srv.logTail())
@@ -209,6 +216,12 @@ func TestSparkEngineBench(t *testing.T) {
 		self, spark = selfCPU()-s0, procCPU(jvm)-j0
 		return wall, self, spark, indexContent(t, ctx, uix)
 	}
+	if part("rowindex") {
+		benchRowIndex(t, ctx, dir, uris, lakeBytes, eng, jvm, logf)
+	}
+	if !part("update") {
+		return
+	}
 	var dw, sw, dc, sc, jc []time.Duration
 	var dContent, sContent []string
 	for run := range runs {
@@ -223,6 +236,56 @@ func TestSparkEngineBench(t *testing.T) {
 	logf("update of %d files, %.1f MB (regular user_id, bloom track_uri, range ts), medians of %d: embedded %v (CPU here %v); spark %v (CPU here %v, Spark JVM %v); load %s",
 		len(files), float64(lakeBytes)/1e6, runs, median(dw).Round(time.Millisecond), median(dc).Round(time.Millisecond),
 		median(sw).Round(time.Millisecond), median(sc).Round(time.Millisecond), median(jc).Round(time.Millisecond), loadAvg())
+}
+
+// benchRowIndex measures a hash row index on user_id over the whole lake
+// built locally and with Spark computing the key runs (16 files per
+// request), alternating, 3 runs each: medians of wall time and CPU (here
+// and the Spark JVM's), and what Spark's scans read. Both builds must
+// write the same fragments.
+func benchRowIndex(t *testing.T, ctx context.Context, dir string, uris []string, lakeBytes int64, eng *sparkengine.Engine, jvm int, logf func(string, ...any)) {
+	res := store.NewResolver(store.ResolverOptions{})
+	def := rowindex.Definition{Name: "user_id", Key: "user_id", Kind: rowindex.KindHash}
+	build := func(run int, spark bool) (wall, self, jcpu time.Duration, man *rowindex.Manifest, st rowindex.BuildStats) {
+		idx := openStore(t, ctx, mustMkdir(t, filepath.Join(dir, fmt.Sprintf("ri-%d-%v", run, spark))))
+		var opts []rowindex.BuildOption
+		if spark {
+			opts = append(opts, rowindex.WithEngine(eng, 0))
+		}
+		s0, j0 := selfCPU(), procCPU(jvm)
+		t0 := time.Now()
+		man, st, err := rowindex.Create(ctx, idx, def, res, uris, opts...)
+		if err != nil {
+			t.Fatalf("row index (spark %v): %v", spark, err)
+		}
+		return time.Since(t0), selfCPU() - s0, procCPU(jvm) - j0, man, st
+	}
+	const runs = 3
+	var lw, sw, lc, sc, jc []time.Duration
+	var lman, sman *rowindex.Manifest
+	var sst rowindex.BuildStats
+	for run := range runs {
+		w, c, _, m, _ := build(run, false)
+		lw, lc, lman = append(lw, w), append(lc, c), m
+		w, c, j, m, st := build(run, true)
+		sw, sc, jc, sman, sst = append(sw, w), append(sc, c), append(jc, j), m, st
+	}
+	if !reflect.DeepEqual(lman.Files, sman.Files) || len(lman.Fragments) != len(sman.Fragments) {
+		t.Errorf("row index: Spark's build differs from the local one")
+	}
+	for i := range min(len(lman.Fragments), len(sman.Fragments)) {
+		a, b := lman.Fragments[i], sman.Fragments[i]
+		if a.Size != b.Size || a.Entries != b.Entries || !reflect.DeepEqual(a.Groups, b.Groups) {
+			t.Errorf("row index: fragment %d differs", i)
+		}
+	}
+	if sst.EngineFilesRead != int64(len(uris)) || sst.EngineBytesRead != lakeBytes {
+		t.Errorf("row index: Spark read %d files, %d bytes; the lake has %d, %d", sst.EngineFilesRead, sst.EngineBytesRead, len(uris), lakeBytes)
+	}
+	logf("row index (hash, user_id) over %d files, %.1f MB, %d entries, medians of %d: local %v (CPU %v); spark %v (CPU here %v, Spark JVM %v; Spark read %d files, %.1f MB); load %s",
+		len(uris), float64(lakeBytes)/1e6, lman.Entries(), runs, median(lw).Round(time.Millisecond), median(lc).Round(time.Millisecond),
+		median(sw).Round(time.Millisecond), median(sc).Round(time.Millisecond), median(jc).Round(time.Millisecond),
+		sst.EngineFilesRead, float64(sst.EngineBytesRead)/1e6, loadAvg())
 }
 
 // selfCPU is this process's user+sys CPU time.
