@@ -2,10 +2,12 @@ package pqrow
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -22,10 +24,13 @@ import (
 // a bounded decoder (GuardReader, OpenParquet), and the row index's own
 // page path decompresses with DecompressPage. A page that does not decode
 // to exactly its header's uncompressed size is a *PageError (ErrCorrupt).
+// The same reader checks every other page's header as parquet-go reads it
+// (pagesize.go: sizes no sound page of its codec can have).
 
 // PageError reports a page whose bytes contradict its header: an LZ4_RAW
-// page that does not decode, or not to its header's size. It matches
-// ErrCorrupt.
+// page that does not decode, or not to its header's size, or a page of any
+// codec whose header's sizes no sound page can have. It matches
+// ErrCorrupt; the reader of a file adds the file's name.
 type PageError struct {
 	Offset int64  // the page header's offset in the file (-1: unknown)
 	Reason string // what is wrong
@@ -48,12 +53,14 @@ func (e *PageError) Unwrap() error { return ErrCorrupt }
 const maxLZ4Ratio = 255
 
 // DecompressPage decodes a compressed page body src whose header promises
-// size bytes, into dst's storage when it is large enough. LZ4_RAW is decoded
-// here, into at most size bytes; a body that does not decode to exactly
-// size bytes is a *PageError. Other codecs are parquet-go's.
+// size bytes, into dst's storage when it is large enough. A size no body
+// of src's length can have under codec (bodyImplausible) is a *PageError,
+// refused before anything is allocated for it. LZ4_RAW is decoded here,
+// into at most size bytes; a body that does not decode to exactly size
+// bytes is a *PageError. Other codecs are parquet-go's.
 func DecompressPage(codec format.CompressionCodec, dst, src []byte, size int) ([]byte, error) {
-	if size < 0 {
-		return nil, &PageError{Offset: -1, Reason: fmt.Sprintf("uncompressed size %d", size)}
+	if err := CheckPageBody(codec, src, size); err != nil {
+		return nil, err
 	}
 	if codec != format.Lz4Raw {
 		out, err := parquet.LookupCompressionCodec(codec).Decode(dst, src)
@@ -61,9 +68,6 @@ func DecompressPage(codec format.CompressionCodec, dst, src []byte, size int) ([
 			return nil, fmt.Errorf("decompress %v: %w", codec, err)
 		}
 		return out, nil
-	}
-	if err := checkLZ4Size(len(src), size); err != nil {
-		return nil, &PageError{Offset: -1, Reason: err.Error()}
 	}
 	if cap(dst) < size {
 		dst = make([]byte, size)
@@ -76,9 +80,16 @@ func DecompressPage(codec format.CompressionCodec, dst, src []byte, size int) ([
 	return dst, nil
 }
 
-func checkLZ4Size(compressed, size int) error {
-	if int64(size) > int64(compressed)*maxLZ4Ratio+64 {
-		return fmt.Errorf("LZ4_RAW body of %d bytes cannot decode to the %d bytes its header claims", compressed, size)
+// CheckPageBody returns a *PageError when a compressed page body src
+// cannot decode to the size its header gives under codec (beyond the
+// codec's bound for len(src) bytes; see pageImplausible). Callers that allocate the output before decoding call
+// it first.
+func CheckPageBody(codec format.CompressionCodec, src []byte, size int) error {
+	if size < 0 {
+		return &PageError{Offset: -1, Reason: fmt.Sprintf("uncompressed size %d", size)}
+	}
+	if why := bodyImplausible(codec, src[:min(len(src), bodyPeek)], int64(len(src)), int64(size)); why != "" {
+		return &PageError{Offset: -1, Reason: why}
 	}
 	return nil
 }
@@ -94,6 +105,7 @@ func lz4Reason(compressed, size, n int, err error) string {
 // headers included) and what the guard knows of it.
 type lz4Chunk struct {
 	off, end int64
+	limit    int64          // chunkLimit of its footer's total uncompressed size
 	done     bool           // walked from its start
 	err      error          // what the walk found (nil: every page sound)
 	starts   map[int64]bool // offsets of pages found sound
@@ -111,6 +123,24 @@ type guardedReader struct {
 
 	mu     sync.Mutex
 	chunks []*lz4Chunk // sorted by off; nil until armed
+	watch  []*watched  // the other chunks, sorted by off
+	reach  []int64     // reach[i]: the largest end of watch[:i+1]
+
+	// While OpenParquet opens the file: its size, and where the footer
+	// starts once the tail read has said (-1: not known yet).
+	size, footerAt int64
+}
+
+// watched is a column chunk of another codec than LZ4_RAW. The guard
+// decodes none of its pages: it follows parquet-go's reads through the
+// chunk and checks each page header in the bytes a read returns, before
+// parquet-go can parse it (see inspect), so a sound chunk costs no extra
+// read and no second decode.
+type watched struct {
+	off, end int64
+	limit    int64 // chunkLimit of its footer's total uncompressed size
+	codec    format.CompressionCodec
+	next     map[int64]int64 // where a returned read ended → where the next page header lies
 }
 
 // GuardReader returns r for a Parquet file whose footer is md, such that
@@ -121,7 +151,8 @@ type guardedReader struct {
 // reading it through r in page-sized reads; a read that starts inside a
 // chunk where no page starts and no earlier read ended (a seek through an
 // offset index that does not agree with the pages) is walked from there.
-// A file without LZ4_RAW chunks gets r itself.
+// Every other chunk's page headers are checked as parquet-go reads them
+// (see inspect). A file without column chunks gets r itself.
 func GuardReader(r io.ReaderAt, md *format.FileMetaData) io.ReaderAt {
 	g := &guardedReader{r: r}
 	if !g.arm(md) {
@@ -134,31 +165,151 @@ func GuardReader(r io.ReaderAt, md *format.FileMetaData) io.ReaderAt {
 // chunk's range is the one parquet-go reads its pages from.
 func (g *guardedReader) arm(md *format.FileMetaData) bool {
 	var cs []*lz4Chunk
+	var ws []*watched
 	for i := range md.RowGroups {
 		for j := range md.RowGroups[i].Columns {
 			m := &md.RowGroups[i].Columns[j].MetaData
-			if m.Codec != format.Lz4Raw {
-				continue
-			}
 			off := m.DataPageOffset
 			if m.DictionaryPageOffset != 0 {
 				off = m.DictionaryPageOffset
 			}
-			cs = append(cs, &lz4Chunk{off: off, end: off + max(m.TotalCompressedSize, 0)})
+			end := off + max(m.TotalCompressedSize, 0)
+			if m.Codec == format.Lz4Raw {
+				cs = append(cs, &lz4Chunk{off: off, end: end, limit: chunkLimit(m.TotalUncompressedSize)})
+			} else {
+				ws = append(ws, &watched{off: off, end: end, limit: chunkLimit(m.TotalUncompressedSize), codec: m.Codec, next: map[int64]int64{}})
+			}
 		}
 	}
 	slices.SortFunc(cs, func(a, b *lz4Chunk) int { return cmp.Compare(a.off, b.off) })
+	slices.SortFunc(ws, func(a, b *watched) int { return cmp.Compare(a.off, b.off) })
+	reach := make([]int64, len(ws))
+	for i, w := range ws {
+		reach[i] = w.end
+		if i > 0 {
+			reach[i] = max(reach[i], reach[i-1])
+		}
+	}
 	g.mu.Lock()
-	g.chunks = cs
+	g.chunks, g.watch, g.reach = cs, ws, reach
 	g.mu.Unlock()
-	return len(cs) > 0
+	return len(cs)+len(ws) > 0
 }
 
 func (g *guardedReader) ReadAt(p []byte, off int64) (int, error) {
 	if err := g.check(off, off+int64(len(p))); err != nil {
 		return 0, err
 	}
-	return g.r.ReadAt(p, off)
+	n, err := g.r.ReadAt(p, off)
+	if n > 0 {
+		if ferr := g.checkFooter(p[:n], off); ferr != nil {
+			return 0, ferr
+		}
+		if perr := g.inspect(p[:n], off); perr != nil {
+			return 0, perr
+		}
+	}
+	return n, err
+}
+
+// inspect checks the page headers that b, just read at off, holds in the
+// watched chunks it overlaps. A read continues a stream of pages when it
+// starts at a chunk's start or where an earlier read ended (the next header
+// is then known); a read starting anywhere else is a seek to a page (an
+// offset index's location), whose header is read there. Each header's
+// sizes must be plausible for the chunk's codec (pageImplausible) and its
+// page must fit the chunk; the checks look at the header and the first
+// bytes of the body only. A header cut by the end of b, or whose body's
+// first bytes are not in b, is read again with a small read of its own. A
+// position that holds no page header is left alone: parquet-go fails there
+// too, with its own error.
+func (g *guardedReader) inspect(b []byte, off int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	end := off + int64(len(b))
+	// The chunks overlapping [off, end): those starting before end, back
+	// to the last whose reach passes off.
+	i := sort.Search(len(g.watch), func(i int) bool { return g.watch[i].off >= end })
+	var hbuf []byte
+	for i--; i >= 0 && g.reach[i] > off; i-- {
+		c := g.watch[i]
+		if c.end <= off || c.end <= c.off {
+			continue
+		}
+		pos := c.off
+		if off > c.off {
+			if p, ok := c.next[off]; ok {
+				pos = p
+				delete(c.next, off)
+			} else {
+				pos = off
+			}
+		}
+		for pos < end && pos < c.end {
+			h, hlen, head, err := g.headerAt(b, off, pos, c.end, &hbuf)
+			if err != nil {
+				return err
+			}
+			if hlen == 0 {
+				pos = -1 // no page header: parquet-go refuses it itself
+				break
+			}
+			if why := pageImplausible(c.codec, &h, head, c.limit); why != "" {
+				return &PageError{Offset: pos, Reason: why}
+			}
+			if pos+int64(hlen)+int64(h.CompressedPageSize) > c.end {
+				return &PageError{Offset: pos, Reason: fmt.Sprintf("page of %d bytes (%d uncompressed) does not fit its column chunk",
+					h.CompressedPageSize, h.UncompressedPageSize)}
+			}
+			pos += int64(hlen) + int64(h.CompressedPageSize)
+		}
+		if pos >= end && pos < c.end {
+			if len(c.next) >= maxReadEnds {
+				clear(c.next)
+			}
+			c.next[end] = pos
+		}
+	}
+	return nil
+}
+
+// maxHeadRead bounds the bytes read to see one page header and the first
+// bytes of its body (a header with long statistics, a v2 page's levels).
+const maxHeadRead = 64 << 10
+
+// headerAt parses the page header at pos (in the chunk ending at cend)
+// from b, read at off, and returns it with its length and the first bytes
+// of the page's body (a v2 page's levels and bodyPeek more, fewer when the
+// body is shorter). What b does not hold is read from g.r. A length of 0:
+// no page header parses at pos.
+func (g *guardedReader) headerAt(b []byte, off, pos, cend int64, buf *[]byte) (format.PageHeader, int, []byte, error) {
+	avail := b[pos-off : min(int64(len(b)), cend-off)]
+	cut := pos+int64(len(avail)) < cend // more of the chunk follows
+	for want := int64(256); ; want *= 4 {
+		h, hlen, err := ParsePageHeader(avail)
+		if err == nil {
+			need := int64(hlen) + bodyPeek
+			if v := &h.DataPageHeaderV2; h.Type == format.DataPageV2 && v.Valid {
+				need += max(int64(v.V.DefinitionLevelsByteLength)+int64(v.V.RepetitionLevelsByteLength), 0)
+			}
+			need = min(need, int64(hlen)+max(int64(h.CompressedPageSize), 0), cend-pos)
+			if int64(len(avail)) >= need || !cut || need > maxHeadRead {
+				return h, hlen, avail[hlen:min(int64(len(avail)), need)], nil
+			}
+			want = max(want, need)
+		} else if !cut || want > maxHeadRead {
+			return format.PageHeader{}, 0, nil, nil
+		}
+		n := min(want, cend-pos)
+		if int64(cap(*buf)) < n {
+			*buf = make([]byte, n)
+		}
+		k, rerr := g.r.ReadAt((*buf)[:n], pos)
+		if k < int(n) && rerr != nil && rerr != io.EOF {
+			return format.PageHeader{}, 0, nil, rerr
+		}
+		avail, cut = (*buf)[:k], int64(k) == n && n < cend-pos
+	}
 }
 
 // check checks every chunk overlapping [off, end). A read failure
@@ -231,6 +382,9 @@ func (c *lz4Chunk) walk(r io.ReaderAt, pos int64, fromRead bool) error {
 		}
 		at, start := pos, pos+int64(hlen)
 		pos = start + csize
+		if why := pageImplausible(format.Lz4Raw, &h, nil, c.limit); why != "" {
+			return &PageError{Offset: at, Reason: why}
+		}
 		compressed := true
 		levels := 0
 		switch h.Type {
@@ -238,17 +392,11 @@ func (c *lz4Chunk) walk(r io.ReaderAt, pos int64, fromRead bool) error {
 		case format.DataPageV2:
 			v := &h.DataPageHeaderV2.V
 			levels = int(v.DefinitionLevelsByteLength) + int(v.RepetitionLevelsByteLength)
-			if v.DefinitionLevelsByteLength < 0 || v.RepetitionLevelsByteLength < 0 || int64(levels) > csize || levels > usize {
-				return &PageError{Offset: at, Reason: fmt.Sprintf("levels of %d bytes in a page of %d", levels, csize)}
-			}
 			compressed = !v.IsCompressed.Valid || v.IsCompressed.V
 		default:
 			compressed = false // index pages and unknown types: parquet-go decodes none
 		}
 		if compressed {
-			if err := checkLZ4Size(int(csize)-levels, usize-levels); err != nil {
-				return &PageError{Offset: at, Reason: err.Error()}
-			}
 			if int64(cap(body)) < csize {
 				body = make([]byte, csize)
 			}
@@ -299,14 +447,72 @@ func readPageHeader(r io.ReaderAt, pos, end int64, buf *[]byte) (format.PageHead
 // guards it: every page the returned file decodes has been checked first.
 // Everything that hands a Parquet file of unknown bytes to parquet-go opens
 // it here.
+//
+// The footer parquet-go decodes is checked first too (checkFooter): its
+// Thrift decoder allocates the lengths a list or string claims, so a
+// footer with a mutated length made it allocate gigabytes for a file of a
+// few KB.
 func OpenParquet(r io.ReaderAt, size int64, options ...parquet.FileOption) (*parquet.File, error) {
-	g := &guardedReader{r: r} // no chunk known yet: the footer is read as is
+	g := &guardedReader{r: r, size: size, footerAt: -1} // no chunk known yet
 	f, err := parquet.OpenFile(g, size, options...)
+	g.mu.Lock()
+	g.size = 0
+	g.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	g.arm(f.Metadata())
 	return f, nil
+}
+
+// FooterError reports a footer whose Thrift encoding is malformed (a
+// length longer than the bytes left, a field of no Thrift type). It
+// matches ErrCorrupt.
+type FooterError struct{ Reason string }
+
+func (e *FooterError) Error() string { return "corrupt footer: " + e.Reason }
+
+// Unwrap makes a *FooterError match ErrCorrupt.
+func (e *FooterError) Unwrap() error { return ErrCorrupt }
+
+// checkFooter checks the footer in b, read at off, while the file is being
+// opened: the read that ends at the file's end says where the footer
+// starts (its last 8 bytes); the footer is checked in the read that holds
+// it, that one or the next, before parquet-go decodes it. The check walks
+// the Thrift encoding without building anything (compactReader.skip), so
+// it allocates nothing; the footer is read no more times than parquet-go
+// reads it.
+func (g *guardedReader) checkFooter(b []byte, off int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.size <= 0 {
+		return nil
+	}
+	end := off + int64(len(b))
+	var footer []byte
+	switch {
+	case end == g.size && len(b) >= 8 && string(b[len(b)-4:]) == "PAR1":
+		n := int64(binary.LittleEndian.Uint32(b[len(b)-8:]))
+		if n > g.size-12 {
+			// parquet-go would allocate it before finding the file short
+			return &FooterError{Reason: fmt.Sprintf("a footer of %d bytes in a file of %d", n, g.size)}
+		}
+		g.footerAt = g.size - 8 - n
+		if g.footerAt < off {
+			return nil // not all here: parquet-go reads it next
+		}
+		footer = b[g.footerAt-off : len(b)-8]
+	case g.footerAt >= 0 && off == g.footerAt && end == g.size-8:
+		footer = b
+	default:
+		return nil
+	}
+	r := compactReader{b: footer}
+	r.skip(ctStruct)
+	if r.err != nil {
+		return &FooterError{Reason: fmt.Sprintf("the %d-byte footer is no Thrift FileMetaData (%v at byte %d)", len(footer), r.err, r.pos)}
+	}
+	return nil
 }
 
 // GuardPages is fcc.PagesFrom(r) with r guarded for fcc's file (see

@@ -203,7 +203,7 @@ func (r *compactReader) skip(t byte) {
 		if n == 15 {
 			n = r.uvarint()
 		}
-		if n > uint64(len(r.b)) {
+		if n > uint64(len(r.b)-r.pos) { // every element takes a byte at least
 			r.fail()
 			return
 		}
@@ -223,7 +223,7 @@ func (r *compactReader) skip(t byte) {
 			return
 		}
 		kv := r.byte()
-		if n > uint64(len(r.b)) {
+		if n > uint64(len(r.b)-r.pos)/2 { // every entry takes two bytes at least
 			r.fail()
 			return
 		}
