@@ -26,7 +26,11 @@ func (g *globals) benchDir(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(g.env.Stderr, "bench data in %s\n", d)
+	if g.jsonOut {
+		g.notice("bench", "data in "+d)
+	} else {
+		fmt.Fprintf(g.env.Stderr, "bench data in %s\n", d)
+	}
 	return d, nil
 }
 
@@ -77,13 +81,13 @@ folder and removed).`,
 				if dir == "" || key == "" {
 					return aerr.Invalid("--dir PATH and --key COL go together (the generated lake's work folder is --work)")
 				}
-				rep, err = rowindexbench.RunDir(cmd.Context(), rowindexbench.DirConfig{Path: dir, Key: key, Kind: k, Classes: cc, Progress: g.env.Stderr})
+				rep, err = rowindexbench.RunDir(cmd.Context(), rowindexbench.DirConfig{Path: dir, Key: key, Kind: k, Classes: cc, Progress: g.messages("bench")})
 			} else {
 				if _, err := rowindexbench.LakeConfig(layout, sizeMB); err != nil {
 					return err
 				}
 				cfg := rowindexbench.Config{Layout: layout, SizeMB: sizeMB, Kind: k, Classes: cc, Overview: overview,
-					Lookups: lookups, Progress: g.env.Stderr}
+					Lookups: lookups, Progress: g.messages("bench")}
 				if cfg.Dir, err = g.benchDir(work); err != nil {
 					return err
 				}
@@ -133,7 +137,7 @@ former run left in DIR is reused), --keys 1,1000 the key counts, --cpuprofile PR
 the update and of each key count's first join. --json prints the report.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.env.Stderr, Lake: fileindexbench.DefaultLake(),
+			cfg := fileindexbench.Config{Dir: dir, WarmQueries: warm, Progress: g.messages("bench"), Lake: fileindexbench.DefaultLake(),
 				KeyCounts: keys, CPUProfile: cpuProfile, RowIndex: rowIndex}
 			if phases != "" {
 				cfg.Phases = strings.Split(phases, ",")
@@ -204,7 +208,7 @@ storage work is read from its /metrics (--token-env names the variable holding i
 			} else if cfg.Dir, err = g.benchDir(dir); err != nil {
 				return err
 			}
-			cfg.Progress = g.env.Stderr
+			cfg.Progress = g.messages("bench")
 			rep, err := servebench.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err

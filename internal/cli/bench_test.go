@@ -14,7 +14,20 @@ import (
 // systems.
 func TestBenchRowIndexDir(t *testing.T) {
 	lakeDir, _ := genLake(t, lakegen.Config{Seed: 7, TargetBytes: 1 << 20, Days: 1, FilesPerDay: 2, Users: 500, Tracks: 1000})
-	out := runOK(t, t.TempDir(), "bench", "rowindex", "--dir", lakeDir, "--key", "user_id", "--keys", "2", "--top-repeats", "1", "--json")
+	code, out, errs := run(t, t.TempDir(), "bench", "rowindex", "--dir", lakeDir, "--key", "user_id", "--keys", "2", "--top-repeats", "1", "--json")
+	if code != 0 {
+		t.Fatalf("bench rowindex --json: exit %d: %s", code, errs)
+	}
+	// Its progress text is notices on stderr, every line JSON.
+	evs := checkEventLines(t, "bench rowindex --json", errs)
+	if len(evs) == 0 {
+		t.Errorf("bench rowindex --json: no progress on stderr")
+	}
+	for _, ev := range evs {
+		if ev["event"] != "notice" || ev["source"] != "bench" {
+			t.Errorf("bench rowindex --json: %v, want a notice of bench", ev)
+		}
+	}
 	var rep struct {
 		Lake struct {
 			Files      int   `json:"files"`
@@ -45,7 +58,7 @@ func TestBenchRowIndexDir(t *testing.T) {
 	if !classes["absent"] || !classes["top key"] || !classes["1-100"] {
 		t.Errorf("classes measured: %v", classes)
 	}
-	code, _, errs := run(t, t.TempDir(), "bench", "rowindex", "--dir", lakeDir)
+	code, _, errs = run(t, t.TempDir(), "bench", "rowindex", "--dir", lakeDir)
 	if code == 0 || !strings.Contains(errs, "--key") {
 		t.Errorf("--dir without --key: exit %d, %s", code, errs)
 	}

@@ -273,7 +273,8 @@ func newJoinCmd(g *globals) *cobra.Command {
 					if err := rows.Err(); err != nil {
 						return err
 					}
-					fmt.Fprintf(g.env.Stderr, "rows written by Spark to %s from %d located file(s)\n", output, len(rows.Files()))
+					g.summary("summary", "join", fmt.Sprintf("rows written by Spark to %s from %d located file(s)", output, len(rows.Files())),
+						map[string]any{"output": output, "files_located": len(rows.Files()), "engine": string(ariadne.EngineSpark)})
 					return nil
 				}
 				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, rows.Schema())
@@ -308,15 +309,18 @@ func newJoinCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if st := rows.Stats(); st.Engine == ariadne.EngineSpark {
-					fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s); Spark read %d file(s), %d byte(s)\n", n, len(rows.Files()), st.EngineFilesRead, st.EngineBytesRead)
+					g.summary("summary", "join", fmt.Sprintf("%d row(s) from %d located file(s); Spark read %d file(s), %d byte(s)", n, len(rows.Files()), st.EngineFilesRead, st.EngineBytesRead),
+						map[string]any{"rows": n, "files_located": len(rows.Files()), "engine": string(st.Engine), "engine_files_read": st.EngineFilesRead, "engine_bytes_read": st.EngineBytesRead})
 				} else {
-					fmt.Fprintf(g.env.Stderr, "%d row(s) from %d located file(s)\n", n, len(rows.Files()))
+					g.summary("summary", "join", fmt.Sprintf("%d row(s) from %d located file(s)", n, len(rows.Files())),
+						map[string]any{"rows": n, "files_located": len(rows.Files()), "engine": string(st.Engine)})
 				}
 				if explain {
 					st := rows.Stats()
-					fmt.Fprintf(g.env.Stderr, "path %s: %s\n", st.Path, st.Plan)
-					fmt.Fprintf(g.env.Stderr, "index side: %d file(s) located, row groups %d (%d skipped), key pages %d (%d skipped), %d row(s) scanned, %d loaded, %d request(s), %d byte(s) read by our readers\n",
-						st.FilesLocated, st.RowGroups, st.RowGroupsSkipped, st.Pages, st.PagesSkipped, st.RowsScanned, st.RowsLoaded, st.Requests, st.BytesRead)
+					g.summary("explain", "join", fmt.Sprintf("path %s: %s\nindex side: %d file(s) located, row groups %d (%d skipped), key pages %d (%d skipped), %d row(s) scanned, %d loaded, %d request(s), %d byte(s) read by our readers",
+						st.Path, st.Plan, st.FilesLocated, st.RowGroups, st.RowGroupsSkipped, st.Pages, st.PagesSkipped, st.RowsScanned, st.RowsLoaded, st.Requests, st.BytesRead),
+						map[string]any{"path": st.Path, "plan": st.Plan, "files_located": st.FilesLocated, "row_groups": st.RowGroups, "row_groups_skipped": st.RowGroupsSkipped,
+							"pages": st.Pages, "pages_skipped": st.PagesSkipped, "rows_scanned": st.RowsScanned, "rows_loaded": st.RowsLoaded, "requests": st.Requests, "bytes_read": st.BytesRead})
 				}
 				return nil
 			})

@@ -70,8 +70,18 @@ func TestFileIndexCommands(t *testing.T) {
 	if out := mustRun("join", "t1", "--keys", keys, "--on", "Version,Id", "--how", "semi"); out != "Version,Id\n3,1\n" { // join columns first, as Spark
 		t.Errorf("semi join: %q", out)
 	}
-	if code, _, errOut := run(t, dir, "join", "t1", "--keys", keys, "--on", "Id", "--explain"); code != 0 || !strings.Contains(errOut, "path ") || !strings.Contains(errOut, "file(s) located") {
+	if code, _, errOut := run(t, dir, "join", "t1", "--keys", keys, "--on", "Id", "--explain"); code != 0 || !strings.Contains(errOut, "3 row(s) from 2 located file(s)") || !strings.Contains(errOut, "path ") || !strings.Contains(errOut, "file(s) located") {
 		t.Errorf("join --explain: %d %q", code, errOut)
+	}
+	// With --json the summary and --explain on stderr are JSON lines.
+	code, out, errOut := run(t, dir, "--json", "join", "t1", "--keys", keys, "--on", "Id", "--explain")
+	if code != 0 || strings.Count(out, "\n") != 3 {
+		t.Fatalf("join --json --explain: %d %q %q", code, out, errOut)
+	}
+	evs := checkEventLines(t, "join --json --explain", errOut)
+	if len(evs) != 2 || evs[0]["event"] != "summary" || evs[0]["rows"] != 3.0 || evs[0]["files_located"] != 2.0 ||
+		evs[1]["event"] != "explain" || evs[1]["path"] != "filtered" || evs[1]["rows_scanned"] != 8.0 {
+		t.Errorf("join --json --explain stderr: %q", errOut)
 	}
 	out = mustRun("--json", "join", "t1", "--keys", keys, "--on", "Version", "--how", "full")
 	if strings.Count(out, "\n") != 4 || !strings.Contains(out, `"Id_2":`) {

@@ -31,6 +31,34 @@ func TestProgressLogLines(t *testing.T) {
 	}
 }
 
+// checkEventLines checks that every line of stderr (of a --json command)
+// is a JSON object with a string "event", snake_case keys and no
+// nanosecond durations, and returns them.
+func checkEventLines(t *testing.T, what, errs string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("%s: stderr line is not JSON: %q", what, line)
+			continue
+		}
+		if _, ok := ev["event"].(string); !ok {
+			t.Errorf("%s: stderr line without an event: %q", what, line)
+		}
+		for k := range ev {
+			if k != strings.ToLower(k) || strings.ContainsAny(k, " -.") {
+				t.Errorf("%s: key %q is not snake_case: %q", what, k, line)
+			}
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
 // checkJSONProgress checks that stderr of a --json command is JSON lines,
 // each a progress event with the vocabulary's keys and types, and that
 // every wanted phase (a text line's prefix) has its final event.

@@ -41,8 +41,8 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			cfg.Tokens = tokens
 			var h slog.Handler = slog.NewTextHandler(g.env.Stderr, nil)
-			if logFormat == "json" {
-				h = slog.NewJSONHandler(g.env.Stderr, nil)
+			if logFormat == "json" || g.jsonOut {
+				h = newEventLogHandler(g.env.Stderr)
 			}
 			cfg.Logger = slog.New(h)
 			conf, err := g.config()
@@ -88,7 +88,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.StringVar(&tokenEnv, "token-env", "", "environment variable holding accepted bearer tokens (comma-separated)")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json (JSON lines {\"event\":\"log\",...}, as with --json)")
 	f.StringVar(&sqlOpts.MemoryLimit, "sql-memory", ariadne.DefaultSQLMemory, "memory of the database running lookups' \"sql\" (all queries together; past it a query fails)")
 	f.IntVar(&sqlOpts.Conns, "sql-conns", 2, "most lookup \"sql\" queries running at once (more wait)")
 	f.Int64Var(&sqlOpts.MaxInputRows, "sql-max-input-rows", ariadne.DefaultSQLInputRows, "most rows a lookup \"sql\" loads (a key with more is refused)")
