@@ -435,7 +435,12 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		rawSize := int(h.UncompressedPageSize) - nl
 		if (!dh.IsCompressed.Valid || dh.IsCompressed.V) && cm.Codec != format.Uncompressed && len(vals) > 0 && codec != nil {
 			// pqrow.DecompressPage: LZ4_RAW with a bounded decoder
-			// (parquet-go's allocates without end on a corrupt page).
+			// (parquet-go's allocates without end on a corrupt page);
+			// a size no body of its length can have is refused first
+			// (the SNAPPY and ZSTD decoders allocate what it claims).
+			if err = pqrow.CheckPageBody(srcCodec, vals, max(rawSize, 0)); err != nil {
+				return nil, fmt.Errorf("page %d: %w", i, err)
+			}
 			if vals, err = pqrow.DecompressPage(srcCodec, nil, vals, max(rawSize, 0)); err != nil {
 				return nil, fmt.Errorf("page %d: %w", i, err)
 			}

@@ -238,9 +238,15 @@ func putBuf(b []byte) {
 // decompressed into a 16 KiB buffer took the bounds-checked loop.
 const zstdOverAlloc = 64
 
-// decompressPooled is decompress into a pooled buffer.
+// decompressPooled is decompress into a pooled buffer, of a page body whose
+// header gives size exactly.
 func decompressPooled(codec format.CompressionCodec, src []byte, size int) ([]byte, error) {
-	if size < 0 || bits.Len(uint(size+zstdOverAlloc-1)) >= len(pagePools) {
+	// Its callers give a page header's exact size: one no body of src's
+	// length can have is refused before a buffer is allocated for it.
+	if err := pqrow.CheckPageBody(codec, src, size); err != nil {
+		return nil, err
+	}
+	if bits.Len(uint(size+zstdOverAlloc-1)) >= len(pagePools) {
 		return decompress(codec, src, size)
 	}
 	buf := getBuf(size + zstdOverAlloc)[:0]
@@ -446,6 +452,11 @@ func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 	body := b[hlen : hlen+int(h.CompressedPageSize)]
 	if ci.codec != format.Uncompressed {
 		var err error
+		// The header's size is exact: one no body of its length can
+		// have is refused before a buffer is allocated for it.
+		if err := pqrow.CheckPageBody(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
+			return nil, err
+		}
 		if body, err = decompress(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
 			return nil, err
 		}

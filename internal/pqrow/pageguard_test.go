@@ -143,9 +143,10 @@ func head(b []byte, n int) []byte {
 	return b
 }
 
-// TestSoundLZ4RawPasses: the guard lets parquet-testing's sound LZ4_RAW
-// files through (every chunk checked, no error) and the small one reads
-// as it did before the guard.
+// TestSoundLZ4RawPasses: the guard lets parquet-testing's small sound
+// LZ4_RAW file through (every chunk checked, no error), which reads as it
+// did before the guard, and refuses the larger one, whose page parquet-go
+// v0.32.0 would misread, as unsupported.
 func TestSoundLZ4RawPasses(t *testing.T) {
 	for _, name := range []string{"lz4_raw_compressed.parquet", "lz4_raw_compressed_larger.parquet"} {
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(lz4RawFile), name))
@@ -161,7 +162,16 @@ func TestSoundLZ4RawPasses(t *testing.T) {
 		if !ok || len(gr.chunks) == 0 {
 			t.Fatalf("%s: no LZ4_RAW chunk guarded", name)
 		}
-		if err := gr.check(0, int64(len(b))); err != nil || !gr.chunks[0].done {
+		err = gr.check(0, int64(len(b)))
+		if name == "lz4_raw_compressed_larger.parquet" {
+			// Sound, but parquet-go v0.32.0 would misread its page
+			// (upstream issue 608): refused as unsupported.
+			if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "issue 608") || !gr.chunks[0].done {
+				t.Fatalf("%s: %v, want ErrUnsupported (upstream issue 608)", name, err)
+			}
+			continue
+		}
+		if err != nil || !gr.chunks[0].done {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
