@@ -36,7 +36,7 @@ if [ "${ARIADNE_SKIP_FUZZ:-0}" != "1" ]; then
     ./delta:FuzzParseActions ./delta:FuzzReadCheckpoint \
     ./internal/pqrow:FuzzReadParquet \
     ./rowindex:FuzzDecodeCursor ./rowindex:FuzzDecodeStored ./rowindex:FuzzManifest \
-    ./rowindex:FuzzFragment ./rowindex:FuzzDataPages \
+    ./rowindex:FuzzFragment ./rowindex:FuzzDataPages ./rowindex:FuzzDataPagesLZ4Raw \
     ./fileindex:FuzzLocateSnapshotSections \
     ./server/api:FuzzDecodeLookup ./server/api:FuzzDecodeJoin; do
     pkg="${target%%:*}" name="${target##*:}"
