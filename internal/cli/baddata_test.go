@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/ariadne-go/ariadne/internal/testfixture"
 )
 
@@ -136,6 +138,40 @@ func TestCorruptLZ4RawRefused(t *testing.T) {
 		res := decode(t, out)
 		if res["kind"] != "corrupt file" || !strings.Contains(res["error"].(string), "corrupt_lz4_raw.parquet") {
 			t.Errorf("%v: %v, want kind \"corrupt file\" naming the file", args, res)
+		}
+	}
+}
+
+// TestLyingPageSizeRefused: a SNAPPY file whose first page header claims
+// 1 GiB (its bytes otherwise sound) is refused by update, add-row-index and
+// prepare as "corrupt file" naming the file, before parquet-go allocates
+// the claim. Without the page guard's size checks parquet-go allocates the
+// GiB, decodes the small page into it and every command succeeds.
+func TestLyingPageSizeRefused(t *testing.T) {
+	sound := testfixture.SoundFile(t, &parquet.Snappy, 2000)
+	dir, data, ref := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ref, "sound.parquet"), sound, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "lying_size.parquet"), testfixture.InflatedPage(t, sound, 1<<30), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, dir, "create", "ix", "--format", "parquet", "--infer-from", filepath.Join(ref, "sound.parquet"))
+	runOK(t, dir, "add-index", "ix", "--regular", "id")
+	runOK(t, dir, "add-files", "ix", data)
+	for _, args := range [][]string{
+		{"update", "ix"},
+		{"add-row-index", "ix", "--key", "id"},
+		{"prepare", data, "--out", filepath.Join(t.TempDir(), "prep"), "--key", "id", "--buckets", "1"},
+	} {
+		code, out, _ := run(t, dir, append([]string{"--json"}, args...)...)
+		if code != 1 {
+			t.Errorf("%v: exit %d: %s", args, code, out)
+			continue
+		}
+		res := decode(t, out)
+		if res["kind"] != "corrupt file" || !strings.Contains(res["error"].(string), "lying_size.parquet") || !strings.Contains(res["error"].(string), "corrupt page") {
+			t.Errorf("%v: %v, want kind \"corrupt file\" naming the file and the page", args, res)
 		}
 	}
 }
