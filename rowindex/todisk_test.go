@@ -1,6 +1,10 @@
 package rowindex
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -59,5 +63,60 @@ func TestToDiskPackedOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadSpooledGroup: the fragment spool's bulk reader gives what
+// reading each record alone gives, with records cut by the read buffer's
+// end (a 16-byte buffer), records larger than the buffer, empty keys and
+// covers, and negative gaps.
+func TestReadSpooledGroup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var want []diskEntry
+	var spool []byte
+	for range 2000 {
+		d := diskEntry{File: int32(rng.IntN(300)), RG: int32(rng.IntN(40)), Gap: rng.Int64N(1<<40) - 1<<20, N: rng.Int64N(1 << 30)}
+		d.Key = make([]byte, rng.IntN(3)*rng.IntN(40))
+		for i := range d.Key {
+			d.Key[i] = byte(rng.IntN(256))
+		}
+		if rng.IntN(3) == 0 {
+			d.Cover = make([]byte, rng.IntN(300))
+			for i := range d.Cover {
+				d.Cover[i] = byte(rng.IntN(256))
+			}
+		}
+		want = append(want, d)
+		spool = binary.AppendUvarint(spool, uint64(len(d.Key)))
+		spool = append(spool, d.Key...)
+		spool = binary.AppendVarint(spool, int64(d.File))
+		spool = binary.AppendVarint(spool, int64(d.RG))
+		spool = binary.AppendVarint(spool, d.Gap)
+		spool = binary.AppendVarint(spool, d.N)
+		spool = binary.AppendUvarint(spool, uint64(len(d.Cover)))
+		spool = append(spool, d.Cover...)
+	}
+	for _, size := range []int{16, 200, 1 << 16} {
+		r := bufio.NewReaderSize(bytes.NewReader(spool), size)
+		for at := 0; at < len(want); {
+			n := min(1+rng.IntN(300), len(want)-at)
+			ds := make([]diskEntry, n)
+			spans := make([]spoolSpan, n)
+			var buf []byte
+			if err := readSpooledGroup(r, ds, spans, &buf); err != nil {
+				t.Fatalf("buffer %d, entry %d: %v", size, at, err)
+			}
+			for i := range ds {
+				g, w := ds[i], want[at+i]
+				g.Key, g.Cover = buf[spans[i].key[0]:spans[i].key[1]], buf[spans[i].cover[0]:spans[i].cover[1]]
+				if !bytes.Equal(g.Key, w.Key) || !bytes.Equal(g.Cover, w.Cover) || g.File != w.File || g.RG != w.RG || g.Gap != w.Gap || g.N != w.N {
+					t.Fatalf("buffer %d, entry %d: %+v, want %+v", size, at+i, g, w)
+				}
+			}
+			at += n
+		}
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Fatalf("buffer %d: spool not read to its end (%v)", size, err)
+		}
 	}
 }
