@@ -893,13 +893,39 @@ func (fr *fileRun) close() error { return fr.f.Close() }
 type merger struct {
 	srcs  []entrySource
 	heads []*entry // nil: the source is exhausted
-	tree  []int    // tree[0] the winner, tree[1:] the losers of the inner nodes
-	last  int      // source whose head was returned last (-1: none)
+	// words are each head's order packed as a runRef's words (packHead),
+	// valid when the key is short: such heads compare by three integers.
+	words [][3]uint64
+	short []bool
+	tree  []int // tree[0] the winner, tree[1:] the losers of the inner nodes
+	last  int   // source whose head was returned last (-1: none)
+}
+
+// packHead sets source i's packed words from its head.
+func (m *merger) packHead(i int) {
+	e := m.heads[i]
+	if e == nil || len(e.Key) > shortKeys || uint64(e.Row) > maxRefRow {
+		m.short[i] = false
+		return
+	}
+	var p [8]byte
+	tag := byte(0)
+	if len(e.Key) > 0 {
+		tag = e.Key[0]
+		copy(p[:], e.Key[1:])
+	}
+	prefix := binary.BigEndian.Uint64(p[:])
+	m.words[i] = [3]uint64{
+		uint64(uint16(e.Bucket))<<48 | uint64(tag)<<40 | prefix>>24,
+		prefix<<40 | uint64(len(e.Key))<<32 | uint64(uint32(e.File)^1<<31),
+		uint64(uint32(e.RG)^1<<31)<<32 | uint64(uint32(e.Row)),
+	}
+	m.short[i] = true
 }
 
 func newMerger(srcs []entrySource) (*merger, error) {
 	k := len(srcs)
-	m := &merger{srcs: srcs, heads: make([]*entry, k), tree: make([]int, max(k, 1)), last: -1}
+	m := &merger{srcs: srcs, heads: make([]*entry, k), words: make([][3]uint64, k), short: make([]bool, k), tree: make([]int, max(k, 1)), last: -1}
 	for i, s := range srcs {
 		e, err := s.next()
 		if err == io.EOF {
@@ -909,6 +935,7 @@ func newMerger(srcs []entrySource) (*merger, error) {
 			return nil, err
 		}
 		m.heads[i] = e
+		m.packHead(i)
 	}
 	if k > 0 {
 		m.tree[0] = m.build(1)
@@ -937,6 +964,21 @@ func (m *merger) less(a, b int) bool {
 	x, y := m.heads[a], m.heads[b]
 	if x == nil || y == nil {
 		return y == nil && (x != nil || a < b)
+	}
+	if m.short[a] && m.short[b] {
+		// The words order as (bucket, key, file, rg, row) do: a bucket
+		// is 16 bits (bucketOf; 0 in a sorted row index).
+		wa, wb := &m.words[a], &m.words[b]
+		if wa[0] != wb[0] {
+			return wa[0] < wb[0]
+		}
+		if wa[1] != wb[1] {
+			return wa[1] < wb[1]
+		}
+		if wa[2] != wb[2] {
+			return wa[2] < wb[2]
+		}
+		return a < b
 	}
 	if x.Bucket != y.Bucket {
 		return x.Bucket < y.Bucket
@@ -973,6 +1015,7 @@ func (m *merger) next() (*entry, error) {
 		default:
 			m.heads[w] = e
 		}
+		m.packHead(w)
 		for node := (w + k) / 2; node >= 1; node /= 2 {
 			if l := m.tree[node]; m.less(l, w) {
 				m.tree[node], w = w, l
