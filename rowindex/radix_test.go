@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -250,4 +252,72 @@ func TestSortedRunReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("run file", fr)
+}
+
+// TestWriteRunBytes: writeRun, which encodes refs that hold their entry
+// straight from their words into one buffer, writes the bytes of
+// runWriter entry by entry (the run-file format fileRun reads), for
+// buffers sorted with and without moving the refs, with long keys, covers,
+// negative and aggregate ids, and more entries than one write buffer.
+func TestWriteRunBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, mixed := range []bool{false, true} {
+		b := newRunBuffer(256 << 20)
+		for i := range 40_000 {
+			k := appendIntKey(nil, rng.Int64N(1<<30))
+			if mixed && i%3 == 0 {
+				k = appendIntKey(nil, -rng.Int64N(1<<30))
+			}
+			e := entry{Bucket: bucketOf(k), Key: k, File: int32(i / 7000), RG: int32(i % 7000 / 1000), Row: int64(i % 1000), N: 1 + rng.Int64N(1<<20)}
+			if mixed && i%5 == 0 {
+				e.Key = append([]byte{tagBytes}, bytes.Repeat([]byte{'x'}, rng.IntN(20))...)
+				e.Bucket = bucketOf(e.Key)
+			}
+			if mixed && i%7 == 0 {
+				e.Cover = []byte{valInt, byte(i)}
+			}
+			if mixed && i%11 == 0 {
+				e.File, e.RG, e.Row, e.N = aggFile, aggRG, 0, 0
+			}
+			b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+		}
+		b.sort()
+		if (b.order != nil) == mixed {
+			t.Fatalf("mixed=%v: sorted in place = %v", mixed, b.order != nil)
+		}
+		dir := t.TempDir()
+		got, err := os.Create(filepath.Join(dir, "got"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := writeRun(got, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Close()
+		want, err := os.Create(filepath.Join(dir, "want"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw := newRunWriter(want)
+		var e entry
+		var kbuf [shortKeys]byte
+		for i := range b.refs {
+			if err := b.entry(b.at(i), &e, &kbuf); err != nil {
+				t.Fatal(err)
+			}
+			if err := rw.writeEntry(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rw.flush(); err != nil {
+			t.Fatal(err)
+		}
+		want.Close()
+		g, _ := os.ReadFile(got.Name())
+		w, _ := os.ReadFile(want.Name())
+		if !bytes.Equal(g, w) || n != int64(len(w)) {
+			t.Fatalf("mixed=%v: writeRun wrote %d bytes (reported %d), want %d, equal %v", mixed, len(g), n, len(w), bytes.Equal(g, w))
+		}
+	}
 }
