@@ -128,8 +128,12 @@ type runBuffer struct {
 	// scratch instead of moving the refs: the i-th entry is
 	// refs[uint32(order[i])] (at).
 	order []uint64
-	extra int64 // memory held beside the buffer (the worker's aggregate partials)
-	used  int64 // bytes of the entries in the arena
+	// blk and spillOut are writeRun's buffers (gathered refs, encoded
+	// entries), allocated at the first spill and reused.
+	blk      []runRef
+	spillOut []byte
+	extra    int64 // memory held beside the buffer (the worker's aggregate partials)
+	used     int64 // bytes of the entries in the arena
 }
 
 // charge is the memory the buffer holds.
@@ -317,8 +321,8 @@ func (b *runBuffer) at(i int) runRef {
 	return b.refs[i]
 }
 
-// gatherBlock is how many sorted refs gather copies at a time (128 KiB).
-const gatherBlock = 4096
+// gatherBlock is how many sorted refs gather copies at a time (32 KiB).
+const gatherBlock = 1024
 
 // gather copies the sorted entries from the i-th on, at most len(dst) of
 // them, into dst and returns them. Its loop does nothing but the loads, so
@@ -708,7 +712,14 @@ func writeRun(f *os.File, b *runBuffer) (int64, error) {
 	// a ref that holds its entry whole is encoded straight from its words
 	// (through an entry and a bufio.Writer per entry this was ≈12 % of a
 	// build's CPU). The bytes are runWriter's.
-	out := make([]byte, 0, runWriteBuffer+runWriteBuffer/8)
+	// Both buffers are the runBuffer's, kept from one spill to the next
+	// (a worker spills many times; new ones each time were garbage beyond
+	// the budget).
+	if b.spillOut == nil {
+		b.spillOut = make([]byte, 0, spillOutBytes+spillOutBytes/4)
+	}
+	out := b.spillOut[:0]
+	defer func() { b.spillOut = out[:0] }()
 	var written int64
 	flush := func() error {
 		_, err := f.Write(out)
@@ -716,10 +727,10 @@ func writeRun(f *os.File, b *runBuffer) (int64, error) {
 		out = out[:0]
 		return err
 	}
-	var blk []runRef
-	if b.order != nil {
-		blk = make([]runRef, gatherBlock)
+	if b.order != nil && b.blk == nil {
+		b.blk = make([]runRef, gatherBlock)
 	}
+	blk := b.blk
 	for i := 0; i < len(b.refs); {
 		rs := b.refs[i:min(i+gatherBlock, len(b.refs))]
 		if b.order != nil {
@@ -735,7 +746,7 @@ func writeRun(f *os.File, b *runBuffer) (int64, error) {
 			} else {
 				out = appendRefRecord(out, r)
 			}
-			if len(out) >= runWriteBuffer {
+			if len(out) >= spillOutBytes {
 				if err := flush(); err != nil {
 					return written, err
 				}
@@ -749,6 +760,9 @@ func writeRun(f *os.File, b *runBuffer) (int64, error) {
 	}
 	return written, nil
 }
+
+// spillOutBytes is the size at which writeRun writes its buffer out.
+const spillOutBytes = 64 << 10
 
 // appendRefRecord appends the run-file record of a ref that holds its
 // entry whole: what runWriter.writeEntry writes for b.entry(r).
