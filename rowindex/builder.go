@@ -27,11 +27,14 @@ import (
 // chunks and decoded values, the fragment writer's open row group and
 // buffers, the merge's read buffers (maxFanIn × mergeReadBuffer), and the
 // garbage those leave between two collections (measured: ≈60 MiB at
-// 128 MiB and at 512 MiB with the Go memory limit at the budget).
+// 128 MiB and at 512 MiB with the Go memory limit at the budget), and the
+// spills' write buffers. At 64 MiB a sorted build of the 1 GB lake peaked
+// at 512.08 MiB once the key-window sort's scratch was in use for every
+// buffer (hash row indexes too); 80 MiB leaves a margin.
 const (
 	// buildOverhead is the part of the budget kept out of the sort
 	// buffers (at most half of it).
-	buildOverhead = 64 << 20
+	buildOverhead = 80 << 20
 	// minWorkerBytes is the smallest sort buffer worth a scanning worker
 	// of its own: a smaller budget scans fewer files at once.
 	minWorkerBytes = 16 << 20

@@ -44,6 +44,10 @@ func TestMergerMatchesSort(t *testing.T) {
 					e := entry{Bucket: int32(rng.IntN(2)), Key: key, File: int32(rng.IntN(4)), RG: int32(rng.IntN(3)), Row: int64(i), N: 1}
 					if rng.IntN(5) == 0 {
 						e.Cover = []byte{valInt, byte(r)}
+						if rng.IntN(10) == 0 {
+							// larger than the run file's read buffer
+							e.Cover = append(e.Cover, bytes.Repeat([]byte{byte(i)}, 100)...)
+						}
 					}
 					if r < 2 && i == 0 {
 						// the same entry in runs 0 and 1

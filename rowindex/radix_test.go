@@ -2,7 +2,10 @@ package rowindex
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -50,16 +53,20 @@ func TestRadixSortMatchesCompareRefs(t *testing.T) {
 			slices.Sort(o)
 			return o
 		}
-		if !slices.Equal(rows(want), rows(b.refs)) {
+		var got []runRef
+		for i := range b.refs {
+			got = append(got, b.at(i))
+		}
+		if !slices.Equal(rows(want), rows(got)) {
 			t.Fatalf("n=%d: the radix sort lost or duplicated refs", n)
 		}
-		for i := range b.refs {
-			if b.compareRefs(b.refs[i], want[i]) != 0 {
+		for i := range got {
+			if b.compareRefs(got[i], want[i]) != 0 {
 				t.Fatalf("n=%d: ref %d differs from the comparison sort's", n, i)
 			}
 			var e entry
 			var kbuf [shortKeys]byte
-			if err := b.entry(b.refs[i], &e, &kbuf); err != nil {
+			if err := b.entry(got[i], &e, &kbuf); err != nil {
 				t.Fatal(err)
 			}
 			a := added[e.Row]
@@ -71,21 +78,30 @@ func TestRadixSortMatchesCompareRefs(t *testing.T) {
 }
 
 // BenchmarkRadixSort sorts a run buffer of 2M int-key entries as an
-// arrival-order scan adds them (Zipf keys, one-row runs, 12k-row groups).
+// arrival-order scan adds them (Zipf keys, one-row runs, 12k-row groups),
+// for a sorted row index (bucket 0) and a hash one (bucket of the key).
 func BenchmarkRadixSort(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	z := rand.NewZipf(rng, 1.2, 1, 1_000_000)
-	const n = 2_000_000
-	buf := newRunBuffer(1 << 30)
-	for i := range n {
-		k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
-		buf.add(0, k, int32(i/300_000), int32(i%300_000/12_000), int64(i%12_000), 1, nil)
-	}
-	orig := slices.Clone(buf.refs)
-	b.ResetTimer()
-	for b.Loop() {
-		copy(buf.refs, orig)
-		buf.sort()
+	for _, kind := range []Kind{KindSorted, KindHash} {
+		b.Run(string(kind), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			z := rand.NewZipf(rng, 1.2, 1, 1_000_000)
+			const n = 2_000_000
+			buf := newRunBuffer(1 << 30)
+			for i := range n {
+				k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
+				var bucket int32
+				if kind == KindHash {
+					bucket = bucketOf(k)
+				}
+				buf.add(bucket, k, int32(i/300_000), int32(i%300_000/12_000), int64(i%12_000), 1, nil)
+			}
+			orig := slices.Clone(buf.refs)
+			b.ResetTimer()
+			for b.Loop() {
+				copy(buf.refs, orig)
+				buf.sort()
+			}
+		})
 	}
 }
 
@@ -94,18 +110,21 @@ func BenchmarkRadixSort(b *testing.B) {
 // vary in at most 32 bits, and by the radix sort otherwise; either way the
 // order is compareRefs' (equal keys by file, row group, row). Cases: Zipf
 // keys with a hot key, one key only, keys varying across a word boundary
-// (low byte of w[0] and top bytes of w[1]), keys wider than 32 bits, two
-// buckets, a ref with a record, and refs out of (file, rg, row) order.
+// (low byte of w[0] and top bytes of w[1]), keys wider than 32 bits,
+// buckets (a window of their own: a hash row index's buckets, of keys
+// narrow and wide), a ref with a record, and refs out of (file, rg, row)
+// order.
 func TestKeyWindowSort(t *testing.T) {
 	type tc struct {
 		name string
 		n    int
 		key  func(rng *rand.Rand, z *rand.Zipf, i int) int64
 		// bucket, cover and shuffle break the fast path's preconditions
-		bucket  func(i int) int32
-		cover   func(i int) []byte
-		shuffle bool
-		fast    bool // keyWindowSort must apply
+		bucket     func(i int) int32
+		hashBucket bool // bucketOf(key), as a hash row index
+		cover      func(i int) []byte
+		shuffle    bool
+		fast       bool // keyWindowSort must apply
 	}
 	zipf := func(_ *rand.Rand, z *rand.Zipf, _ int) int64 { return int64(z.Uint64() * 2654435761 % 4_294_967_291) }
 	cases := []tc{
@@ -116,10 +135,16 @@ func TestKeyWindowSort(t *testing.T) {
 		{name: "signed ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) - 150 }, fast: false},
 		{name: "across words", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(1<<30) << 2 }, fast: true},
 		{name: "wide keys", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64() }, fast: false},
-		// the bucket bits are far from the key's low bytes
-		{name: "two buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 2) }, fast: false},
-		{name: "buckets, small ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) }, bucket: func(i int) int32 { return int32(i % 3) }, fast: false},
-		{name: "many buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 300) }, fast: false},
+		// the bucket bits are far from the key's low bytes: a window of
+		// their own, sorted after the key's
+		{name: "two buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 2) }, fast: true},
+		{name: "buckets, small ids", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(300) }, bucket: func(i int) int32 { return int32(i % 3) }, fast: true},
+		{name: "many buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 300) }, fast: true},
+		// as a hash row index adds them: the bucket is the key's hash
+		{name: "hash buckets", n: 60_000, key: zipf, hashBucket: true, fast: true},
+		{name: "hash buckets, one bucket bit", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i%2) << 15 }, fast: true},
+		{name: "hash buckets, wide keys", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64() }, hashBucket: true, fast: false},
+		{name: "hash buckets, one key", n: 5_000, key: func(*rand.Rand, *rand.Zipf, int) int64 { return 42 }, hashBucket: true, fast: true},
 		{name: "a record", n: 5_000, key: zipf, cover: func(i int) []byte {
 			if i == 77 {
 				return []byte{valInt, 1}
@@ -140,6 +165,9 @@ func TestKeyWindowSort(t *testing.T) {
 				if c.bucket != nil {
 					e.Bucket = c.bucket(i)
 				}
+				if c.hashBucket {
+					e.Bucket = bucketOf(e.Key)
+				}
 				if c.cover != nil {
 					e.Cover = c.cover(i)
 				}
@@ -159,10 +187,137 @@ func TestKeyWindowSort(t *testing.T) {
 			}
 			b.sort()
 			for i := range want {
-				if b.refs[i] != want[i] {
-					t.Fatalf("ref %d: %+v, want %+v", i, b.refs[i], want[i])
+				if got := b.at(i); got != want[i] {
+					t.Fatalf("ref %d: %+v, want %+v", i, got, want[i])
 				}
 			}
 		})
+	}
+}
+
+// TestSortedRunReadsBack: a buffer that keyWindowSort sorts without moving
+// its refs (a hash row index's buckets, more entries than one gathered
+// block) reads back in fragment order both in memory (memRun) and from its
+// run file, every entry as added.
+func TestSortedRunReadsBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	z := rand.NewZipf(rng, 1.2, 1, 50_000)
+	b := newRunBuffer(64 << 20)
+	var want []entry
+	for i := range 3*gatherBlock + 77 {
+		k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
+		e := entry{Bucket: bucketOf(k), Key: k, File: int32(i / 5000), RG: int32(i % 5000 / 1000), Row: int64(i % 1000), N: 1 + int64(i%3)}
+		want = append(want, e)
+		b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+	}
+	slices.SortFunc(want, func(a, b entry) int { return compareEntries(&a, &b) })
+	b.sort()
+	if b.order == nil {
+		t.Fatal("keyWindowSort did not apply")
+	}
+	check := func(name string, src entrySource) {
+		defer src.close()
+		for i := 0; ; i++ {
+			e, err := src.next()
+			if err == io.EOF {
+				if i != len(want) {
+					t.Fatalf("%s: %d entries, want %d", name, i, len(want))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want[i]
+			if e.Bucket != w.Bucket || !bytes.Equal(e.Key, w.Key) || e.File != w.File || e.RG != w.RG || e.Row != w.Row || e.N != w.N {
+				t.Fatalf("%s: entry %d: %+v, want %+v", name, i, *e, w)
+			}
+		}
+	}
+	check("memRun", &memRun{b: b})
+	tmp, err := newSpillDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := tmp.create("run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeRun(f, b); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fr, err := openRun(f.Name(), mergeReadBuffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("run file", fr)
+}
+
+// TestWriteRunBytes: writeRun, which encodes refs that hold their entry
+// straight from their words into one buffer, writes the bytes of
+// runWriter entry by entry (the run-file format fileRun reads), for
+// buffers sorted with and without moving the refs, with long keys, covers,
+// negative and aggregate ids, and more entries than one write buffer.
+func TestWriteRunBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, mixed := range []bool{false, true} {
+		b := newRunBuffer(256 << 20)
+		for i := range 40_000 {
+			k := appendIntKey(nil, rng.Int64N(1<<30))
+			if mixed && i%3 == 0 {
+				k = appendIntKey(nil, -rng.Int64N(1<<30))
+			}
+			e := entry{Bucket: bucketOf(k), Key: k, File: int32(i / 7000), RG: int32(i % 7000 / 1000), Row: int64(i % 1000), N: 1 + rng.Int64N(1<<20)}
+			if mixed && i%5 == 0 {
+				e.Key = append([]byte{tagBytes}, bytes.Repeat([]byte{'x'}, rng.IntN(20))...)
+				e.Bucket = bucketOf(e.Key)
+			}
+			if mixed && i%7 == 0 {
+				e.Cover = []byte{valInt, byte(i)}
+			}
+			if mixed && i%11 == 0 {
+				e.File, e.RG, e.Row, e.N = aggFile, aggRG, 0, 0
+			}
+			b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+		}
+		b.sort()
+		if (b.order != nil) == mixed {
+			t.Fatalf("mixed=%v: sorted in place = %v", mixed, b.order != nil)
+		}
+		dir := t.TempDir()
+		got, err := os.Create(filepath.Join(dir, "got"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := writeRun(got, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Close()
+		want, err := os.Create(filepath.Join(dir, "want"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw := newRunWriter(want)
+		var e entry
+		var kbuf [shortKeys]byte
+		for i := range b.refs {
+			if err := b.entry(b.at(i), &e, &kbuf); err != nil {
+				t.Fatal(err)
+			}
+			if err := rw.writeEntry(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rw.flush(); err != nil {
+			t.Fatal(err)
+		}
+		want.Close()
+		g, _ := os.ReadFile(got.Name())
+		w, _ := os.ReadFile(want.Name())
+		if !bytes.Equal(g, w) || n != int64(len(w)) {
+			t.Fatalf("mixed=%v: writeRun wrote %d bytes (reported %d), want %d, equal %v", mixed, len(g), n, len(w), bytes.Equal(g, w))
+		}
 	}
 }

@@ -124,8 +124,16 @@ type runBuffer struct {
 	// scratch is keyWindowSort's, allocated at its first use and reused
 	// (charged from the start: sortScratchBytes per ref).
 	scratch []uint64
-	extra   int64 // memory held beside the buffer (the worker's aggregate partials)
-	used    int64 // bytes of the entries in the arena
+	// order, when set, is the sorted order that keyWindowSort left in
+	// scratch instead of moving the refs: the i-th entry is
+	// refs[uint32(order[i])] (at).
+	order []uint64
+	// blk and spillOut are writeRun's buffers (gathered refs, encoded
+	// entries), allocated at the first spill and reused.
+	blk      []runRef
+	spillOut []byte
+	extra    int64 // memory held beside the buffer (the worker's aggregate partials)
+	used     int64 // bytes of the entries in the arena
 }
 
 // charge is the memory the buffer holds.
@@ -295,12 +303,44 @@ func (b *runBuffer) record(r runRef) []byte {
 	return src[at+n : at+n+int(l)]
 }
 
-// sort orders the buffer's entries in fragment order: by keyWindowSort
-// when it applies (the common case), else by radixSort.
+// sort orders the buffer's entries in fragment order (read them with
+// at): by keyWindowSort when it applies (the common case), else by
+// radixSort.
 func (b *runBuffer) sort() {
+	b.order = nil
 	if !b.keyWindowSort() {
 		b.radixSort(b.refs, 0)
 	}
+}
+
+// at returns the i-th entry of a sorted buffer.
+func (b *runBuffer) at(i int) runRef {
+	if b.order != nil {
+		return b.refs[uint32(b.order[i])]
+	}
+	return b.refs[i]
+}
+
+// gatherBlock is how many sorted refs gather copies at a time (32 KiB).
+const gatherBlock = 1024
+
+// gather copies the sorted entries from the i-th on, at most len(dst) of
+// them, into dst and returns them. Its loop does nothing but the loads, so
+// that the processor has many of the (cache-missing) reads of refs in
+// order in flight at once; reading them one by one between the work on
+// each entry had them one after another, as slow as moving the refs.
+func (b *runBuffer) gather(dst []runRef, i int) []runRef {
+	n := min(len(dst), len(b.refs)-i)
+	dst = dst[:n]
+	if b.order == nil {
+		copy(dst, b.refs[i:])
+		return dst
+	}
+	order := b.order[i : i+n]
+	for j, o := range order {
+		dst[j] = b.refs[uint32(o)]
+	}
+	return dst
 }
 
 // sortScratchBytes is the memory per ref that keyWindowSort needs beside
@@ -312,9 +352,9 @@ const sortScratchBytes = 16
 // radix sort is as fast and needs no scratch).
 const keyWindowMin = 1024
 
-// keyWindowSort sorts the refs by a stable LSD radix sort of a 32-bit
-// window of their keys, when that gives fragment order, and reports whether
-// it did. It applies when
+// keyWindowSort sorts the refs by a stable LSD radix sort of windows of
+// their keys, when that gives fragment order, and reports whether it did.
+// It applies when
 //
 //   - every ref holds its entry whole (short keys, no cover, no aggregate
 //     record), so the order is that of the words (w[0], w[1], w[2]);
@@ -322,17 +362,25 @@ const keyWindowMin = 1024
 //     a scanning worker adds them (its files in increasing id, row groups
 //     and rows in order): then equal keys need no tie-break digits, since a
 //     stable sort by key keeps them in that order;
-//   - the bits in which the refs' keys (bucket, tag, key bytes, length:
-//     w[0] and the top half of w[1]) differ span at most 32 bits — an int
-//     key of an id column varies in its low three or four bytes. Under a
-//     hash row index the bucket's bits widen the span past 32 bits, so this
-//     applies to sorted row indexes (bucket 0).
+//   - the bits in which the refs' keys differ span at most 32 bits in the
+//     key proper (tag, key bytes, length: the low 48 bits of w[0] and the
+//     top half of w[1]) — an int key of an id column varies in its low
+//     three or four bytes — and the bucket (the top 16 bits of w[0]) is a
+//     second window of its own. The order of two refs is then the order of
+//     (bucket window, key window): bits outside the windows are the same in
+//     every ref. So hash row indexes (whose buckets make the whole key span
+//     wider than 64 bits) sort this way too.
 //
-// Each entry is then sorted as one uint64 (window << 32 | index) by 11-bit
-// digits, sequentially, where the in-place radix sort swaps 32-byte refs
-// at random and settles every run of equal keys on file, row-group and row
-// digits (the top key of an arrival-order lake is a fifth of its entries).
-// The refs are then permuted in place.
+// Each entry is sorted as one uint64 (window << 32 | index) by 11-bit
+// digits, sequentially, first by the key window, then (when buckets differ)
+// by the bucket window, gathered from the refs in the key-sorted order —
+// where the in-place radix sort swaps 32-byte refs at random and settles
+// every run of equal keys on file, row-group and row digits (the top key of
+// an arrival-order lake is a fifth of its entries). The refs are not moved:
+// the sorted items are left as b.order, and the run is read through them
+// (at). Permuting the refs in place followed each cycle from ref to ref, two
+// dependent cache misses per entry (≈60 % of the sort's time); reading
+// them in order through the items issues independent loads instead.
 func (b *runBuffer) keyWindowSort() bool {
 	refs := b.refs
 	n := len(refs)
@@ -354,20 +402,24 @@ func (b *runBuffer) keyWindowSort() bool {
 		}
 		prevFile, prevPos = file, r.w[2]
 	}
-	if x0 == 0 && x1 == 0 {
+	xb := x0 >> 48 // bucket bits that differ
+	x0 &= 1<<48 - 1
+	if xb == 0 && x0 == 0 && x1 == 0 {
 		return true // one key: already in order
 	}
-	// The 96-bit key is w[0]:(w[1]>>32); lo and hi are the lowest and
-	// highest bits in which keys differ.
-	var lo, hi int
-	if x1 != 0 {
+	// The 80-bit key proper is (w[0] & (1<<48-1)):(w[1]>>32); lo and hi
+	// are the lowest and highest bits in which keys differ.
+	lo, hi := 0, -1
+	switch {
+	case x1 != 0:
 		lo = bits.TrailingZeros64(x1)
-	} else {
+	case x0 != 0:
 		lo = 32 + bits.TrailingZeros64(x0)
 	}
-	if x0 != 0 {
+	switch {
+	case x0 != 0:
 		hi = 32 + 63 - bits.LeadingZeros64(x0)
-	} else {
+	case x1 != 0:
 		hi = 63 - bits.LeadingZeros64(x1)
 	}
 	if hi-lo >= 32 {
@@ -377,56 +429,65 @@ func (b *runBuffer) keyWindowSort() bool {
 		b.scratch = make([]uint64, 2*cap(refs))
 	}
 	items, tmp := b.scratch[:n], b.scratch[n:2*n]
-	var count [3][1 << 11]int
-	for i, r := range refs {
-		var k uint32
-		if lo >= 32 {
-			k = uint32(r.w[0] >> (lo - 32))
-		} else {
-			k = uint32((r.w[1]>>32)>>lo | r.w[0]<<(32-lo))
+	if hi >= lo {
+		for i, r := range refs {
+			var k uint32
+			if lo >= 32 {
+				k = uint32(r.w[0] >> (lo - 32))
+			} else {
+				k = uint32((r.w[1]>>32)>>lo | r.w[0]<<(32-lo))
+			}
+			items[i] = uint64(k&windowMask(hi-lo+1))<<32 | uint64(i)
 		}
-		items[i] = uint64(k)<<32 | uint64(i)
-		count[0][k&0x7ff]++
-		count[1][k>>11&0x7ff]++
-		count[2][k>>22]++
+		items, tmp = windowPasses(items, tmp, hi-lo+1)
+	} else {
+		for i := range items {
+			items[i] = uint64(i)
+		}
 	}
-	for p := range 3 {
-		shift := 32 + 11*p
-		c := &count[p]
-		if c[items[0]>>shift&0x7ff] == n {
+	if xb != 0 {
+		// Then by bucket, stably: gathered in the key-sorted order.
+		blo := bits.TrailingZeros64(xb)
+		bw := 64 - bits.LeadingZeros64(xb) - blo
+		for j, it := range items {
+			i := uint32(it)
+			items[j] = (refs[i].w[0]>>(48+blo))&uint64(windowMask(bw))<<32 | uint64(i)
+		}
+		items, _ = windowPasses(items, tmp, bw)
+	}
+	b.order = items
+	return true
+}
+
+// windowMask is the mask of a window of width bits (1 to 32).
+func windowMask(width int) uint32 { return uint32(uint64(1)<<width - 1) }
+
+// windowPasses sorts items (window << 32 | index, window of width bits)
+// stably by their windows, in 11-bit LSD passes between items and tmp, and
+// returns the sorted slice and the other.
+func windowPasses(items, tmp []uint64, width int) ([]uint64, []uint64) {
+	n := len(items)
+	var count [1 << 11]int
+	for shift := 32; shift < 32+width; shift += 11 {
+		clear(count[:])
+		for _, it := range items {
+			count[it>>shift&0x7ff]++
+		}
+		if count[items[0]>>shift&0x7ff] == n {
 			continue // every entry shares this digit
 		}
 		sum := 0
-		for d := range c {
-			c[d], sum = sum, sum+c[d]
+		for d := range count {
+			count[d], sum = sum, sum+count[d]
 		}
 		for _, it := range items {
 			d := it >> shift & 0x7ff
-			tmp[c[d]] = it
-			c[d]++
+			tmp[count[d]] = it
+			count[d]++
 		}
 		items, tmp = tmp, items
 	}
-	// refs[i] = old refs[src[i]], cycle by cycle; a done slot's src is
-	// set to itself.
-	for i := range n {
-		if int(uint32(items[i])) == i {
-			continue
-		}
-		t := refs[i]
-		j := i
-		for {
-			k := int(uint32(items[j]))
-			items[j] = uint64(j)
-			if k == i {
-				refs[j] = t
-				break
-			}
-			refs[j] = refs[k]
-			j = k
-		}
-	}
-	return true
+	return items, tmp
 }
 
 // refDigits is the number of byte digits of a runRef's sort key that
@@ -533,6 +594,7 @@ func (b *runBuffer) reset() {
 	}
 	b.cur = 0
 	b.refs = b.refs[:0]
+	b.order = nil
 	b.big = nil
 	b.used = 0
 }
@@ -547,7 +609,7 @@ func (b *runBuffer) trim() {
 		b.blocks = b.blocks[:len(b.blocks)-1]
 	}
 	if b.charge() > b.limit {
-		b.refs, b.scratch = nil, nil
+		b.refs, b.scratch, b.order = nil, nil, nil
 	}
 }
 
@@ -646,22 +708,80 @@ func (rw *runWriter) flush() error { return rw.w.Flush() }
 
 // writeRun writes a sorted buffer to f and returns the bytes written.
 func writeRun(f *os.File, b *runBuffer) (int64, error) {
-	rw := newRunWriter(f)
-	var e entry
-	var kbuf [shortKeys]byte
-	for _, r := range b.refs {
-		var err error
-		if r.off != noRecord {
-			err = rw.writeEncoded(r.bucket(), b.record(r))
-		} else {
-			b.entry(r, &e, &kbuf)
-			err = rw.writeEntry(&e)
+	// Entries are encoded into one buffer and written a buffer at a time;
+	// a ref that holds its entry whole is encoded straight from its words
+	// (through an entry and a bufio.Writer per entry this was ≈12 % of a
+	// build's CPU). The bytes are runWriter's.
+	// Both buffers are the runBuffer's, kept from one spill to the next
+	// (a worker spills many times; new ones each time were garbage beyond
+	// the budget).
+	if b.spillOut == nil {
+		b.spillOut = make([]byte, 0, spillOutBytes+spillOutBytes/4)
+	}
+	out := b.spillOut[:0]
+	defer func() { b.spillOut = out[:0] }()
+	var written int64
+	flush := func() error {
+		_, err := f.Write(out)
+		written += int64(len(out))
+		out = out[:0]
+		return err
+	}
+	if b.order != nil && b.blk == nil {
+		b.blk = make([]runRef, gatherBlock)
+	}
+	blk := b.blk
+	for i := 0; i < len(b.refs); {
+		rs := b.refs[i:min(i+gatherBlock, len(b.refs))]
+		if b.order != nil {
+			rs = b.gather(blk, i)
 		}
-		if err != nil {
-			return rw.n, err
+		i += len(rs)
+		for _, r := range rs {
+			if r.off != noRecord {
+				rec := b.record(r)
+				out = binary.BigEndian.AppendUint16(out, uint16(r.bucket()))
+				out = binary.AppendUvarint(out, uint64(len(rec)))
+				out = append(out, rec...)
+			} else {
+				out = appendRefRecord(out, r)
+			}
+			if len(out) >= spillOutBytes {
+				if err := flush(); err != nil {
+					return written, err
+				}
+			}
 		}
 	}
-	return rw.n, rw.flush()
+	if len(out) > 0 {
+		if err := flush(); err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// spillOutBytes is the size at which writeRun writes its buffer out.
+const spillOutBytes = 64 << 10
+
+// appendRefRecord appends the run-file record of a ref that holds its
+// entry whole: what runWriter.writeEntry writes for b.entry(r).
+func appendRefRecord(out []byte, r runRef) []byte {
+	var kbuf [1 + 8]byte
+	l := int(r.keyLen())
+	kbuf[0] = byte(r.w[0] >> 40)
+	binary.BigEndian.PutUint64(kbuf[1:], r.w[0]<<24|r.w[1]>>40)
+	row, n := uint64(r.row()), uint64(r.n)
+	rest := uvarintLen(uint64(l)) + l + 8 + uvarintLen(row) + uvarintLen(n) + 1
+	out = binary.BigEndian.AppendUint16(out, uint16(r.bucket()))
+	out = binary.AppendUvarint(out, uint64(rest))
+	out = binary.AppendUvarint(out, uint64(l))
+	out = append(out, kbuf[:l]...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(r.file()))
+	out = binary.LittleEndian.AppendUint32(out, uint32(r.rg()))
+	out = binary.AppendUvarint(out, row)
+	out = binary.AppendUvarint(out, n)
+	return append(out, 0) // no cover
 }
 
 // entrySource yields entries in fragment order. The entry returned by next
@@ -671,20 +791,40 @@ type entrySource interface {
 	close() error
 }
 
-// memRun is a sorted runBuffer read in place.
+// memRun is a sorted runBuffer read in place (a block at a time through
+// gather when its order is not the refs').
 type memRun struct {
 	b    *runBuffer
 	i    int
+	blk  []runRef // gathered refs from i-len(blk)+j on
+	j    int
 	e    entry
 	kbuf [shortKeys]byte
 }
 
 func (m *memRun) next() (*entry, error) {
-	if m.i >= len(m.b.refs) {
-		return nil, io.EOF
+	var r runRef
+	if m.b.order == nil {
+		if m.i >= len(m.b.refs) {
+			return nil, io.EOF
+		}
+		r = m.b.refs[m.i]
+		m.i++
+	} else {
+		if m.j >= len(m.blk) {
+			if m.i >= len(m.b.refs) {
+				return nil, io.EOF
+			}
+			if m.blk == nil {
+				m.blk = make([]runRef, gatherBlock)
+			}
+			m.blk = m.b.gather(m.blk[:cap(m.blk)], m.i)
+			m.i += len(m.blk)
+			m.j = 0
+		}
+		r = m.blk[m.j]
+		m.j++
 	}
-	r := m.b.refs[m.i]
-	m.i++
 	if err := m.b.entry(r, &m.e, &m.kbuf); err != nil {
 		return nil, err
 	}
@@ -699,6 +839,11 @@ type fileRun struct {
 	r   *bufio.Reader
 	buf []byte
 	e   entry
+	// win is the read buffer's bytes (a Peek of all of them), of which
+	// the first used are parsed, discarded from r only when win runs out:
+	// a Peek and a Discard per entry were ≈5 % of a build.
+	win  []byte
+	used int
 }
 
 func openRun(path string, bufSize int) (*fileRun, error) {
@@ -713,6 +858,17 @@ func (fr *fileRun) next() (*entry, error) {
 	// The entry is parsed in place from the read buffer (it stays valid
 	// until the following call, which is all entrySource promises);
 	// io.ReadFull and ReadUvarint a byte at a time cost ≈10 % of a build.
+	if e, ok, err := fr.nextInPlace(); ok || err != nil {
+		return e, err
+	}
+	fr.r.Discard(fr.used)
+	fr.win, fr.used = nil, 0
+	fr.win, _ = fr.r.Peek(fr.r.Size()) // what the file has left, up to a buffer
+	if e, ok, err := fr.nextInPlace(); ok || err != nil {
+		return e, err
+	}
+	// At the end, or an entry larger than the buffer.
+	fr.win = nil
 	head, err := fr.r.Peek(2 + binary.MaxVarintLen64)
 	if len(head) == 0 && err == io.EOF {
 		return nil, io.EOF
@@ -752,6 +908,31 @@ func (fr *fileRun) next() (*entry, error) {
 	return &fr.e, nil
 }
 
+// nextInPlace parses the next entry from win, if win holds it whole.
+func (fr *fileRun) nextInPlace() (*entry, bool, error) {
+	b := fr.win[fr.used:]
+	if len(b) < 3 {
+		return nil, false, nil
+	}
+	l, n := binary.Uvarint(b[2:])
+	if n == 0 {
+		return nil, false, nil // the length is cut by the window's end
+	}
+	if n < 0 || l > math.MaxInt32 {
+		return nil, false, errBadRecord
+	}
+	total := 2 + n + int(l)
+	if total > len(b) {
+		return nil, false, nil
+	}
+	if err := decodeRecord(b[2+n:total], &fr.e); err != nil {
+		return nil, false, err
+	}
+	fr.e.Bucket = int32(binary.BigEndian.Uint16(b))
+	fr.used += total
+	return &fr.e, true, nil
+}
+
 func (fr *fileRun) close() error { return fr.f.Close() }
 
 // merger merges sources in fragment order with a loser tree: each of the
@@ -763,13 +944,39 @@ func (fr *fileRun) close() error { return fr.f.Close() }
 type merger struct {
 	srcs  []entrySource
 	heads []*entry // nil: the source is exhausted
-	tree  []int    // tree[0] the winner, tree[1:] the losers of the inner nodes
-	last  int      // source whose head was returned last (-1: none)
+	// words are each head's order packed as a runRef's words (packHead),
+	// valid when the key is short: such heads compare by three integers.
+	words [][3]uint64
+	short []bool
+	tree  []int // tree[0] the winner, tree[1:] the losers of the inner nodes
+	last  int   // source whose head was returned last (-1: none)
+}
+
+// packHead sets source i's packed words from its head.
+func (m *merger) packHead(i int) {
+	e := m.heads[i]
+	if e == nil || len(e.Key) > shortKeys || uint64(e.Row) > maxRefRow {
+		m.short[i] = false
+		return
+	}
+	var p [8]byte
+	tag := byte(0)
+	if len(e.Key) > 0 {
+		tag = e.Key[0]
+		copy(p[:], e.Key[1:])
+	}
+	prefix := binary.BigEndian.Uint64(p[:])
+	m.words[i] = [3]uint64{
+		uint64(uint16(e.Bucket))<<48 | uint64(tag)<<40 | prefix>>24,
+		prefix<<40 | uint64(len(e.Key))<<32 | uint64(uint32(e.File)^1<<31),
+		uint64(uint32(e.RG)^1<<31)<<32 | uint64(uint32(e.Row)),
+	}
+	m.short[i] = true
 }
 
 func newMerger(srcs []entrySource) (*merger, error) {
 	k := len(srcs)
-	m := &merger{srcs: srcs, heads: make([]*entry, k), tree: make([]int, max(k, 1)), last: -1}
+	m := &merger{srcs: srcs, heads: make([]*entry, k), words: make([][3]uint64, k), short: make([]bool, k), tree: make([]int, max(k, 1)), last: -1}
 	for i, s := range srcs {
 		e, err := s.next()
 		if err == io.EOF {
@@ -779,6 +986,7 @@ func newMerger(srcs []entrySource) (*merger, error) {
 			return nil, err
 		}
 		m.heads[i] = e
+		m.packHead(i)
 	}
 	if k > 0 {
 		m.tree[0] = m.build(1)
@@ -807,6 +1015,21 @@ func (m *merger) less(a, b int) bool {
 	x, y := m.heads[a], m.heads[b]
 	if x == nil || y == nil {
 		return y == nil && (x != nil || a < b)
+	}
+	if m.short[a] && m.short[b] {
+		// The words order as (bucket, key, file, rg, row) do: a bucket
+		// is 16 bits (bucketOf; 0 in a sorted row index).
+		wa, wb := &m.words[a], &m.words[b]
+		if wa[0] != wb[0] {
+			return wa[0] < wb[0]
+		}
+		if wa[1] != wb[1] {
+			return wa[1] < wb[1]
+		}
+		if wa[2] != wb[2] {
+			return wa[2] < wb[2]
+		}
+		return a < b
 	}
 	if x.Bucket != y.Bucket {
 		return x.Bucket < y.Bucket
@@ -843,6 +1066,7 @@ func (m *merger) next() (*entry, error) {
 		default:
 			m.heads[w] = e
 		}
+		m.packHead(w)
 		for node := (w + k) / 2; node >= 1; node /= 2 {
 			if l := m.tree[node]; m.less(l, w) {
 				m.tree[node], w = w, l
