@@ -92,14 +92,15 @@ type JoinJob struct {
 
 	// The embedded DuckDB engine's inputs: the database the keys were
 	// loaded into (table "q") and the join's late-materialization plan.
-	fi    *FileIndex
-	m     *metadata.Metadata
-	db    *duck.DB
-	pf    *prefilter
-	force JoinPath
-	late  []string
-	stats *JoinStats
-	rows  RowLocator
+	fi        *FileIndex
+	m         *metadata.Metadata
+	db        *duck.DB
+	pf        *prefilter
+	force     JoinPath
+	directCap int64 // JoinOptions.directCap
+	late      []string
+	stats     *JoinStats
+	rows      RowLocator
 }
 
 // duckEngine is the embedded DuckDB engine: the located files read by our

@@ -117,6 +117,9 @@ type JoinOptions struct {
 	// PathFiltered or PathFull instead (the reference the paths are
 	// compared with).
 	force JoinPath
+	// directCap, in tests, replaces directMaxRows (0: directMaxRows), so
+	// that a small join can exceed the direct answer's cap.
+	directCap int64
 }
 
 // Result is a join's streaming result. Close releases its engine (an
@@ -259,7 +262,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	job := &JoinJob{
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
 		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols, Output: opts.Output,
-		fi: fi, m: m, db: db, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
+		fi: fi, m: m, db: db, pf: pf, force: opts.force, directCap: opts.directCap, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
 	}
 	for k, v := range m.ReadOptions.All() {
 		job.Options[k] = v

@@ -48,6 +48,9 @@ type directPlan struct {
 	mult map[any]int
 	// keyPos is the join column's position in the source rows.
 	keyPos int
+	// maxRows is the most rows the answer may hold (directMaxRows unless a
+	// test sets JoinOptions.directCap).
+	maxRows int64
 
 	rows [][]any // the answer, once read
 }
@@ -73,7 +76,10 @@ func planDirect(job *JoinJob) *directPlan {
 	if !ok || !schema.Equal(kf.Type, ks.Fields[0].Type) {
 		return nil
 	}
-	d := &directPlan{schema: &schema.Struct{}, mult: pf.mult, keyPos: slices.Index(names, pf.col)}
+	d := &directPlan{schema: &schema.Struct{}, mult: pf.mult, keyPos: slices.Index(names, pf.col), maxRows: directMaxRows}
+	if job.directCap > 0 {
+		d.maxRows = job.directCap
+	}
 	add := func(name string) bool {
 		i := slices.Index(names, name)
 		if i < 0 {
@@ -164,14 +170,14 @@ func (d *directPlan) identity(width int) bool {
 	return true
 }
 
-// fits reports whether the answer to positions stays within
-// directMaxRows rows (each row repeated by its key's count in the key set).
+// fits reports whether the answer to positions stays within d.maxRows
+// rows (each row repeated by its key's count in the key set).
 func (d *directPlan) fits(pos map[string][]RowGroupRows) bool {
 	most := 1
 	for _, n := range d.mult {
 		most = max(most, n)
 	}
-	return positionRows(pos)*int64(most) <= directMaxRows
+	return positionRows(pos)*int64(most) <= d.maxRows
 }
 
 // collect drains the late source into the result's rows.

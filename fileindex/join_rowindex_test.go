@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"testing"
 
+	"github.com/ariadne-go/ariadne/index"
 	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -99,4 +102,61 @@ func (o *oracleLocator) LocateRows(ctx context.Context, col string, keys []any, 
 		}
 	}
 	return out, "oracle", nil
+}
+
+// TestJoinDirectCap checks that the direct answer is refused when the rows
+// it would hold (the positions, each repeated by its key's count in the key
+// set) exceed its cap, and that DuckDB then answers with the same rows; at
+// the cap it is taken.
+func TestJoinDirectCap(t *testing.T) {
+	ctx := context.Background()
+	uris, _ := pqJoinLake(t, t.TempDir(), 2)
+	ti := newTestIndex(t, "pqcap", pqJoinSchema, "parquet", nil, func(ix *index.Index) error {
+		return ix.AddIndex(ctx, "id")
+	})
+	if _, err := ti.ix.AddFiles(ctx, uris...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ti.fi.Update(ctx, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	long := []schema.Type{schema.Long}
+	for _, tc := range []struct {
+		name string
+		keys func() KeySource
+		// per: result rows per position (the key's count in the key set)
+		per int64
+	}{
+		{"one key", func() KeySource { return keys("id", long, []any{int64(7)}, []any{int64(8)}) }, 1},
+		{"a key twice", func() KeySource { return keys("id", long, []any{int64(7)}, []any{int64(7)}) }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(force JoinPath, capRows int64, loc RowLocator) ([]string, []string, JoinStats) {
+				r, err := ti.fi.Join(ctx, tc.keys(), []string{"id"}, Inner, JoinOptions{force: force, directCap: capRows, Rows: loc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := r.Stats()
+				cols, rows := drain(t, r)
+				return cols, rows, st
+			}
+			fcols, full, _ := run(PathFull, 0, nil)
+			if len(full) < 2 {
+				t.Fatalf("%d rows: the lake needs more rows of the keys", len(full))
+			}
+			positions := int64(len(full)) / tc.per
+			for _, c := range []struct {
+				capRows int64
+				direct  bool
+			}{{int64(len(full)) - 1, false}, {int64(len(full)), true}, {0, true}} {
+				cols, got, st := run(PathRowIndex, c.capRows, &oracleLocator{})
+				if st.Path != PathRowIndex || st.Direct != c.direct || st.RowsLoaded != map[bool]int64{true: 0, false: positions}[c.direct] {
+					t.Fatalf("cap %d: %+v, want direct %v", c.capRows, st, c.direct)
+				}
+				if !slices.Equal(cols, fcols) || !slices.Equal(got, full) {
+					t.Fatalf("cap %d: %v %v, want %v %v", c.capRows, cols, got, fcols, full)
+				}
+			}
+		})
+	}
 }

@@ -88,6 +88,9 @@ type column struct {
 type planner struct {
 	byID bool
 	cols []column
+	// strings, when set, holds the bytes of the string values read (see
+	// stringArena); nil: each value its own allocation.
+	strings *stringArena
 }
 
 func (pl *planner) select_(n *pnode, conv leafConv) int {
@@ -196,6 +199,9 @@ func (pl *planner) plan(t schema.Type, n *pnode, asElement bool, path []string) 
 		conv, err := leafConverter(t, n, path)
 		if err != nil {
 			return nil, err
+		}
+		if pl.strings != nil && t == schema.String {
+			conv = pl.strings.conv(n, conv)
 		}
 		r.kind = kLeaf
 		pl.select_(n, conv)

@@ -42,7 +42,7 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 		return nil, fmt.Errorf("pqrow: row group %d out of range [0,%d)", rg, len(groups))
 	}
 	g := groups[rg]
-	pl := &planner{byID: opts.ByFieldID}
+	pl := &planner{byID: opts.ByFieldID, strings: &stringArena{}}
 	fields := make([]*rnode, len(st.Fields))
 	fill := -1
 	for i, fd := range st.Fields {
