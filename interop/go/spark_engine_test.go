@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -611,7 +612,26 @@ func testSparkFaceAndCLI(t *testing.T, ctx context.Context, srv *ConnectServer, 
 	if d := diffLines(sortLines(duckOut), sortLines(sparkOut)); d != "" {
 		t.Errorf("cli: --engine spark output differs from duckdb's:\n%s", d)
 	}
-	if !strings.Contains(sparkErr, "Spark read") || strings.Count(duckOut, "\n") == 0 {
+	// With --json, stderr carries one JSON event line per message; the
+	// join's summary says what Spark read.
+	var summary struct {
+		Event           string `json:"event"`
+		Engine          string `json:"engine"`
+		Rows            int    `json:"rows"`
+		FilesLocated    int    `json:"files_located"`
+		EngineFilesRead int    `json:"engine_files_read"`
+	}
+	for _, line := range strings.Split(strings.TrimSpace(sparkErr), "\n") {
+		if err := json.Unmarshal([]byte(line), &summary); err != nil {
+			t.Errorf("cli: stderr line %q is not JSON: %v", line, err)
+		}
+		if summary.Event == "summary" {
+			break
+		}
+	}
+	if summary.Event != "summary" || summary.Engine != "spark" || summary.EngineFilesRead == 0 ||
+		summary.EngineFilesRead > summary.FilesLocated || summary.Rows != strings.Count(sparkOut, "\n") ||
+		strings.Count(duckOut, "\n") == 0 {
 		t.Errorf("cli: stderr %q, stdout %q", sparkErr, duckOut)
 	}
 	t.Logf("cli: %s", strings.TrimSpace(sparkErr))
