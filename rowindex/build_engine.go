@@ -222,21 +222,11 @@ func (b *builder) scanOn(ctx context.Context, m *meter, res Resolver, firstID in
 				sf, err := openScan(ctx, m, res, def, &r.fe, &r.scanR, &r.scanB)
 				if err == nil {
 					r.class = sf.class
-					var rgStart int64
-					for _, g := range sf.f.RowGroups() {
-						r.fe.RowGroupStarts = append(r.fe.RowGroupStarts, rgStart)
-						if n := g.NumRows(); n > math.MaxInt32 {
-							err = &ColumnError{URI: r.fe.URI, Column: def.Key, Reason: "row group too large"}
-						}
-						rgStart += g.NumRows()
-					}
-					if err == nil {
-						var why string
-						if files[i].ktype, why = engineKeyType(sf.f.Root().Column(def.Key).Type()); why != "" {
-							err = &ColumnError{URI: r.fe.URI, Column: def.Key, Reason: why}
-							if b.cfg.engineOptional {
-								err = errEngineUnsupported
-							}
+					var why string
+					if files[i].ktype, why = engineKeyType(sf.f.Root().Column(def.Key).Type()); why != "" {
+						err = &ColumnError{URI: r.fe.URI, Column: def.Key, Reason: why}
+						if b.cfg.engineOptional {
+							err = errEngineUnsupported
 						}
 					}
 				}
@@ -315,8 +305,9 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 	for {
 		recs, err := rows.Next(ctx)
 		for _, rec := range recs {
-			if key, err = b.emitRun(w, t, byURI, rec, key[:0]); err != nil {
-				return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), err)
+			var emitErr error // not err: Next's error is checked after its records
+			if key, emitErr = b.emitRun(w, t, byURI, rec, key[:0]); emitErr != nil {
+				return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), emitErr)
 			}
 		}
 		if errors.Is(err, io.EOF) {

@@ -496,6 +496,15 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	if !ok {
 		return nil, &unusableFile{&ColumnError{URI: fe.URI, Column: def.Key, Reason: "unsupported key type"}}
 	}
+	// Row group boundaries, for the local scan and an engine's runs alike.
+	var rgStart int64
+	for _, g := range f.RowGroups() {
+		if g.NumRows() > math.MaxInt32 {
+			return nil, &ColumnError{URI: fe.URI, Column: def.Key, Reason: "row group too large"}
+		}
+		fe.RowGroupStarts = append(fe.RowGroupStarts, rgStart)
+		rgStart += g.NumRows()
+	}
 	return &scannedFile{f: f, o: o, chk: chk, keyCol: keyCol, class: class}, nil
 }
 
@@ -543,16 +552,10 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		w.decs = append(w.decs, chunkDecoder{key: len(w.decs) == 0})
 	}
 	w.aggVals = slices.Grow(w.aggVals[:0], len(def.Aggregates))[:len(def.Aggregates)]
-	var rgStart int64
 	for rg, g := range f.RowGroups() {
-		fe.RowGroupStarts = append(fe.RowGroupStarts, rgStart)
 		n := g.NumRows()
-		rgStart += n
 		if n == 0 {
 			continue
-		}
-		if n > math.MaxInt32 {
-			return "", &ColumnError{URI: fe.URI, Column: def.Key, Reason: "row group too large"}
 		}
 		md := &f.Metadata().RowGroups[rg]
 		var rs []brange
