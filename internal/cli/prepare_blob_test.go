@@ -33,7 +33,7 @@ func TestPrepareBlob(t *testing.T) {
 	var n, users int64
 	var typ string
 	glob := filepath.Join(out, "**", "*.parquet")
-	if err := db.QueryRow(`SELECT count(*), count(DISTINCT user_id), typeof(any_value(served)) FROM read_parquet('` + glob + `')`).Scan(&n, &users, &typ); err != nil {
+	if err := db.QueryRow(`SELECT count(*), count(DISTINCT user_id), typeof(any_value(served)) FROM read_parquet('`+glob+`')`).Scan(&n, &users, &typ); err != nil {
 		t.Fatal(err)
 	}
 	if n != int64(res["rows"].(float64)) || typ != "BLOB" {
