@@ -229,6 +229,10 @@ func TestBlobColumn(t *testing.T) {
 			if _, err := ri.Warm(ctx); err != nil {
 				t.Fatal(err)
 			}
+			// The blob column itself is not a column of the rows returned.
+			if _, err := ri.Lookup(ctx, rowindex.Query{Key: int64(7), Columns: []string{"served"}}); !errors.Is(err, rowindex.ErrBadQuery) || !strings.Contains(err.Error(), "blob column") {
+				t.Errorf("lookup of the blob column: %v", err)
+			}
 			for k, want := range scan {
 				// The served fields alone: one range per file.
 				r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"ts", "score", "user", "name"}})

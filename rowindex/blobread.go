@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -61,6 +62,9 @@ func blobColumns(b *prepared.Blob, f *parquet.File, uri string, columns []string
 	var read []string
 	for _, name := range columns {
 		sc := src.Column(name)
+		if sc == nil && name == b.Marker.Column {
+			return nil, nil, badQuery("column %q is the blob column of %s: a lookup returns the columns it holds (%s)", name, uri, blobFieldNames(b))
+		}
 		if sc == nil {
 			return nil, nil, badQuery("column %q is not in %s", name, uri)
 		}
@@ -132,6 +136,14 @@ func (br *blobRead) expand(w *fileWork, rows []Row, plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+func blobFieldNames(b *prepared.Blob) string {
+	var names []string
+	for _, f := range b.Marker.Fields {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // returnedBytes counts a row's values as assemble does for Plan.BytesReturned.
