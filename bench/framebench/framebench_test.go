@@ -149,6 +149,8 @@ func TestFrameBench(t *testing.T) {
 		{name: "blob: framed, frames ≥ 1 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10}, served), blob: true},
 		{name: "blob: framed, frames ≥ 4 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10}, served), blob: true},
 		{name: "blob kept beside the columns: framed, frames ≥ 4 KiB", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10}, kept)},
+		{name: "blob: key-aligned 64 KiB pages, ZSTD", write: keyPagesBlob(64<<10, served), blob: true},
+		{name: "blob: framed, frames ≥ 16 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 16 << 10}, served), blob: true},
 	}
 	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
 	// normal files (0) are always measured.
