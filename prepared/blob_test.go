@@ -323,6 +323,50 @@ func TestBlobErrors(t *testing.T) {
 			t.Errorf("%+v: wrote %v %v", c.blob, o.Key, err)
 		}
 	}
+	// Files whose blob marker or values do not decode: the lookup fails
+	// with ErrBadBlob and ErrDataFileChanged, no rows.
+	type bad struct {
+		User   int64  `parquet:"user"`
+		Served []byte `parquet:"served"`
+	}
+	good, err := prepared.PrepareFiles(ctx, res, srcs, data, prepared.Options{Key: "user", Buckets: 1, Overwrite: true,
+		Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker, _ := openStored(t, data, good.Files[0].Key).Lookup(prepared.BlobKey)
+	for name, c := range map[string]struct{ marker, value string }{
+		"bad-marker.parquet": {"{bad", "x"},
+		"bad-value.parquet":  {marker, "xx"}, // a valid marker, values too short
+	} {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[bad](&buf, parquet.KeyValueMetadata(prepared.BlobKey, c.marker))
+		if _, err := w.Write([]bad{{1, []byte(c.value)}, {2, []byte(c.value)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteAll(ctx, data, name, buf.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := store.Open(ctx, "file://"+t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user"}, res, []string{name}); err != nil {
+			t.Fatal(err)
+		}
+		ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ri.Lookup(ctx, rowindex.Query{Key: int64(2), Columns: []string{"ts"}})
+		if !errors.Is(err, prepared.ErrBadBlob) || !errors.Is(err, rowindex.ErrDataFileChanged) || r != nil {
+			t.Errorf("%s: lookup %v, %v", name, r, err)
+		}
+		idx.Close()
+	}
 	// A blob value that does not decode is a typed error.
 	b, err := prepared.NewBlob(prepared.BlobMarker{Version: 1, Encoding: prepared.BlobEncoding, Schema: []byte("nope")})
 	if !errors.Is(err, prepared.ErrBadBlob) || b != nil {
