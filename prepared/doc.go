@@ -22,6 +22,10 @@
 // Sorting is external under a byte budget (Options.MemoryBytes): past half
 // of it, sorted runs are spilled to a temporary folder and merged (sort.go),
 // with the same output as an in-memory sort.
+// Options.Frames frames each page's values as ZSTD frames of whole keys
+// (frames.go); Options.Blob stores the served columns of each row as one
+// binary column with a typed row encoding described in the file (blob.go),
+// so that a row index lookup reads one range per file.
 // Nothing is ever visible under a final file name unless the whole file was
 // written: files are committed by the store's atomic Close.
 package prepared

@@ -171,6 +171,11 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	if err != nil {
 		return Stats{}, err
 	}
+	if o.Blob != nil { // a bad blob field before anything is written
+		if _, err := planBlob(cols, o.Blob, o); err != nil {
+			return Stats{}, err
+		}
+	}
 	byPart := map[string][]Source{}
 	for _, s := range srcs {
 		byPart[s.Partition] = append(byPart[s.Partition], s)

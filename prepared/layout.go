@@ -77,6 +77,8 @@ type Choices struct {
 	Basis Basis             `json:"basis"`
 	// Frames is the framing (Options.Frames), nil for unframed files.
 	Frames *FrameChoice `json:"frames,omitempty"`
+	// Blob is the blob column (Options.Blob), nil for files without one.
+	Blob *BlobChoice `json:"blob,omitempty"`
 }
 
 // ColumnChoice is the encoding of one leaf column.
@@ -447,6 +449,7 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 		ch.Chosen = append(ch.Chosen, name)
 		ch.Why[name] = fmt.Sprintf(why, args...)
 	}
+	ch.Blob = o.Blob.choice()
 	// Codec: the sources' codec is never kept.
 	ch.Codec = o.Compression.CompressionCodec().String()
 	if o.Frames != nil {

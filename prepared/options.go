@@ -132,6 +132,11 @@ type Options struct {
 	// sensible choice: per-key frames (0) cost ≈10 bytes and their own
 	// entropy per key and column.
 	Frames *FrameOptions
+	// Blob, if not nil, stores the listed columns of every row (and the
+	// key) as one BYTE_ARRAY column, so that a row index lookup reads one
+	// column chunk per file (see BlobOptions). With Frames the blob column
+	// is framed like any other.
+	Blob *BlobOptions
 
 	choices     *Choices           // set by PrepareFiles, recorded in the marker
 	choseCodec  bool               // Compression was nil
@@ -178,6 +183,9 @@ type Marker struct {
 	// pages' values are ZSTD frames per run of whole keys (Codec is ZSTD),
 	// with the frame table under FramesKey.
 	Frames *FrameChoice `json:"frames,omitempty"`
+	// Blob is set on files with a blob column (Options.Blob; the decoding
+	// is described under BlobKey).
+	Blob *BlobChoice `json:"blob,omitempty"`
 }
 
 // FrameChoice records the framing of a prepared file (Options.Frames).
@@ -217,6 +225,7 @@ func (o Options) marker(bucket int, cols *columns) Marker {
 		m.Codec = parquet.Zstd.CompressionCodec().String()
 		m.Frames = o.Frames.choice()
 	}
+	m.Blob = o.Blob.choice()
 	return m
 }
 
@@ -259,6 +268,14 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		c := *fo
 		o.Frames = &c
+	}
+	if b := o.Blob; b != nil {
+		if b.Column == "" || len(b.Fields) == 0 {
+			return o, aerr.Invalid("prepared: a blob column needs a name and at least one field")
+		}
+		c := *b
+		c.Fields = slices.Clone(b.Fields)
+		o.Blob = &c
 	}
 	o.Sort = slices.Clone(o.Sort)
 	o.Encodings = maps.Clone(o.Encodings)

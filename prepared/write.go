@@ -109,6 +109,21 @@ func pageBufferSize(target int) int {
 // writeSorted writes a stream of sorted rows as one prepared file. It holds
 // one key's rows at a time.
 func writeSorted(ctx context.Context, st store.Store, key string, cols *columns, rows rowStream, o Options, bucket int) (FileStats, error) {
+	var blobKV []parquet.WriterOption
+	if o.Blob != nil {
+		// Rows are sorted in the source's schema (the sort columns may be
+		// in the blob) and turned into blob rows only here.
+		bp, err := planBlob(cols, o.Blob, o)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		bm, err := json.Marshal(bp.marker)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		blobKV = append(blobKV, parquet.KeyValueMetadata(BlobKey, string(bm)))
+		cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
+	}
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
 	marker, err := json.Marshal(o.marker(bucket, cols))
 	if err != nil {
@@ -142,6 +157,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		parquet.KeyValueMetadata(MarkerKey, string(marker)),
 		parquet.CreatedBy("ariadne-prepared", fmt.Sprint(FormatVersion), ""),
 	}
+	wopt = append(wopt, blobKV...)
 	if o.pageBuffers != nil {
 		wopt = append(wopt, parquet.ColumnPageBuffers(o.pageBuffers))
 	}

@@ -80,8 +80,19 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// Page ranges.
 	var fetches []*fetch
 	var chunks []*chunkRead
+	blobs := map[*fileWork]*blobRead{} // files with a blob column (blobread.go)
 	for _, w := range works {
-		if err := ri.planFile(w, man, columns); err != nil {
+		cols := columns
+		if b, err := ri.blobOf(w.fm); err != nil {
+			return nil, fileChanged(w.fe.URI, corruptReason+"blob marker", err)
+		} else if b != nil {
+			var br *blobRead
+			if cols, br, err = blobColumns(b, w.fm.f, w.fe.URI, columns); err != nil {
+				return nil, err
+			}
+			blobs[w] = br
+		}
+		if err := ri.planFile(w, man, cols); err != nil {
 			return nil, err
 		}
 		for _, r := range ri.choosePath(w, plan) {
@@ -167,6 +178,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		ri.cacheDicts(w)
 		if err := w.assemble(rows, plan); err != nil {
 			return nil, err
+		}
+		if br := blobs[w]; br != nil {
+			if err := br.expand(w, rows, plan); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return rows, nil

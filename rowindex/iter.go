@@ -273,9 +273,7 @@ func (it *RowIter) fill() error {
 		it.batch = batch
 		if it.columns == nil {
 			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
-				for _, c := range fm.(*fileMeta).f.Root().Columns() {
-					it.columns = append(it.columns, c.Name())
-				}
+				it.columns = it.ri.dataColumns(fm.(*fileMeta))
 			}
 		}
 	}

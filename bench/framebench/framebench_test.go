@@ -37,6 +37,9 @@ import (
 type variant struct {
 	name string
 	skip bool
+	// blob: the served columns are one blob column (prepared.Options.Blob)
+	// that replaces them, so engines scan the key and the blob.
+	blob bool
 	// write writes the variant from the normal (sorted, ZSTD) files into dst.
 	write func(ctx context.Context, src, dst store.Store, files []lakegen.File) error
 }
@@ -78,6 +81,23 @@ func TestFrameBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	served := &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "track_uri", "duration_ms", "context"}}
+	kept := &prepared.BlobOptions{Column: "served", Fields: served.Fields, Keep: true}
+	framedBlob := func(page int, rg int64, fo prepared.FrameOptions, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+			for _, f := range files {
+				rows, schema, err := readRows(ctx, src, f)
+				if err != nil {
+					return err
+				}
+				if _, _, err := prepared.WriteFramed(ctx, dst, f.Key, schema, rows, prepared.Options{Key: "user_id", Sort: []string{"ts"},
+					PageBytes: page, RowGroupRows: rg, Overwrite: true, Blob: blob}, fo); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	framed := func(page int, rg int64, fo prepared.FrameOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 			for _, f := range files {
@@ -93,7 +113,7 @@ func TestFrameBench(t *testing.T) {
 			return nil
 		}
 	}
-	keyPages := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+	keyPagesBlob := func(page int, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 			for _, f := range files {
 				rows, schema, err := readRows(ctx, src, f)
@@ -101,12 +121,15 @@ func TestFrameBench(t *testing.T) {
 					return err
 				}
 				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, prepared.Options{Key: "user_id", Sort: []string{"ts"},
-					PageBytes: page, RowGroupRows: 256 << 10, Overwrite: true}); err != nil {
+					PageBytes: page, RowGroupRows: 256 << 10, Overwrite: true, Blob: blob}); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
+	}
+	keyPages := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		return keyPagesBlob(page, nil)
 	}
 	variants := []variant{
 		{name: "normal (parquet-go, ZSTD, 64 KiB pages)"},
@@ -119,6 +142,15 @@ func TestFrameBench(t *testing.T) {
 		{name: "framed adaptive: per key, a ZSTD frame or a raw block, whichever is smaller", write: framed(64<<10, 256<<10, prepared.FrameOptions{RawBlocks: true})},
 		{name: "framed adaptive: frames ≥ 256 B of keys, ZSTD or raw", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 256, RawBlocks: true})},
 		{name: "prepared, key-aligned 64 KiB pages, ZSTD (sorted, unframed)", write: keyPages(64 << 10)},
+		// Blob columns (prepared.Options.Blob): ts, track_uri, duration_ms
+		// and context (and the key) as one column "served".
+		{name: "blob: key-aligned 16 KiB pages, ZSTD", write: keyPagesBlob(16<<10, served), blob: true},
+		{name: "blob: framed adaptive per key (raw blocks)", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{RawBlocks: true}, served), blob: true},
+		{name: "blob: framed, frames ≥ 1 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 1 << 10}, served), blob: true},
+		{name: "blob: framed, frames ≥ 4 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10}, served), blob: true},
+		{name: "blob kept beside the columns: framed, frames ≥ 4 KiB", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10}, kept)},
+		{name: "blob: key-aligned 64 KiB pages, ZSTD", write: keyPagesBlob(64<<10, served), blob: true},
+		{name: "blob: framed, frames ≥ 16 KiB of keys", write: framedBlob(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 16 << 10}, served), blob: true},
 	}
 	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
 	// normal files (0) are always measured.
@@ -208,6 +240,7 @@ func TestFrameBench(t *testing.T) {
 	fmt.Println("| layout | size | vs normal | write s | exact ranges: bytes read | ranges | returned | local gap (64 KiB): bytes read | requests | p50 | p99 | remote gap (1 MiB): bytes read | requests | DuckDB scan | pyarrow scan |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var normalSize int64
+	normalRows := map[int64][]string{}
 	for i, v := range variants {
 		if v.skip {
 			continue
@@ -284,6 +317,20 @@ func TestFrameBench(t *testing.T) {
 					t.Fatalf("%s: key %d: %d rows, %d in the data", v.name, k, len(r.Rows), counts[k])
 				}
 				if pass == 0 {
+					// Every layout returns the normal files' rows (the
+					// blob ones decoded back to the source's columns).
+					var got []string
+					for _, row := range r.Rows {
+						got = append(got, fmt.Sprint(row.Values))
+					}
+					slices.Sort(got)
+					if i == 0 {
+						normalRows[k] = got
+					} else if want, ok := normalRows[k]; ok && !slices.Equal(got, want) {
+						t.Fatalf("%s: key %d: rows %v, the normal files' %v", v.name, k, got, want)
+					}
+				}
+				if pass == 0 {
 					read += r.Plan.Data.BytesRead
 					ret += r.Plan.BytesReturned
 					ranges += int64(r.Plan.ByteRanges)
@@ -303,6 +350,11 @@ func TestFrameBench(t *testing.T) {
 		// DuckDB: every column scanned, best of 3.
 		glob := filepath.Join(dir, map[bool]string{true: "normal", false: fmt.Sprintf("v%d", i)}[i == 0], "lake", "**", "*.parquet")
 		q := `SELECT count(*), sum(duration_ms), sum(length(track_uri)), sum(length(context)), count(DISTINCT user_id), max(ts) FROM read_parquet(` + duck.String(glob) + `)`
+		if v.blob {
+			// Engines see the key and one binary column: the scan reads
+			// both (what they can compute from a blob they cannot decode).
+			q = `SELECT count(*), sum(octet_length(served)), count(DISTINCT user_id) FROM read_parquet(` + duck.String(glob) + `)`
+		}
 		best := time.Duration(1 << 62)
 		var got string
 		for range 3 {
@@ -317,7 +369,7 @@ func TestFrameBench(t *testing.T) {
 		if !strings.HasPrefix(got, "["+strconv.FormatInt(rows, 10)) {
 			t.Fatalf("%s: DuckDB counts %s, %d rows written", v.name, got, rows)
 		}
-		pyMS := pyarrowScan(t, glob, rows)
+		pyMS := pyarrowScan(t, glob, rows, v.blob)
 		n := int64(len(keys))
 		fmt.Printf("| %s | %.1f MB | %.3f | %.0f | %d B | %.2f | %d B | %d B | %.2f | %s | %s | %d B | %.2f | %d ms | %s |\n", v.name, float64(size)/1e6, float64(size)/float64(normalSize), wsec,
 			read/n, float64(ranges)/float64(n), ret/n, read2/n, float64(reqs)/float64(n), p(0.5).Round(time.Microsecond), p(0.99).Round(time.Microsecond),
@@ -366,7 +418,7 @@ print(int(best * 1000), n)
 // pyarrowScan times pyarrow's scan of the files matching glob with the
 // interop harness's Python (FRAMEBENCH_PYTHON, default
 // ~/.cache/ariadne-interop/venv/bin/python); "–" when it is not installed.
-func pyarrowScan(t *testing.T, glob string, rows int64) string {
+func pyarrowScan(t *testing.T, glob string, rows int64, blob bool) string {
 	py := os.Getenv("FRAMEBENCH_PYTHON")
 	if py == "" {
 		home, _ := os.UserHomeDir()
@@ -375,7 +427,13 @@ func pyarrowScan(t *testing.T, glob string, rows int64) string {
 	if _, err := os.Stat(py); err != nil {
 		return "–"
 	}
-	out, err := exec.Command(py, "-c", pyarrowScanScript, glob).CombinedOutput()
+	script := pyarrowScanScript
+	if blob {
+		script = strings.Replace(script, `pc.sum(t["duration_ms"]); pc.sum(pc.binary_length(t["track_uri"])); pc.sum(pc.binary_length(t["context"]))`,
+			`pc.sum(pc.binary_length(t["served"]))`, 1)
+		script = strings.Replace(script, `; pc.max(t["ts"])`, ``, 1)
+	}
+	out, err := exec.Command(py, "-c", script, glob).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pyarrow scan: %v: %s", err, out)
 	}

@@ -23,10 +23,11 @@ func newPrepareCmd(g *globals) *cobra.Command {
 	var sortCols, encodings []string
 	var opts prepared.Options
 	var memoryMB int64
-	var overwrite, frames bool
+	var overwrite, frames, blobKeep bool
+	var blob string
 	var fo prepared.FrameOptions
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--memory SIZE]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep]] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
@@ -44,7 +45,11 @@ merged.
 --frames writes every column PLAIN with each page's values compressed as ZSTD frames of whole keys
 (at least --frame-min-bytes of values each) and a frame table, so a row index lookup reads and
 decompresses only the frames holding its key; still standard Parquet (ZSTD pages) for every engine.
-See docs/prepared.md.`,
+
+--blob NAME=COL,... stores the listed columns (and the key) of every row as one binary column NAME
+(a typed row encoding described in the files' ariadne.blob metadata), so a row index lookup reads one
+range per file and returns the original columns with their types. The listed columns are replaced by
+the blob unless --blob-keep. See docs/prepared.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -77,6 +82,15 @@ See docs/prepared.md.`,
 				opts.Frames = &fo
 			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") || cmd.Flags().Changed("frame-raw-blocks") {
 				return usagef("prepare: --frame-min-bytes, --frame-align and --frame-raw-blocks need --frames")
+			}
+			if blob != "" {
+				name, list, ok := strings.Cut(blob, "=")
+				if !ok || name == "" || list == "" {
+					return usagef("prepare: --blob %q: want NAME=COL,COL,...", blob)
+				}
+				opts.Blob = &prepared.BlobOptions{Column: name, Fields: strings.Split(list, ","), Keep: blobKeep}
+			} else if blobKeep {
+				return usagef("prepare: --blob-keep needs --blob")
 			}
 			if codec != "" {
 				if opts.Compression, err = codecByName(codec); err != nil {
@@ -149,6 +163,8 @@ See docs/prepared.md.`,
 	f.IntVar(&fo.MinFrameBytes, "frame-min-bytes", prepared.DefaultMinFrameBytes, "with --frames: whole keys are grouped into a frame of at least N bytes of PLAIN values; 0: a frame per key (larger files)")
 	f.IntVar(&fo.Align, "frame-align", 0, "with --frames: align frames to N bytes (a power of two ≥ 64) with ZSTD skippable frames; 0: no padding")
 	f.BoolVar(&fo.RawBlocks, "frame-raw-blocks", false, "with --frames: store a frame that ZSTD cannot shrink as a raw (uncompressed) ZSTD block, read by byte range; not with --frame-align")
+	f.StringVar(&blob, "blob", "", "NAME=COL,...: store these columns and the key of every row as one binary column NAME, so a row index lookup reads one range per file")
+	f.BoolVar(&blobKeep, "blob-keep", false, "with --blob: keep the blob's columns as columns too (stored twice)")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
 	return cmd
 }
@@ -234,6 +250,9 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 	} else {
 		fmt.Fprintf(w, "frames          none (--frames to frame keys)\n")
 	}
+	if b := ch.Blob; b != nil {
+		fmt.Fprintf(w, "blob            %s = key + %s, columns kept %t (set)\n", b.Column, strings.Join(b.Fields, ","), b.Keep)
+	}
 	fmt.Fprintf(w, "encodings       (%s)\n", chosen("encodings"))
 	for _, c := range ch.Columns {
 		how := fmt.Sprintf("%d of %d sampled values distinct, %d bytes", c.Distinct, c.Sampled, c.DictBytes)
@@ -292,9 +311,14 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 	if fr := ch.Frames; fr != nil {
 		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align, "raw_blocks": fr.RawBlocks}
 	}
+	var blob map[string]any
+	if bl := ch.Blob; bl != nil {
+		blob = map[string]any{"column": bl.Column, "fields": bl.Fields, "keep": bl.Keep}
+	}
 	b := ch.Basis
 	return map[string]any{
 		"frames":     frames,
+		"blob":       blob,
 		"page_bytes": ch.PageBytes, "buckets": ch.Buckets, "row_group_rows": ch.RowGroupRows, "codec": ch.Codec,
 		"columns": cols, "chosen": ch.Chosen, "why": ch.Why,
 		"basis": map[string]any{

@@ -66,6 +66,17 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		paths = append(paths, filepath.Join(dir, name))
 		keys = append(keys, name)
 	}
+	// A blob column (prepared.Options.Blob) in place of the served
+	// columns, framed: the readers see user_id and a binary column, and
+	// the script decodes it with the documented row encoding.
+	if _, _, err := prepared.WriteFramed(ctx, st, "blob-framed.parquet", src.Schema(), parquet.NewReader(src),
+		prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: 16 << 10,
+			Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "track_uri", "duration_ms", "context"}}},
+		prepared.FrameOptions{MinFrameBytes: 1 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, filepath.Join(dir, "blob-framed.parquet"))
+	keys = append(keys, "blob-framed.parquet")
 
 	out, err := env.RunScript(ctx, "prepared_check.py", paths...)
 	if err != nil {
@@ -88,6 +99,11 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The rows written: of the blob file, those of its source.
+		blob := keys[i] == "blob-framed.parquet"
+		if blob {
+			b = rows
+		}
 		ls, err := parquet.Read[lakegen.Listen](bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			t.Fatal(err)
@@ -107,11 +123,15 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 			t.Errorf("%s: Spark reads %d rows, not the %d written", keys[i], len(sparkRows), len(want))
 		}
 		m := g.Metadata
-		if m.Marker == nil || m.NumRowGroups < 1 || len(m.SortingColumns) != m.NumRowGroups || !slices.Equal(m.PageIndex, []bool{true, true, true, true, true}) {
+		pageIndex, sorting := []bool{true, true, true, true, true}, "[[0 false true] [1 false true]]"
+		if blob { // user_id and the blob; ts is in the blob
+			pageIndex, sorting = []bool{true, true}, "[[0 false true]]"
+		}
+		if m.Marker == nil || m.NumRowGroups < 1 || len(m.SortingColumns) != m.NumRowGroups || !slices.Equal(m.PageIndex, pageIndex) {
 			t.Errorf("%s: metadata as pyarrow sees it: %+v", keys[i], m)
 		}
 		for _, sc := range m.SortingColumns {
-			if fmt.Sprint(sc) != "[[0 false true] [1 false true]]" {
+			if fmt.Sprint(sc) != sorting {
 				t.Errorf("%s: sorting columns %v, want user_id then ts, ascending, nulls first", keys[i], sc)
 			}
 		}

@@ -1,0 +1,484 @@
+package prepared
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+
+	"github.com/ariadne-go/ariadne/aerr"
+)
+
+// Blob columns (lever 3 of the design, "issue fewer reads"): the fields a
+// lookup serves are stored together as one BYTE_ARRAY column, one value per
+// row, so that a row index lookup reads one column chunk — one contiguous
+// range per file holding the key — instead of one range per column. Every
+// Parquet reader reads the file as a table with a binary column; the row
+// index decodes the blob back into the original columns with their types
+// (rowindex/blobread.go). See docs/prepared.md, "Blob columns".
+
+// BlobKey is the key of the key-value metadata entry that describes a blob
+// column; its value is a BlobMarker as JSON.
+const BlobKey = "ariadne.blob"
+
+// BlobEncoding names the row encoding of blob values (BlobMarker.Encoding):
+// for the fields in order, first a null bitmap with one bit per optional
+// field (least significant bit first, ⌈optional fields / 8⌉ bytes; a set
+// bit: null), then the value of every field that is not null, as in a
+// PLAIN page except byte arrays: BOOLEAN 1 byte (0 or 1), INT32 and FLOAT 4
+// bytes, INT64 and DOUBLE 8 bytes, INT96 12 bytes (all little-endian),
+// FIXED_LEN_BYTE_ARRAY its length in bytes, BYTE_ARRAY an unsigned LEB128
+// varint length then the bytes. Nothing else: no tags, no field count.
+const BlobEncoding = "ariadne-row-1"
+
+// ErrBadBlob is the class of a blob value or blob marker that does not
+// decode (see *BlobError).
+var ErrBadBlob = errors.New("prepared: bad blob")
+
+// BlobError reports a blob value or marker that does not decode; it is also
+// an aerr.ErrCorruptDataFile.
+type BlobError struct{ Reason string }
+
+func (e *BlobError) Error() string { return "prepared: bad blob: " + e.Reason }
+
+// Is makes errors.Is(err, ErrBadBlob) and errors.Is(err,
+// aerr.ErrCorruptDataFile) true.
+func (e *BlobError) Is(target error) bool {
+	return target == ErrBadBlob || target == aerr.ErrCorruptDataFile
+}
+
+func badBlob(format string, args ...any) error {
+	return &BlobError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// BlobOptions make PrepareFiles and Write store some columns as one blob
+// column (Options.Blob).
+type BlobOptions struct {
+	// Column is the name of the blob column (a BYTE_ARRAY column, written
+	// last in the schema). It must not name a column that stays.
+	Column string
+	// Fields are the top-level, non-repeated primitive columns stored in
+	// the blob, in this order. The key column is always stored first (it
+	// also stays a column of its own: the row index, the bloom filter and
+	// the sort order need it), so a lookup of every column reads the blob
+	// alone.
+	Fields []string
+	// Keep keeps the fields as columns as well (they are then stored
+	// twice). By default the blob replaces them: other readers see the
+	// key, the columns not in the blob, and the blob.
+	Keep bool
+}
+
+// BlobChoice records the blob column of a prepared file in its marker.
+type BlobChoice struct {
+	Column string   `json:"column"`
+	Fields []string `json:"fields"`
+	Keep   bool     `json:"keep"`
+}
+
+// BlobMarker is the JSON under BlobKey: everything a reader needs to decode
+// the blob column back into typed columns.
+type BlobMarker struct {
+	Version  int    `json:"version"` // 1
+	Column   string `json:"column"`
+	Encoding string `json:"encoding"` // BlobEncoding
+	// Fields are the blob's fields in encoding order, described for
+	// people; Schema is exact.
+	Fields []BlobField `json:"fields"`
+	// Kept is BlobOptions.Keep.
+	Kept bool `json:"kept"`
+	// Schema is an empty Parquet file (no row groups) whose schema is the
+	// source's, every column in its original order, as base64 (encoding/
+	// json's []byte): any Parquet reader opens it, and a field's type
+	// there (physical, logical, optional) is the type its values decode to.
+	Schema []byte `json:"schema"`
+}
+
+// BlobField describes one field of a blob.
+type BlobField struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"` // physical type: BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY
+	Length   int    `json:"length,omitempty"`
+	Optional bool   `json:"optional"`
+	Logical  string `json:"logical,omitempty"`
+}
+
+func (b *BlobOptions) choice() *BlobChoice {
+	if b == nil {
+		return nil
+	}
+	return &BlobChoice{Column: b.Column, Fields: slices.Clone(b.Fields), Keep: b.Keep}
+}
+
+// blobField is a field of a rebuilt group: a node with a name.
+type blobField struct {
+	parquet.Node
+	name string
+}
+
+func (f *blobField) Name() string                      { return f.name }
+func (f *blobField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
+
+// blobPlan is how a writer turns source rows into rows with a blob.
+type blobPlan struct {
+	out    *columns // the output schema's columns (key, kept sort columns)
+	marker BlobMarker
+	// Per source leaf: its output leaf (-1: dropped) and its blob field
+	// (-1: none).
+	outLeaf, field []int
+	kinds          []parquet.Kind // per field
+	optional       []int          // per field: its bit in the null bitmap, -1 if required
+	nopt           int
+	blobLeaf       int
+}
+
+// planBlob checks b against the source columns and builds the output
+// schema: the source's columns in order, less the blob's fields (unless
+// Keep; the key always stays), then the blob column, PLAIN and compressed
+// with codec like every column.
+func planBlob(cols *columns, b *BlobOptions, o Options) (*blobPlan, error) {
+	if b.Column == "" || len(b.Fields) == 0 {
+		return nil, aerr.Invalid("prepared: a blob column needs a name and at least one field")
+	}
+	src := cols.schema
+	fields := append([]string{o.Key}, b.Fields...)
+	seen := map[string]bool{}
+	var uniq []string
+	for _, name := range fields {
+		if seen[name] {
+			if name != o.Key {
+				return nil, aerr.Invalid("prepared: blob field %q listed twice", name)
+			}
+			continue
+		}
+		seen[name] = true
+		uniq = append(uniq, name)
+	}
+	fields = uniq
+	top := map[string]parquet.Field{}
+	for _, f := range src.Fields() {
+		top[f.Name()] = f
+	}
+	for _, name := range fields {
+		f, ok := top[name]
+		if !ok {
+			return nil, aerr.New(aerr.ErrColumnNotFound, "prepared: blob field %s is not a column (columns: %s)", name, strings.Join(topLevel(src), ", "))
+		}
+		if !f.Leaf() || f.Repeated() {
+			return nil, aerr.Invalid("prepared: blob field %q must be a top-level, non-repeated primitive column", name)
+		}
+	}
+	p := &blobPlan{}
+	var outFields []parquet.Field
+	for _, f := range src.Fields() {
+		if f.Name() == b.Column {
+			if b.Keep || !seen[f.Name()] || f.Name() == o.Key {
+				return nil, aerr.Invalid("prepared: blob column %q would clash with a column of that name", b.Column)
+			}
+		}
+		if !b.Keep && seen[f.Name()] && f.Name() != o.Key {
+			continue
+		}
+		outFields = append(outFields, f)
+	}
+	node := parquet.Compressed(parquet.Encoded(parquet.Required(parquet.Leaf(parquet.ByteArrayType)), &parquet.Plain), o.Compression)
+	outFields = append(outFields, &blobField{Node: node, name: b.Column})
+	out := parquet.NewSchema(src.Name(), &layoutNode{Node: src, fields: outFields})
+	p.out = &columns{schema: out, leaves: len(out.Columns())}
+	for _, c := range cols.order {
+		if l, ok := out.Lookup(c.name); ok {
+			p.out.order = append(p.out.order, column{name: c.name, index: l.ColumnIndex, typ: c.typ})
+		}
+	}
+	bl, _ := out.Lookup(b.Column)
+	p.blobLeaf = bl.ColumnIndex
+	// Leaf maps, by path.
+	fieldAt := map[string]int{}
+	for i, name := range fields {
+		fieldAt[name] = i
+	}
+	p.kinds = make([]parquet.Kind, len(fields))
+	p.optional = make([]int, len(fields))
+	for i := range p.optional {
+		p.optional[i] = -1
+	}
+	for _, path := range src.Columns() {
+		l, _ := src.Lookup(path...)
+		o := -1
+		if ol, ok := out.Lookup(path...); ok {
+			o = ol.ColumnIndex
+		}
+		p.outLeaf = append(p.outLeaf, o)
+		fi := -1
+		if len(path) == 1 {
+			if i, ok := fieldAt[path[0]]; ok {
+				fi = i
+				p.kinds[i] = l.Node.Type().Kind()
+			}
+		}
+		p.field = append(p.field, fi)
+	}
+	// The marker: the fields described, and the source schema exactly.
+	var empty bytes.Buffer
+	pw := parquet.NewWriter(&empty, src)
+	if err := pw.Close(); err != nil {
+		return nil, err
+	}
+	p.marker = BlobMarker{Version: 1, Column: b.Column, Encoding: BlobEncoding, Kept: b.Keep, Schema: empty.Bytes()}
+	for i, name := range fields {
+		f := top[name]
+		bf := BlobField{Name: name, Type: f.Type().Kind().String(), Optional: f.Optional()}
+		if bf.Type == parquet.FixedLenByteArray.String() {
+			bf.Length = f.Type().Length()
+		}
+		if lt := f.Type().LogicalType(); lt != nil {
+			bf.Logical = lt.String()
+		}
+		if f.Optional() {
+			p.optional[i] = p.nopt
+			p.nopt++
+		}
+		p.marker.Fields = append(p.marker.Fields, bf)
+	}
+	return p, nil
+}
+
+// convert returns the output row of source row r: the kept leaves moved to
+// their output columns, and the blob value.
+func (p *blobPlan) convert(r parquet.Row, buf []byte) (parquet.Row, []byte) {
+	out := make(parquet.Row, 0, len(r)+1)
+	vals := make([]parquet.Value, len(p.kinds))
+	for _, v := range r {
+		c := v.Column()
+		if fi := p.field[c]; fi >= 0 {
+			vals[fi] = v
+		}
+		if o := p.outLeaf[c]; o >= 0 {
+			out = append(out, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), o))
+		}
+	}
+	buf = p.encode(buf[:0], vals)
+	blob := parquet.ByteArrayValue(slices.Clone(buf)).Level(0, 0, p.blobLeaf)
+	// The blob column is the last leaf; kept leaves keep their order.
+	out = append(out, blob)
+	return out, buf
+}
+
+// encode appends the blob value of one row's field values (BlobEncoding).
+func (p *blobPlan) encode(dst []byte, vals []parquet.Value) []byte {
+	at := len(dst)
+	for range (p.nopt + 7) / 8 {
+		dst = append(dst, 0)
+	}
+	for i, v := range vals {
+		if v.IsNull() {
+			if b := p.optional[i]; b >= 0 {
+				dst[at+b/8] |= 1 << (b % 8)
+			}
+			continue
+		}
+		dst = appendBlobValue(dst, p.kinds[i], v)
+	}
+	return dst
+}
+
+func appendBlobValue(dst []byte, k parquet.Kind, v parquet.Value) []byte {
+	switch k {
+	case parquet.Boolean:
+		if v.Boolean() {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	case parquet.Int32:
+		return binary.LittleEndian.AppendUint32(dst, uint32(v.Int32()))
+	case parquet.Int64:
+		return binary.LittleEndian.AppendUint64(dst, uint64(v.Int64()))
+	case parquet.Int96:
+		x := v.Int96()
+		for _, w := range x {
+			dst = binary.LittleEndian.AppendUint32(dst, w)
+		}
+		return dst
+	case parquet.Float:
+		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(v.Float()))
+	case parquet.Double:
+		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Double()))
+	case parquet.FixedLenByteArray:
+		return append(dst, v.ByteArray()...)
+	default: // ByteArray
+		b := v.ByteArray()
+		dst = binary.AppendUvarint(dst, uint64(len(b)))
+		return append(dst, b...)
+	}
+}
+
+// blobStream converts the rows of a sorted stream to the blob layout.
+type blobStream struct {
+	rowStream
+	p   *blobPlan
+	buf []byte
+}
+
+func (s *blobStream) next() (parquet.Row, error) {
+	r, err := s.rowStream.next()
+	if err != nil {
+		return r, err
+	}
+	var out parquet.Row
+	out, s.buf = s.p.convert(r, s.buf)
+	return out, nil
+}
+
+// Blob decodes the blob column of a prepared file (BlobOf).
+type Blob struct {
+	Marker BlobMarker
+	// Schema is the source's schema (an empty file): the columns a blob
+	// file's rows are decoded back into, in their original order.
+	Schema *parquet.File
+	// Leaves is, per field, its leaf column index in Schema.
+	Leaves   []int
+	kinds    []parquet.Kind
+	lengths  []int
+	optional []int
+	nopt     int
+}
+
+// BlobOf returns the blob description of a prepared file, false for a file
+// with none; a marker that does not describe a decodable blob is a
+// *BlobError.
+func BlobOf(f *parquet.File) (*Blob, bool, error) {
+	v, ok := f.Lookup(BlobKey)
+	if !ok {
+		return nil, false, nil
+	}
+	var m BlobMarker
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, true, badBlob("%s marker: %v", BlobKey, err)
+	}
+	b, err := NewBlob(m)
+	return b, true, err
+}
+
+// NewBlob checks a blob marker and prepares its decoding.
+func NewBlob(m BlobMarker) (*Blob, error) {
+	if m.Version != 1 || m.Encoding != BlobEncoding {
+		return nil, badBlob("version %d, encoding %q (this build reads version 1, %s)", m.Version, m.Encoding, BlobEncoding)
+	}
+	sf, err := parquet.OpenFile(bytes.NewReader(m.Schema), int64(len(m.Schema)))
+	if err != nil {
+		return nil, badBlob("schema: %v", err)
+	}
+	b := &Blob{Marker: m, Schema: sf}
+	for _, fd := range m.Fields {
+		c := sf.Root().Column(fd.Name)
+		if c == nil || !c.Leaf() || c.Repeated() {
+			return nil, badBlob("field %q is not a top-level primitive column of the schema", fd.Name)
+		}
+		k := c.Type().Kind()
+		if k.String() != fd.Type || c.Optional() != fd.Optional {
+			return nil, badBlob("field %q is %s (optional %t) in the schema, %s (optional %t) in the marker", fd.Name, k, c.Optional(), fd.Type, fd.Optional)
+		}
+		b.Leaves = append(b.Leaves, c.Index())
+		b.kinds = append(b.kinds, k)
+		b.lengths = append(b.lengths, c.Type().Length())
+		opt := -1
+		if fd.Optional {
+			opt = b.nopt
+			b.nopt++
+		}
+		b.optional = append(b.optional, opt)
+	}
+	if len(b.Leaves) == 0 {
+		return nil, badBlob("no fields")
+	}
+	return b, nil
+}
+
+// Has reports whether the blob holds the top-level column name.
+func (b *Blob) Has(name string) bool {
+	return slices.ContainsFunc(b.Marker.Fields, func(f BlobField) bool { return f.Name == name })
+}
+
+// Decode appends to dst one value per field of the blob value v, each
+// leveled as a top-level column of Schema (definition level 1 for a
+// present optional value) at its leaf index there. Byte arrays point into
+// v. A value that does not decode exactly (short, or bytes left over) is a
+// *BlobError.
+func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
+	nb := (b.nopt + 7) / 8
+	if len(v) < nb {
+		return dst, badBlob("value of %d bytes is shorter than its null bitmap", len(v))
+	}
+	bits, v := v[:nb], v[nb:]
+	for i, k := range b.kinds {
+		leaf := b.Leaves[i]
+		if o := b.optional[i]; o >= 0 && bits[o/8]&(1<<(o%8)) != 0 {
+			dst = append(dst, parquet.NullValue().Level(0, 0, leaf))
+			continue
+		}
+		def := 0
+		if b.optional[i] >= 0 {
+			def = 1
+		}
+		var x parquet.Value
+		need := 0
+		switch k {
+		case parquet.Boolean:
+			need = 1
+		case parquet.Int32, parquet.Float:
+			need = 4
+		case parquet.Int64, parquet.Double:
+			need = 8
+		case parquet.Int96:
+			need = 12
+		case parquet.FixedLenByteArray:
+			need = b.lengths[i]
+		case parquet.ByteArray:
+			n, w := binary.Uvarint(v)
+			if w <= 0 || n > uint64(len(v)-w) {
+				return dst, badBlob("field %s: bad length", b.Marker.Fields[i].Name)
+			}
+			v = v[w:]
+			need = int(n)
+		}
+		if len(v) < need {
+			return dst, badBlob("field %s: %d bytes left, %d needed", b.Marker.Fields[i].Name, len(v), need)
+		}
+		p := v[:need:need]
+		v = v[need:]
+		switch k {
+		case parquet.Boolean:
+			if p[0] > 1 {
+				return dst, badBlob("field %s: boolean byte %d", b.Marker.Fields[i].Name, p[0])
+			}
+			x = parquet.BooleanValue(p[0] == 1)
+		case parquet.Int32:
+			x = parquet.Int32Value(int32(binary.LittleEndian.Uint32(p)))
+		case parquet.Int64:
+			x = parquet.Int64Value(int64(binary.LittleEndian.Uint64(p)))
+		case parquet.Int96:
+			x = parquet.Int96Value(deprecated.Int96{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])})
+		case parquet.Float:
+			x = parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+		case parquet.Double:
+			x = parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(p)))
+		case parquet.FixedLenByteArray:
+			x = parquet.FixedLenByteArrayValue(p)
+		default:
+			x = parquet.ByteArrayValue(p)
+		}
+		dst = append(dst, x.Level(0, def, leaf))
+	}
+	if len(v) != 0 {
+		return dst, badBlob("%d bytes after the last field", len(v))
+	}
+	return dst, nil
+}

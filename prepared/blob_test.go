@@ -1,0 +1,412 @@
+package prepared_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// blobRow has a column of every physical type a blob field can have, with
+// logical types (timestamp, date, string, decimal), optional columns mixing
+// nulls, and a list column that is not a blob field (it stays a column).
+type blobRow struct {
+	User  int64     `parquet:"user"`
+	TS    time.Time `parquet:"ts,timestamp(microsecond)"`
+	Name  *string   `parquet:"name,optional"`
+	Rare  *int32    `parquet:"rare,optional"`
+	Score float64   `parquet:"score"`
+	F32   float32   `parquet:"f32"`
+	Data  []byte    `parquet:"data"`
+	Fixed [3]byte   `parquet:"fixed"`
+	Flag  bool      `parquet:"flag"`
+	Day   int32     `parquet:"day,date"`
+	Tags  []string  `parquet:"tags,list"`
+}
+
+// writeBlobSources writes two unprepared files (arrival order, parquet-go
+// defaults) of 4,000 rows over 400 users, user 7 heavy, into dir.
+func writeBlobSources(t *testing.T, st store.Store) []string {
+	t.Helper()
+	ctx := context.Background()
+	var uris []string
+	for fi := range 2 {
+		rng := rand.New(rand.NewPCG(uint64(fi), 11))
+		rows := make([]blobRow, 4000)
+		for i := range rows {
+			r := blobRow{User: int64(rng.IntN(400)), TS: time.UnixMicro(rng.Int64N(1e15)).UTC(), Score: rng.NormFloat64(),
+				F32: float32(rng.IntN(1000)) / 3, Data: bytes.Repeat([]byte{byte(i)}, rng.IntN(30)), Flag: rng.IntN(2) == 0,
+				Day: int32(rng.IntN(20000)), Fixed: [3]byte{byte(i), byte(fi), 7}}
+			if rng.IntN(5) == 0 {
+				r.User = 7
+			}
+			if rng.IntN(3) > 0 {
+				s := fmt.Sprintf("name-%d", rng.IntN(100))
+				r.Name = &s
+			}
+			if r.User%9 == 0 {
+				v := int32(i) - 2000
+				r.Rare = &v
+			}
+			for range rng.IntN(3) {
+				r.Tags = append(r.Tags, fmt.Sprint(rng.IntN(50)))
+			}
+			rows[i] = r
+		}
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[blobRow](&buf)
+		if _, err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		uri := fmt.Sprintf("src/part-%d.parquet", fi)
+		if err := store.WriteAll(ctx, st, uri, buf.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, uri)
+	}
+	return uris
+}
+
+// TestBlobColumn: prepared files whose served fields are one blob column,
+// unframed, framed per key, and with the fields kept: other readers
+// (parquet-go, DuckDB) read a standard file with a binary column; the
+// markers describe it; and a row index lookup of every key returns exactly
+// the rows of a full scan of the unprepared sources — the same typed leaf
+// values in the source's schema — reading one range per file holding the
+// key.
+func TestBlobColumn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	srcURIs := writeBlobSources(t, data)
+	// Full scan of the sources: every key's rows (leaf values), and the
+	// source's top-level columns.
+	scan := map[int64][]string{}
+	var srcCols []string
+	for _, uri := range srcURIs {
+		f := openStored(t, data, uri)
+		if srcCols == nil {
+			for _, c := range f.Root().Columns() {
+				srcCols = append(srcCols, c.Name())
+			}
+		}
+		for r := range readAllRows(t, f) {
+			scan[r[0].Int64()] = append(scan[r[0].Int64()], fmt.Sprint(r))
+		}
+	}
+	fields := []string{"ts", "name", "rare", "score", "f32", "data", "fixed", "flag", "day"}
+	db, err := duck.Open(ctx, duck.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res := rowindex.StoreResolver{Store: data}
+	for _, c := range []struct {
+		name   string
+		frames *prepared.FrameOptions
+		keep   bool
+		cols   []string // columns of the output files
+	}{
+		{"plain", nil, false, []string{"user", "tags", "served"}},
+		{"framed", &prepared.FrameOptions{}, false, []string{"user", "tags", "served"}},
+		{"kept", nil, true, append(slices.Clone(srcCols), "served")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srcs, err := prepared.Sources(ctx, res, []string{"src"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := store.Open(ctx, "file://"+filepath.Join(dir, c.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			st, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
+				PageBytes: 2048, RowGroupRows: 3000, Frames: c.frames,
+				Blob: &prepared.BlobOptions{Column: "served", Fields: fields, Keep: c.keep}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Choices == nil || st.Choices.Blob == nil || st.Choices.Blob.Column != "served" || st.Choices.Blob.Keep != c.keep {
+				t.Fatalf("choices %+v: no blob", st.Choices)
+			}
+			var uris []string
+			var rows int64
+			for _, fs := range st.Files {
+				uri := c.name + "/" + fs.Key
+				uris = append(uris, uri)
+				f := openStored(t, data, uri)
+				var got []string
+				for _, col := range f.Root().Columns() {
+					got = append(got, col.Name())
+				}
+				if !slices.Equal(got, c.cols) {
+					t.Fatalf("%s: columns %v, want %v", uri, got, c.cols)
+				}
+				mk, ok, err := prepared.MarkerOf(f)
+				if !ok || err != nil || mk.Blob == nil || !slices.Equal(mk.Blob.Fields, fields) || (c.frames != nil) != (mk.Frames != nil) {
+					t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
+				}
+				b, ok, err := prepared.BlobOf(f)
+				if !ok || err != nil || len(b.Marker.Fields) != len(fields)+1 || b.Marker.Fields[0].Name != "user" || b.Marker.Kept != c.keep {
+					t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
+				}
+				if b.Marker.Fields[1].Logical == "" || b.Marker.Fields[2].Type != "BYTE_ARRAY" || !b.Marker.Fields[2].Optional {
+					t.Errorf("%s: fields described as %+v", uri, b.Marker.Fields)
+				}
+				// parquet-go: the blob of every row decodes to the row's
+				// fields, and kept columns equal them.
+				for r := range readAllRows(t, f) {
+					vals, err := b.Decode(nil, r[len(r)-1].ByteArray())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if vals[0].Int64() != r[0].Int64() {
+						t.Fatalf("%s: blob key %v in the row of key %v", uri, vals[0], r[0])
+					}
+					if c.keep {
+						for i, v := range vals[1:] {
+							if kv := r[v.Column()]; !parquet.Equal(kv, v) {
+								t.Fatalf("%s: field %s decodes to %v, kept column %v", uri, fields[i], v, kv)
+							}
+						}
+					}
+					rows++
+				}
+			}
+			if rows != 8000 {
+				t.Fatalf("%d rows in the prepared files, 8000 written", rows)
+			}
+			// DuckDB reads the files as Parquet with a binary column.
+			var paths []string
+			for _, u := range uris {
+				paths = append(paths, duck.String(filepath.Join(dir, u)))
+			}
+			_, dr, err := db.QueryAll(ctx, `SELECT count(*), count(DISTINCT "user"), typeof(any_value(served)) FROM read_parquet([`+strings.Join(paths, ",")+`])`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(dr[0]); got != fmt.Sprintf("[8000 %d BLOB]", len(scan)) {
+				t.Fatalf("DuckDB reads %s", got)
+			}
+			// The row index: every key's rows equal the scan's.
+			idx, err := store.Open(ctx, "file://"+t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer idx.Close()
+			cs := store.NewCounting(data)
+			if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user"}, rowindex.StoreResolver{Store: cs}, uris); err != nil {
+				t.Fatal(err)
+			}
+			// Exact ranges and no page cache: every lookup reads its pages.
+			ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: cs}, CoalesceGap: -1, PageCacheBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ri.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The blob column itself is not a column of the rows returned.
+			if _, err := ri.Lookup(ctx, rowindex.Query{Key: int64(7), Columns: []string{"served"}}); !errors.Is(err, rowindex.ErrBadQuery) || !strings.Contains(err.Error(), "blob column") {
+				t.Errorf("lookup of the blob column: %v", err)
+			}
+			for k, want := range scan {
+				// The served fields alone: one range per file.
+				r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"ts", "score", "user", "name"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sfiles := map[string]bool{}
+				for _, row := range r.Rows {
+					sfiles[row.File] = true
+				}
+				if p := r.Plan; len(r.Rows) != len(want) || k != 7 && (p.ByteRanges != len(sfiles) || p.Data.Requests != int64(len(sfiles))) {
+					t.Fatalf("key %d served fields: %d rows, %d ranges, %d requests for %d files", k, len(r.Rows), p.ByteRanges, p.Data.Requests, len(sfiles))
+				}
+				if c.frames != nil && len(r.Rows) > 0 && r.Plan.Data.Frames == 0 {
+					t.Fatalf("key %d: no frame decoded from framed files", k)
+				}
+				for _, row := range r.Rows {
+					if len(row.Values) != 4 || row.Values[0].Column() != 0 || row.Values[1].Column() != 1 || row.Values[3].Column() != 4 {
+						t.Fatalf("key %d: projected row %v", k, row.Values)
+					}
+				}
+				r, err = ri.Lookup(ctx, rowindex.Query{Key: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				files := map[string]bool{}
+				for _, row := range r.Rows {
+					got = append(got, fmt.Sprint(row.Values))
+					files[row.File] = true
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("key %d: lookup %d rows %v\nscan %d rows %v", k, len(got), got, len(want), want)
+				}
+				if !slices.Equal(r.Columns, srcCols) {
+					t.Fatalf("key %d: columns %v, the source's %v", k, r.Columns, srcCols)
+				}
+				rec, err := r.Record(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := rec["ts"].(time.Time); !ok || len(rec) != len(srcCols) {
+					t.Fatalf("key %d: record %v", k, rec)
+				}
+				// At most one range per file for the blob and one for tags
+				// (its dictionary aside: a warm cache does not hold them).
+				if p := r.Plan; k != 7 && p.ByteRanges > 3*len(files) {
+					t.Fatalf("key %d: %d ranges for %d files", k, p.ByteRanges, len(files))
+				}
+			}
+		})
+	}
+}
+
+// TestBlobErrors: bad blob options are refused before anything is written.
+func TestBlobErrors(t *testing.T) {
+	ctx := context.Background()
+	data, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	writeBlobSources(t, data)
+	res := rowindex.StoreResolver{Store: data}
+	srcs, err := prepared.Sources(ctx, res, []string{"src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		blob prepared.BlobOptions
+		kind error
+	}{
+		{prepared.BlobOptions{Column: "served", Fields: []string{"nope"}}, aerr.ErrColumnNotFound},
+		{prepared.BlobOptions{Column: "served", Fields: []string{"tags"}}, aerr.ErrInvalidArgument},
+		{prepared.BlobOptions{Column: "tags", Fields: []string{"ts"}}, aerr.ErrInvalidArgument},
+		{prepared.BlobOptions{Column: "", Fields: []string{"ts"}}, aerr.ErrInvalidArgument},
+		{prepared.BlobOptions{Column: "served", Fields: []string{"ts", "ts"}}, aerr.ErrInvalidArgument},
+	} {
+		out, _ := store.Open(ctx, "mem://")
+		b := c.blob
+		_, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Blob: &b})
+		if !errors.Is(err, c.kind) {
+			t.Errorf("%+v: %v, want %v", c.blob, err, c.kind)
+		}
+		for o, err := range out.List(ctx, store.ListOptions{}) {
+			t.Errorf("%+v: wrote %v %v", c.blob, o.Key, err)
+		}
+	}
+	// Files whose blob marker or values do not decode: the lookup fails
+	// with ErrBadBlob and ErrDataFileChanged, no rows.
+	type bad struct {
+		User   int64  `parquet:"user"`
+		Served []byte `parquet:"served"`
+	}
+	good, err := prepared.PrepareFiles(ctx, res, srcs, data, prepared.Options{Key: "user", Buckets: 1, Overwrite: true,
+		Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker, _ := openStored(t, data, good.Files[0].Key).Lookup(prepared.BlobKey)
+	for name, c := range map[string]struct{ marker, value string }{
+		"bad-marker.parquet": {"{bad", "x"},
+		"bad-value.parquet":  {marker, "xx"}, // a valid marker, values too short
+	} {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[bad](&buf, parquet.KeyValueMetadata(prepared.BlobKey, c.marker))
+		if _, err := w.Write([]bad{{1, []byte(c.value)}, {2, []byte(c.value)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteAll(ctx, data, name, buf.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := store.Open(ctx, "file://"+t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user"}, res, []string{name}); err != nil {
+			t.Fatal(err)
+		}
+		ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ri.Lookup(ctx, rowindex.Query{Key: int64(2), Columns: []string{"ts"}})
+		if !errors.Is(err, prepared.ErrBadBlob) || !errors.Is(err, rowindex.ErrDataFileChanged) || r != nil {
+			t.Errorf("%s: lookup %v, %v", name, r, err)
+		}
+		idx.Close()
+	}
+	// A blob value that does not decode is a typed error.
+	b, err := prepared.NewBlob(prepared.BlobMarker{Version: 1, Encoding: prepared.BlobEncoding, Schema: []byte("nope")})
+	if !errors.Is(err, prepared.ErrBadBlob) || b != nil {
+		t.Errorf("bad schema: %v", err)
+	}
+}
+
+func openStored(t *testing.T, st store.Store, key string) *parquet.File {
+	t.Helper()
+	b, err := store.ReadAll(context.Background(), st, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// readAllRows yields every row of f.
+func readAllRows(t *testing.T, f *parquet.File) func(func(parquet.Row) bool) {
+	return func(yield func(parquet.Row) bool) {
+		for _, rg := range f.RowGroups() {
+			rr := parquet.NewRowGroupReader(rg)
+			buf := make([]parquet.Row, 256)
+			for {
+				n, err := rr.ReadRows(buf)
+				for _, r := range buf[:n] {
+					if !yield(r.Clone()) {
+						return
+					}
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
