@@ -484,7 +484,8 @@ func TestSparkEngineJoin(t *testing.T) {
 // "spark", and with the config keys engine/sparkRemote) and the command
 // line (join --engine spark --spark URL) give DuckDB's rows; with Output
 // (--spark-out) Spark writes them as Parquet, which reads back as the same
-// rows.
+// rows; an existing folder is refused by default, mode append adds the rows
+// again and overwrite replaces them.
 func testSparkFaceAndCLI(t *testing.T, ctx context.Context, srv *ConnectServer, root, dir string, pq *fileindex.FileIndex) {
 	want, err := runJoin(ctx, pq, "tag", fileindex.Left, fileindex.JoinOptions{})
 	if err != nil {
