@@ -98,10 +98,13 @@ func keyRead(t rowindex.EngineKeyType) (sparkType, expr string, err error) {
 // run's first row and length. Spark partitions by (file, key): no ordering
 // of the whole result, no single partition.
 //
-// The same scan also gives each file's count record (rowindex.RunJob):
-// the grouping set (file) adds one row per file with the rows the scan
-// read and, from a window count over the file's rows (not from the runs),
-// its non-null keys; the build checks the runs against both.
+// The same scan and aggregation also give each file's count record
+// (rowindex.RunJob): the grouping set (file) adds one row per file with
+// the rows the scan read (count(*)) and its non-null keys (count(k)),
+// aggregated from the file's rows, not from the runs' groups; the build
+// checks the runs against both. (A window count over the file would need
+// all of a file's rows in one task; the grouping set keeps the (file, key)
+// partitioning and is aggregated partially before the shuffle.)
 func RunSQL(t rowindex.EngineKeyType) string {
 	_, expr, err := keyRead(t)
 	if err != nil {
@@ -111,11 +114,10 @@ func RunSQL(t rowindex.EngineKeyType) string {
 	return fmt.Sprintf("SELECT file, k, first, rows, scanned FROM ("+
 		"SELECT file, k, "+
 		"CASE WHEN grouping_id() = 0 THEN min(pos) ELSE CAST(-1 AS BIGINT) END AS first, "+
-		"CASE WHEN grouping_id() = 0 THEN count(*) ELSE max(keys) END AS rows, "+
+		"CASE WHEN grouping_id() = 0 THEN count(*) ELSE count(k) END AS rows, "+
 		"CASE WHEN grouping_id() = 0 THEN CAST(NULL AS BIGINT) ELSE count(*) END AS scanned, "+
 		"grouping_id() AS gid FROM ("+
-		"SELECT file, k, pos, pos - row_number() OVER (PARTITION BY file, k ORDER BY pos) AS g, "+
-		"count(k) OVER (PARTITION BY file) AS keys FROM ("+
+		"SELECT file, k, pos, pos - row_number() OVER (PARTITION BY file, k ORDER BY pos) AS g FROM ("+
 		"SELECT %s AS file, %s AS k, %s AS pos FROM %s)) "+
 		"GROUP BY GROUPING SETS ((file, k, g), (file))) "+
 		"WHERE gid <> 0 OR k IS NOT NULL",
