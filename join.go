@@ -65,11 +65,19 @@ type JoinRequest struct {
 	// "force" whenever one holds every located file unchanged, "off"
 	// never. JoinStats.Plan says what was decided and why.
 	RowIndex string
-	// Output, with the Spark engine, has Spark write the joined rows as
-	// Parquet to this folder (file:///..., s3://...; an existing folder
-	// fails the join) instead of streaming them back: the result then
-	// has the schema and no rows.
+	// Output, with the Spark engine, has Spark write the joined rows to
+	// this path (file:///..., s3://...) instead of streaming them back:
+	// the result then has the schema and no rows.
 	Output string
+	// OutputFormat is how Spark writes Output: "parquet" (a folder of
+	// Parquet files) or "delta" (a Delta table, committed atomically by
+	// Spark's Delta writer); "": delta when Output holds a Delta table,
+	// else parquet.
+	OutputFormat string
+	// OutputMode says what an existing Output gets: "error" (or ""; the
+	// join fails), "overwrite" or "append". Parquet is never written over
+	// a Delta table. See docs/spark-engine.md.
+	OutputMode string
 }
 
 // JoinStats is how a join read its index side (see fileindex.JoinStats).
@@ -106,6 +114,9 @@ type JoinStats struct {
 	// reading (the located files, whole); 0 with DuckDB.
 	EngineFilesRead int64 `json:"engine_files_read,omitempty"`
 	EngineBytesRead int64 `json:"engine_bytes_read,omitempty"`
+	// OutputFormat is the format Spark wrote JoinRequest.Output in
+	// ("parquet" or "delta", after inference); "" when rows streamed back.
+	OutputFormat string `json:"output_format,omitempty"`
 }
 
 // JoinRows is a join's streaming result: rows arrive a batch at a time
@@ -155,7 +166,7 @@ func (ix *Index) Join(ctx context.Context, req JoinRequest) (*JoinRows, error) {
 			return nil, err
 		}
 	}
-	fo := fileindex.JoinOptions{Select: req.Select, IndexOnLeft: req.IndexOnLeft, Output: req.Output}
+	fo := fileindex.JoinOptions{Select: req.Select, IndexOnLeft: req.IndexOnLeft, Output: req.Output, OutputFormat: req.OutputFormat, OutputMode: req.OutputMode}
 	eng, err := ix.s.joinEngine(ctx, req.Engine, req.SparkRemote)
 	if err != nil {
 		return nil, err
@@ -399,7 +410,8 @@ func (j *JoinRows) Stats() JoinStats {
 	s := j.res.Stats()
 	return JoinStats{Engine: s.Engine, Path: string(s.Path), Plan: s.Plan, FilesLocated: s.FilesLocated, RowGroups: s.RowGroups, RowGroupsSkipped: s.RowGroupsSkipped,
 		Pages: s.Pages, PagesSkipped: s.PagesSkipped, RowsScanned: s.RowsScanned, RowsLoaded: s.RowsLoaded,
-		Requests: s.Requests, BytesRead: s.Bytes, EngineFilesRead: s.EngineFilesRead, EngineBytesRead: s.EngineBytesRead}
+		Requests: s.Requests, BytesRead: s.Bytes, EngineFilesRead: s.EngineFilesRead, EngineBytesRead: s.EngineBytesRead,
+		OutputFormat: s.OutputFormat}
 }
 
 // Close releases the join engine.

@@ -86,9 +86,11 @@ type JoinJob struct {
 	IndexOnLeft bool
 	// IndexColumns are the index side's columns, in order (the selection).
 	IndexColumns []string
-	// Output, when set, is a folder the engine writes the rows to as
-	// Parquet; the returned JoinRows then has the schema and no rows.
-	Output string
+	// Output, when set, is a path the engine writes the rows to, in
+	// OutputFormat (OutputParquet or OutputDelta) with OutputMode
+	// (OutputErrorIfExists, OutputOverwrite or OutputAppend), both resolved
+	// by Join; the returned JoinRows then has the schema and no rows.
+	Output, OutputFormat, OutputMode string
 
 	// The embedded DuckDB engine's inputs: the database the keys were
 	// loaded into (table "q") and the join's late-materialization plan.

@@ -100,13 +100,15 @@ type JoinOptions struct {
 	// Locating is done in Go either way, so an engine reads only the
 	// located files.
 	Engine Engine
-	// Output, when set, has the engine write the joined rows itself as
-	// Parquet to this folder (an object URI the engine can write, e.g.
-	// file:///out or s3://bucket/out; an existing folder fails the join)
-	// instead of
-	// streaming them back: the Result then has the schema and no rows.
-	// Only engines that write (Spark) accept it.
-	Output string
+	// Output, when set, has the engine write the joined rows itself to
+	// this path (an object URI the engine can write, e.g. file:///out or
+	// s3://bucket/out) instead of streaming them back: the Result then has
+	// the schema and no rows. Only engines that write (Spark) accept it.
+	// OutputFormat is OutputParquet or OutputDelta ("": delta when the
+	// path holds a Delta table, else parquet); OutputMode says what an
+	// existing path gets: OutputErrorIfExists (""), OutputOverwrite or
+	// OutputAppend (see resolveOutput in output.go).
+	Output, OutputFormat, OutputMode string
 
 	// Rows, when set, can locate the join's matching rows through a row
 	// index on the join column (see RowLocator, PathRowIndex); the face
@@ -222,6 +224,10 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	if err != nil {
 		return nil, err
 	}
+	out, err := fi.resolveOutput(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	var pruning []string
 	for _, c := range on {
 		if _, err := route(m, c); err == nil {
@@ -261,7 +267,8 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 	}
 	job := &JoinJob{
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
-		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols, Output: opts.Output,
+		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols,
+		Output: out.Path, OutputFormat: out.Format, OutputMode: out.Mode,
 		fi: fi, m: m, db: db, pf: pf, force: opts.force, directCap: opts.directCap, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
 	}
 	for k, v := range m.ReadOptions.All() {
@@ -281,6 +288,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 		eng = duckEngine{}
 	}
 	res.stats.Engine = eng.Name()
+	res.stats.OutputFormat = out.Format
 	if _, ok := eng.(duckEngine); !ok {
 		// Another engine gets the keys back from DuckDB and reads the
 		// located files itself.

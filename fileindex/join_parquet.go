@@ -91,6 +91,9 @@ type JoinStats struct {
 	// read"); 0 with DuckDB, whose reads are Requests and Bytes.
 	EngineFilesRead int64 `json:"engine_files_read,omitempty"`
 	EngineBytesRead int64 `json:"engine_bytes_read,omitempty"`
+	// OutputFormat is the format the engine wrote JoinOptions.Output in
+	// (parquet or delta, after inference); "" when the rows streamed back.
+	OutputFormat string `json:"output_format,omitempty"`
 	// Plan says why the path was chosen between PathLate and PathScan
 	// (join_scan.go): the share of sampled rows that match, or what kept
 	// the engine from reading the files itself.

@@ -61,6 +61,20 @@ const (
 // one per maximal run of consecutive rows of a file with equal non-null
 // keys (null keys are not indexed). Records come in any order; runs may
 // span row groups (the build cuts them).
+//
+// An engine that implements KeyCounter (and says true) sends records of
+// five columns instead: the four above and
+//
+//	scanned int64  null on a run's record
+//
+// and, for every file of the job that has a row, one count record, told
+// apart by first = -1: the file, a null key, first -1, rows = the file's
+// non-null keys, scanned = the rows its scan read of the file, both
+// counted by the engine apart from the runs. The build then checks that
+// the scan read every row of the footer and that the file's runs cover
+// exactly its non-null keys, and fails otherwise (a run lost between the
+// engine's scan and the build would otherwise leave its keys out of the
+// row index without a trace).
 type RunJob struct {
 	Key     string
 	KeyType EngineKeyType
@@ -87,6 +101,12 @@ type EntryEngine interface {
 	Name() string
 	// KeyRuns runs job and returns its records; the caller closes them.
 	KeyRuns(ctx context.Context, job *RunJob) (RunRows, error)
+}
+
+// KeyCounter is implemented by an EntryEngine that sends count records
+// (see RunJob) when CountsKeys says so.
+type KeyCounter interface {
+	CountsKeys() bool
 }
 
 // DefaultEngineBatchFiles is the number of files one request to an entry
@@ -301,12 +321,29 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 		return err
 	}
 	defer rows.Close()
+	kc, _ := eng.(KeyCounter)
+	var counts *keyCounts
+	if kc != nil && kc.CountsKeys() {
+		counts = &keyCounts{covered: map[string]int64{}, counted: map[string][2]int64{}}
+	}
 	var key []byte
 	for {
 		recs, err := rows.Next(ctx)
 		for _, rec := range recs {
 			var emitErr error // not err: Next's error is checked after its records
-			if key, emitErr = b.emitRun(w, t, byURI, rec, key[:0]); emitErr != nil {
+			switch {
+			case counts != nil && len(rec) != 5:
+				emitErr = fmt.Errorf("a record has %d columns, want 5 (file, key, first, rows, scanned)", len(rec))
+			case counts != nil && rec[2] == int64(-1):
+				emitErr = counts.count(byURI, rec)
+			case counts != nil:
+				if key, emitErr = b.emitRun(w, t, byURI, rec[:4], key[:0]); emitErr == nil {
+					counts.covered[rec[0].(string)] += rec[3].(int64)
+				}
+			default:
+				key, emitErr = b.emitRun(w, t, byURI, rec, key[:0])
+			}
+			if emitErr != nil {
 				return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), emitErr)
 			}
 		}
@@ -315,6 +352,11 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 		}
 		if err != nil {
 			return err
+		}
+	}
+	if counts != nil {
+		if err := counts.check(fs); err != nil {
+			return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), err)
 		}
 	}
 	if rs, ok := rows.(EngineReadStats); ok {
@@ -327,6 +369,48 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 		b.filesDone.Add(1)
 		b.rows.Add(f.r.fe.Rows)
 		b.dataBytes.Add(f.r.fe.Size)
+	}
+	return nil
+}
+
+// keyCounts holds a batch's count records and what its runs covered.
+type keyCounts struct {
+	covered map[string]int64    // file → rows covered by its runs
+	counted map[string][2]int64 // file → rows scanned, non-null keys
+}
+
+// count takes one count record (file, null, -1, non-null keys, rows
+// scanned).
+func (c *keyCounts) count(byURI map[string]*scanResult, rec []any) error {
+	uri, _ := rec[0].(string)
+	if _, ok := byURI[uri]; !ok {
+		return fmt.Errorf("a count record names %q, not a file of the batch", uri)
+	}
+	keys, ok1 := rec[3].(int64)
+	scanned, ok2 := rec[4].(int64)
+	if !ok1 || !ok2 || rec[1] != nil {
+		return fmt.Errorf("%s: count record (%v, %v, %v) is not a null key and two integers", uri, rec[1], rec[3], rec[4])
+	}
+	if _, dup := c.counted[uri]; dup {
+		return fmt.Errorf("%s: two count records", uri)
+	}
+	c.counted[uri] = [2]int64{scanned, keys}
+	return nil
+}
+
+// check compares every file's counts with its footer and its runs.
+func (c *keyCounts) check(fs []engineFile) error {
+	for _, f := range fs {
+		fe := &f.r.fe
+		got, ok := c.counted[fe.URI]
+		switch {
+		case !ok && fe.Rows > 0:
+			return fmt.Errorf("%s: no count record for a file of %d rows (a part of the engine's answer is missing)", fe.URI, fe.Rows)
+		case ok && got[0] != fe.Rows:
+			return fmt.Errorf("%s: the engine's scan read %d rows, the footer has %d", fe.URI, got[0], fe.Rows)
+		case ok && got[1] != c.covered[fe.URI]:
+			return fmt.Errorf("%s: the engine counted %d non-null keys, its runs cover %d rows (runs were lost or made up)", fe.URI, got[1], c.covered[fe.URI])
+		}
 	}
 	return nil
 }

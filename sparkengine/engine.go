@@ -153,19 +153,60 @@ func (e *Engine) join(ctx context.Context, s *session, job *fileindex.JoinJob) (
 	if job.Output != "" {
 		// Spark writes the rows; only the schema comes back (LIMIT 0 is
 		// planned as an empty relation: nothing is read twice).
-		in := msg("Relation")
-		set(in, "sql.query", query)
-		cmd := msg("Command")
-		set(cmd, "write_operation.input", in)
-		set(cmd, "write_operation.source", "parquet")
-		set(cmd, "write_operation.path", sparkPath(job.Output))
-		set(cmd, "write_operation.mode", protoreflect.EnumNumber(3)) // SAVE_MODE_ERROR_IF_EXISTS
+		cmd, err := writeCommand(query, job.Output, job.OutputFormat, job.OutputMode)
+		if err != nil {
+			return nil, err
+		}
+		// Spark 3.5 sends no scan metrics with a command's responses: a
+		// written join reports no files or bytes read.
 		if err := s.command(ctx, "write output", cmd); err != nil {
 			return nil, err
 		}
 		query = "SELECT * FROM (" + query + ") LIMIT 0"
 	}
 	return s.rows(ctx, "join", query)
+}
+
+// saveModes are Spark Connect's WriteOperation.SaveMode values by our
+// output modes.
+var saveModes = map[string]string{
+	"":                            "SAVE_MODE_ERROR_IF_EXISTS",
+	fileindex.OutputErrorIfExists: "SAVE_MODE_ERROR_IF_EXISTS",
+	fileindex.OutputOverwrite:     "SAVE_MODE_OVERWRITE",
+	fileindex.OutputAppend:        "SAVE_MODE_APPEND",
+}
+
+// writeCommand is the command that has Spark write query's rows to path
+// with its Parquet or Delta writer (df.write.format(f).mode(m).save(path)).
+// Spark's Delta writer commits the whole output as one table version: a
+// write that fails or is cut before its commit leaves no new version
+// (only data files no version lists, which VACUUM removes).
+func writeCommand(query, path, format, mode string) (protoreflect.Message, error) {
+	switch format {
+	case "":
+		format = fileindex.OutputParquet
+	case fileindex.OutputParquet, fileindex.OutputDelta:
+	default:
+		return nil, fmt.Errorf("sparkengine: output format %q: want parquet or delta", format)
+	}
+	name, ok := saveModes[mode]
+	if !ok {
+		return nil, fmt.Errorf("sparkengine: output mode %q: want error, overwrite or append", mode)
+	}
+	in := msg("Relation")
+	set(in, "sql.query", query)
+	cmd := msg("Command")
+	set(cmd, "write_operation.input", in)
+	set(cmd, "write_operation.source", format)
+	set(cmd, "write_operation.path", sparkPath(path))
+	wo := get(cmd, "write_operation")
+	ev := field(wo, "mode").Enum().Values().ByName(protoreflect.Name(name))
+	if ev == nil {
+		// The protocol's enum is linked in; a missing value is a build defect.
+		panic("sparkengine: Spark Connect has no save mode " + name)
+	}
+	set(cmd, "write_operation.mode", ev.Number())
+	return cmd, nil
 }
 
 // readFiles defines view viewRaw as Spark's scan of exactly files, with the

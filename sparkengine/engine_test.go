@@ -225,3 +225,35 @@ func TestKeyRead(t *testing.T) {
 		t.Error("int96 read on Spark")
 	}
 }
+
+// TestWriteCommand: an output is Spark's df.write.format(f).mode(m).save(p)
+// with our formats and modes mapped to Spark Connect's, s3:// as s3a://.
+func TestWriteCommand(t *testing.T) {
+	for _, tc := range []struct {
+		format, mode, source, saveMode string
+	}{
+		{"", "", "parquet", "SAVE_MODE_ERROR_IF_EXISTS"},
+		{fileindex.OutputParquet, fileindex.OutputErrorIfExists, "parquet", "SAVE_MODE_ERROR_IF_EXISTS"},
+		{fileindex.OutputDelta, fileindex.OutputOverwrite, "delta", "SAVE_MODE_OVERWRITE"},
+		{fileindex.OutputDelta, fileindex.OutputAppend, "delta", "SAVE_MODE_APPEND"},
+	} {
+		cmd, err := writeCommand("SELECT 1", "s3://b/out", tc.format, tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo := get(cmd, "write_operation")
+		mode := wo.Get(field(wo, "mode")).Enum()
+		name := field(wo, "mode").Enum().Values().ByNumber(mode).Name()
+		if got := wo.Get(field(wo, "source")).String(); got != tc.source || string(name) != tc.saveMode ||
+			wo.Get(field(wo, "path")).String() != "s3a://b/out" ||
+			get(cmd, "write_operation.input.sql").Get(field(get(cmd, "write_operation.input.sql"), "query")).String() != "SELECT 1" {
+			t.Errorf("%q %q: source %q mode %s path %q; want %q %s", tc.format, tc.mode, got, name, wo.Get(field(wo, "path")).String(), tc.source, tc.saveMode)
+		}
+	}
+	if _, err := writeCommand("SELECT 1", "file:///o", "orc", ""); err == nil {
+		t.Error("format orc accepted")
+	}
+	if _, err := writeCommand("SELECT 1", "file:///o", "", "ignore"); err == nil {
+		t.Error("mode ignore accepted")
+	}
+}

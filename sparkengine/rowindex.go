@@ -92,21 +92,39 @@ func keyRead(t rowindex.EngineKeyType) (sparkType, expr string, err error) {
 }
 
 // RunSQL is the Spark SQL of a key-runs job over view viewRaw: the rows
-// with a non-null key, numbered within (file, key) by position; a row's
-// position less its number is constant along a run of consecutive rows
-// with one key (gaps and islands), so grouping by (file, key, that
-// difference) gives each run's first row and length. Spark partitions by
-// (file, key): no ordering of the whole result, no single partition.
+// numbered within (file, key) by position; a row's position less its
+// number is constant along a run of consecutive rows with one key (gaps
+// and islands), so grouping by (file, key, that difference) gives each
+// run's first row and length. Spark partitions by (file, key): no ordering
+// of the whole result, no single partition.
+//
+// The same scan and aggregation also give each file's count record
+// (rowindex.RunJob): the grouping set (file) adds one row per file with
+// the rows the scan read (count(*)) and its non-null keys (count(k)),
+// aggregated from the file's rows, not from the runs' groups; the build
+// checks the runs against both. (A window count over the file would need
+// all of a file's rows in one task; the grouping set keeps the (file, key)
+// partitioning and is aggregated partially before the shuffle.)
 func RunSQL(t rowindex.EngineKeyType) string {
 	_, expr, err := keyRead(t)
 	if err != nil {
 		expr = "NULL"
 	}
 	f, p := quote(fileCol), quote(posCol)
-	return fmt.Sprintf("SELECT file, k, min(pos) AS first, count(*) AS rows FROM ("+
+	return fmt.Sprintf("SELECT file, k, first, rows, scanned FROM ("+
+		"SELECT file, k, "+
+		"CASE WHEN grouping_id() = 0 THEN min(pos) ELSE CAST(-1 AS BIGINT) END AS first, "+
+		"CASE WHEN grouping_id() = 0 THEN count(*) ELSE count(k) END AS rows, "+
+		"CASE WHEN grouping_id() = 0 THEN CAST(NULL AS BIGINT) ELSE count(*) END AS scanned, "+
+		"grouping_id() AS gid FROM ("+
 		"SELECT file, k, pos, pos - row_number() OVER (PARTITION BY file, k ORDER BY pos) AS g FROM ("+
-		"SELECT %s AS file, %s AS k, %s AS pos FROM %s) WHERE k IS NOT NULL) GROUP BY file, k, g",
+		"SELECT %s AS file, %s AS k, %s AS pos FROM %s)) "+
+		"GROUP BY GROUPING SETS ((file, k, g), (file))) "+
+		"WHERE gid <> 0 OR k IS NOT NULL",
 		f, expr, p, viewRaw)
 }
+
+// CountsKeys says that KeyRuns sends a count record per file (RunSQL).
+func (e *Engine) CountsKeys() bool { return true }
 
 var _ rowindex.EntryEngine = (*Engine)(nil)

@@ -205,7 +205,7 @@ func addExactValues(q fileindex.Query, values []string) error {
 }
 
 func newJoinCmd(g *globals) *cobra.Command {
-	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut, rowIndex string
+	var keysFile, on, how, sel, out, keysFormatFlag, engine, spark, sparkOut, sparkOutFormat, sparkOutMode, rowIndex string
 	var indexLeft, explain bool
 	var keyOpts []string
 	cmd := &cobra.Command{
@@ -216,7 +216,9 @@ func newJoinCmd(g *globals) *cobra.Command {
 			"with --json).\n\n" +
 			"--engine spark runs the read of the located files and the join on Apache Spark through Spark Connect\n" +
 			"(--spark sc://host:port, or the config keys engine and sparkRemote); locating stays here. With\n" +
-			"--spark-out DIR, Spark writes the rows as Parquet to DIR itself (see docs/spark-engine.md).",
+			"--spark-out PATH, Spark writes the rows to PATH itself, as Parquet or as a Delta table (--spark-out-format;\n" +
+			"default: delta when PATH is a Delta table, else parquet); an existing PATH fails the join unless\n" +
+			"--spark-out-mode overwrite|append (see docs/spark-engine.md).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -237,6 +239,12 @@ func newJoinCmd(g *globals) *cobra.Command {
 				return usagef("join: --spark needs --engine spark")
 			}
 			var output string
+			if sparkOut == "" && (sparkOutFormat != "" || sparkOutMode != "") {
+				return usagef("join: --spark-out-format and --spark-out-mode need --spark-out")
+			}
+			if err := fileindex.ValidateOutput(sparkOut, sparkOutFormat, sparkOutMode); err != nil {
+				return usagef("%v", err)
+			}
 			if sparkOut != "" {
 				if resolved != ariadne.EngineSpark {
 					return usagef("join: --spark-out needs --engine spark")
@@ -261,7 +269,7 @@ func newJoinCmd(g *globals) *cobra.Command {
 					return err
 				}
 				rows, err := ix.Join(ctx, ariadne.JoinRequest{Source: keys, On: splitList(on), How: how, Select: splitList(sel), IndexOnLeft: indexLeft,
-					Engine: engine, SparkRemote: spark, Output: output, RowIndex: rowIndex})
+					Engine: engine, SparkRemote: spark, Output: output, OutputFormat: sparkOutFormat, OutputMode: sparkOutMode, RowIndex: rowIndex})
 				if err != nil {
 					return err
 				}
@@ -273,8 +281,12 @@ func newJoinCmd(g *globals) *cobra.Command {
 					if err := rows.Err(); err != nil {
 						return err
 					}
-					g.summary("summary", "join", fmt.Sprintf("rows written by Spark to %s from %d located file(s)", output, len(rows.Files())),
-						map[string]any{"output": output, "files_located": len(rows.Files()), "engine": string(ariadne.EngineSpark)})
+					st := rows.Stats()
+					mode := cmp.Or(sparkOutMode, fileindex.OutputErrorIfExists)
+					g.summary("summary", "join", fmt.Sprintf("rows written by Spark to %s as %s (mode %s) from %d located file(s)",
+						output, st.OutputFormat, mode, len(rows.Files())),
+						map[string]any{"output": output, "output_format": st.OutputFormat, "output_mode": mode, "files_located": len(rows.Files()),
+							"engine": string(ariadne.EngineSpark)})
 					return nil
 				}
 				sink, err := newRowSink(g.env.Stdout, out, g.jsonOut, rows.Schema())
@@ -337,7 +349,9 @@ func newJoinCmd(g *globals) *cobra.Command {
 	f.BoolVar(&indexLeft, "index-left", false, "put the index side on the left (the library's index.join(df))")
 	f.StringVar(&engine, "engine", "", "engine that reads the located files and joins: duckdb or spark (default: config key engine, else duckdb)")
 	f.StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
-	f.StringVar(&sparkOut, "spark-out", "", "with --engine spark: Spark writes the rows as Parquet to this folder (must not exist)")
+	f.StringVar(&sparkOut, "spark-out", "", "with --engine spark: Spark writes the rows to this path itself (see --spark-out-format, --spark-out-mode)")
+	f.StringVar(&sparkOutFormat, "spark-out-format", "", "format of --spark-out: parquet or delta (default: delta when the path is a Delta table, else parquet)")
+	f.StringVar(&sparkOutMode, "spark-out-mode", "", "what an existing --spark-out gets: error (default), overwrite or append")
 	f.StringVar(&rowIndex, "row-index", "auto", "read the index side through a row index on the join column: auto (when one holds the located files unchanged and few rows match), force, off")
 	f.BoolVar(&explain, "explain", false, "say on stderr how the index side was read: the path (rowindex, late materialization, the engine's scan, filtered, full), why, and what was read")
 	return cmd

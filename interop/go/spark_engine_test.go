@@ -370,6 +370,10 @@ func TestSparkEngineJoin(t *testing.T) {
 		testSparkFaceAndCLI(t, ctx, srv, root, dir, pq)
 	})
 
+	t.Run("delta output", func(t *testing.T) {
+		testSparkDeltaOutput(t, ctx, e, srv, eng, root, dir, pq)
+	})
+
 	t.Run("timeout", func(t *testing.T) {
 		short, err := sparkengine.New(ctx, srv.Remote(), sparkengine.Options{Timeout: time.Millisecond})
 		if err != nil {
@@ -480,7 +484,8 @@ func TestSparkEngineJoin(t *testing.T) {
 // "spark", and with the config keys engine/sparkRemote) and the command
 // line (join --engine spark --spark URL) give DuckDB's rows; with Output
 // (--spark-out) Spark writes them as Parquet, which reads back as the same
-// rows.
+// rows; an existing folder is refused by default, mode append adds the rows
+// again and overwrite replaces them.
 func testSparkFaceAndCLI(t *testing.T, ctx context.Context, srv *ConnectServer, root, dir string, pq *fileindex.FileIndex) {
 	want, err := runJoin(ctx, pq, "tag", fileindex.Left, fileindex.JoinOptions{})
 	if err != nil {
@@ -551,42 +556,67 @@ func testSparkFaceAndCLI(t *testing.T, ctx context.Context, srv *ConnectServer, 
 	if got, _, err := faceRows(plain, outReq); err != nil || len(got) != 0 {
 		t.Fatalf("output: %d rows streamed back, %v; want none, no error", len(got), err)
 	}
-	parts, _ := filepath.Glob(filepath.Join(outDir, "*.parquet"))
-	if len(parts) == 0 {
-		t.Fatalf("output: no Parquet file under %s", outDir)
-	}
 	r := store.NewResolver(store.ResolverOptions{})
 	defer r.Close()
-	var rows [][]any
-	for _, p := range parts {
-		rd, err := datafile.Open(ctx, r, "file://"+p, datafile.Spec{Format: "parquet", Schema: want.schema}, nil)
-		if err != nil {
-			t.Fatal(err)
+	// readOut reads every Parquet file under outDir; copies is how many
+	// times DuckDB's rows must be there.
+	readOut := func(copies int) {
+		t.Helper()
+		parts, _ := filepath.Glob(filepath.Join(outDir, "*.parquet"))
+		if len(parts) == 0 {
+			t.Fatalf("output: no Parquet file under %s", outDir)
 		}
-		for {
-			b, err := rd.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		var rows [][]any
+		for _, p := range parts {
+			rd, err := datafile.Open(ctx, r, "file://"+p, datafile.Spec{Format: "parquet", Schema: want.schema}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows = append(rows, b...)
+			for {
+				b, err := rd.Next(ctx)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, b...)
+			}
+			rd.Close()
 		}
-		rd.Close()
+		got, err := RenderRows(want.schema, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wl []string
+		for range copies {
+			wl = append(wl, want.lines...)
+		}
+		slices.Sort(wl)
+		slices.Sort(got)
+		if d := diffLines(wl, got); d != "" {
+			t.Errorf("output written by Spark differs from DuckDB's rows ×%d:\n%s", copies, d)
+		}
 	}
-	got, err := RenderRows(want.schema, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := diffLines(want.lines, got); d != "" {
-		t.Errorf("output written by Spark differs from DuckDB's rows:\n%s", d)
-	}
-	// An existing output folder fails the join, as a Spark error.
+	readOut(1)
+	// An existing output folder fails the join before Spark runs (mode
+	// error, the default), as an invalid argument.
 	_, _, err = faceRows(plain, outReq)
-	if !errors.Is(err, sparkengine.ErrSpark) || ariadne.ErrorKind(err) != "spark engine" {
-		t.Errorf("output into an existing folder: %v (kind %q), want a spark engine error", err, ariadne.ErrorKind(err))
+	if ariadne.ErrorKind(err) != "invalid argument" || !strings.Contains(fmt.Sprint(err), "already exists") {
+		t.Errorf("output into an existing folder: %v (kind %q), want an invalid argument", err, ariadne.ErrorKind(err))
 	}
+	// Mode append adds Spark's files beside the first ones (Parquet
+	// inferred: the folder is no Delta table); overwrite replaces them.
+	outReq.OutputMode = "append"
+	if _, stats, err := faceRows(plain, outReq); err != nil || stats.OutputFormat != "parquet" {
+		t.Fatalf("append: %+v, %v", stats, err)
+	}
+	readOut(2)
+	outReq.OutputMode = "overwrite"
+	if _, _, err := faceRows(plain, outReq); err != nil {
+		t.Fatalf("overwrite: %v", err)
+	}
+	readOut(1)
 
 	// The command line.
 	keysFile := filepath.Join(dir, "keys.csv")
