@@ -122,9 +122,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	lakeDir := filepath.Join(cfg.Dir, "lake")
-	files, err := lakegen.Ensure(ctx, lakeDir, cfg.Lake, cfg.Progress)
-	if err != nil {
-		return nil, err
+	var uris, refPaths []string
+	if cfg.Layout == LayoutFramed {
+		// The source lake, then its framed prepare; DuckDB on the
+		// source is the reference.
+		srcDir := filepath.Join(cfg.Dir, "source")
+		src, err := lakegen.Ensure(ctx, srcDir, cfg.Lake, cfg.Progress)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range src {
+			refPaths = append(refPaths, filepath.Join(srcDir, filepath.FromSlash(f.Key)))
+		}
+		if uris, err = ensureFramed(ctx, srcDir, lakeDir, cfg.Lake, cfg.Progress); err != nil {
+			return nil, err
+		}
+	} else {
+		files, err := lakegen.Ensure(ctx, lakeDir, cfg.Lake, cfg.Progress)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			uris = append(uris, f.Key)
+		}
 	}
 	local, err := store.Open(ctx, "file://"+lakeDir)
 	if err != nil {
@@ -140,13 +160,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer idx.Close()
-	var uris []string
-	for _, f := range files {
-		uris = append(uris, f.Key)
-	}
 	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake)}
 	rep.Lake.ZipfTopShare = lakegen.TopShare(cfg.Lake)
-	lk := lakeRun{data: local, lakeDir: lakeDir, uris: uris, keyCol: keyColumn, idx: idx, kind: cfg.Kind, progress: cfg.Progress}
+	lk := lakeRun{data: local, lakeDir: lakeDir, uris: uris, keyCol: keyColumn, idx: idx, kind: cfg.Kind, progress: cfg.Progress,
+		refPaths: refPaths}
 	h, err := lk.prepare(ctx, rep)
 	if err != nil {
 		return nil, err
@@ -171,6 +188,10 @@ type lakeRun struct {
 	idx      store.Store // the index folder
 	kind     rowindex.Kind
 	progress io.Writer
+	// refPaths, if set, are the same rows in other files (the framed
+	// layout's unprepared source), where DuckDB is timed too, for
+	// reference.
+	refPaths []string
 }
 
 // indexName is the row index the lookups use.
@@ -273,6 +294,12 @@ func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([
 	}
 	defer eng.Close()
 	m := &measurer{ri: ri, eng: eng, h: h, cfg: cfg, progress: lk.progress}
+	if len(lk.refPaths) > 0 {
+		if m.ref, err = duckdb.Open(ctx, lk.refPaths, lk.keyCol); err != nil {
+			return nil, err
+		}
+		defer m.ref.Close()
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 11))
 	n := cfg.KeysPerClass
 	// Untimed first lookups: DuckDB's first query and the row index's
@@ -319,6 +346,7 @@ func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([
 type measurer struct {
 	ri       *rowindex.RowIndex
 	eng      *duckdb.Engine
+	ref      *duckdb.Engine // DuckDB on the reference files, or nil
 	h        *histogram
 	cfg      ClassConfig
 	progress io.Writer
@@ -329,8 +357,8 @@ type measurer struct {
 func (m *measurer) measure(ctx context.Context, sampling, class string, keys []any, limit int) (ClassResult, error) {
 	res := ClassResult{Sampling: sampling, Class: class, Limit: limit}
 	fmt.Fprintf(m.progress, "class %s (%s sampling, limit %d): %d keys...\n", class, sampling, limit, len(keys))
-	var ours, theirs []time.Duration
-	var oursOut, theirsOut int
+	var ours, theirs, ref []time.Duration
+	var oursOut, theirsOut, refOut int
 	var spent time.Duration
 	distinct := map[any]bool{}
 	for _, k := range keys {
@@ -368,6 +396,19 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 		}
 		theirs = append(theirs, d2)
 		spent += d + d2
+		if m.ref != nil {
+			d3, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.ref.Count(ctx, q, limit) })
+			switch {
+			case cut:
+				refOut++
+			case err != nil:
+				return res, fmt.Errorf("rowindexbench: DuckDB on the reference files, key %v: %w", k, err)
+			case int64(n) != want:
+				return res, fmt.Errorf("rowindexbench: DuckDB on the reference files returned %d rows for key %v, the scan counted %d", n, k, want)
+			}
+			ref = append(ref, d3)
+			spent += d3
+		}
 		res.RowsPerLookup += float64(want)
 		res.MaxRows = max(res.MaxRows, want)
 		distinct[k] = true
@@ -382,6 +423,10 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 	res.RatioP50 = ratio(res.RowIndex.P50MS, res.DuckDB.P50MS)
 	res.RatioP90 = ratio(res.RowIndex.P90MS, res.DuckDB.P90MS)
 	res.RatioP99 = ratio(res.RowIndex.P99MS, res.DuckDB.P99MS)
+	if m.ref != nil {
+		l := latencyOf(ref, refOut)
+		res.DuckDBReference = &l
+	}
 	return res, nil
 }
 

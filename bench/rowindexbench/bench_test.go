@@ -1,6 +1,7 @@
 package rowindexbench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -11,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -85,6 +89,70 @@ func TestRunSmoke(t *testing.T) {
 	}
 	if _, ok := cls["ratio_p50"].(float64); !ok {
 		t.Errorf("classes[0].ratio_p50 is not a number: %v", cls)
+	}
+}
+
+// TestRunFramed runs the framed layout on a tiny lake: the lake is the
+// source lake prepared with frames (every file carries the frame table and
+// a marker saying so), lookups read frames, DuckDB is timed on the framed
+// files and, for reference, on the source files for every class (Run checks
+// both return the scanned row counts), and a second run reuses the
+// prepared files.
+func TestRunFramed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Layout: LayoutFramed, Lake: smallLake(2), Classes: ClassConfig{KeysPerClass: 2, TopRepeats: 1}}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Format(&sb)
+	t.Log("\n" + sb.String())
+	if !strings.Contains(sb.String(), "DuckDB on the source") || !strings.Contains(rep.Description, "--frames --frame-raw-blocks") {
+		t.Errorf("report does not say what the framed layout is or lacks the reference table")
+	}
+	framesRead := false
+	for _, c := range rep.Classes {
+		if c.DuckDBReference == nil || c.DuckDBReference.P50MS <= 0 {
+			t.Errorf("class %s/%s: no DuckDB reference on the source files", c.Sampling, c.Class)
+		}
+		framesRead = framesRead || c.RowsPerLookup > 0 && c.BytesPerLookup > 0
+	}
+	if !framesRead {
+		t.Errorf("no class read data")
+	}
+	uris, err := parquetFiles(filepath.Join(dir, "lake"))
+	if err != nil || len(uris) == 0 {
+		t.Fatalf("framed files: %v, %v", uris, err)
+	}
+	for _, u := range uris {
+		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok, err := prepared.MarkerOf(f)
+		if err != nil || !ok || m.Frames == nil {
+			t.Fatalf("%s: marker %+v, %v, %v: not framed", u, m, ok, err)
+		}
+		if _, ok := f.Lookup(prepared.FramesKey); !ok {
+			t.Fatalf("%s: no frame table", u)
+		}
+	}
+	st, err := os.Stat(filepath.Join(dir, "lake", uris[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.Stat(filepath.Join(dir, "lake", uris[0]))
+	if err != nil || !again.ModTime().Equal(st.ModTime()) {
+		t.Errorf("second run rewrote the framed files (%v)", err)
 	}
 }
 

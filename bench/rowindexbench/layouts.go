@@ -5,6 +5,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 )
 
 // The generated layouts, all of the same listening history except
@@ -26,10 +27,18 @@ const (
 	// writer with its default properties (lakegen.WriterArrow: one row group
 	// per file, 1 MiB pages, dictionaries, no compression, no page index).
 	LayoutArrow = "arrow"
+	// LayoutFramed is the sorted layout's lake (the same rows as
+	// LayoutPrepared) rewritten by `ariadne prepare --frames
+	// --frame-raw-blocks` (prepared.PrepareFiles with FrameOptions at the
+	// CLI's defaults, buckets and page size as LayoutPrepared): key-aligned
+	// pages whose values are ZSTD frames of whole keys (≥ 4 KiB each), and
+	// raw blocks where ZSTD cannot shrink a frame. The source lake is kept
+	// beside it (Dir/source), and DuckDB is timed on it too, for reference.
+	LayoutFramed = "framed"
 )
 
 // Layouts lists the generated layouts.
-var Layouts = []string{LayoutSorted, LayoutPrepared, LayoutArrival, LayoutSkewed, LayoutArrow}
+var Layouts = []string{LayoutSorted, LayoutPrepared, LayoutArrival, LayoutSkewed, LayoutArrow, LayoutFramed}
 
 // DefaultSizeMB is the generated lake's default size: small enough for a
 // smoke run on a 2-core machine in a minute or two. The documented runs
@@ -52,7 +61,7 @@ func LakeConfig(layout string, sizeMB int) (lakegen.Config, error) {
 	c.Users = max(1000, int(float64(c.Users)*scale))
 	c.Tracks = max(1000, int(float64(c.Tracks)*scale))
 	switch layout {
-	case LayoutSorted:
+	case LayoutSorted, LayoutFramed: // LayoutFramed: the source lake
 		c.Sorted = true
 	case LayoutPrepared:
 		c.Prepared = true
@@ -79,6 +88,9 @@ func describe(layout string, c lakegen.Config) string {
 			c.ZipfS, c.ZipfV, c.Users, c.RowGroupRows, c.PageBytes>>10)
 	case LayoutArrow:
 		return "arrival order, written by arrow-go pqarrow with default properties"
+	case LayoutFramed:
+		return fmt.Sprintf("prepared with frames: the sorted lake through `prepare --frames --frame-raw-blocks` (ZSTD frames of whole keys ≥ %d B, raw blocks), %d buckets, %d KiB pages",
+			prepared.DefaultMinFrameBytes, c.FilesPerDay, framedPageBytes(c)>>10)
 	}
 	return layout
 }

@@ -92,6 +92,10 @@ type ClassResult struct {
 	MaxRows       int64   `json:"max_rows"`
 	RowIndex      Latency `json:"row_index"`
 	DuckDB        Latency `json:"duckdb"`
+	// DuckDBReference is DuckDB on the same rows in the reference files
+	// (LayoutFramed: the unprepared source lake), same keys, same run;
+	// nil for other layouts.
+	DuckDBReference *Latency `json:"duckdb_reference,omitempty"`
 	// RatioP50, RatioP90 and RatioP99 are row index / DuckDB at each
 	// percentile: below 1 the row index is faster.
 	RatioP50 float64 `json:"ratio_p50"`
@@ -175,6 +179,25 @@ func (r *Report) Format(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %.0f | %s | %s | %s | %.1f | %.0f |\n", c.Sampling, c.Class, limit, c.Keys,
 			c.RowsPerLookup, fmtLatency(c.RowIndex), fmtLatency(c.DuckDB), fmtRatios(c), c.RequestsPerLookup, c.BytesPerLookup)
+	}
+	if len(r.Classes) > 0 && r.Classes[0].DuckDBReference != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "For reference, DuckDB on the same rows in the unprepared source files, same keys, same run (ratio = row index on the prepared files / DuckDB on the source):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| sampling | class | limit | DuckDB on the source p50 / p90 / p99 | ratio p50 / p90 / p99 |")
+		fmt.Fprintln(w, "|---|---|---|---|---|")
+		for _, c := range r.Classes {
+			if c.DuckDBReference == nil {
+				continue
+			}
+			limit := "–"
+			if c.Limit > 0 {
+				limit = fmt.Sprint(c.Limit)
+			}
+			x := *c.DuckDBReference
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s / %s |\n", c.Sampling, c.Class, limit, fmtLatency(x),
+				fmtRatio(ratio(c.RowIndex.P50MS, x.P50MS)), fmtRatio(ratio(c.RowIndex.P90MS, x.P90MS)), fmtRatio(ratio(c.RowIndex.P99MS, x.P99MS)))
+		}
 	}
 	if len(r.Overview) > 0 {
 		fmt.Fprintln(w)

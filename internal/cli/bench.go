@@ -63,8 +63,9 @@ bytes per lookup. Every system must return the scanned row count for every key, 
 Generated lakes (--layout): sorted (bucketed and sorted by user), prepared (the same, key-aligned pages),
 arrival (arrival order), skewed (arrival order, a top user with ~19 % of the rows, 12k-row row groups,
 16 KiB pages), arrow (arrival order written by arrow-go with default properties: one row group and 1 MiB
-pages per file, dictionaries, no page index, no compression). The lake is generated once into
-WORK/lake and reused; --overview adds the standard parquet-go reader and the row index cold, on local disk
+pages per file, dictionaries, no page index, no compression), framed (the sorted lake, kept in
+WORK/source, through prepare --frames --frame-raw-blocks; DuckDB is also timed on the source files). The
+lake is generated once into WORK/lake and reused; --overview adds the standard parquet-go reader and the row index cold, on local disk
 and behind 2 ms and 20 ms of injected latency.
 
 --dir PATH --key COL measures the *.parquet files under PATH instead (the index is built in a temporary

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,5 +267,86 @@ func TestGuardWalksFromUnknownOffsets(t *testing.T) {
 	}
 	if err := g.check(at, at+16); err != nil {
 		t.Fatalf("a read continuing the previous one: %v", err)
+	}
+}
+
+// TestGuardPagesArmsItsChunk: GuardPages arms only the column chunk it
+// reads (found in the footer by identity, in every row group and column),
+// and still refuses that chunk's lying page while a sound chunk of the same
+// file reads through.
+func TestGuardPagesArmsItsChunk(t *testing.T) {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[testfixture.InflatedRow](&buf, parquet.Compression(&parquet.Zstd), parquet.PageBufferSize(4<<10))
+	for g := range 3 {
+		rows := make([]testfixture.InflatedRow, 1000)
+		for i := range rows {
+			rows[i] = testfixture.InflatedRow{ID: int64(g*1000 + i), Name: fmt.Sprint("ariadne-", i%7)}
+		}
+		if _, err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil { // a row group per batch
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readAll := func(b []byte, rg, col int) (int64, error) {
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fcc := f.RowGroups()[rg].ColumnChunks()[col].(*parquet.FileColumnChunk)
+		pages := GuardPages(fcc, bytes.NewReader(b))
+		defer pages.Close()
+		var n int64
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+			n += p.NumValues()
+			parquet.Release(p)
+		}
+	}
+	sound := buf.Bytes()
+	f, err := parquet.OpenFile(bytes.NewReader(sound), int64(len(sound)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := f.Metadata()
+	if len(md.RowGroups) != 3 {
+		t.Fatalf("%d row groups, want 3", len(md.RowGroups))
+	}
+	for rg := range 3 {
+		for col := range 2 {
+			fcc := f.RowGroups()[rg].ColumnChunks()[col].(*parquet.FileColumnChunk)
+			if m := chunkMeta(fcc); m != &md.RowGroups[rg].Columns[col].MetaData {
+				t.Fatalf("chunkMeta of row group %d column %d is not its footer entry", rg, col)
+			}
+			off, end := chunkRange(&md.RowGroups[rg].Columns[col].MetaData)
+			g, ok := guardRange(bytes.NewReader(sound), md, off, end).(*guardedReader)
+			if !ok || len(g.watch) != 1 || g.watch[0].off != off || g.watch[0].end != end {
+				t.Fatalf("row group %d column %d: guard armed %v, want its chunk [%d, %d) alone", rg, col, g, off, end)
+			}
+			if n, err := readAll(sound, rg, col); err != nil || n != 1000 {
+				t.Fatalf("row group %d column %d: %d values, %v", rg, col, n, err)
+			}
+		}
+	}
+	// The whole file is still armed by GuardReader.
+	if g := GuardReader(bytes.NewReader(sound), md).(*guardedReader); len(g.watch) != 6 {
+		t.Fatalf("GuardReader armed %d chunks, want 6", len(g.watch))
+	}
+	lying := testfixture.InflatedPage(t, sound, 1<<30) // row group 0, column 0
+	if _, err := readAll(lying, 0, 0); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("lying chunk: %v, want a corrupt page", err)
+	}
+	if n, err := readAll(lying, 1, 0); err != nil || n != 1000 {
+		t.Fatalf("sound chunk of the lying file: %d values, %v", n, err)
 	}
 }
