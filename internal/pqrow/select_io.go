@@ -111,7 +111,7 @@ func (f *File) LoadPageIndex() error {
 	if lo < 0 || hi-lo > maxPageIndexBytes {
 		return nil
 	}
-	r, err := prefetch(f.pf, []byteSpan{{lo, hi}})
+	r, err := prefetch(f.r, []byteSpan{{lo, hi}})
 	if err != nil {
 		return corrupt(err)
 	}
