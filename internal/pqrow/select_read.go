@@ -79,9 +79,18 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 			curs[i].last = rows[len(rows)-1]
 		}
 		if oi := curs[i].oi; oi != nil {
+			// Rows ascend: the first row's page by binary search, the
+			// others by walking on from it.
 			var pages []int
+			p, np := -1, oi.NumPages()
 			for _, r := range rows {
-				if p := curs[i].pageOf(r); len(pages) == 0 || pages[len(pages)-1] != p {
+				if p < 0 {
+					p = curs[i].pageOf(r)
+				}
+				for p+1 < np && oi.FirstRowIndex(p+1) <= r {
+					p++
+				}
+				if len(pages) == 0 || pages[len(pages)-1] != p {
 					pages = append(pages, p)
 				}
 			}
