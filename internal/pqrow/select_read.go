@@ -62,11 +62,15 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 	}
 	chunks := g.ColumnChunks()
 	curs := make([]*seekCursor, len(pl.cols))
+	var sr *spanReader // the prefetched pages, pooled
 	defer func() {
 		for _, c := range curs {
 			if c != nil {
 				c.close()
 			}
+		}
+		if sr != nil {
+			sr.release()
 		}
 	}()
 	var want []byteSpan
@@ -98,8 +102,9 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 		}
 	}
 	if len(want) > 0 && len(rows) > 0 {
-		sr, err := prefetch(f.r, want)
-		if err != nil {
+		var err error
+		if sr, err = prefetchPooled(f.r, want); err != nil {
+			sr = nil
 			return nil, corrupt(err)
 		}
 		for _, c := range curs {
