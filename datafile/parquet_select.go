@@ -3,6 +3,7 @@ package datafile
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
@@ -24,6 +25,15 @@ type ParquetFile struct {
 // OpenParquet opens the Parquet file at uri for selective reads with the
 // plan, which must be a Parquet plan.
 func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*ParquetFile, error) {
+	return p.OpenParquetCached(ctx, res, uri, nil)
+}
+
+// OpenParquetCached is OpenParquet taking the file's decoded footer and
+// page indexes from cache when it holds this version of the file (same
+// size and ETag, from a Stat made on every open) and keeping them there
+// otherwise; nil cache = OpenParquet. Every read the returned file makes
+// goes through res's store for this call (ctx, request counts).
+func (p *Plan) OpenParquetCached(ctx context.Context, res Resolver, uri string, cache *pqrow.FileCache) (*ParquetFile, error) {
 	if p.format != Parquet {
 		return nil, aerr.Invalid("datafile: selective reads need a parquet plan, not %s", p.format)
 	}
@@ -35,7 +45,15 @@ func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*Parq
 	if err != nil {
 		return nil, &FileError{URI: uri, Err: err}
 	}
-	f, err := pqrow.OpenFile(store.NewReaderAt(ctx, st, key, info.Size), info.Size)
+	r := store.NewReaderAt(ctx, st, key, info.Size)
+	if cache != nil {
+		f, err := cache.Open(uri, pqrow.FileID{Size: info.Size, ETag: info.ETag, ModNanos: modNanos(info.ModTime)}, r)
+		if err != nil {
+			return nil, &FileError{URI: uri, Err: parquetErr(uri, err)}
+		}
+		return &ParquetFile{uri: uri, plan: p, f: f}, nil
+	}
+	f, err := pqrow.OpenFile(r, info.Size)
 	if err != nil {
 		return nil, &FileError{URI: uri, Err: parquetErr(uri, err)}
 	}
@@ -44,6 +62,14 @@ func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*Parq
 		return nil, &FileError{URI: uri, Err: parquetErr(uri, err)}
 	}
 	return &ParquetFile{uri: uri, plan: p, f: f}, nil
+}
+
+// modNanos is t in Unix nanoseconds, 0 for the zero time.
+func modNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // URI returns the file's URI.

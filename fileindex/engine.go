@@ -92,11 +92,12 @@ type JoinJob struct {
 	// by Join; the returned JoinRows then has the schema and no rows.
 	Output, OutputFormat, OutputMode string
 
-	// The embedded DuckDB engine's inputs: the database the keys were
-	// loaded into (table "q") and the join's late-materialization plan.
+	// The embedded DuckDB engine's inputs: the database the keys are
+	// loaded into (table "q"; taken and loaded on first use, see
+	// join_keys.go) and the join's late-materialization plan.
 	fi        *FileIndex
 	m         *metadata.Metadata
-	db        *duck.DB
+	db        func(context.Context) (*duck.DB, error)
 	pf        *prefilter
 	force     JoinPath
 	directCap int64 // JoinOptions.directCap
@@ -126,7 +127,11 @@ func (duckEngine) Join(ctx context.Context, job *JoinJob) (JoinRows, error) {
 	if direct != nil && direct.rows != nil {
 		return &directRows{schema: direct.schema, rows: direct.rows}, nil
 	}
-	rows, err := job.db.Query(ctx, joinSQL(job.m, job.On, job.How, job.IndexOnLeft, job.Keys.Schema().Names(), job.IndexColumns))
+	db, err := job.db(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, joinSQL(job.m, job.On, job.How, job.IndexOnLeft, job.Keys.Schema().Names(), job.IndexColumns))
 	if err != nil {
 		return nil, err
 	}

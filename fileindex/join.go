@@ -239,28 +239,48 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 			strings.Join(on, ", "), strings.Join(on, ", "))
 	}
 
-	jdb, err := fi.joinDBs.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db := jdb.db
-	res := &Result{db: jdb, pool: fi.joinDBs}
+	res := &Result{pool: fi.joinDBs}
 	fail := func(err error) (*Result, error) {
-		jdb.close()
+		if res.db != nil {
+			res.db.close()
+			res.db = nil
+		}
 		return nil, err
 	}
-	if _, err := db.Load(ctx, "q", duckKeys{keys}); err != nil {
-		return fail(err)
+	ldb := &lazyDB{fi: fi, res: res, keys: keys}
+	var files []string
+	var pf *prefilter
+	held := false // the keys are in Go, DuckDB untouched (join_keys.go)
+	if directCandidate(m, src, keys.Schema(), on, how, opts) {
+		h, rest, ok, err := holdKeys(ctx, keys)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
+			held = true
+			ldb.keys = h.source()
+			var vals []any
+			vals, pf = h.distinct(on[0])
+			if files, err = fi.LocateFromRows(ctx, pruning, valueRows(vals)); err != nil {
+				return fail(err)
+			}
+		} else {
+			ldb.keys = rest
+		}
 	}
-	files, err := fi.LocateFromRows(ctx, pruning, queryRows(ctx, db, pruning))
-	if err != nil {
-		return fail(err)
+	if !held {
+		db, err := ldb.get(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if files, err = fi.LocateFromRows(ctx, pruning, queryRows(ctx, db, pruning)); err != nil {
+			return fail(err)
+		}
+		if pf, err = planPrefilter(ctx, db, m, src, keys.Schema(), on, how, opts.IndexOnLeft); err != nil {
+			return fail(err)
+		}
 	}
 	res.files = files
-	pf, err := planPrefilter(ctx, db, m, src, keys.Schema(), on, how, opts.IndexOnLeft)
-	if err != nil {
-		return fail(err)
-	}
 	res.stats.FilesLocated = len(files)
 	if opts.force == PathFull {
 		pf = nil
@@ -269,7 +289,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
 		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols,
 		Output: out.Path, OutputFormat: out.Format, OutputMode: out.Mode,
-		fi: fi, m: m, db: db, pf: pf, force: opts.force, directCap: opts.directCap, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
+		fi: fi, m: m, db: ldb.get, pf: pf, force: opts.force, directCap: opts.directCap, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
 	}
 	for k, v := range m.ReadOptions.All() {
 		job.Options[k] = v
@@ -293,6 +313,10 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 		// Another engine gets the keys back from DuckDB and reads the
 		// located files itself.
 		res.stats.Path = PathEngine
+		db, err := ldb.get(ctx)
+		if err != nil {
+			return fail(err)
+		}
 		job.Keys = &loadedKeys{st: keys.Schema(), db: db}
 		job.db, job.pf = nil, nil
 	}
@@ -407,7 +431,7 @@ func queryRows(ctx context.Context, db *duck.DB, cols []string) iter.Seq2[[]any,
 // (PathLate, reading only the columns cols, nil = all), from others by
 // filtering every row in Go (PathFiltered). Without one, every row is
 // loaded (PathFull). The path and what it read go to stats.
-func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, loc RowLocator, direct *directPlan, stats *JoinStats) error {
+func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context) (*duck.DB, error), m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, loc RowLocator, direct *directPlan, stats *JoinStats) error {
 	allowLate := force != PathFiltered
 	allowScan := force == "" || force == PathScan
 	opts := map[string]string{}
@@ -443,7 +467,7 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		if err != nil {
 			return err
 		}
-		lf := &lateFile{plan: proj, res: cres, col: pf.col, keys: ks, width: len(src.Fields), stats: &lateStats{}}
+		lf := &lateFile{plan: proj, res: cres, col: pf.col, keys: ks, width: len(src.Fields), stats: &lateStats{}, footers: fi.footers}
 		for _, f := range proj.Schema().Fields {
 			lf.pos = append(lf.pos, slices.Index(src.Names(), f.Name))
 		}
@@ -471,6 +495,10 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 			}
 		}
 		if allowScan {
+			db, err := dbf(ctx)
+			if err != nil {
+				return err
+			}
 			sel, why, err := planScan(ctx, db, m, src, on, lf, files, force == PathScan)
 			if err != nil {
 				return err
@@ -523,8 +551,14 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 			return err
 		}
 		answered = true
-	} else if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
-		return err
+	} else {
+		db, err := dbf(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
+			return err
+		}
 	}
 	if rowLF != nil && rowLF.stats.staleCount() > 0 {
 		stale := rowLF.stats.staleCount()
@@ -533,12 +567,18 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 		// the located files again without it.
 		if answered {
 			direct.rows = nil
-		} else if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
-			return err
+		} else {
+			db, err := dbf(ctx)
+			if err != nil {
+				return err
+			}
+			if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
+				return err
+			}
 		}
 		redone = true
 		*stats = JoinStats{FilesLocated: stats.FilesLocated, Engine: stats.Engine}
-		if err := fi.loadIndexSide(ctx, db, m, src, allFiles, pf, force, on, cols, nil, nil, stats); err != nil {
+		if err := fi.loadIndexSide(ctx, dbf, m, src, allFiles, pf, force, on, cols, nil, nil, stats); err != nil {
 			return err
 		}
 		stats.Plan = fmt.Sprintf("%s (row index stale: %d rows at its positions hold other keys)", stats.Plan, stale)
@@ -547,6 +587,10 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, db *duck.DB, m *metadata
 	if answered {
 		stats.Direct = true
 		return nil
+	}
+	db, err := dbf(ctx)
+	if err != nil {
+		return err
 	}
 	return fi.defineIndexView(ctx, db, m, src)
 }

@@ -202,6 +202,9 @@ type lateFile struct {
 	pos   []int // projected column i goes to row position pos[i]
 	width int   // source columns
 	stats *lateStats
+	// footers keeps the located files' footers and page indexes across
+	// joins (the handle's: FileIndex.footers).
+	footers *pqrow.FileCache
 
 	// sampled holds the files whose key column the planner read
 	// (planScan), opened and matched: the late path reads their matching
@@ -236,7 +239,7 @@ func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFil
 		return sf.pf, sf.matches, sf.st, nil
 	}
 	var st pqrow.ScanStats
-	pf, err := lf.plan.OpenParquet(ctx, lf.res, uri)
+	pf, err := lf.plan.OpenParquetCached(ctx, lf.res, uri, lf.footers)
 	if err != nil {
 		return nil, nil, st, err
 	}

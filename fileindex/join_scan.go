@@ -76,7 +76,7 @@ func planScan(ctx context.Context, db *duck.DB, m *metadata.Metadata, src *schem
 			uri := files[i*len(files)/n]
 			sf := &sampledFile{}
 			var err error
-			if sf.pf, err = lf.plan.OpenParquet(ctx, lf.res, uri); err == nil {
+			if sf.pf, err = lf.plan.OpenParquetCached(ctx, lf.res, uri, lf.footers); err == nil {
 				sf.matches, err = sf.pf.MatchRows(ctx, lf.col, lf.keys, &sf.st)
 			}
 			samples[i], errs[i] = sf, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
+	"github.com/cespare/xxhash/v2"
 )
 
 // bareScan reads columns of every file with the reader Update uses
@@ -108,7 +108,6 @@ func typedScan(ctx context.Context, src *schema.Struct, columns, uris []string) 
 func drainHash(ctx context.Context, next func(context.Context) ([][]any, error)) (int64, uint64, error) {
 	var n int64
 	var sum uint64
-	h := fnv.New64a()
 	var buf []byte
 	for {
 		b, err := next(ctx)
@@ -121,9 +120,7 @@ func drainHash(ctx context.Context, next func(context.Context) ([][]any, error))
 		n += int64(len(b))
 		for _, row := range b {
 			buf = rowBytes(buf[:0], row)
-			h.Reset()
-			h.Write(buf)
-			sum += h.Sum64()
+			sum += xxhash.Sum64(buf)
 		}
 	}
 }

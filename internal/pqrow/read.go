@@ -19,6 +19,10 @@ type File struct {
 	root    *pnode
 	numRows int64
 	check   *Checker // what the footer promises, checked as pages are read
+	// r reads everything after the footer (pages, page indexes, bloom
+	// filters): the file itself (its reader given to OpenFile), or a
+	// call's own reader (WithReader).
+	r io.ReaderAt
 }
 
 // supportedCodecs are the compression codecs parquet-go decodes (not the
@@ -77,7 +81,7 @@ func OpenFile(r io.ReaderAt, size int64) (f *File, err error) {
 		}
 		total += rg.NumRows
 	}
-	return &File{pf: pf, root: root, numRows: total, check: check}, nil
+	return &File{pf: pf, root: root, numRows: total, check: check, r: pf}, nil
 }
 
 // readBufferSize is the size of the buffered reads of pages and footer:
@@ -189,7 +193,7 @@ func (f *File) readGroup(ctx context.Context, gi int, rg parquet.RowGroup, cols 
 			yield(nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, c.node.col))
 			return false
 		}
-		curs[i] = &cursor{chunk: chunks[c.node.col], conv: c.conv, maxDef: c.node.def, path: c.node.path,
+		curs[i] = &cursor{chunk: chunks[c.node.col], reader: f.r, conv: c.conv, maxDef: c.node.def, path: c.node.path,
 			check: f.check.Chunk(gi, c.node.col)}
 	}
 	entries := make([][]entry, len(cols))
@@ -259,6 +263,7 @@ type convError struct{ err error }
 // so that no page memory is retained after the page is consumed.
 type cursor struct {
 	chunk  parquet.ColumnChunk
+	reader io.ReaderAt // the File's r
 	pages  parquet.Pages
 	conv   leafConv
 	maxDef int
@@ -328,7 +333,7 @@ func (c *cursor) nextRow(dst []entry) ([]entry, error) {
 
 func (c *cursor) refill() error {
 	if c.pages == nil {
-		c.pages = c.chunk.Pages()
+		c.pages = pagesOf(c.chunk, c.reader)
 	}
 	c.buf, c.pos = c.buf[:0], 0
 	page, err := c.pages.ReadPage()

@@ -176,7 +176,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		// A located file holds some key, so its only row group does too:
 		// the bloom filter is worth its read only among several groups.
 		if groups > 1 && keys.Len() <= bloomProbeLimit {
-			if bf := cc.BloomFilter(); bf != nil && !keys.anyInBloom(kc.phys, bf) {
+			if bf, err := fcc.BloomFilterFrom(f.r); err == nil && !keys.anyInBloom(kc.phys, bf) {
 				st.RowGroupsSkipped++
 				return nil, nil, nil
 			}
@@ -189,9 +189,9 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		var oi parquet.OffsetIndex
 		var ci parquet.ColumnIndex
 		var err1, err2 error
-		oi, err2 = fcc.OffsetIndex()
+		oi, err2 = offsetIndex(fcc, f.r)
 		if kc.usePhys {
-			ci, err1 = fcc.ColumnIndex()
+			ci, err1 = columnIndex(fcc, f.r)
 		}
 		var want []int
 		if kc.usePhys && err1 == nil && err2 == nil && ci.NumPages() == oi.NumPages() {
@@ -222,7 +222,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 			if len(want) == 0 {
 				return nil, nil, nil
 			}
-			sr, err := prefetch(f.pf, pageSpans(oi, want, f.chunkStart(gi, kc.col)))
+			sr, err := prefetch(f.r, pageSpans(oi, want, f.chunkStart(gi, kc.col)))
 			if err != nil {
 				return nil, nil, readErr([]string{kc.name()}, err)
 			}
@@ -230,7 +230,7 @@ func (f *File) matchGroup(ctx context.Context, gi int, g parquet.RowGroup, kc *k
 		}
 	}
 	if pages == nil {
-		pages = cc.Pages()
+		pages = pagesOf(cc, f.r)
 	}
 	defer pages.Close()
 	buf := make([]parquet.Value, valueBatch)

@@ -62,11 +62,15 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 	}
 	chunks := g.ColumnChunks()
 	curs := make([]*seekCursor, len(pl.cols))
+	var sr *spanReader // the prefetched pages, pooled
 	defer func() {
 		for _, c := range curs {
 			if c != nil {
 				c.close()
 			}
+		}
+		if sr != nil {
+			sr.release()
 		}
 	}()
 	var want []byteSpan
@@ -74,14 +78,23 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 		if c.node.col >= len(chunks) {
 			return nil, fmt.Errorf("%w: missing column chunk %d", ErrCorrupt, c.node.col)
 		}
-		curs[i] = newSeekCursor(chunks[c.node.col], c.conv, c.node.def, c.node.rep, c.node.path)
+		curs[i] = newSeekCursor(chunks[c.node.col], f.r, c.conv, c.node.def, c.node.rep, c.node.path)
 		if len(rows) > 0 {
 			curs[i].last = rows[len(rows)-1]
 		}
 		if oi := curs[i].oi; oi != nil {
+			// Rows ascend: the first row's page by binary search, the
+			// others by walking on from it.
 			var pages []int
+			p, np := -1, oi.NumPages()
 			for _, r := range rows {
-				if p := curs[i].pageOf(r); len(pages) == 0 || pages[len(pages)-1] != p {
+				if p < 0 {
+					p = curs[i].pageOf(r)
+				}
+				for p+1 < np && oi.FirstRowIndex(p+1) <= r {
+					p++
+				}
+				if len(pages) == 0 || pages[len(pages)-1] != p {
 					pages = append(pages, p)
 				}
 			}
@@ -89,12 +102,13 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 		}
 	}
 	if len(want) > 0 && len(rows) > 0 {
-		sr, err := prefetch(f.pf, want)
-		if err != nil {
+		var err error
+		if sr, err = prefetchPooled(f.r, want); err != nil {
+			sr = nil
 			return nil, corrupt(err)
 		}
 		for _, c := range curs {
-			c.reader = sr
+			c.reader, c.sr = sr, true
 		}
 	}
 	entries := make([][]entry, len(pl.cols))
@@ -140,8 +154,9 @@ func (f *File) readRowsAt(ctx context.Context, st *schema.Struct, opts ReadOptio
 // retains) and converts only the rows it returns.
 type seekCursor struct {
 	chunk  parquet.ColumnChunk
-	reader io.ReaderAt // nil: the file's own
+	reader io.ReaderAt // the pages' reader: the File's r, or prefetched spans of it
 	pages  parquet.Pages
+	sr     bool                // reader is prefetched spans (guarded per chunk)
 	oi     parquet.OffsetIndex // nil: no offset index, read forward only
 	conv   leafConv
 	maxDef int
@@ -160,10 +175,10 @@ type seekCursor struct {
 	eof     bool
 }
 
-func newSeekCursor(cc parquet.ColumnChunk, conv leafConv, maxDef, maxRep int, path []string) *seekCursor {
-	c := &seekCursor{chunk: cc, conv: conv, maxDef: maxDef, maxRep: maxRep, path: path, pageIdx: -1, last: -1}
+func newSeekCursor(cc parquet.ColumnChunk, r io.ReaderAt, conv leafConv, maxDef, maxRep int, path []string) *seekCursor {
+	c := &seekCursor{chunk: cc, reader: r, conv: conv, maxDef: maxDef, maxRep: maxRep, path: path, pageIdx: -1, last: -1}
 	if fcc, ok := cc.(*parquet.FileColumnChunk); ok {
-		if oi, err := fcc.OffsetIndex(); err == nil && oi.NumPages() > 0 {
+		if oi, err := offsetIndex(fcc, r); err == nil && oi.NumPages() > 0 {
 			c.oi = oi
 		}
 	}
@@ -187,7 +202,7 @@ func (c *seekCursor) pageOf(r int64) int {
 // skipTo positions the cursor at the first value of row target (≥ the
 // current row).
 func (c *seekCursor) skipTo(target int64) error {
-	if !c.started || c.oi != nil && c.pageOf(target) > c.pageIdx {
+	if !c.started || c.oi != nil && c.pastPage(target) {
 		if err := c.seek(target); err != nil {
 			return err
 		}
@@ -202,6 +217,18 @@ func (c *seekCursor) skipTo(target int64) error {
 			}
 			continue
 		}
+		if c.maxRep == 0 {
+			// A flat column holds one value a row: jump to the target
+			// or past this page's values.
+			if d := target - c.row; d < int64(len(c.vals)-c.pos) {
+				c.pos += int(d)
+				c.row = target
+				return nil
+			}
+			c.row += int64(len(c.vals) - c.pos)
+			c.pos = len(c.vals)
+			continue
+		}
 		if c.vals[c.pos].RepetitionLevel() == 0 {
 			if c.row == target {
 				return nil
@@ -212,12 +239,26 @@ func (c *seekCursor) skipTo(target int64) error {
 	}
 }
 
+// pastPage reports whether row target lies in a later page than the
+// current one (pageOf(target) > c.pageIdx), looking at the next page's
+// first row only.
+func (c *seekCursor) pastPage(target int64) bool {
+	next := c.pageIdx + 1
+	if next <= 0 {
+		return c.pageOf(target) > c.pageIdx
+	}
+	if next >= c.oi.NumPages() {
+		return false
+	}
+	return c.oi.FirstRowIndex(next) <= target
+}
+
 func (c *seekCursor) seek(target int64) error {
 	if c.pages == nil {
-		if fcc, ok := c.chunk.(*parquet.FileColumnChunk); ok && c.reader != nil {
+		if fcc, ok := c.chunk.(*parquet.FileColumnChunk); ok && c.sr {
 			c.pages = GuardPages(fcc, c.reader)
 		} else {
-			c.pages = c.chunk.Pages()
+			c.pages = pagesOf(c.chunk, c.reader)
 		}
 	}
 	if err := c.pages.SeekToRow(target); err != nil {

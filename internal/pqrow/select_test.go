@@ -30,6 +30,17 @@ var selSchema = &schema.Struct{Fields: []schema.Field{
 // tests, on files DuckDB writes).
 func selFile(t *testing.T, seed uint64, sorted bool) *File {
 	t.Helper()
+	b := selFileBytes(t, seed, sorted)
+	f, err := OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// selFileBytes is selFile's file, as bytes.
+func selFileBytes(t *testing.T, seed uint64, sorted bool) []byte {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	rows := make([]selRow, 1000)
 	for i := range rows {
@@ -55,11 +66,7 @@ func selFile(t *testing.T, seed uint64, sorted bool) *File {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return buf.Bytes()
 }
 
 // TestMatchAndReadRowsAt checks MatchRows and ReadRowsAt against a full

@@ -222,7 +222,7 @@ func (f *File) scanChunk(gi int, cc parquet.ColumnChunk, c *TypedColumn, numRows
 		md := f.pf.Metadata().RowGroups[gi].Columns[c.node.col].MetaData
 		start := f.chunkStart(gi, c.node.col)
 		if size := md.TotalCompressedSize; size > 0 && size <= maxWholeChunk {
-			sr, err := prefetch(f.pf, []byteSpan{{start, start + size}})
+			sr, err := prefetch(f.r, []byteSpan{{start, start + size}})
 			if err != nil {
 				return readErr(c.path, err)
 			}
@@ -230,7 +230,7 @@ func (f *File) scanChunk(gi int, cc parquet.ColumnChunk, c *TypedColumn, numRows
 		}
 	}
 	if pages == nil {
-		pages = cc.Pages()
+		pages = pagesOf(cc, f.r)
 	}
 	defer pages.Close()
 	s.cur = nil
