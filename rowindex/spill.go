@@ -131,6 +131,8 @@ type runBuffer struct {
 	order []uint64
 	// orderMask is the bits of an order item that are the ref's index.
 	orderMask uint64
+	// counts is keyWindowSort's bucket counting array, reused.
+	counts []int
 	// blk and spillOut are writeRun's buffers (gathered refs, encoded
 	// entries), allocated at the first spill and reused.
 	blk      []runRef
@@ -471,19 +473,45 @@ func (b *runBuffer) keyWindowSort() bool {
 		b.order, b.orderMask = items, uint64(1)<<ib-1
 		return true
 	}
-	for i, r := range refs {
-		items[i] = keyWindow(r)<<32 | uint64(i)
-	}
-	if kw > 0 {
-		items, tmp = windowPasses(items, tmp, kw)
-	}
-	if xb != 0 {
-		// Then by bucket, stably: gathered in the key-sorted order.
-		for j, it := range items {
-			i := uint32(it)
-			items[j] = (refs[i].w[0]>>(48+blo))&uint64(windowMask(bw))<<32 | uint64(i)
+	if bw > 0 {
+		// Too wide for one item (an id key hashed over 32 bits): a
+		// counting sort by bucket window, reading the refs in order, then
+		// each bucket's items (key window << 32 | index) sorted on their
+		// own, small ranges in cache. (Sorting by key and then stably by
+		// bucket gathered each ref's bucket at random, a cache miss per
+		// entry.) A hot key's bucket is already in order: its items differ
+		// only in their ascending index.
+		nb := 1 << bw
+		if cap(b.counts) < nb+1 {
+			b.counts = make([]int, nb+1)
 		}
-		items, _ = windowPasses(items, tmp, bw)
+		counts := b.counts[:nb+1]
+		clear(counts)
+		bucketWindow := func(r runRef) uint64 { return r.w[0] >> (48 + blo) & uint64(windowMask(bw)) }
+		for _, r := range refs {
+			counts[bucketWindow(r)+1]++
+		}
+		for i := 1; i <= nb; i++ {
+			counts[i] += counts[i-1]
+		}
+		for i, r := range refs {
+			k := bucketWindow(r)
+			items[counts[k]] = keyWindow(r)<<32 | uint64(i)
+			counts[k]++
+		}
+		// counts[k] is now the end of bucket k.
+		start := 0
+		for _, end := range counts[:nb] {
+			if end-start > 1 {
+				slices.Sort(items[start:end])
+			}
+			start = end
+		}
+	} else {
+		for i, r := range refs {
+			items[i] = keyWindow(r)<<32 | uint64(i)
+		}
+		items, _ = windowPasses(items, tmp, kw)
 	}
 	b.orderMask = 1<<32 - 1
 	b.order = items
