@@ -138,7 +138,7 @@ func TestRunFileRefRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	for _, size := range []int{16, 31, 40, 64 << 10} {
+	for _, size := range []int{16, 25, 26, 27, 40, 64 << 10} {
 		fr, err := openRun(f.Name(), size)
 		if err != nil {
 			t.Fatal(err)

@@ -837,13 +837,16 @@ const spillOutBytes = 64 << 10
 
 // A run-file record of an entry that a ref holds whole (refOnly) is its
 // ref: the bucket (uint16, big endian), refMark where the length of an
-// encoded entry would be (no encoded entry has length 0), then the ref's
-// words and run length (little endian). Writing and reading it copies
-// integers, where the encoded entry took a varint per field both ways and
-// the merger packed the words again from the parsed entry.
+// encoded entry would be (no encoded entry has length 0), the ref's words
+// (little endian; the first without its top 16 bits, the bucket) and the
+// run length (uvarint): ≈26 bytes, an encoded entry of an int key ≈24.
+// Writing and reading it copies integers, where the encoded entry took a
+// varint per field both ways and the merger packed the words again from
+// the parsed entry.
 const (
-	refMark        = 0
-	refRecordBytes = 2 + 1 + 3*8 + 4
+	refMark = 0
+	// refFixedBytes is a ref record's bytes before the run length.
+	refFixedBytes = 2 + 1 + 6 + 8 + 8
 )
 
 // appendRefRecord appends the run-file record of a ref that holds its
@@ -851,18 +854,20 @@ const (
 func appendRefRecord(out []byte, r runRef) []byte {
 	out = binary.BigEndian.AppendUint16(out, uint16(r.bucket()))
 	out = append(out, refMark)
-	out = binary.LittleEndian.AppendUint64(out, r.w[0])
+	out = binary.LittleEndian.AppendUint32(out, uint32(r.w[0]))
+	out = binary.LittleEndian.AppendUint16(out, uint16(r.w[0]>>32))
 	out = binary.LittleEndian.AppendUint64(out, r.w[1])
 	out = binary.LittleEndian.AppendUint64(out, r.w[2])
-	return binary.LittleEndian.AppendUint32(out, r.n)
+	return binary.AppendUvarint(out, uint64(r.n))
 }
 
-// parseRefRecord fills e (its key in kbuf) and w from a ref record's words
-// and run length (b, after the mark).
-func parseRefRecord(b []byte, e *entry, w *[3]uint64, kbuf *[shortKeys]byte) error {
-	r := runRef{w: [3]uint64{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])},
-		off: noRecord, n: binary.LittleEndian.Uint32(b[24:])}
-	if r.keyLen() > shortKeys {
+// parseRefRecord fills e (its key in kbuf) and w from a ref record's first
+// refFixedBytes (b) and its run length.
+func parseRefRecord(b []byte, n uint64, e *entry, w *[3]uint64, kbuf *[shortKeys]byte) error {
+	_ = b[refFixedBytes-1]
+	w0 := uint64(binary.BigEndian.Uint16(b))<<48 | uint64(binary.LittleEndian.Uint16(b[7:]))<<32 | uint64(binary.LittleEndian.Uint32(b[3:]))
+	r := runRef{w: [3]uint64{w0, binary.LittleEndian.Uint64(b[9:]), binary.LittleEndian.Uint64(b[17:])}, off: noRecord, n: uint32(n)}
+	if r.keyLen() > shortKeys || n > maxRefRow {
 		return errBadRecord
 	}
 	*w = r.w
@@ -987,11 +992,15 @@ func (fr *fileRun) next() (*entry, error) {
 		return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
 	}
 	if head[2] == refMark {
-		var b [refRecordBytes]byte
+		var b [refFixedBytes]byte
 		if _, err := io.ReadFull(fr.r, b[:]); err != nil {
 			return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
 		}
-		if err := parseRefRecord(b[3:], &fr.e, &fr.w, &fr.kbuf); err != nil {
+		n, err := binary.ReadUvarint(fr.r)
+		if err != nil {
+			return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
+		}
+		if err := parseRefRecord(b[:], n, &fr.e, &fr.w, &fr.kbuf); err != nil {
 			return nil, err
 		}
 		fr.whole = true
@@ -1037,14 +1046,21 @@ func (fr *fileRun) nextInPlace() (*entry, bool, error) {
 		return nil, false, nil
 	}
 	if b[2] == refMark {
-		if len(b) < refRecordBytes {
+		if len(b) <= refFixedBytes {
 			return nil, false, nil
 		}
-		if err := parseRefRecord(b[3:], &fr.e, &fr.w, &fr.kbuf); err != nil {
+		n, m := binary.Uvarint(b[refFixedBytes:])
+		if m == 0 {
+			return nil, false, nil // the run length is cut by the window's end
+		}
+		if m < 0 {
+			return nil, false, errBadRecord
+		}
+		if err := parseRefRecord(b, n, &fr.e, &fr.w, &fr.kbuf); err != nil {
 			return nil, false, err
 		}
 		fr.whole = true
-		fr.used += refRecordBytes
+		fr.used += refFixedBytes + m
 		return &fr.e, true, nil
 	}
 	fr.whole = false
