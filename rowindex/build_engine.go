@@ -365,6 +365,7 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 			b.engineBytes.Add(bytes)
 		}
 	}
+	w.countEntries()
 	for _, f := range fs {
 		b.filesDone.Add(1)
 		b.rows.Add(f.r.fe.Rows)

@@ -108,37 +108,105 @@ func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
 // pages, and the bytes, of WriteRows.
 const writeChunkRows = 64
 
-// appendColumnValues appends the values of column c (fragmentSchema) of the
-// entries ds.
-func appendColumnValues(vals []parquet.Value, ds []diskEntry, c int, col *fragmentCols) []parquet.Value {
-	add := func(v parquet.Value) {
-		v.SetColumnIndex(c)
-		vals = append(vals, v)
+// fragmentWriterOptions are the parquet-go writer options of a fragment of
+// the row index name.
+func fragmentWriterOptions(name string) []parquet.WriterOption {
+	return []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.PageBufferSize(64 << 10),
+		parquet.KeyValueMetadata("ariadne.rowindex", name),
+		// No page statistics and no column-index bounds: lookups find
+		// groups through the manifest's key directory and decode whole
+		// groups, so min/max values per page (two keys each) are dead
+		// weight (≈3% of a fragment). The offset index, which lookups use,
+		// is still written.
+		parquet.DataPageStatistics(false),
+		parquet.SkipPageBounds("key"), parquet.SkipPageBounds("file"), parquet.SkipPageBounds("rg"),
+		parquet.SkipPageBounds("row_gap"), parquet.SkipPageBounds("n"), parquet.SkipPageBounds("cover"),
 	}
+}
+
+// encodeFragment writes a fragment file of the row index name to out: the
+// row groups groups, read in turn from spool (appendSpoolGroup), under the
+// schema of kind and plainGaps.
+//
+// Each column is handed to its column writer writeChunkRows rows at a time,
+// as Writer.WriteRows would (so pages are cut at the same rows and the file
+// is the same bytes), straight from the spooled group's typed columns: no
+// rows are assembled, and one parquet.Value per cell is all that is built.
+func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, groups []Group, plainGaps bool) error {
+	schema := fragmentSchema(kind, plainGaps)
+	cols, err := fragmentColsOf(schema)
+	if err != nil {
+		return err
+	}
+	pw := parquet.NewWriter(out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
+	var g spoolGroup
+	vals := make([]parquet.Value, writeChunkRows)
+	for _, gr := range groups {
+		n := int(gr.Rows)
+		if err := g.read(spool, n); err != nil {
+			return fmt.Errorf("rowindex: reading fragment spool: %w", err)
+		}
+		cws := pw.ColumnWriters()
+		if len(cws) != fragmentColumns {
+			return fmt.Errorf("rowindex: fragment writer has %d columns", len(cws))
+		}
+		for at := 0; at < n; at += writeChunkRows {
+			end := min(at+writeChunkRows, n)
+			for c := range fragmentColumns {
+				if _, err := cws[c].WriteRowValues(g.values(vals, at, end, c, cols)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := pw.Flush(); err != nil {
+			return err
+		}
+	}
+	return pw.Close()
+}
+
+// values fills vals with the values of column c (fragmentSchema) of the
+// group's entries at to end (at most len(vals) of them) and returns them.
+func (g *spoolGroup) values(vals []parquet.Value, at, end int, c int, col *fragmentCols) []parquet.Value {
+	vals = vals[:end-at]
 	switch c {
 	case col.key:
-		for i := range ds {
-			add(parquet.ByteArrayValue(ds[i].Key))
-		}
-	case col.file:
-		for i := range ds {
-			add(parquet.Int32Value(ds[i].File))
-		}
-	case col.rg:
-		for i := range ds {
-			add(parquet.Int32Value(ds[i].RG))
-		}
-	case col.gap:
-		for i := range ds {
-			add(parquet.Int64Value(ds[i].Gap))
-		}
-	case col.n:
-		for i := range ds {
-			add(parquet.Int64Value(ds[i].N))
+		for i := range vals {
+			v := parquet.ByteArrayValue(g.key(at + i))
+			v.SetColumnIndex(c)
+			vals[i] = v
 		}
 	case col.cover:
-		for i := range ds {
-			add(parquet.ByteArrayValue(ds[i].Cover))
+		for i := range vals {
+			v := parquet.ByteArrayValue(g.cover(at + i))
+			v.SetColumnIndex(c)
+			vals[i] = v
+		}
+	case col.file:
+		for i, x := range g.files[at:end] {
+			v := parquet.Int32Value(x)
+			v.SetColumnIndex(c)
+			vals[i] = v
+		}
+	case col.rg:
+		for i, x := range g.rgs[at:end] {
+			v := parquet.Int32Value(x)
+			v.SetColumnIndex(c)
+			vals[i] = v
+		}
+	case col.gap:
+		for i, x := range g.gaps[at:end] {
+			v := parquet.Int64Value(x)
+			v.SetColumnIndex(c)
+			vals[i] = v
+		}
+	case col.n:
+		for i, x := range g.ns[at:end] {
+			v := parquet.Int64Value(x)
+			v.SetColumnIndex(c)
+			vals[i] = v
 		}
 	}
 	return vals
@@ -474,24 +542,15 @@ func (w *fragmentWriter) cutGroup() error {
 	}
 	w.groups = append(w.groups, g)
 	w.stored = toDisk(w.stored[:0], es, w.kind, &w.disk)
-	// The group's records are encoded into one buffer and written at once
-	// (five Write calls per entry were ≈8 % of a build).
-	b := w.spoolBuf[:0]
-	for _, d := range w.stored {
-		if d.Gap == 0 {
+	for i := range w.stored {
+		if w.stored[i].Gap == 0 {
 			w.zeroGaps++
 		}
-		b = binary.AppendUvarint(b, uint64(len(d.Key)))
-		b = append(b, d.Key...)
-		b = binary.AppendVarint(b, int64(d.File))
-		b = binary.AppendVarint(b, int64(d.RG))
-		b = binary.AppendVarint(b, d.Gap)
-		b = binary.AppendVarint(b, d.N)
-		b = binary.AppendUvarint(b, uint64(len(d.Cover)))
-		b = append(b, d.Cover...)
 	}
-	w.spoolBuf = b
-	if _, err := w.spoolW.Write(b); err != nil {
+	// The group goes to the spool column by column (spoolGroup), in one
+	// Write.
+	w.spoolBuf = appendSpoolGroup(w.spoolBuf[:0], w.stored)
+	if _, err := w.spoolW.Write(w.spoolBuf); err != nil {
 		return err
 	}
 	w.entries += int64(len(es))
@@ -584,11 +643,6 @@ func (w *fragmentWriter) wait() error {
 // writeFragment writes the spooled row groups (read from r) as a fragment
 // file: first to a temporary file, then to the store.
 func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries int64, plainGaps bool) (FragmentEntry, error) {
-	schema := fragmentSchema(w.kind, plainGaps)
-	cols, err := fragmentColsOf(schema)
-	if err != nil {
-		return FragmentEntry{}, err
-	}
 	out, err := w.tmp.create("fragment")
 	if err != nil {
 		return FragmentEntry{}, err
@@ -598,57 +652,7 @@ func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries 
 		os.Remove(out.Name())
 	}()
 	bw := bufio.NewWriterSize(out, runWriteBuffer)
-	pw := parquet.NewWriter(bw, schema,
-		parquet.Compression(&parquet.Zstd),
-		parquet.PageBufferSize(64<<10),
-		parquet.KeyValueMetadata("ariadne.rowindex", w.name),
-		// No page statistics and no column-index bounds: lookups find
-		// groups through the manifest's key directory and decode whole
-		// groups, so min/max values per page (two keys each) are dead
-		// weight (≈3% of a fragment). The offset index, which lookups use,
-		// is still written.
-		parquet.DataPageStatistics(false),
-		parquet.SkipPageBounds("key"), parquet.SkipPageBounds("file"), parquet.SkipPageBounds("rg"),
-		parquet.SkipPageBounds("row_gap"), parquet.SkipPageBounds("n"), parquet.SkipPageBounds("cover"),
-	)
-	var vals []parquet.Value
-	var buf []byte
-	var spans []spoolSpan
-	var ds []diskEntry
-	for _, g := range groups {
-		n := int(g.Rows)
-		buf = buf[:0]
-		spans = slices.Grow(spans[:0], n)[:n]
-		ds = slices.Grow(ds[:0], n)[:n]
-		if err := readSpooledGroup(r, ds, spans, &buf); err != nil {
-			return FragmentEntry{}, fmt.Errorf("rowindex: reading fragment spool: %w", err)
-		}
-		for i := range n {
-			d := &ds[i]
-			d.Key = buf[spans[i].key[0]:spans[i].key[1]]
-			d.Cover = buf[spans[i].cover[0]:spans[i].cover[1]]
-		}
-		// Column by column, writeChunkRows rows at a time, as
-		// Writer.WriteRows would (so pages are cut at the same rows and the
-		// file is the same bytes), without assembling rows.
-		cws := pw.ColumnWriters()
-		if len(cws) != fragmentColumns {
-			return FragmentEntry{}, fmt.Errorf("rowindex: fragment writer has %d columns", len(cws))
-		}
-		for at := 0; at < n; at += writeChunkRows {
-			chunk := ds[at:min(at+writeChunkRows, n)]
-			for c := range fragmentColumns {
-				vals = appendColumnValues(vals[:0], chunk, c, cols)
-				if _, err := cws[c].WriteRowValues(vals); err != nil {
-					return FragmentEntry{}, err
-				}
-			}
-		}
-		if err := pw.Flush(); err != nil {
-			return FragmentEntry{}, err
-		}
-	}
-	if err := pw.Close(); err != nil {
+	if err := encodeFragment(bw, r, w.name, w.kind, groups, plainGaps); err != nil {
 		return FragmentEntry{}, err
 	}
 	if err := bw.Flush(); err != nil {
@@ -691,152 +695,165 @@ func (w *fragmentWriter) writeFragment(r *bufio.Reader, groups []Group, entries 
 	return FragmentEntry{Path: rel, Size: size, Entries: entries, Groups: groups, TailBytes: tailBytes(size, trailer, rgs)}, nil
 }
 
-// spoolSpan is where a spooled entry's key and cover are in the buffer
-// they were appended to.
-type spoolSpan struct{ key, cover [2]int }
+// spoolGroup is one row group of a fragment spool, read back column by
+// column. On the spool a group of n entries (diskEntry) is its body's
+// length (uint64, little endian) and the body:
+//
+//	n uvarint key lengths | the keys back to back |
+//	n uvarint cover lengths | the covers |
+//	n varint files | n varint row groups | n varint row gaps | n varint run lengths
+//
+// A group is read with one ReadFull and each column decoded in a tight
+// loop over memory; keys and covers stay where they are in the read
+// buffer. A varint record per entry, parsed one field at a time across the
+// read buffer's windows, was ≈10 % of a build with its encoding; fixed-width
+// columns were fast to parse but tripled the spool's bytes (≈50 per entry,
+// written and read back through the page cache).
+type spoolGroup struct {
+	keyEnds, coverEnds []int
+	keys, covers       []byte
+	files, rgs         []int32
+	gaps, ns           []int64
+	buf                []byte
+}
 
-// readSpooledGroup reads len(ds) spooled entries into ds, appending their
-// keys and covers to *buf and recording their spans. It parses every
-// record wholly buffered in one pass over the buffered bytes (a Peek and
-// a Discard per record were ≈5 % of a build), and a record that is not
-// through readSpooled.
-func readSpooledGroup(r *bufio.Reader, ds []diskEntry, spans []spoolSpan, buf *[]byte) error {
-	for i := 0; i < len(ds); {
-		if r.Buffered() < spoolPeek {
-			r.Peek(spoolPeek) // fill; a short spool is read below
-		}
-		b, _ := r.Peek(r.Buffered())
-		p := 0
-		for ; i < len(ds); i++ {
-			m := parseSpooled(b[p:], &ds[i], buf, &spans[i])
-			if m == 0 {
-				break
+// appendSpoolGroup appends a group of entries in spool form (spoolGroup).
+func appendSpoolGroup(dst []byte, ds []diskEntry) []byte {
+	at := len(dst)
+	dst = append(dst, make([]byte, 8)...) // the body's length, set below
+	for i := range ds {
+		dst = binary.AppendUvarint(dst, uint64(len(ds[i].Key)))
+	}
+	for i := range ds {
+		dst = append(dst, ds[i].Key...)
+	}
+	for i := range ds {
+		dst = binary.AppendUvarint(dst, uint64(len(ds[i].Cover)))
+	}
+	for i := range ds {
+		dst = append(dst, ds[i].Cover...)
+	}
+	for i := range ds {
+		dst = binary.AppendVarint(dst, int64(ds[i].File))
+	}
+	for i := range ds {
+		dst = binary.AppendVarint(dst, int64(ds[i].RG))
+	}
+	for i := range ds {
+		dst = binary.AppendVarint(dst, ds[i].Gap)
+	}
+	for i := range ds {
+		dst = binary.AppendVarint(dst, ds[i].N)
+	}
+	binary.LittleEndian.PutUint64(dst[at:], uint64(len(dst)-at-8))
+	return dst
+}
+
+// maxSpoolGroup bounds the body of one spooled group (a group is cut at
+// fragmentSplitBytes; a cover of a long run can pass it, but not by
+// terabytes): a larger length is a damaged spool.
+const maxSpoolGroup = 1 << 40
+
+// read reads the next group, of n entries, from r.
+func (g *spoolGroup) read(r io.Reader, n int) error {
+	var head [8]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return err
+	}
+	size := binary.LittleEndian.Uint64(head[:])
+	if size > maxSpoolGroup {
+		return errBadSpool
+	}
+	g.buf = slices.Grow(g.buf[:0], int(size))[:size]
+	if _, err := io.ReadFull(r, g.buf); err != nil {
+		return err
+	}
+	b := g.buf
+	lengths := func(ends []int) ([]int, []byte, error) {
+		ends = slices.Grow(ends[:0], n)[:n]
+		end := 0
+		for i := range ends {
+			l, m := binary.Uvarint(b)
+			if m <= 0 || l > uint64(len(b)) {
+				return nil, nil, errBadSpool
 			}
-			p += m
+			b = b[m:]
+			end += int(l)
+			ends[i] = end
 		}
-		r.Discard(p)
-		if p == 0 && i < len(ds) {
-			d, err := readSpooled(r, buf, &spans[i].key, &spans[i].cover)
-			if err != nil {
-				return err
+		if end > len(b) {
+			return nil, nil, errBadSpool
+		}
+		data := b[:end:end]
+		b = b[end:]
+		return ends, data, nil
+	}
+	var err error
+	if g.keyEnds, g.keys, err = lengths(g.keyEnds); err != nil {
+		return err
+	}
+	if g.coverEnds, g.covers, err = lengths(g.coverEnds); err != nil {
+		return err
+	}
+	ints := func(dst []int64) ([]int64, error) {
+		dst = slices.Grow(dst[:0], n)[:n]
+		for i := range dst {
+			v, m := binary.Varint(b)
+			if m <= 0 {
+				return nil, errBadSpool
 			}
-			ds[i] = d
-			i++
+			dst[i], b = v, b[m:]
 		}
+		return dst, nil
+	}
+	int32s := func(dst []int32) ([]int32, error) {
+		dst = slices.Grow(dst[:0], n)[:n]
+		for i := range dst {
+			v, m := binary.Varint(b)
+			if m <= 0 || v != int64(int32(v)) {
+				return nil, errBadSpool
+			}
+			dst[i], b = int32(v), b[m:]
+		}
+		return dst, nil
+	}
+	if g.files, err = int32s(g.files); err != nil {
+		return err
+	}
+	if g.rgs, err = int32s(g.rgs); err != nil {
+		return err
+	}
+	if g.gaps, err = ints(g.gaps); err != nil {
+		return err
+	}
+	if g.ns, err = ints(g.ns); err != nil {
+		return err
+	}
+	if len(b) != 0 {
+		return errBadSpool
 	}
 	return nil
 }
 
-// parseSpooled parses one spooled record at the start of b into d,
-// appending its key and cover to *buf, and returns its length, or 0 when b
-// does not hold it whole (nothing appended).
-func parseSpooled(b []byte, d *diskEntry, buf *[]byte, sp *spoolSpan) int {
-	kl, n := binary.Uvarint(b)
-	if n <= 0 || uint64(len(b)-n) < kl {
-		return 0
+// key returns entry i's key.
+func (g *spoolGroup) key(i int) []byte {
+	s := 0
+	if i > 0 {
+		s = g.keyEnds[i-1]
 	}
-	k := b[n : n+int(kl)]
-	p := n + int(kl)
-	var ints [4]int64
-	for i := range ints {
-		v, m := binary.Varint(b[p:])
-		if m <= 0 {
-			return 0
-		}
-		ints[i], p = v, p+m
-	}
-	cl, m := binary.Uvarint(b[p:])
-	if m <= 0 || uint64(len(b)-p-m) < cl {
-		return 0
-	}
-	p += m
-	at := len(*buf)
-	*buf = append(*buf, k...)
-	sp.key = [2]int{at, at + len(k)}
-	at = len(*buf)
-	*buf = append(*buf, b[p:p+int(cl)]...)
-	sp.cover = [2]int{at, at + int(cl)}
-	d.File, d.RG, d.Gap, d.N = int32(ints[0]), int32(ints[1]), ints[2], ints[3]
-	return p + int(cl)
+	return g.keys[s:g.keyEnds[i]:g.keyEnds[i]]
 }
 
-// readSpooled reads one spooled disk entry, appending its key and cover to
-// *buf and recording their spans (the caller slices them once buf stops
-// growing).
-func readSpooled(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, error) {
-	if d, ok := readSpooledInPlace(r, buf, key, cover); ok {
-		return d, nil
+// cover returns entry i's cover.
+func (g *spoolGroup) cover(i int) []byte {
+	s := 0
+	if i > 0 {
+		s = g.coverEnds[i-1]
 	}
-	var d diskEntry
-	kl, err := binary.ReadUvarint(r)
-	if err != nil {
-		return d, err
-	}
-	at := len(*buf)
-	*buf = slices.Grow(*buf, int(kl))[:at+int(kl)]
-	if _, err := io.ReadFull(r, (*buf)[at:]); err != nil {
-		return d, err
-	}
-	*key = [2]int{at, at + int(kl)}
-	var ints [4]int64
-	for i := range ints {
-		if ints[i], err = binary.ReadVarint(r); err != nil {
-			return d, err
-		}
-	}
-	d.File, d.RG, d.Gap, d.N = int32(ints[0]), int32(ints[1]), ints[2], ints[3]
-	cl, err := binary.ReadUvarint(r)
-	if err != nil {
-		return d, err
-	}
-	at = len(*buf)
-	*buf = slices.Grow(*buf, int(cl))[:at+int(cl)]
-	if _, err := io.ReadFull(r, (*buf)[at:]); err != nil {
-		return d, err
-	}
-	*cover = [2]int{at, at + int(cl)}
-	return d, nil
+	return g.covers[s:g.coverEnds[i]:g.coverEnds[i]]
 }
 
-// spoolPeek is how much of the spool readSpooledInPlace looks at: a
-// record of a short key and cover fits (at most 6 varints of 10 bytes).
-const spoolPeek = 128
-
-// readSpooledInPlace is readSpooled on the buffered bytes, without a
-// ReadByte call per varint byte (that was ≈10 % of a build's CPU); ok is
-// false when the record is not wholly buffered, and nothing is consumed.
-func readSpooledInPlace(r *bufio.Reader, buf *[]byte, key, cover *[2]int) (diskEntry, bool) {
-	var d diskEntry
-	b, _ := r.Peek(spoolPeek)
-	kl, n := binary.Uvarint(b)
-	if n <= 0 || uint64(len(b)-n) < kl {
-		return d, false
-	}
-	k := b[n : n+int(kl)]
-	p := n + int(kl)
-	var ints [4]int64
-	for i := range ints {
-		v, m := binary.Varint(b[p:])
-		if m <= 0 {
-			return d, false
-		}
-		ints[i], p = v, p+m
-	}
-	cl, m := binary.Uvarint(b[p:])
-	if m <= 0 || uint64(len(b)-p-m) < cl {
-		return d, false
-	}
-	p += m
-	at := len(*buf)
-	*buf = append(*buf, k...)
-	*key = [2]int{at, at + len(k)}
-	at = len(*buf)
-	*buf = append(*buf, b[p:p+int(cl)]...)
-	*cover = [2]int{at, at + int(cl)}
-	d.File, d.RG, d.Gap, d.N = int32(ints[0]), int32(ints[1]), ints[2], ints[3]
-	r.Discard(p + int(cl))
-	return d, true
-}
+var errBadSpool = errors.New("corrupt spooled group")
 
 // copyToStore streams size bytes of f from its start to key, put-if-absent.
 func copyToStore(ctx context.Context, st store.Store, key string, f *os.File, size int64) error {

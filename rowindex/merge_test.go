@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -98,5 +100,79 @@ func TestMergerMatchesSort(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunFileRefRecords: a run file mixing ref records (short keys, no
+// cover) and encoded entries (long keys, covers, aggregate records) reads
+// back entry for entry through read buffers smaller than a ref record,
+// about its size and large, and each ref record's words (what the merger
+// compares) are the entry's packed order.
+func TestRunFileRefRecords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var want []entry
+	b := newRunBuffer(64 << 20)
+	for i := range 5000 {
+		e := entry{Key: appendIntKey(nil, rng.Int64N(1<<40)-1<<39), File: int32(i / 1000), RG: int32(i % 1000 / 100), Row: int64(i % 100 * 3), N: 1 + rng.Int64N(1<<31)}
+		switch rng.IntN(10) {
+		case 0:
+			e.Key = append([]byte{tagBytes}, bytes.Repeat([]byte{'k'}, rng.IntN(30))...)
+		case 1:
+			e.Cover = []byte{valInt, byte(i)}
+		case 2:
+			e.File, e.RG, e.Row, e.N, e.Cover = aggFile, aggRG, 0, 0, []byte{valNull}
+		case 3:
+			e.Row = 1 << 33 // too large for a ref
+		}
+		e.Bucket = bucketOf(e.Key)
+		b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+		want = append(want, e)
+	}
+	b.sort()
+	slices.SortFunc(want, func(a, b entry) int { return compareEntries(&a, &b) })
+	f, err := os.Create(filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeRun(f, b); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, size := range []int{16, 25, 26, 27, 40, 64 << 10} {
+		fr, err := openRun(f.Name(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := 0
+		for i := 0; ; i++ {
+			e, err := fr.next()
+			if err == io.EOF {
+				if i != len(want) {
+					t.Fatalf("buffer %d: %d entries, want %d", size, i, len(want))
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("buffer %d, entry %d: %v", size, i, err)
+			}
+			w := want[i]
+			if compareEntries(e, &w) != 0 || e.N != w.N || !bytes.Equal(e.Cover, w.Cover) {
+				t.Fatalf("buffer %d, entry %d: %+v, want %+v", size, i, *e, w)
+			}
+			words, whole := fr.headWords()
+			if whole != refOnly(w.Key, w.Row, w.N, w.Cover) {
+				t.Fatalf("buffer %d, entry %d: read as a ref record = %v", size, i, whole)
+			}
+			if whole {
+				refs++
+				if *words != refWords(w.Bucket, w.Key, w.File, w.RG, w.Row) {
+					t.Fatalf("buffer %d, entry %d: words %x, want the entry's", size, i, *words)
+				}
+			}
+		}
+		fr.close()
+		if refs < len(want)/2 {
+			t.Fatalf("buffer %d: only %d ref records", size, refs)
+		}
 	}
 }

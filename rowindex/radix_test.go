@@ -125,6 +125,9 @@ func TestKeyWindowSort(t *testing.T) {
 		cover      func(i int) []byte
 		shuffle    bool
 		fast       bool // keyWindowSort must apply
+		// unpacked: buckets differ but bucket, key and index do not fit
+		// one uint64 together (two sorts, the bucket's gathered)
+		unpacked bool
 	}
 	zipf := func(_ *rand.Rand, z *rand.Zipf, _ int) int64 { return int64(z.Uint64() * 2654435761 % 4_294_967_291) }
 	cases := []tc{
@@ -142,6 +145,9 @@ func TestKeyWindowSort(t *testing.T) {
 		{name: "many buckets", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i % 300) }, fast: true},
 		// as a hash row index adds them: the bucket is the key's hash
 		{name: "hash buckets", n: 60_000, key: zipf, hashBucket: true, fast: true},
+		// 17 index bits + 16 bucket bits + 32 key bits: one too many
+		{name: "hash buckets, too wide to pack", n: 70_000, key: zipf, hashBucket: true, fast: true, unpacked: true},
+		{name: "hash buckets, small ids", n: 70_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64N(1 << 20) }, hashBucket: true, fast: true},
 		{name: "hash buckets, one bucket bit", n: 5_000, key: zipf, bucket: func(i int) int32 { return int32(i%2) << 15 }, fast: true},
 		{name: "hash buckets, wide keys", n: 5_000, key: func(rng *rand.Rand, _ *rand.Zipf, _ int) int64 { return rng.Int64() }, hashBucket: true, fast: false},
 		{name: "hash buckets, one key", n: 5_000, key: func(*rand.Rand, *rand.Zipf, int) int64 { return 42 }, hashBucket: true, fast: true},
@@ -184,6 +190,11 @@ func TestKeyWindowSort(t *testing.T) {
 			probe := &runBuffer{refs: slices.Clone(b.refs)}
 			if got := probe.keyWindowSort(); got != c.fast {
 				t.Fatalf("keyWindowSort applied = %v, want %v", got, c.fast)
+			}
+			if bucketed := c.bucket != nil || c.hashBucket; c.fast && bucketed && probe.order != nil {
+				if packed := probe.orderMask != 1<<32-1; packed == c.unpacked {
+					t.Fatalf("bucket and key windows sorted as one = %v, want %v", packed, !c.unpacked)
+				}
 			}
 			b.sort()
 			for i := range want {

@@ -40,7 +40,8 @@ import (
 //	uvarint row | uvarint n | uvarint len(cover) | cover
 //
 // A run file holds, per entry in order, the bucket as a big-endian uint16
-// followed by the encoded entry.
+// followed by the encoded entry, or, for an entry a ref holds whole, by
+// refMark and the ref (appendRefRecord).
 
 // runRef is one entry of a runBuffer: its sort key as three big-endian
 // words, so that the order of two refs of short keys is the order of their
@@ -128,6 +129,10 @@ type runBuffer struct {
 	// scratch instead of moving the refs: the i-th entry is
 	// refs[uint32(order[i])] (at).
 	order []uint64
+	// orderMask is the bits of an order item that are the ref's index.
+	orderMask uint64
+	// counts is keyWindowSort's bucket counting array, reused.
+	counts []int
 	// blk and spillOut are writeRun's buffers (gathered refs, encoded
 	// entries), allocated at the first spill and reused.
 	blk      []runRef
@@ -225,6 +230,11 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 			b.blocks[b.cur] = dst
 		}
 	}
+	b.refs = append(b.refs, runRef{w: refWords(bucket, key, file, rg, row), off: uint32(off), n: uint32(n)})
+}
+
+// refWords packs an entry's order into a runRef's words (see runRef).
+func refWords(bucket int32, key []byte, file, rg int32, row int64) [3]uint64 {
 	var p [8]byte
 	tag := byte(0)
 	if len(key) > 0 {
@@ -232,13 +242,11 @@ func (b *runBuffer) add(bucket int32, key []byte, file, rg int32, row, n int64, 
 		copy(p[:], key[1:])
 	}
 	prefix := binary.BigEndian.Uint64(p[:])
-	b.refs = append(b.refs, runRef{
-		w: [3]uint64{
-			uint64(uint16(bucket))<<48 | uint64(tag)<<40 | prefix>>24,
-			prefix<<40 | uint64(min(len(key), shortKeys+1))<<32 | uint64(uint32(file)^1<<31),
-			uint64(uint32(rg)^1<<31)<<32 | uint64(uint32(row)),
-		},
-		off: uint32(off), n: uint32(n)})
+	return [3]uint64{
+		uint64(uint16(bucket))<<48 | uint64(tag)<<40 | prefix>>24,
+		prefix<<40 | uint64(min(len(key), shortKeys+1))<<32 | uint64(uint32(file)^1<<31),
+		uint64(uint32(rg)^1<<31)<<32 | uint64(uint32(row)),
+	}
 }
 
 // entry fills e with the entry r refers to; a ref that holds its entry
@@ -316,7 +324,7 @@ func (b *runBuffer) sort() {
 // at returns the i-th entry of a sorted buffer.
 func (b *runBuffer) at(i int) runRef {
 	if b.order != nil {
-		return b.refs[uint32(b.order[i])]
+		return b.refs[b.order[i]&b.orderMask]
 	}
 	return b.refs[i]
 }
@@ -338,7 +346,7 @@ func (b *runBuffer) gather(dst []runRef, i int) []runRef {
 	}
 	order := b.order[i : i+n]
 	for j, o := range order {
-		dst[j] = b.refs[uint32(o)]
+		dst[j] = b.refs[o&b.orderMask]
 	}
 	return dst
 }
@@ -371,9 +379,11 @@ const keyWindowMin = 1024
 //     every ref. So hash row indexes (whose buckets make the whole key span
 //     wider than 64 bits) sort this way too.
 //
-// Each entry is sorted as one uint64 (window << 32 | index) by 11-bit
-// digits, sequentially, first by the key window, then (when buckets differ)
-// by the bucket window, gathered from the refs in the key-sorted order —
+// Each entry is sorted as one uint64 by 11-bit digits: (bucket window, key
+// window, index) when the three fit in 64 bits (a hash row index's 16
+// bucket bits, ≈20 key bits and ≈21 index bits do), else (key window << 32
+// | index) first and then, when buckets differ, the bucket window gathered
+// from the refs in the key-sorted order —
 // where the in-place radix sort swaps 32-byte refs at random and settles
 // every run of equal keys on file, row-group and row digits (the top key of
 // an arrival-order lake is a fifth of its entries). The refs are not moved:
@@ -429,32 +439,81 @@ func (b *runBuffer) keyWindowSort() bool {
 		b.scratch = make([]uint64, 2*cap(refs))
 	}
 	items, tmp := b.scratch[:n], b.scratch[n:2*n]
+	kw := 0 // key window width
 	if hi >= lo {
-		for i, r := range refs {
-			var k uint32
-			if lo >= 32 {
-				k = uint32(r.w[0] >> (lo - 32))
-			} else {
-				k = uint32((r.w[1]>>32)>>lo | r.w[0]<<(32-lo))
-			}
-			items[i] = uint64(k&windowMask(hi-lo+1))<<32 | uint64(i)
-		}
-		items, tmp = windowPasses(items, tmp, hi-lo+1)
-	} else {
-		for i := range items {
-			items[i] = uint64(i)
-		}
+		kw = hi - lo + 1
 	}
+	keyWindow := func(r runRef) uint64 {
+		if kw == 0 {
+			return 0
+		}
+		var k uint32
+		if lo >= 32 {
+			k = uint32(r.w[0] >> (lo - 32))
+		} else {
+			k = uint32((r.w[1]>>32)>>lo | r.w[0]<<(32-lo))
+		}
+		return uint64(k & windowMask(kw))
+	}
+	blo, bw := 0, 0 // bucket window
 	if xb != 0 {
-		// Then by bucket, stably: gathered in the key-sorted order.
-		blo := bits.TrailingZeros64(xb)
-		bw := 64 - bits.LeadingZeros64(xb) - blo
-		for j, it := range items {
-			i := uint32(it)
-			items[j] = (refs[i].w[0]>>(48+blo))&uint64(windowMask(bw))<<32 | uint64(i)
-		}
-		items, _ = windowPasses(items, tmp, bw)
+		blo = bits.TrailingZeros64(xb)
+		bw = 64 - bits.LeadingZeros64(xb) - blo
 	}
+	if ib := bits.Len(uint(n - 1)); bw > 0 && ib+bw+kw <= 64 {
+		// Bucket and key windows side by side above the index, in one
+		// item: one sort by both, reading the refs once in order (a second
+		// sort by bucket gathered each ref's bucket at random, a cache miss
+		// per entry, ≈5 % of a hash build).
+		for i, r := range refs {
+			bk := r.w[0] >> (48 + blo) & uint64(windowMask(bw))
+			items[i] = (bk<<kw|keyWindow(r))<<ib | uint64(i)
+		}
+		items, _ = windowPassesFrom(items, tmp, ib, bw+kw)
+		b.order, b.orderMask = items, uint64(1)<<ib-1
+		return true
+	}
+	if bw > 0 {
+		// Too wide for one item (an id key hashed over 32 bits): a
+		// counting sort by bucket window, reading the refs in order, then
+		// each bucket's items (key window << 32 | index) sorted on their
+		// own, small ranges in cache. (Sorting by key and then stably by
+		// bucket gathered each ref's bucket at random, a cache miss per
+		// entry.) A hot key's bucket is already in order: its items differ
+		// only in their ascending index.
+		nb := 1 << bw
+		if cap(b.counts) < nb+1 {
+			b.counts = make([]int, nb+1)
+		}
+		counts := b.counts[:nb+1]
+		clear(counts)
+		bucketWindow := func(r runRef) uint64 { return r.w[0] >> (48 + blo) & uint64(windowMask(bw)) }
+		for _, r := range refs {
+			counts[bucketWindow(r)+1]++
+		}
+		for i := 1; i <= nb; i++ {
+			counts[i] += counts[i-1]
+		}
+		for i, r := range refs {
+			k := bucketWindow(r)
+			items[counts[k]] = keyWindow(r)<<32 | uint64(i)
+			counts[k]++
+		}
+		// counts[k] is now the end of bucket k.
+		start := 0
+		for _, end := range counts[:nb] {
+			if end-start > 1 {
+				slices.Sort(items[start:end])
+			}
+			start = end
+		}
+	} else {
+		for i, r := range refs {
+			items[i] = keyWindow(r)<<32 | uint64(i)
+		}
+		items, _ = windowPasses(items, tmp, kw)
+	}
+	b.orderMask = 1<<32 - 1
 	b.order = items
 	return true
 }
@@ -466,9 +525,17 @@ func windowMask(width int) uint32 { return uint32(uint64(1)<<width - 1) }
 // stably by their windows, in 11-bit LSD passes between items and tmp, and
 // returns the sorted slice and the other.
 func windowPasses(items, tmp []uint64, width int) ([]uint64, []uint64) {
+	return windowPassesFrom(items, tmp, 32, width)
+}
+
+// windowPassesFrom sorts items stably by their bits from bit lo on, width
+// bits of them (at most 64-lo), in 11-bit LSD passes between items and
+// tmp, and returns the sorted slice and the other. Bits above lo+width must
+// be zero.
+func windowPassesFrom(items, tmp []uint64, lo, width int) ([]uint64, []uint64) {
 	n := len(items)
 	var count [1 << 11]int
-	for shift := 32; shift < 32+width; shift += 11 {
+	for shift := lo; shift < lo+width; shift += 11 {
 		clear(count[:])
 		for _, it := range items {
 			count[it>>shift&0x7ff]++
@@ -697,8 +764,12 @@ func (rw *runWriter) writeEncoded(bucket int32, rec []byte) error {
 
 // writeEntry writes an entry.
 func (rw *runWriter) writeEntry(e *entry) error {
-	rw.buf = binary.BigEndian.AppendUint16(rw.buf[:0], uint16(e.Bucket))
-	rw.buf = appendRecord(rw.buf, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+	if refOnly(e.Key, e.Row, e.N, e.Cover) {
+		rw.buf = appendRefRecord(rw.buf[:0], runRef{w: refWords(e.Bucket, e.Key, e.File, e.RG, e.Row), n: uint32(e.N)})
+	} else {
+		rw.buf = binary.BigEndian.AppendUint16(rw.buf[:0], uint16(e.Bucket))
+		rw.buf = appendRecord(rw.buf, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
+	}
 	_, err := rw.w.Write(rw.buf)
 	rw.n += int64(len(rw.buf))
 	return err
@@ -764,24 +835,47 @@ func writeRun(f *os.File, b *runBuffer) (int64, error) {
 // spillOutBytes is the size at which writeRun writes its buffer out.
 const spillOutBytes = 64 << 10
 
+// A run-file record of an entry that a ref holds whole (refOnly) is its
+// ref: the bucket (uint16, big endian), refMark where the length of an
+// encoded entry would be (no encoded entry has length 0), the ref's words
+// (little endian; the first without its top 16 bits, the bucket) and the
+// run length (uvarint): ≈26 bytes, an encoded entry of an int key ≈24.
+// Writing and reading it copies integers, where the encoded entry took a
+// varint per field both ways and the merger packed the words again from
+// the parsed entry.
+const (
+	refMark = 0
+	// refFixedBytes is a ref record's bytes before the run length.
+	refFixedBytes = 2 + 1 + 6 + 8 + 8
+)
+
 // appendRefRecord appends the run-file record of a ref that holds its
-// entry whole: what runWriter.writeEntry writes for b.entry(r).
+// entry whole.
 func appendRefRecord(out []byte, r runRef) []byte {
-	var kbuf [1 + 8]byte
+	out = binary.BigEndian.AppendUint16(out, uint16(r.bucket()))
+	out = append(out, refMark)
+	out = binary.LittleEndian.AppendUint32(out, uint32(r.w[0]))
+	out = binary.LittleEndian.AppendUint16(out, uint16(r.w[0]>>32))
+	out = binary.LittleEndian.AppendUint64(out, r.w[1])
+	out = binary.LittleEndian.AppendUint64(out, r.w[2])
+	return binary.AppendUvarint(out, uint64(r.n))
+}
+
+// parseRefRecord fills e (its key in kbuf) and w from a ref record's first
+// refFixedBytes (b) and its run length.
+func parseRefRecord(b []byte, n uint64, e *entry, w *[3]uint64, kbuf *[shortKeys]byte) error {
+	_ = b[refFixedBytes-1]
+	w0 := uint64(binary.BigEndian.Uint16(b))<<48 | uint64(binary.LittleEndian.Uint16(b[7:]))<<32 | uint64(binary.LittleEndian.Uint32(b[3:]))
+	r := runRef{w: [3]uint64{w0, binary.LittleEndian.Uint64(b[9:]), binary.LittleEndian.Uint64(b[17:])}, off: noRecord, n: uint32(n)}
+	if r.keyLen() > shortKeys || n > maxRefRow {
+		return errBadRecord
+	}
+	*w = r.w
 	l := int(r.keyLen())
 	kbuf[0] = byte(r.w[0] >> 40)
 	binary.BigEndian.PutUint64(kbuf[1:], r.w[0]<<24|r.w[1]>>40)
-	row, n := uint64(r.row()), uint64(r.n)
-	rest := uvarintLen(uint64(l)) + l + 8 + uvarintLen(row) + uvarintLen(n) + 1
-	out = binary.BigEndian.AppendUint16(out, uint16(r.bucket()))
-	out = binary.AppendUvarint(out, uint64(rest))
-	out = binary.AppendUvarint(out, uint64(l))
-	out = append(out, kbuf[:l]...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(r.file()))
-	out = binary.LittleEndian.AppendUint32(out, uint32(r.rg()))
-	out = binary.AppendUvarint(out, row)
-	out = binary.AppendUvarint(out, n)
-	return append(out, 0) // no cover
+	*e = entry{Bucket: r.bucket(), Key: kbuf[:l:l], File: r.file(), RG: r.rg(), Row: int64(r.row()), N: int64(r.n)}
+	return nil
 }
 
 // entrySource yields entries in fragment order. The entry returned by next
@@ -789,6 +883,15 @@ func appendRefRecord(out []byte, r runRef) []byte {
 type entrySource interface {
 	next() (*entry, error) // io.EOF at the end
 	close() error
+}
+
+// wordSource is an entrySource that has, for an entry a ref holds whole
+// (refOnly), its order packed as a runRef's words at hand: the merger
+// compares those without packing them again from the entry.
+type wordSource interface {
+	// headWords returns the words of the entry next returned last, when
+	// it is one a ref holds whole.
+	headWords() (*[3]uint64, bool)
 }
 
 // memRun is a sorted runBuffer read in place (a block at a time through
@@ -800,6 +903,9 @@ type memRun struct {
 	j    int
 	e    entry
 	kbuf [shortKeys]byte
+	// w are the words of the last entry, when its ref holds it whole.
+	w     [3]uint64
+	whole bool
 }
 
 func (m *memRun) next() (*entry, error) {
@@ -828,8 +934,11 @@ func (m *memRun) next() (*entry, error) {
 	if err := m.b.entry(r, &m.e, &m.kbuf); err != nil {
 		return nil, err
 	}
+	m.w, m.whole = r.w, r.off == noRecord
 	return &m.e, nil
 }
+
+func (m *memRun) headWords() (*[3]uint64, bool) { return &m.w, m.whole }
 
 func (m *memRun) close() error { return nil }
 
@@ -844,7 +953,13 @@ type fileRun struct {
 	// a Peek and a Discard per entry were ≈5 % of a build.
 	win  []byte
 	used int
+	// the last entry's words and key, when it was a ref record
+	w     [3]uint64
+	whole bool
+	kbuf  [shortKeys]byte
 }
+
+func (fr *fileRun) headWords() (*[3]uint64, bool) { return &fr.w, fr.whole }
 
 func openRun(path string, bufSize int) (*fileRun, error) {
 	f, err := os.Open(path)
@@ -876,6 +991,22 @@ func (fr *fileRun) next() (*entry, error) {
 	if len(head) < 3 {
 		return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
 	}
+	if head[2] == refMark {
+		var b [refFixedBytes]byte
+		if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+			return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
+		}
+		n, err := binary.ReadUvarint(fr.r)
+		if err != nil {
+			return nil, fmt.Errorf("rowindex: reading spilled run: %w", io.ErrUnexpectedEOF)
+		}
+		if err := parseRefRecord(b[:], n, &fr.e, &fr.w, &fr.kbuf); err != nil {
+			return nil, err
+		}
+		fr.whole = true
+		return &fr.e, nil
+	}
+	fr.whole = false
 	l, n := binary.Uvarint(head[2:])
 	if n <= 0 || l > math.MaxInt32 {
 		return nil, errBadRecord
@@ -914,6 +1045,25 @@ func (fr *fileRun) nextInPlace() (*entry, bool, error) {
 	if len(b) < 3 {
 		return nil, false, nil
 	}
+	if b[2] == refMark {
+		if len(b) <= refFixedBytes {
+			return nil, false, nil
+		}
+		n, m := binary.Uvarint(b[refFixedBytes:])
+		if m == 0 {
+			return nil, false, nil // the run length is cut by the window's end
+		}
+		if m < 0 {
+			return nil, false, errBadRecord
+		}
+		if err := parseRefRecord(b, n, &fr.e, &fr.w, &fr.kbuf); err != nil {
+			return nil, false, err
+		}
+		fr.whole = true
+		fr.used += refFixedBytes + m
+		return &fr.e, true, nil
+	}
+	fr.whole = false
 	l, n := binary.Uvarint(b[2:])
 	if n == 0 {
 		return nil, false, nil // the length is cut by the window's end
@@ -948,36 +1098,34 @@ type merger struct {
 	// valid when the key is short: such heads compare by three integers.
 	words [][3]uint64
 	short []bool
-	tree  []int // tree[0] the winner, tree[1:] the losers of the inner nodes
-	last  int   // source whose head was returned last (-1: none)
+	// ws are the sources that give their head's words (nil: not one).
+	ws   []wordSource
+	tree []int // tree[0] the winner, tree[1:] the losers of the inner nodes
+	last int   // source whose head was returned last (-1: none)
 }
 
 // packHead sets source i's packed words from its head.
 func (m *merger) packHead(i int) {
 	e := m.heads[i]
+	if ws := m.ws[i]; ws != nil && e != nil {
+		if w, ok := ws.headWords(); ok {
+			m.words[i], m.short[i] = *w, true
+			return
+		}
+	}
 	if e == nil || len(e.Key) > shortKeys || uint64(e.Row) > maxRefRow {
 		m.short[i] = false
 		return
 	}
-	var p [8]byte
-	tag := byte(0)
-	if len(e.Key) > 0 {
-		tag = e.Key[0]
-		copy(p[:], e.Key[1:])
-	}
-	prefix := binary.BigEndian.Uint64(p[:])
-	m.words[i] = [3]uint64{
-		uint64(uint16(e.Bucket))<<48 | uint64(tag)<<40 | prefix>>24,
-		prefix<<40 | uint64(len(e.Key))<<32 | uint64(uint32(e.File)^1<<31),
-		uint64(uint32(e.RG)^1<<31)<<32 | uint64(uint32(e.Row)),
-	}
+	m.words[i] = refWords(e.Bucket, e.Key, e.File, e.RG, e.Row)
 	m.short[i] = true
 }
 
 func newMerger(srcs []entrySource) (*merger, error) {
 	k := len(srcs)
-	m := &merger{srcs: srcs, heads: make([]*entry, k), words: make([][3]uint64, k), short: make([]bool, k), tree: make([]int, max(k, 1)), last: -1}
+	m := &merger{srcs: srcs, heads: make([]*entry, k), words: make([][3]uint64, k), short: make([]bool, k), ws: make([]wordSource, k), tree: make([]int, max(k, 1)), last: -1}
 	for i, s := range srcs {
+		m.ws[i], _ = s.(wordSource)
 		e, err := s.next()
 		if err == io.EOF {
 			continue

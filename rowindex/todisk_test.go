@@ -1,13 +1,16 @@
 package rowindex
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // TestToDiskPackedOrder: a sorted row index's row group goes to disk in
@@ -66,57 +69,270 @@ func TestToDiskPackedOrder(t *testing.T) {
 	}
 }
 
-// TestReadSpooledGroup: the fragment spool's bulk reader gives what
-// reading each record alone gives, with records cut by the read buffer's
-// end (a 16-byte buffer), records larger than the buffer, empty keys and
-// covers, and negative gaps.
-func TestReadSpooledGroup(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	var want []diskEntry
-	var spool []byte
-	for range 2000 {
-		d := diskEntry{File: int32(rng.IntN(300)), RG: int32(rng.IntN(40)), Gap: rng.Int64N(1<<40) - 1<<20, N: rng.Int64N(1 << 30)}
-		d.Key = make([]byte, rng.IntN(3)*rng.IntN(40))
-		for i := range d.Key {
-			d.Key[i] = byte(rng.IntN(256))
-		}
-		if rng.IntN(3) == 0 {
-			d.Cover = make([]byte, rng.IntN(300))
-			for i := range d.Cover {
-				d.Cover[i] = byte(rng.IntN(256))
+// randomDiskGroups returns groups of fragment rows of the given sizes with
+// keys of every class (ints, floats, bools, strings of 0 to 300 bytes, one
+// of 100 KiB), covers of hoisted values (nulls, ints, strings; some empty,
+// some larger than a page) and gaps and run lengths from 0 to beyond 32
+// bits, negative gaps included.
+func randomDiskGroups(rng *rand.Rand, sizes []int) [][]diskEntry {
+	key := func() []byte {
+		switch rng.IntN(5) {
+		case 0:
+			k, _ := EncodeKey(rng.Int64() >> rng.IntN(64))
+			return k
+		case 1:
+			k, _ := EncodeKey(math.Float64frombits(rng.Uint64()))
+			return k
+		case 2:
+			k, _ := EncodeKey(rng.IntN(2) == 0)
+			return k
+		case 3:
+			if rng.IntN(500) == 0 {
+				return append([]byte{tagBytes}, bytes.Repeat([]byte{'k'}, 100<<10)...)
 			}
+			b := make([]byte, 1+rng.IntN(300)*rng.IntN(2))
+			b[0] = tagBytes
+			for i := 1; i < len(b); i++ {
+				b[i] = byte(rng.IntN(256))
+			}
+			return b
 		}
-		want = append(want, d)
-		spool = binary.AppendUvarint(spool, uint64(len(d.Key)))
-		spool = append(spool, d.Key...)
-		spool = binary.AppendVarint(spool, int64(d.File))
-		spool = binary.AppendVarint(spool, int64(d.RG))
-		spool = binary.AppendVarint(spool, d.Gap)
-		spool = binary.AppendVarint(spool, d.N)
-		spool = binary.AppendUvarint(spool, uint64(len(d.Cover)))
-		spool = append(spool, d.Cover...)
+		return []byte{} // an empty byte array (never a key, but a value)
 	}
-	for _, size := range []int{16, 200, 1 << 16} {
-		r := bufio.NewReaderSize(bytes.NewReader(spool), size)
-		for at := 0; at < len(want); {
-			n := min(1+rng.IntN(300), len(want)-at)
-			ds := make([]diskEntry, n)
-			spans := make([]spoolSpan, n)
-			var buf []byte
-			if err := readSpooledGroup(r, ds, spans, &buf); err != nil {
-				t.Fatalf("buffer %d, entry %d: %v", size, at, err)
-			}
-			for i := range ds {
-				g, w := ds[i], want[at+i]
-				g.Key, g.Cover = buf[spans[i].key[0]:spans[i].key[1]], buf[spans[i].cover[0]:spans[i].cover[1]]
-				if !bytes.Equal(g.Key, w.Key) || !bytes.Equal(g.Cover, w.Cover) || g.File != w.File || g.RG != w.RG || g.Gap != w.Gap || g.N != w.N {
-					t.Fatalf("buffer %d, entry %d: %+v, want %+v", size, at+i, g, w)
+	cover := func() []byte {
+		var c []byte
+		for range rng.IntN(4) {
+			switch rng.IntN(4) {
+			case 0:
+				c = appendValue(c, nil)
+			case 1:
+				c = appendValue(c, rng.Int64())
+			case 2:
+				c = appendValue(c, fmt.Sprint(rng.Int64()))
+			default:
+				if rng.IntN(200) == 0 {
+					c = appendValue(c, string(bytes.Repeat([]byte{'c'}, 70<<10)))
 				}
 			}
-			at += n
 		}
-		if _, err := r.ReadByte(); err != io.EOF {
-			t.Fatalf("buffer %d: spool not read to its end (%v)", size, err)
+		return c
+	}
+	var out [][]diskEntry
+	for _, n := range sizes {
+		g := make([]diskEntry, n)
+		for i := range g {
+			g[i] = diskEntry{Key: key(), File: int32(rng.IntN(300)) - 2, RG: int32(rng.IntN(40)),
+				Gap: rng.Int64N(1<<40) - 1<<20, N: rng.Int64N(1 << 34), Cover: cover()}
+			if rng.IntN(3) == 0 {
+				g[i].Gap = 0
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// TestSpoolGroupRoundTrip: groups appended to a spool read back as they
+// were written, in turn, through a reader that returns a few bytes per
+// Read, and a damaged spool (cut short, bytes left over, a group read as
+// longer than written, an absurd length) is an error, not a panic or
+// made-up entries.
+func TestSpoolGroupRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	groups := randomDiskGroups(rng, []int{1, 0, 64, 65, 300, 2000, 7})
+	var spool []byte
+	for _, g := range groups {
+		spool = appendSpoolGroup(spool, g)
+	}
+	r := io.Reader(&shortReader{r: bytes.NewReader(spool), max: 13})
+	var sg spoolGroup
+	for gi, want := range groups {
+		if err := sg.read(r, len(want)); err != nil {
+			t.Fatalf("group %d: %v", gi, err)
+		}
+		for i, w := range want {
+			if !bytes.Equal(sg.key(i), w.Key) || !bytes.Equal(sg.cover(i), w.Cover) || sg.files[i] != w.File ||
+				sg.rgs[i] != w.RG || sg.gaps[i] != w.Gap || sg.ns[i] != w.N {
+				t.Fatalf("group %d entry %d: key %x cover %x %d %d %d %d, want %+v", gi, i, sg.key(i), sg.cover(i), sg.files[i], sg.rgs[i], sg.gaps[i], sg.ns[i], w)
+			}
 		}
 	}
+	if n, _ := r.Read(make([]byte, 1)); n != 0 {
+		t.Fatal("spool not read to its end")
+	}
+	one := appendSpoolGroup(nil, groups[4])
+	if err := sg.read(bytes.NewReader(one[:len(one)-1]), len(groups[4])); err == nil {
+		t.Error("a spool cut short was read")
+	}
+	// A body one byte longer than its columns: the entries do not account
+	// for every byte.
+	long := binary.LittleEndian.AppendUint64(nil, binary.LittleEndian.Uint64(one)+1)
+	long = append(append(long, one[8:]...), 0)
+	if err := sg.read(bytes.NewReader(long), len(groups[4])); err == nil {
+		t.Error("a group with bytes left over was read")
+	}
+	// Read as a group of one entry more than written.
+	if err := sg.read(bytes.NewReader(one), len(groups[4])+1); err == nil {
+		t.Error("a group read with more entries than it holds")
+	}
+	huge := binary.LittleEndian.AppendUint64(nil, 1<<62)
+	if err := sg.read(bytes.NewReader(append(huge, one[8:]...)), len(groups[4])); err == nil {
+		t.Error("a group of 2^62 bytes was read")
+	}
+}
+
+// shortReader returns at most max bytes per Read.
+type shortReader struct {
+	r   io.Reader
+	max int
+}
+
+func (s *shortReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.max)]) }
+
+// TestEncodeFragmentMatchesWriteRows: the fragment encoder (typed columns
+// from the spool, writeChunkRows values per column writer call) writes
+// byte for byte the file that parquet-go's Writer.WriteRows writes from
+// whole rows, and that the previous encoder (a diskEntry per row, values
+// appended column by column) wrote, for both kinds, both row_gap
+// encodings, and groups of 1 to 5,000 rows whose keys and covers are of
+// every class, empty, or larger than a page.
+func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sizes := []int{1, 63, 64, 65, 129, 3000, 5000, 2}
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		for _, plainGaps := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/plain=%v", kind, plainGaps), func(t *testing.T) {
+				groups := randomDiskGroups(rng, sizes)
+				var spool []byte
+				var gs []Group
+				for _, g := range groups {
+					spool = appendSpoolGroup(spool, g)
+					gs = append(gs, Group{Rows: int64(len(g))})
+				}
+				var got bytes.Buffer
+				if err := encodeFragment(&got, bytes.NewReader(spool), "ri", kind, gs, plainGaps); err != nil {
+					t.Fatal(err)
+				}
+				rows := writeRowsFragment(t, groups, kind, plainGaps)
+				if !bytes.Equal(got.Bytes(), rows) {
+					t.Fatalf("encoder wrote %d bytes, WriteRows %d: they differ", got.Len(), len(rows))
+				}
+				prev := previousEncoderFragment(t, groups, kind, plainGaps)
+				if !bytes.Equal(got.Bytes(), prev) {
+					t.Fatalf("encoder wrote %d bytes, the previous encoder %d: they differ", got.Len(), len(prev))
+				}
+				// The file reads back as the entries written.
+				f, err := parquet.OpenFile(bytes.NewReader(got.Bytes()), int64(got.Len()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(f.RowGroups()) != len(groups) {
+					t.Fatalf("%d row groups, want %d", len(f.RowGroups()), len(groups))
+				}
+				for gi, rg := range f.RowGroups() {
+					ccs := rg.ColumnChunks()
+					cols, _ := fragmentColsOf(f.Schema())
+					keys, err := readFragmentColumn(ccs[cols.key], bytes.NewReader(got.Bytes()), len(groups[gi]))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, d := range groups[gi] {
+						if !bytes.Equal(keys.bytes[i], d.Key) {
+							t.Fatalf("group %d row %d: key %x, want %x", gi, i, keys.bytes[i], d.Key)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// writeRowsFragment is a fragment written through Writer.WriteRows, a
+// parquet.Row per entry and a Flush per group.
+func writeRowsFragment(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps bool) []byte {
+	t.Helper()
+	schema := fragmentSchema(kind, plainGaps)
+	cols, err := fragmentColsOf(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	pw := parquet.NewWriter(&buf, append([]parquet.WriterOption{schema}, fragmentWriterOptions("ri")...)...)
+	for _, g := range groups {
+		var rows []parquet.Row
+		for _, d := range g {
+			row := make(parquet.Row, fragmentColumns)
+			row[cols.key] = parquet.ByteArrayValue(d.Key).Level(0, 0, cols.key)
+			row[cols.file] = parquet.Int32Value(d.File).Level(0, 0, cols.file)
+			row[cols.rg] = parquet.Int32Value(d.RG).Level(0, 0, cols.rg)
+			row[cols.gap] = parquet.Int64Value(d.Gap).Level(0, 0, cols.gap)
+			row[cols.n] = parquet.Int64Value(d.N).Level(0, 0, cols.n)
+			row[cols.cover] = parquet.ByteArrayValue(d.Cover).Level(0, 0, cols.cover)
+			rows = append(rows, row)
+		}
+		if _, err := pw.WriteRows(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// previousEncoderFragment is a fragment written as the encoder before the
+// typed spool did: values appended per column from diskEntry rows,
+// writeChunkRows rows per WriteRowValues call.
+func previousEncoderFragment(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps bool) []byte {
+	t.Helper()
+	schema := fragmentSchema(kind, plainGaps)
+	col, err := fragmentColsOf(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	pw := parquet.NewWriter(&buf, append([]parquet.WriterOption{schema}, fragmentWriterOptions("ri")...)...)
+	var vals []parquet.Value
+	for _, ds := range groups {
+		cws := pw.ColumnWriters()
+		for at := 0; at < len(ds); at += writeChunkRows {
+			chunk := ds[at:min(at+writeChunkRows, len(ds))]
+			for c := range fragmentColumns {
+				vals = vals[:0]
+				add := func(v parquet.Value) {
+					v.SetColumnIndex(c)
+					vals = append(vals, v)
+				}
+				for i := range chunk {
+					switch c {
+					case col.key:
+						add(parquet.ByteArrayValue(chunk[i].Key))
+					case col.file:
+						add(parquet.Int32Value(chunk[i].File))
+					case col.rg:
+						add(parquet.Int32Value(chunk[i].RG))
+					case col.gap:
+						add(parquet.Int64Value(chunk[i].Gap))
+					case col.n:
+						add(parquet.Int64Value(chunk[i].N))
+					case col.cover:
+						add(parquet.ByteArrayValue(chunk[i].Cover))
+					}
+				}
+				if _, err := cws[c].WriteRowValues(vals); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := pw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -37,7 +37,8 @@ import (
 //     also sets the Go memory limit to the budget, as add-row-index does;
 //   - ARIADNE_BENCH_MEMORY=BYTES sets the build's memory budget (default
 //     rowindex.DefaultBuildMemory);
-//   - ARIADNE_BENCH_KIND=hash builds a hash row index (default sorted);
+//   - ARIADNE_BENCH_KIND=sorted builds a sorted row index (default: a hash
+//     row index, add-row-index's default kind);
 //   - ARIADNE_BENCH_INDEX=DIR builds the index into DIR (emptied first) and
 //     keeps it, to compare the fragments of two builds.
 func BenchmarkBuild(b *testing.B) {
