@@ -24,7 +24,9 @@ import (
 // The values of JoinRequest.RowIndex.
 const (
 	// JoinRowIndexAuto (or "") uses a row index on the join column when
-	// one holds every located file unchanged and few rows match.
+	// one holds every located file unchanged and few rows match, or when
+	// the rows it finds are the answer as they are (a plain inner join:
+	// fileindex's direct answer).
 	JoinRowIndexAuto = "auto"
 	// JoinRowIndexForce uses it whenever one holds every located file
 	// unchanged, however many rows match.
@@ -41,8 +43,15 @@ const (
 // directory lookup per key and a read per run of rows, so it wins while
 // matching rows are few. The file index's planner hands the located files
 // to the engine's scan above 5 % (fileindex.scanMatchFraction); the row
-// index path stops at the same share.
+// index path stops at the same share. A join the file index answers
+// directly from the rows read (fileindex's direct answer) has no such
+// limit: it skips DuckDB altogether, which the scan does not.
 const rowIndexMatchFraction = 0.05
+
+// maxDirectRowIndexRows caps the matching rows of a join answered directly
+// in auto mode (no share limit applies to it): the answer streams, but the
+// positions are held while it does, 8 B a row (256 MiB at the cap).
+const maxDirectRowIndexRows = 1 << 25
 
 // maxRowIndexJoinKeys caps the distinct keys the auto mode looks up in
 // the row index (in one batched lookup, rowindex.LocateKeys).
@@ -73,7 +82,7 @@ func (ix *Index) rowLocator(mode string) (fileindex.RowLocator, error) {
 
 // LocateRows looks the keys up in the first row index (by name) on col;
 // see fileindex.RowLocator.
-func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any, files []string) (map[string][]fileindex.RowGroupRows, string, error) {
+func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (map[string][]fileindex.RowGroupRows, string, error) {
 	defs, err := l.ix.RowIndexes(ctx)
 	if err != nil {
 		return nil, "", err
@@ -148,9 +157,13 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 			rows += r.N
 		}
 	}
-	if !l.force && rows > budget {
+	if !l.force && !direct && rows > budget {
 		return nil, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
 			def.Name, rows, located, 100*rowIndexMatchFraction), nil
+	}
+	if !l.force && direct && rows > maxDirectRowIndexRows {
+		return nil, fmt.Sprintf("row index %s not used: %d rows match (over %d positions to hold)",
+			def.Name, rows, maxDirectRowIndexRows), nil
 	}
 	// Runs in file, row group and row order, rows listed per row group.
 	slices.SortFunc(runs, func(a, b rowindex.KeyRun) int {

@@ -179,3 +179,37 @@ func TestJoinRowIndexStale(t *testing.T) {
 		t.Fatalf("rewritten file: path %q plan %q, %d rows, want %d", st.Path, st.Plan, len(got), len(want))
 	}
 }
+
+// TestJoinRowIndexAutoDirect: in auto mode the row index's 5 % share limit
+// holds for joins whose rows go into DuckDB, not for a plain inner join the
+// rows read answer directly (they stream to the caller without DuckDB), and
+// both answer as without the row index.
+func TestJoinRowIndexAutoDirect(t *testing.T) {
+	_, ix := openLake(t, 4)
+	// Many users: every user of the rows a range lookup returns.
+	res, err := ix.Lookup(context.Background(), ariadne.LookupRequest{Column: "ts", Range: true, Columns: []string{"user_id"}, Limit: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	var users []any
+	for _, r := range res.Rows {
+		if u := r.Values["user_id"].(int64); !seen[u] {
+			seen[u] = true
+			users = append(users, u)
+		}
+	}
+	keys := map[string][]any{"user_id": users}
+	for _, how := range []string{"inner", "semi"} {
+		req := ariadne.JoinRequest{Keys: keys, On: []string{"user_id"}, How: how, RowIndex: "off"}
+		wc, wr, _ := joinAll(t, ix, req)
+		req.RowIndex = "auto"
+		gc, gr, gs := joinAll(t, ix, req)
+		if !slices.Equal(gc, wc) || !slices.Equal(gr, wr) || len(gr) == 0 {
+			t.Fatalf("%s: columns %v, %d rows; without the row index %v, %d rows", how, gc, len(gr), wc, len(wr))
+		}
+		if direct := how == "inner"; (gs.Path == "rowindex") != direct || !direct && !strings.Contains(gs.Plan, "% limit") {
+			t.Fatalf("%s: path %q plan %q", how, gs.Path, gs.Plan)
+		}
+	}
+}

@@ -95,15 +95,14 @@ type JoinJob struct {
 	// The embedded DuckDB engine's inputs: the database the keys are
 	// loaded into (table "q"; taken and loaded on first use, see
 	// join_keys.go) and the join's late-materialization plan.
-	fi        *FileIndex
-	m         *metadata.Metadata
-	db        func(context.Context) (*duck.DB, error)
-	pf        *prefilter
-	force     JoinPath
-	directCap int64 // JoinOptions.directCap
-	late      []string
-	stats     *JoinStats
-	rows      RowLocator
+	fi    *FileIndex
+	m     *metadata.Metadata
+	db    func(context.Context) (*duck.DB, error)
+	pf    *prefilter
+	force JoinPath
+	late  []string
+	stats *JoinStats
+	rows  RowLocator
 }
 
 // duckEngine is the embedded DuckDB engine: the located files read by our
@@ -125,8 +124,22 @@ func (duckEngine) Join(ctx context.Context, job *JoinJob) (JoinRows, error) {
 		return nil, err
 	}
 	if direct != nil && direct.rows != nil {
-		return &directRows{schema: direct.schema, rows: direct.rows}, nil
+		direct.rows.fallback = func(ctx context.Context, stale int64) (JoinRows, error) {
+			// Nothing went out (join_direct.go): read the located files
+			// again without the row index and join in DuckDB.
+			if err := job.fi.loadWithoutRowIndex(ctx, job.db, job.m, job.Schema, job.Files, job.pf, job.force, job.On, job.late, stale, job.stats); err != nil {
+				return nil, err
+			}
+			return job.query(ctx)
+		}
+		return direct.rows, nil
 	}
+	return job.query(ctx)
+}
+
+// query runs the join in DuckDB over the keys ("q", loaded now if they
+// were held in Go) and the index side ("idx_all").
+func (job *JoinJob) query(ctx context.Context) (JoinRows, error) {
 	db, err := job.db(ctx)
 	if err != nil {
 		return nil, err

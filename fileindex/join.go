@@ -119,9 +119,6 @@ type JoinOptions struct {
 	// PathFiltered or PathFull instead (the reference the paths are
 	// compared with).
 	force JoinPath
-	// directCap, in tests, replaces directMaxRows (0: directMaxRows), so
-	// that a small join can exceed the direct answer's cap.
-	directCap int64
 }
 
 // Result is a join's streaming result. Close releases its engine (an
@@ -289,7 +286,7 @@ func (fi *FileIndex) Join(ctx context.Context, keys KeySource, on []string, how 
 		Format: m.Format, Schema: src, Options: map[string]string{}, Files: slices.Clone(files),
 		Keys: keys, On: on, How: how, IndexOnLeft: opts.IndexOnLeft, IndexColumns: indexCols,
 		Output: out.Path, OutputFormat: out.Format, OutputMode: out.Mode,
-		fi: fi, m: m, db: ldb.get, pf: pf, force: opts.force, directCap: opts.directCap, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
+		fi: fi, m: m, db: ldb.get, pf: pf, force: opts.force, late: lateColumns(m, src, on, opts.Select), stats: &res.stats, rows: opts.Rows,
 	}
 	for k, v := range m.ReadOptions.All() {
 		job.Options[k] = v
@@ -473,7 +470,7 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context
 		}
 		var rowsWhy string
 		if loc != nil && len(files) > 0 && (force == "" || force == PathRowIndex) {
-			pos, why, err := locateByRowIndex(ctx, loc, pf, files)
+			pos, why, err := locateByRowIndex(ctx, loc, pf, files, direct != nil)
 			if err != nil {
 				return err
 			}
@@ -516,20 +513,22 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context
 				return fi.defineIndexView(ctx, db, m, src)
 			}
 		}
+		if direct != nil && rowLF != nil {
+			// The direct answer streams: the rows go to the caller as
+			// files are read, the statistics once they are all read.
+			lf.strict = true
+			stats.Direct = true
+			direct.rows = &directStream{d: direct, src: newLateSource(ctx, src, lf, files), lf: lf,
+				same: direct.identity(len(src.Fields)), finish: func() { lateStatsTo(stats, lf, cres) }}
+			return nil
+		}
 		ls := newLateSource(ctx, src, lf, files)
 		defer ls.Close()
 		in = ls
 		defer func() {
-			if redone {
-				return
+			if !redone {
+				lateStatsTo(stats, lf, nil)
 			}
-			// Reads may still be in flight after an error.
-			lf.stats.mu.Lock()
-			defer lf.stats.mu.Unlock()
-			sc := lf.stats.scan
-			stats.RowGroups, stats.RowGroupsSkipped = sc.RowGroups, sc.RowGroupsSkipped
-			stats.Pages, stats.PagesSkipped = sc.Pages, sc.PagesSkipped
-			stats.RowsScanned = sc.RowsScanned
 		}()
 	default:
 		rel := datafile.NewRelation(plan, cres, files, joinFileColumn)
@@ -545,54 +544,51 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context
 			stats.Requests, stats.Bytes = cres.reads()
 		}
 	}()
-	answered := false // the rows went to direct, not to DuckDB
-	if direct != nil && rowLF != nil && direct.fits(rowLF.positions) {
-		if err := direct.collect(ctx, in.(*lateSource), len(src.Fields)); err != nil {
-			return err
-		}
-		answered = true
-	} else {
-		db, err := dbf(ctx)
-		if err != nil {
-			return err
-		}
-		if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
-			return err
-		}
+	db, err := dbf(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := db.Load(ctx, "raw", rowCounter{in, &stats.RowsLoaded}); err != nil {
+		return err
 	}
 	if rowLF != nil && rowLF.stats.staleCount() > 0 {
 		stale := rowLF.stats.staleCount()
 		// The row index pointed at rows holding other keys: a data file
 		// changed after it was indexed, so rows may be missing too. Read
 		// the located files again without it.
-		if answered {
-			direct.rows = nil
-		} else {
-			db, err := dbf(ctx)
-			if err != nil {
-				return err
-			}
-			if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
-				return err
-			}
-		}
-		redone = true
-		*stats = JoinStats{FilesLocated: stats.FilesLocated, Engine: stats.Engine}
-		if err := fi.loadIndexSide(ctx, dbf, m, src, allFiles, pf, force, on, cols, nil, nil, stats); err != nil {
+		if err := db.Exec(ctx, "DROP TABLE raw"); err != nil {
 			return err
 		}
-		stats.Plan = fmt.Sprintf("%s (row index stale: %d rows at its positions hold other keys)", stats.Plan, stale)
-		return nil
-	}
-	if answered {
-		stats.Direct = true
-		return nil
-	}
-	db, err := dbf(ctx)
-	if err != nil {
-		return err
+		redone = true
+		return fi.loadWithoutRowIndex(ctx, dbf, m, src, allFiles, pf, force, on, cols, stale, stats)
 	}
 	return fi.defineIndexView(ctx, db, m, src)
+}
+
+// loadWithoutRowIndex reads the index side again without the row index,
+// which pointed at stale rows (stale of them hold other keys).
+func (fi *FileIndex) loadWithoutRowIndex(ctx context.Context, db func(context.Context) (*duck.DB, error), m *metadata.Metadata, src *schema.Struct, files []string, pf *prefilter, force JoinPath, on, cols []string, stale int64, stats *JoinStats) error {
+	*stats = JoinStats{FilesLocated: stats.FilesLocated, Engine: stats.Engine}
+	if err := fi.loadIndexSide(ctx, db, m, src, files, pf, force, on, cols, nil, nil, stats); err != nil {
+		return err
+	}
+	stats.Plan = fmt.Sprintf("%s (row index stale: %d rows at its positions hold other keys)", stats.Plan, stale)
+	return nil
+}
+
+// lateStatsTo records the late reader's statistics in stats, and the
+// store's work when cres is given. Reads may still be in flight after an
+// error.
+func lateStatsTo(stats *JoinStats, lf *lateFile, cres *countingResolver) {
+	lf.stats.mu.Lock()
+	sc := lf.stats.scan
+	lf.stats.mu.Unlock()
+	stats.RowGroups, stats.RowGroupsSkipped = sc.RowGroups, sc.RowGroupsSkipped
+	stats.Pages, stats.PagesSkipped = sc.Pages, sc.PagesSkipped
+	stats.RowsScanned = sc.RowsScanned
+	if cres != nil {
+		stats.Requests, stats.Bytes = cres.reads()
+	}
 }
 
 // defineIndexView defines view "idx_all" over "raw": computed columns

@@ -3,11 +3,14 @@ package fileindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"time"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/duck"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
 )
 
@@ -24,15 +27,52 @@ import (
 // at midnight UTC). Anything else — another join type, computed or
 // exploded columns, temporal deduplication, key columns besides the join
 // column, types whose round trip through DuckDB changes more than that —
-// keeps DuckDB. The rows are held until every file is read (a stale row
-// index, found while reading, makes the join read the files again without
-// it), so the path is taken only up to directMaxRows rows.
+// keeps DuckDB.
+//
+// The answer streams: the caller gets each located file's rows, in file
+// order, as soon as that file is read, so memory holds at most the files
+// read ahead (lateReadConcurrency) and no row count limits the path. A
+// stale row index must therefore be found before any row is handed out,
+// which is the contract:
+//
+//  1. Up front, before reading a data file: the RowLocator answers only
+//     when its row index holds every located file with the size (and
+//     ETag, where the store gives one) the file has now; the face's
+//     locator checks each located file against the store. Otherwise the
+//     join takes the other paths and nothing went out.
+//  2. While reading: every row read at a position must hold one of the
+//     keys. A file with a row that does not is never handed out. If no
+//     row has gone to the caller yet, the join is read again without the
+//     row index (the DuckDB paths; JoinStats.Plan says "row index stale"),
+//     with the same rows as a fresh index gives.
+//  3. Once rows have gone out, a stale file fails the join with a
+//     *StaleRowIndexError (errors.Is aerr.ErrAriadne); rows already
+//     returned are correct rows of the answer (their keys were checked),
+//     the answer is incomplete. A data file changed in the middle of the
+//     read can only get here (it passed step 1 moments before); one that
+//     cannot be read fails as any read does (aerr.ErrCorruptDataFile,
+//     aerr.ErrStorage). Callers writing a file write it whole or not at
+//     all (the CLI's --out writes a temporary file and renames it).
 
-// directMaxRows bounds the rows the direct answer holds in memory: ≈250 B
-// a row of the benchmark's five columns, so up to ≈250 MB of Go heap,
-// about what the DuckDB path's table of the same rows and its conversion
-// cost (the benchmark's 100-key join, 590,200 rows, fits).
-const directMaxRows = 1 << 20
+// StaleRowIndexError reports that the row index pointed at rows holding
+// other keys in File after the join had already returned rows (see the
+// contract above): the data file changed after its rows were indexed. The
+// rows returned before it are correct; the rest of the answer is missing.
+// Joining again reads the files without the row index (the stale file no
+// longer matches the index's record) or through a rebuilt one.
+type StaleRowIndexError struct {
+	File string
+	// Rows is the number of rows of File at the row index's positions
+	// that hold other keys.
+	Rows int64
+}
+
+func (e *StaleRowIndexError) Error() string {
+	return fmt.Sprintf("join: the row index is stale for %s: %d row(s) at its positions hold other keys (the file changed during the join); rows already returned are correct, the rest is missing — join again", e.File, e.Rows)
+}
+
+// Is makes the error an aerr.ErrAriadne, as every error of ours on data.
+func (e *StaleRowIndexError) Is(target error) bool { return target == aerr.ErrAriadne }
 
 // directPlan is a join the row-index path may answer directly: set by the
 // DuckDB engine when the job qualifies (planDirect), filled by
@@ -48,11 +88,10 @@ type directPlan struct {
 	mult map[any]int
 	// keyPos is the join column's position in the source rows.
 	keyPos int
-	// maxRows is the most rows the answer may hold (directMaxRows unless a
-	// test sets JoinOptions.directCap).
-	maxRows int64
 
-	rows [][]any // the answer, once read
+	// rows is the answer, set by loadIndexSide when the row index
+	// answered; nil when the join takes DuckDB.
+	rows *directStream
 }
 
 // planDirect returns the direct plan of job, nil when the job does not
@@ -76,10 +115,7 @@ func planDirect(job *JoinJob) *directPlan {
 	if !ok || !schema.Equal(kf.Type, ks.Fields[0].Type) {
 		return nil
 	}
-	d := &directPlan{schema: &schema.Struct{}, mult: pf.mult, keyPos: slices.Index(names, pf.col), maxRows: directMaxRows}
-	if job.directCap > 0 {
-		d.maxRows = job.directCap
-	}
+	d := &directPlan{schema: &schema.Struct{}, mult: pf.mult, keyPos: slices.Index(names, pf.col)}
 	add := func(name string) bool {
 		i := slices.Index(names, name)
 		if i < 0 {
@@ -170,88 +206,124 @@ func (d *directPlan) identity(width int) bool {
 	return true
 }
 
-// fits reports whether the answer to positions stays within d.maxRows
-// rows (each row repeated by its key's count in the key set).
-func (d *directPlan) fits(pos map[string][]RowGroupRows) bool {
-	most := 1
-	for _, n := range d.mult {
-		most = max(most, n)
-	}
-	return positionRows(pos)*int64(most) <= d.maxRows
+// directStream is the direct answer as JoinRows: each located file's rows
+// as the late source hands them over, cut into batches of at most
+// duck.QueryBatchRows rows, as a DuckDB result streams them.
+type directStream struct {
+	d    *directPlan
+	src  *lateSource
+	lf   *lateFile
+	same bool // the rows as read are the result's (directPlan.identity)
+	// pending are the current file's rows not yet returned.
+	pending [][]any
+	// sent counts the rows returned; while 0 a stale row index may still
+	// be answered by reading again (fallback).
+	sent int64
+	// finish records the read's statistics (once).
+	finish func()
+	// fallback reads the join again without the row index, as DuckDB
+	// answers it; stale is the rows found at wrong positions.
+	fallback func(ctx context.Context, stale int64) (JoinRows, error)
+	// other is the fallback's result once taken.
+	other JoinRows
 }
 
-// collect drains the late source into the result's rows.
-func (d *directPlan) collect(ctx context.Context, src *lateSource, width int) error {
-	same := d.identity(width)
-	out := [][]any{}
-	for {
-		batch, err := src.Next(ctx)
+func (r *directStream) Schema() *schema.Struct { return r.d.schema }
+
+// Next returns the next batch of the answer.
+func (r *directStream) Next(ctx context.Context) ([][]any, error) {
+	if r.other != nil {
+		return r.other.Next(ctx)
+	}
+	for len(r.pending) == 0 {
+		if r.src == nil {
+			return nil, io.EOF
+		}
+		batch, err := r.src.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			break
+			r.close()
+			return nil, io.EOF
 		}
-		if err != nil {
-			return err
+		var stale *StaleRowIndexError
+		if err == nil && r.sent == 0 && r.lf.stats.staleCount() > 0 {
+			// A file read ahead is stale: nothing has gone out yet, so
+			// the whole answer can still come from the files.
+			stale = &StaleRowIndexError{}
+		} else if err != nil && !errors.As(err, &stale) {
+			r.close()
+			return nil, err
 		}
-		if !same {
-			slab := make([]any, len(batch)*len(d.cols))
-			for j, r := range batch {
-				row := slab[j*len(d.cols) : (j+1)*len(d.cols) : (j+1)*len(d.cols)]
-				for i, c := range d.cols {
-					row[i] = r[c]
-				}
-				batch[j] = row
+		if stale != nil {
+			if r.sent > 0 {
+				r.close()
+				return nil, err
 			}
-		}
-		for _, r := range batch {
-			for i, conv := range d.conv {
-				if conv != nil {
-					r[i] = conv(r[i])
-				}
+			r.close()
+			other, ferr := r.fallback(ctx, r.lf.stats.staleCount())
+			if ferr != nil {
+				return nil, ferr
 			}
+			r.other = other
+			return other.Next(ctx)
 		}
-		if len(d.mult) == 0 {
-			out = append(out, batch...)
-			continue
-		}
-		for _, r := range batch {
-			out = append(out, r)
-			for range d.mult[normalizeKey(r[0])] - 1 {
-				out = append(out, slices.Clone(r)) // rows are the caller's
-			}
-		}
+		r.pending = r.shape(batch)
 	}
-	d.rows = out
-	return nil
-}
-
-// directRows is the direct answer as JoinRows: the held rows in batches of
-// duck.QueryBatchRows, as a DuckDB result streams them.
-type directRows struct {
-	schema *schema.Struct
-	rows   [][]any
-}
-
-func (r *directRows) Schema() *schema.Struct { return r.schema }
-
-func (r *directRows) Next(context.Context) ([][]any, error) {
-	if len(r.rows) == 0 {
-		return nil, io.EOF
-	}
-	n := min(len(r.rows), duck.QueryBatchRows)
-	b := r.rows[:n:n]
-	r.rows = r.rows[n:]
+	n := min(len(r.pending), duck.QueryBatchRows)
+	b := r.pending[:n:n]
+	r.pending = r.pending[n:]
+	r.sent += int64(n)
 	return b, nil
 }
 
-func (r *directRows) Close() error { r.rows = nil; return nil }
-
-// positionRows counts the rows a row index's positions name.
-func positionRows(pos map[string][]RowGroupRows) int64 {
-	var n int64
-	for _, p := range pos {
-		for _, g := range p {
-			n += int64(len(g.Rows))
+// shape turns a file's rows as read into the result's rows: the result's
+// columns, converted, each repeated by its key's count in the key set.
+func (r *directStream) shape(batch []pqrow.Row) [][]any {
+	d := r.d
+	if !r.same {
+		slab := make([]any, len(batch)*len(d.cols))
+		for j, row := range batch {
+			out := slab[j*len(d.cols) : (j+1)*len(d.cols) : (j+1)*len(d.cols)]
+			for i, c := range d.cols {
+				out[i] = row[c]
+			}
+			batch[j] = out
 		}
 	}
-	return n
+	for _, row := range batch {
+		for i, conv := range d.conv {
+			if conv != nil {
+				row[i] = conv(row[i])
+			}
+		}
+	}
+	if len(d.mult) == 0 {
+		return batch
+	}
+	out := make([][]any, 0, len(batch))
+	for _, row := range batch {
+		out = append(out, row)
+		for range d.mult[normalizeKey(row[0])] - 1 {
+			out = append(out, slices.Clone(row)) // rows are the caller's
+		}
+	}
+	return out
+}
+
+// close stops the reads and records their statistics.
+func (r *directStream) close() {
+	if r.src != nil {
+		r.src.Close()
+		r.src = nil
+		r.finish()
+	}
+	r.pending = nil
+}
+
+// Close releases the stream (or the fallback's result).
+func (r *directStream) Close() error {
+	r.close()
+	if r.other != nil {
+		return r.other.Close()
+	}
+	return nil
 }

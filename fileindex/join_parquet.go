@@ -216,6 +216,10 @@ type lateFile struct {
 	positions map[string][]RowGroupRows
 	check     map[any]struct{}
 	keyPos    int
+	// strict, on the direct answer's path (join_direct.go), fails a file
+	// with a row at a position holding another key (*StaleRowIndexError)
+	// instead of dropping the row: none of its rows may reach the caller.
+	strict bool
 
 	sampledMu sync.Mutex
 	sampled   map[string]*sampledFile
@@ -318,6 +322,7 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 		return nil, err
 	}
 	var out []pqrow.Row
+	var stale int64
 	for _, m := range matches {
 		rows, err := pf.ReadRows(ctx, m, lf.col)
 		if err != nil {
@@ -338,11 +343,15 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 					lf.stats.mu.Lock()
 					lf.stats.mismatched++
 					lf.stats.mu.Unlock()
+					stale++
 					continue
 				}
 			}
 			out = append(out, row)
 		}
+	}
+	if stale > 0 && lf.strict {
+		return nil, &StaleRowIndexError{File: uri, Rows: stale}
 	}
 	return out, nil
 }

@@ -40,19 +40,24 @@ type RowLocator interface {
 	// located file the row index does not hold or that changed since it
 	// was indexed, too many rows for the path to pay off); the join then
 	// plans as without a locator. why is the plan's reason either way.
-	LocateRows(ctx context.Context, col string, keys []any, files []string) (rows map[string][]RowGroupRows, why string, err error)
+	// direct says the rows read will be the join's answer as they are
+	// (join_direct.go: no DuckDB load, join or conversion back), which
+	// pays off at any share of matching rows; otherwise the rows are
+	// loaded into DuckDB like the other paths' and the path pays off only
+	// while they are few.
+	LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (rows map[string][]RowGroupRows, why string, err error)
 }
 
 // locateByRowIndex asks the locator for the prefilter's keys' rows in the
 // located files; nil (and the reason) when it does not answer.
-func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files []string) (map[string][]RowGroupRows, string, error) {
+func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files []string, direct bool) (map[string][]RowGroupRows, string, error) {
 	keys := make([]any, 0, len(pf.keys))
 	for k := range pf.keys {
 		if k != nil {
 			keys = append(keys, k)
 		}
 	}
-	rows, why, err := loc.LocateRows(ctx, pf.col, keys, files)
+	rows, why, err := loc.LocateRows(ctx, pf.col, keys, files, direct)
 	if err != nil {
 		return nil, "", fmt.Errorf("join: row index on %s: %w", pf.col, err)
 	}

@@ -303,18 +303,18 @@ func newJoinCmd(g *globals) *cobra.Command {
 				for rows.Next() {
 					if batch = append(batch, rows.Values()); len(batch) == cap(batch) {
 						if err := flush(); err != nil {
-							sink.close()
+							abortSink(sink)
 							return err
 						}
 					}
 					n++
 				}
 				if err := rows.Err(); err != nil {
-					sink.close()
+					abortSink(sink)
 					return err
 				}
 				if err := flush(); err != nil {
-					sink.close()
+					abortSink(sink)
 					return err
 				}
 				if err := sink.close(); err != nil {

@@ -41,7 +41,11 @@ func newRowSink(w io.Writer, path string, jsonLines bool, st *schema.Struct) (ro
 		}
 		return newCSVSink(w, st)
 	}
-	f, err := os.Create(path)
+	// Written to a temporary file beside path and renamed over it once
+	// complete: a join that fails mid-stream (a stale row index, a read
+	// error) leaves no partial file behind (abortSink).
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -58,15 +62,16 @@ func newRowSink(w io.Writer, path string, jsonLines bool, st *schema.Struct) (ro
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(path)
+		os.Remove(tmp)
 		return nil, err
 	}
-	return &fileSink{rowSink: s, f: f}, nil
+	return &fileSink{rowSink: s, f: f, path: path}, nil
 }
 
 type fileSink struct {
 	rowSink
-	f *os.File
+	f    *os.File // the temporary file
+	path string   // where it goes once complete
 }
 
 func (s *fileSink) close() error {
@@ -74,7 +79,25 @@ func (s *fileSink) close() error {
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(s.f.Name(), s.path)
+	}
+	if err != nil {
+		os.Remove(s.f.Name())
+	}
 	return err
+}
+
+// abortSink ends a sink after an error: a file's output is discarded (its
+// temporary file removed, an existing file at its path kept); what went to
+// a stream has gone, the rest is flushed.
+func abortSink(s rowSink) {
+	if fs, ok := s.(*fileSink); ok {
+		fs.f.Close()
+		os.Remove(fs.f.Name())
+		return
+	}
+	s.close()
 }
 
 type csvSink struct {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -84,5 +86,61 @@ func TestJSONRenderFaceValues(t *testing.T) {
 	jsonRow(&b, []any{map[string]any{"z": "x", "a": int64(3)}, json.Number("12.50"), map[string]any{"k": time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)}}, st)
 	if want := `{"info":{"z":"x","a":3},"amount":12.50,"counts":{"k":"2024-06-01"}}`; b.String() != want {
 		t.Fatalf("%s, want %s", b.String(), want)
+	}
+}
+
+// TestFileSinkWholeOrNothing: --out gets the whole answer or nothing: a
+// sink aborted after an error (a join failing mid-stream) leaves no file
+// and keeps a file already at the path; a closed one replaces it.
+func TestFileSinkWholeOrNothing(t *testing.T) {
+	st := &schema.Struct{Fields: []schema.Field{{Name: "id", Type: schema.Long, Nullable: true}}}
+	dir := t.TempDir()
+	entries := func() []string {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	path := filepath.Join(dir, "out.csv")
+	s, err := newRowSink(nil, path, false, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write([][]any{{int64(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	abortSink(s)
+	if got := entries(); len(got) != 0 {
+		t.Fatalf("after an abort: %v, want nothing", got)
+	}
+	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = newRowSink(nil, path, false, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write([][]any{{int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	abortSink(s)
+	if b, _ := os.ReadFile(path); string(b) != "old\n" || len(entries()) != 1 {
+		t.Fatalf("after an abort: %q, %v; want the old file alone", b, entries())
+	}
+	if s, err = newRowSink(nil, path, false, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write([][]any{{int64(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "id\n3\n" || len(entries()) != 1 {
+		t.Fatalf("after close: %q, %v", b, entries())
 	}
 }
