@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ariadne-go/ariadne/internal/bufpool"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -216,7 +217,7 @@ type fetch struct {
 	obj  object
 	r    brange
 	data []byte // filled by fetchAll
-	// pooled: data is read into a pooled buffer (getBuf), which the
+	// pooled: data is read into a pooled buffer (bufpool.Get), which the
 	// caller gives back with releaseFetches once nothing points into it.
 	pooled bool
 }
@@ -264,9 +265,9 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
 			var b []byte
 			var err error
 			if f.pooled {
-				buf := getBuf(int(f.r.end - f.r.off))
+				buf := bufpool.Get(int(f.r.end - f.r.off))
 				if b, err = readRangeInto(ctx, m, f.obj, f.r.off, buf); err != nil {
-					putBuf(buf)
+					bufpool.Put(buf)
 				}
 			} else {
 				b, err = readRange(ctx, m, f.obj, f.r.off, f.r.end-f.r.off)

@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
-	"sync"
 
+	"github.com/ariadne-go/ariadne/internal/bufpool"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -200,38 +199,6 @@ func decompress(codec format.CompressionCodec, src []byte, size int) ([]byte, er
 	return pqrow.DecompressPage(codec, make([]byte, 0, size), src, size)
 }
 
-// pagePools recycle the buffers of decompressed pages that are cut and
-// dropped (not kept in the page cache), and of the ranges a lookup fetches
-// from data files (a light key of an arrival-order lake reads ≈3 MB in ≈40
-// ranges and decompresses ≈100 pages: garbage that made the collector scan
-// the caches' live heap every few dozen lookups). Pool k holds buffers of
-// capacity 1<<k.
-var pagePools [24]sync.Pool
-
-// getBuf returns a buffer of length n, pooled when n is at most the
-// largest pool class.
-func getBuf(n int) []byte {
-	k := bits.Len(uint(max(n, 1) - 1))
-	if k >= len(pagePools) {
-		return make([]byte, n)
-	}
-	if v, ok := pagePools[k].Get().(*[]byte); ok {
-		return (*v)[:n]
-	}
-	return make([]byte, n, 1<<k)
-}
-
-// putBuf gives a buffer back to its pool (one that is not of a pool's
-// capacity, grown by its user, is left to the collector).
-func putBuf(b []byte) {
-	k := bits.Len(uint(cap(b) - 1))
-	if cap(b) == 0 || cap(b) != 1<<k || k >= len(pagePools) {
-		return
-	}
-	b = b[:0]
-	pagePools[k].Put(&b)
-}
-
 // zstdOverAlloc is the spare capacity a ZSTD frame's output buffer needs
 // past its content size for klauspost's decoder to take its fast sequence
 // loop (compressedBlockOverAlloc there is 16): a page of exactly 16 KiB
@@ -246,13 +213,13 @@ func decompressPooled(codec format.CompressionCodec, src []byte, size int) ([]by
 	if err := pqrow.CheckPageBody(codec, src, size); err != nil {
 		return nil, err
 	}
-	if bits.Len(uint(size+zstdOverAlloc-1)) >= len(pagePools) {
+	if size+zstdOverAlloc > bufpool.MaxSize {
 		return decompress(codec, src, size)
 	}
-	buf := getBuf(size + zstdOverAlloc)[:0]
+	buf := bufpool.Get(size + zstdOverAlloc)[:0]
 	out, err := pqrow.DecompressPage(codec, buf, src, size)
 	if err != nil {
-		putBuf(buf)
+		bufpool.Put(buf)
 		return nil, err
 	}
 	return out, nil
@@ -266,7 +233,7 @@ func (ri *RowIndex) releasePage(p *rawPage) {
 	ri.putBuf(b)
 }
 
-// putBuf is putBuf, overwriting the buffer first when the index poisons
+// putBuf is bufpool.Put, overwriting the buffer first when the index poisons
 // freed buffers (tests).
 func (ri *RowIndex) putBuf(b []byte) {
 	if ri.poisonFreed {
@@ -275,7 +242,7 @@ func (ri *RowIndex) putBuf(b []byte) {
 			full[i] = 0xA5
 		}
 	}
-	putBuf(b)
+	bufpool.Put(b)
 }
 
 // allDefined reports whether the bit-width-1 levels hold n ones (no null):

@@ -2,11 +2,10 @@ package pqrow
 
 import (
 	"io"
-	"math/bits"
 	"slices"
 	"sort"
-	"sync"
 
+	"github.com/ariadne-go/ariadne/internal/bufpool"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -51,22 +50,6 @@ func prefetch(file io.ReaderAt, want []byteSpan) (*spanReader, error) {
 	return prefetchInto(file, want, false)
 }
 
-// spanPool recycles prefetched spans of selective reads (a one-key join
-// reads ≈5 MB of pages into them; allocating them zeroed each time was
-// ≈5 % of its CPU, and more in garbage collection), by size class: a
-// power of two from 4 KiB to maxPooledSpan; larger spans are left to the
-// collector.
-var spanPools [maxSpanClass + 1]sync.Pool
-
-const (
-	minSpanClass  = 12
-	maxSpanClass  = 22
-	maxPooledSpan = 1 << maxSpanClass
-)
-
-// spanClass is the size class of a span of n bytes (≤ maxPooledSpan).
-func spanClass(n int64) int { return max(minSpanClass, bits.Len64(uint64(n-1))) }
-
 // prefetchPooled is prefetch into pooled buffers: the caller must call
 // release once nothing reads through the spanReader any more (the page
 // reader copies what it reads, so no page or value points into them).
@@ -80,24 +63,20 @@ func (r *spanReader) release() {
 		return
 	}
 	for i, b := range r.data {
-		if c := int64(cap(b)); c <= maxPooledSpan && c == 1<<spanClass(c) {
-			b = b[:0]
-			spanPools[spanClass(c)].Put(&b)
-		}
+		bufpool.Put(b)
 		r.data[i] = nil
 	}
 	r.pooled = false
 }
 
+// spanBuf is a buffer for a prefetched span of n bytes: pooled (bufpool:
+// a one-key join reads ≈5 MB of pages into them; allocating them zeroed
+// each time was ≈5 % of its CPU, and more in garbage collection) or not.
 func spanBuf(n int64, pooled bool) []byte {
-	if !pooled || n > maxPooledSpan || n <= 0 {
+	if !pooled || n <= 0 || n > bufpool.MaxSize {
 		return make([]byte, n)
 	}
-	cls := spanClass(n)
-	if p, _ := spanPools[cls].Get().(*[]byte); p != nil {
-		return (*p)[:n]
-	}
-	return make([]byte, n, 1<<cls)
+	return bufpool.Get(int(n))
 }
 
 func prefetchInto(file io.ReaderAt, want []byteSpan, pooled bool) (*spanReader, error) {
