@@ -144,10 +144,9 @@ type blobPlan struct {
 // schema: the source's columns in order, less the blob's fields (unless
 // Keep; the key always stays), then the blob column, PLAIN and compressed
 // with codec like every column.
+//
+// b has passed Options.withDefaults (a name and at least one field).
 func planBlob(cols *columns, b *BlobOptions, o Options) (*blobPlan, error) {
-	if b.Column == "" || len(b.Fields) == 0 {
-		return nil, aerr.Invalid("prepared: a blob column needs a name and at least one field")
-	}
 	src := cols.schema
 	fields := append([]string{o.Key}, b.Fields...)
 	seen := map[string]bool{}

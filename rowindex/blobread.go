@@ -19,10 +19,6 @@ import (
 // and column order as the file before it was prepared. Columns that are not
 // in the blob are read as they are and moved to their source leaf.
 
-// blobMetaKey caches the decoded blob marker of a file's metadata (the
-// pointer: a reloaded file gets a new entry).
-type blobMetaKey struct{ fm *fileMeta }
-
 // blobRead is how one file of a lookup is read and expanded.
 type blobRead struct {
 	b        *prepared.Blob
@@ -31,21 +27,21 @@ type blobRead struct {
 	want     []bool      // per source leaf: returned
 }
 
-// blobOf returns the blob of a data file, nil for a file without one.
-func (ri *RowIndex) blobOf(fm *fileMeta) (*prepared.Blob, error) {
-	if _, ok := fm.f.Lookup(prepared.BlobKey); !ok {
-		return nil, nil
+// loadBlob decodes a blob file's marker once, when the file's metadata
+// loads (as loadFrames parses a frame table), so a lookup only looks at
+// fm.blob. A file without a blob column leaves both nil. A marker that
+// does not decode is kept as fm.blobErr: the file's metadata still serves
+// (a row index build reads only the key), its lookups fail.
+func loadBlob(o object, fm *fileMeta) {
+	b, ok, err := prepared.BlobOf(fm.f)
+	switch {
+	case !ok:
+	case err != nil:
+		fm.blobErr = fileChanged(o.uri, corruptReason+"blob marker", err)
+	default:
+		fm.blob = b
+		fm.charge += int64(len(b.Marker.Schema)) + 512
 	}
-	key := blobMetaKey{fm}
-	if v, ok := ri.cache.get(key); ok {
-		return v.(*prepared.Blob), nil
-	}
-	b, _, err := prepared.BlobOf(fm.f)
-	if err != nil {
-		return nil, err
-	}
-	ri.cache.put(key, b, int64(len(b.Marker.Schema))+512)
-	return b, nil
 }
 
 // blobColumns maps the requested top-level columns (nil: all of the
@@ -160,10 +156,10 @@ func returnedBytes(r parquet.Row) (n int64) {
 
 // dataColumns is the top-level columns a lookup of all columns returns
 // from a data file: the source's for a file with a blob.
-func (ri *RowIndex) dataColumns(fm *fileMeta) []string {
+func dataColumns(fm *fileMeta) []string {
 	f := fm.f
-	if b, err := ri.blobOf(fm); err == nil && b != nil {
-		f = b.Schema
+	if fm.blob != nil {
+		f = fm.blob.Schema
 	}
 	var out []string
 	for _, c := range f.Root().Columns() {

@@ -83,10 +83,12 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	blobs := map[*fileWork]*blobRead{} // files with a blob column (blobread.go)
 	for _, w := range works {
 		cols := columns
-		if b, err := ri.blobOf(w.fm); err != nil {
-			return nil, fileChanged(w.fe.URI, corruptReason+"blob marker", err)
-		} else if b != nil {
+		if w.fm.blobErr != nil {
+			return nil, w.fm.blobErr
+		}
+		if b := w.fm.blob; b != nil {
 			var br *blobRead
+			var err error
 			if cols, br, err = blobColumns(b, w.fm.f, w.fe.URI, columns); err != nil {
 				return nil, err
 			}

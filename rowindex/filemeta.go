@@ -67,6 +67,10 @@ type fileMeta struct {
 	scanned []ChunkPages
 	// frames is the frame table of a framed prepared file (frameread.go).
 	frames *prepared.FrameTable
+	// blob is the blob column's description in a prepared file with one
+	// (blobread.go), nil otherwise.
+	blob    *prepared.Blob
+	blobErr error // the blob marker's, when it does not decode
 }
 
 func (fm *fileMeta) ncol() int {
@@ -173,6 +177,7 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	if err := loadFrames(ctx, m, o, fm, tail); err != nil {
 		return nil, err
 	}
+	loadBlob(o, fm)
 	for _, oi := range ois {
 		fm.charge += 24 * int64(len(oi.PageLocations))
 	}

@@ -273,7 +273,7 @@ func (it *RowIter) fill() error {
 		it.batch = batch
 		if it.columns == nil {
 			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
-				it.columns = it.ri.dataColumns(fm.(*fileMeta))
+				it.columns = dataColumns(fm.(*fileMeta))
 			}
 		}
 	}

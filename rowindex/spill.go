@@ -127,7 +127,7 @@ type runBuffer struct {
 	scratch []uint64
 	// order, when set, is the sorted order that keyWindowSort left in
 	// scratch instead of moving the refs: the i-th entry is
-	// refs[uint32(order[i])] (at).
+	// refs[order[i]&orderMask] (at).
 	order []uint64
 	// orderMask is the bits of an order item that are the ref's index.
 	orderMask uint64
