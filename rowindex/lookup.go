@@ -85,6 +85,9 @@ type Row struct {
 	Covered []any
 
 	file *parquet.File // the data file's schema, for Record
+	// block is, for a stored row of co-grouped blocks, the rows it holds
+	// (readPieces returns them in its place).
+	block []Row
 }
 
 // KeyAggregates is the aggregates of one key.
