@@ -602,6 +602,16 @@ func TestBlobDict(t *testing.T) {
 	if _, err := ri.Warm(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Cover columns are not built from co-grouped blocks.
+	idx2, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx2.Close()
+	_, _, err = rowindex.Create(ctx, idx2, rowindex.Definition{Name: "c", Key: "user", Cover: []string{"user"}}, res, uris)
+	if err == nil || !strings.Contains(err.Error(), "co-grouped") {
+		t.Fatalf("cover build over co-grouped blobs: %v", err)
+	}
 	for k, want := range scan {
 		r, err := ri.Lookup(ctx, rowindex.Query{Key: k})
 		if err != nil {
@@ -629,6 +639,11 @@ func TestBlobDict(t *testing.T) {
 		}
 		if rec, err := r.Record(0); err != nil || len(rec) != len(srcCols) {
 			t.Fatalf("key %d: record %v %v", k, rec, err)
+		}
+		// A limit caps the rows returned, though a stored row holds a
+		// block of them.
+		if r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 3}); err != nil || len(r.Rows) != min(3, len(want)) {
+			t.Fatalf("key %d: limit 3: %v rows, %v", k, r, err)
 		}
 		// A projection: the columns asked, in the source's order.
 		r, err = ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"score", "user", "name"}})

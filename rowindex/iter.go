@@ -270,6 +270,13 @@ func (it *RowIter) fill() error {
 		if err != nil {
 			return err
 		}
+		if l := it.q.Limit; l > 0 && it.plan.Rows+len(batch) > l {
+			// Stored rows of co-grouped blobs hold several rows each (the
+			// limit selected stored rows): the rows past the limit are
+			// cut. A cursor continues after the last stored row read, so
+			// paging skips the rest of a block cut here (docs/prepared.md).
+			batch = batch[:max(l-it.plan.Rows, 0)]
+		}
 		it.batch = batch
 		if it.columns == nil {
 			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
