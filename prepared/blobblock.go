@@ -205,7 +205,10 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 		return dst, badBlob("block frame of %d bytes: %v", len(v), err)
 	}
 	n64, w := binary.Uvarint(raw)
-	if w <= 0 || n64 == 0 || n64 > uint64(len(raw)) {
+	// Every row but the key's costs at least a bit (a null), and a block
+	// of the key alone holds at most ≈blockMaxBytes/8 rows: a count past
+	// both is damage, not a reason to allocate.
+	if w <= 0 || n64 == 0 || n64 > 8*uint64(len(raw))+blockMaxBytes {
 		return dst, badBlob("block row count")
 	}
 	raw = raw[w:]
