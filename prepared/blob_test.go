@@ -642,8 +642,30 @@ func TestBlobDict(t *testing.T) {
 		}
 		// A limit caps the rows returned, though a stored row holds a
 		// block of them.
-		if r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 3}); err != nil || len(r.Rows) != min(3, len(want)) {
+		if r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 3}); err != nil || len(r.Rows) != min(3, len(want)) || (r.Cursor != "") != (len(want) > 3) {
 			t.Fatalf("key %d: limit 3: %v rows, %v", k, r, err)
+		}
+		// Pages of 2 rows cut blocks; the cursor continues inside a cut
+		// block, so the pages hold every row once.
+		var paged []string
+		for cur, pages := "", 0; ; pages++ {
+			r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 2, Cursor: cur})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Rows) > 2 || pages > len(want) {
+				t.Fatalf("key %d: page %d of %d rows", k, pages, len(r.Rows))
+			}
+			for _, row := range r.Rows {
+				paged = append(paged, fmt.Sprint(row.Values))
+			}
+			if cur = r.Cursor; cur == "" {
+				break
+			}
+		}
+		slices.Sort(paged)
+		if !slices.Equal(paged, want) {
+			t.Fatalf("key %d: paged %d rows %v\nscan %d rows %v", k, len(paged), paged, len(want), want)
 		}
 		// A projection: the columns asked, in the source's order.
 		r, err = ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"score", "user", "name"}})

@@ -207,7 +207,7 @@ func (br *blobRead) block(dst []Row, r parquet.Row, key []byte, tmpl Row) ([]Row
 		if err := br.checkKey(rows[0], key, tmpl.File, tmpl.Row); err != nil {
 			return dst, err
 		}
-		for _, vals := range rows {
+		for j, vals := range rows {
 			if !br.all {
 				kept := vals[:0]
 				for _, x := range vals {
@@ -218,7 +218,7 @@ func (br *blobRead) block(dst []Row, r parquet.Row, key []byte, tmpl Row) ([]Row
 				vals = kept
 			}
 			t := tmpl
-			t.Values = vals
+			t.Values, t.bi = vals, int64(j)
 			dst = append(dst, t)
 		}
 		return dst, nil

@@ -33,6 +33,9 @@ type fileWork struct {
 	sp      spans
 	err     error
 	blob    *blobRead // for a file with a blob column, how it is read
+	// positions: rows carry their stored row's position (Row.blk), set
+	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
+	positions bool
 }
 
 // rgWork is the selected rows of one row group: runs in row order (one per
@@ -179,6 +182,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	rows := make([]Row, total)
 	for _, w := range works {
 		ri.cacheDicts(w)
+		w.positions = blocks
 		if err := w.assemble(rows, plan); err != nil {
 			return nil, err
 		}
@@ -298,6 +302,9 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 					}
 				}
 				row := Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowNum, file: f}
+				if w.positions {
+					row.blk = &blockPos{pos: cursor{Key: p.key, File: p.file, RG: p.rg, Row: p.row + int64(i)}, n: 1}
+				}
 				switch {
 				case br != nil && br.b.Blocks():
 					row.file = br.b.Schema
@@ -305,6 +312,7 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 					if row.block, err = br.block(nil, scratch, p.key, row); err != nil {
 						return err
 					}
+					row.blk.n = int64(len(row.block))
 					for _, b := range row.block {
 						returned += returnedBytes(b.Values)
 					}
