@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
@@ -75,6 +76,15 @@ type BlobOptions struct {
 	// twice). By default the blob replaces them: other readers see the
 	// key, the columns not in the blob, and the blob.
 	Keep bool
+	// Codec is how the blob is laid out and compressed: "" (a blob per
+	// row, BlobEncoding, compressed with the column's codec) or
+	// BlobCodecZstdDict (a blob per key, co-grouped: the key's rows column
+	// by column, BlobBlockEncoding, each a ZSTD frame with the file's
+	// dictionary; the blob column is stored UNCOMPRESSED). With
+	// BlobCodecZstdDict the blob holds every column but the key (Fields
+	// must list them all), Keep is refused, and the files are framed
+	// (Options.Frames, set to DefaultFrameOptions when nil).
+	Codec string
 }
 
 // BlobChoice records the blob column of a prepared file in its marker.
@@ -82,6 +92,7 @@ type BlobChoice struct {
 	Column string   `json:"column"`
 	Fields []string `json:"fields"`
 	Keep   bool     `json:"keep"`
+	Codec  string   `json:"codec,omitempty"`
 }
 
 // BlobMarker is the JSON under BlobKey: everything a reader needs to decode
@@ -100,6 +111,13 @@ type BlobMarker struct {
 	// json's []byte): any Parquet reader opens it, and a field's type
 	// there (physical, logical, optional) is the type its values decode to.
 	Schema []byte `json:"schema"`
+	// Codec is BlobOptions.Codec: "" for BlobEncoding values, or
+	// BlobCodecZstdDict for BlobBlockEncoding blocks (one stored row per
+	// block of a key's rows), each a ZSTD frame compressed with Dict, a
+	// ZSTD dictionary (RFC 8878 §5, as base64), the same for every block
+	// of the file.
+	Codec string `json:"codec,omitempty"`
+	Dict  []byte `json:"dict,omitempty"`
 }
 
 // BlobField describes one field of a blob.
@@ -115,7 +133,7 @@ func (b *BlobOptions) choice() *BlobChoice {
 	if b == nil {
 		return nil
 	}
-	return &BlobChoice{Column: b.Column, Fields: slices.Clone(b.Fields), Keep: b.Keep}
+	return &BlobChoice{Column: b.Column, Fields: slices.Clone(b.Fields), Keep: b.Keep, Codec: b.Codec}
 }
 
 // blobField is a field of a rebuilt group: a node with a name.
@@ -138,6 +156,7 @@ type blobPlan struct {
 	optional       []int          // per field: its bit in the null bitmap, -1 if required
 	nopt           int
 	blobLeaf       int
+	keyLeaf        int // the key's source leaf (co-grouped blocks)
 }
 
 // planBlob checks b against the source columns and builds the output
@@ -173,6 +192,22 @@ func planBlob(cols *columns, b *BlobOptions, o Options) (*blobPlan, error) {
 		}
 		if !f.Leaf() || f.Repeated() {
 			return nil, aerr.Invalid("prepared: blob field %q must be a top-level, non-repeated primitive column", name)
+		}
+	}
+	if b.Codec == BlobCodecZstdDict {
+		// Co-grouped: one stored row per block of a key's rows, so no
+		// column can stay beside the blob but the key.
+		if b.Keep {
+			return nil, aerr.Invalid("prepared: a %s blob cannot keep its columns (one stored row per key)", b.Codec)
+		}
+		var left []string
+		for _, f := range src.Fields() {
+			if !seen[f.Name()] {
+				left = append(left, f.Name())
+			}
+		}
+		if len(left) > 0 {
+			return nil, aerr.Invalid("prepared: a %s blob holds every column but the key (one stored row per key); add %s to its fields", b.Codec, strings.Join(left, ", "))
 		}
 	}
 	p := &blobPlan{}
@@ -232,6 +267,12 @@ func planBlob(cols *columns, b *BlobOptions, o Options) (*blobPlan, error) {
 		return nil, err
 	}
 	p.marker = BlobMarker{Version: 1, Column: b.Column, Encoding: BlobEncoding, Kept: b.Keep, Schema: empty.Bytes()}
+	if b.Codec == BlobCodecZstdDict {
+		p.marker.Encoding, p.marker.Codec = BlobBlockEncoding, b.Codec
+	}
+	if kl, ok := src.Lookup(o.Key); ok {
+		p.keyLeaf = kl.ColumnIndex
+	}
 	for i, name := range fields {
 		f := top[name]
 		bf := BlobField{Name: name, Type: f.Type().Kind().String(), Optional: f.Optional()}
@@ -348,6 +389,10 @@ type Blob struct {
 	lengths  []int
 	optional []int
 	nopt     int
+	// pos is, per field, its place in a decoded row (fields in leaf
+	// order); dec decompresses BlobCodecZstdDict blocks.
+	pos []int
+	dec *zstd.Decoder
 }
 
 // BlobOf returns the blob description of a prepared file, false for a file
@@ -368,8 +413,16 @@ func BlobOf(f *parquet.File) (*Blob, bool, error) {
 
 // NewBlob checks a blob marker and prepares its decoding.
 func NewBlob(m BlobMarker) (*Blob, error) {
-	if m.Version != 1 || m.Encoding != BlobEncoding {
-		return nil, badBlob("version %d, encoding %q (this build reads version 1, %s)", m.Version, m.Encoding, BlobEncoding)
+	switch {
+	case m.Version != 1:
+		return nil, badBlob("version %d (this build reads version 1)", m.Version)
+	case m.Encoding == BlobEncoding && m.Codec == "" && len(m.Dict) == 0:
+	case m.Encoding == BlobBlockEncoding && m.Codec == BlobCodecZstdDict:
+		if len(m.Dict) == 0 {
+			return nil, badBlob("codec %s without a dictionary", m.Codec)
+		}
+	default:
+		return nil, badBlob("encoding %q, codec %q (this build reads %s, and %s with codec %s)", m.Encoding, m.Codec, BlobEncoding, BlobBlockEncoding, BlobCodecZstdDict)
 	}
 	sf, err := parquet.OpenFile(bytes.NewReader(m.Schema), int64(len(m.Schema)))
 	if err != nil {
@@ -398,20 +451,51 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 	if len(b.Leaves) == 0 {
 		return nil, badBlob("no fields")
 	}
+	order := make([]int, len(b.Leaves))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return b.Leaves[x] - b.Leaves[y] })
+	b.pos = make([]int, len(order))
+	for at, fi := range order {
+		if at > 0 && b.Leaves[order[at-1]] == b.Leaves[fi] {
+			return nil, badBlob("field %q listed twice", m.Fields[fi].Name)
+		}
+		b.pos[fi] = at
+	}
+	if m.Codec == BlobCodecZstdDict {
+		if b.dec, err = newBlockDecoder(m.Dict); err != nil {
+			return nil, badBlob("dictionary: %v", err)
+		}
+	}
 	return b, nil
 }
+
+// KeyAt is where the key (the blob's first field) is in a row of Decode
+// or DecodeBlock.
+func (b *Blob) KeyAt() int { return b.pos[0] }
+
+// Blocks reports whether the blob holds blocks of rows (DecodeBlock), one
+// stored row per block of a key's rows.
+func (b *Blob) Blocks() bool { return b.dec != nil }
 
 // Has reports whether the blob holds the top-level column name.
 func (b *Blob) Has(name string) bool {
 	return slices.ContainsFunc(b.Marker.Fields, func(f BlobField) bool { return f.Name == name })
 }
 
-// Decode appends to dst one value per field of the blob value v, each
-// leveled as a top-level column of Schema (definition level 1 for a
-// present optional value) at its leaf index there. Byte arrays point into
-// v. A value that does not decode exactly (short, or bytes left over) is a
-// *BlobError.
+// Decode appends to dst one value per field of the blob value v, in leaf
+// order (the order of Schema's columns, not the blob's), each leveled as a
+// top-level column of Schema (definition level 1 for a present optional
+// value) at its leaf index there. Byte arrays point into v. A value that
+// does not decode exactly (short, or bytes left over) is a *BlobError. A
+// BlobCodecZstdDict blob holds blocks of rows: see DecodeBlock.
 func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
+	if b.dec != nil {
+		return dst, badBlob("value of a %s blob decoded as one row", b.Marker.Codec)
+	}
+	at := len(dst)
+	dst = append(dst, make(parquet.Row, len(b.kinds))...)
 	nb := (b.nopt + 7) / 8
 	if len(v) < nb {
 		return dst, badBlob("value of %d bytes is shorter than its null bitmap", len(v))
@@ -420,7 +504,7 @@ func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
 	for i, k := range b.kinds {
 		leaf := b.Leaves[i]
 		if o := b.optional[i]; o >= 0 && bits[o/8]&(1<<(o%8)) != 0 {
-			dst = append(dst, parquet.NullValue().Level(0, 0, leaf))
+			dst[at+b.pos[i]] = parquet.NullValue().Level(0, 0, leaf)
 			continue
 		}
 		def := 0
@@ -474,7 +558,7 @@ func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
 		default:
 			x = parquet.ByteArrayValue(p)
 		}
-		dst = append(dst, x.Level(0, def, leaf))
+		dst[at+b.pos[i]] = x.Level(0, def, leaf)
 	}
 	if len(v) != 0 {
 		return dst, badBlob("%d bytes after the last field", len(v))

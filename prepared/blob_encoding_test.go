@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
@@ -147,5 +148,134 @@ func TestBlobEncodingRoundTrip(t *testing.T) {
 	bad.Fields[1].Type = "DOUBLE"
 	if _, err := NewBlob(bad); !errors.Is(err, ErrBadBlob) {
 		t.Errorf("fields unlike the schema: %v", err)
+	}
+}
+
+// TestBlockEncodingRoundTrip: a co-grouped block (BlobBlockEncoding) of
+// every physical type, required and optional, with optional columns all
+// null over 2,000 rows (a bitmap far shorter than the row count) and a
+// block of the key alone, compressed with a trained dictionary, decodes to
+// exactly its rows in leaf order; truncated or extended frames, and a
+// block decoded as a row, are ErrBadBlob.
+func TestBlockEncodingRoundTrip(t *testing.T) {
+	g := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "s": parquet.String(), "o": parquet.Optional(parquet.Leaf(parquet.Int32Type)),
+		"b": parquet.Leaf(parquet.BooleanType), "d": parquet.Leaf(parquet.DoubleType), "fx": parquet.Optional(parquet.Leaf(parquet.FixedLenByteArrayType(3))),
+		"i96": parquet.Leaf(parquet.Int96Type), "f": parquet.Leaf(parquet.FloatType)}
+	schema := parquet.NewSchema("r", g)
+	o, err := Options{Key: "k"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := resolveColumns(schema, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{"s", "o", "b", "d", "fx", "i96", "f"}
+	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(name string) int { l, _ := schema.Lookup(name); return l.ColumnIndex }
+	// Per field (blob order: the key first), n rows of values.
+	block := func(n int, nulls bool) [][]parquet.Value {
+		c := make([][]parquet.Value, len(p.kinds))
+		for i := range n {
+			c[0] = append(c[0], parquet.Int64Value(-7).Level(0, 0, leaf("k")))
+			c[1] = append(c[1], parquet.ByteArrayValue([]byte(strings.Repeat("x", i%40))).Level(0, 0, leaf("s")))
+			if nulls || i%3 == 0 {
+				c[2] = append(c[2], parquet.NullValue().Level(0, 0, leaf("o")))
+				c[5] = append(c[5], parquet.NullValue().Level(0, 0, leaf("fx")))
+			} else {
+				c[2] = append(c[2], parquet.Int32Value(int32(i)).Level(0, 1, leaf("o")))
+				c[5] = append(c[5], parquet.FixedLenByteArrayValue([]byte{byte(i), 1, 2}).Level(0, 1, leaf("fx")))
+			}
+			c[3] = append(c[3], parquet.BooleanValue(i%2 == 0).Level(0, 0, leaf("b")))
+			c[4] = append(c[4], parquet.DoubleValue(math.Copysign(0, -1)).Level(0, 0, leaf("d")))
+			c[6] = append(c[6], parquet.Int96Value(deprecated.Int96{uint32(i), 0, 0xFFFFFFFF}).Level(0, 0, leaf("i96")))
+			c[7] = append(c[7], parquet.FloatValue(float32(math.NaN())).Level(0, 0, leaf("f")))
+		}
+		return c
+	}
+	blocks := [][][]parquet.Value{block(5, false), block(2000, true), block(1, false)}
+	var raws [][]byte
+	for _, c := range blocks {
+		raws = append(raws, p.encodeBlock(nil, len(c[0]), c))
+	}
+	dict, err := trainDict(raws, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.marker
+	m.Dict = dict
+	b, err := NewBlob(m)
+	if err != nil || !b.Blocks() {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	for bi, c := range blocks {
+		z := enc.EncodeAll(raws[bi], nil)
+		rows, err := b.DecodeBlock(nil, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(c[0]) {
+			t.Fatalf("block %d: %d rows, %d encoded", bi, len(rows), len(c[0]))
+		}
+		for r, row := range rows {
+			if len(row) != len(c) {
+				t.Fatalf("block %d row %d: %v", bi, r, row)
+			}
+			for i, v := range row {
+				if i > 0 && row[i-1].Column() >= v.Column() {
+					t.Fatalf("block %d row %d: not in leaf order: %v", bi, r, row)
+				}
+			}
+			for fi := range c {
+				want := c[fi][r]
+				got := row[b.pos[fi]]
+				if got.Column() != want.Column() || got.DefinitionLevel() != want.DefinitionLevel() || !parquet.Equal(got, want) && !(want.Kind() == parquet.Float && math.IsNaN(float64(got.Float()))) {
+					t.Fatalf("block %d row %d field %s: %v, want %v", bi, r, fields[max(fi-1, 0)], got, want)
+				}
+			}
+		}
+		if _, err := b.DecodeBlock(nil, z[:len(z)-1]); !errors.Is(err, ErrBadBlob) {
+			t.Errorf("block %d truncated: %v", bi, err)
+		}
+		if _, err := b.DecodeBlock(nil, enc.EncodeAll(append(raws[bi][:len(raws[bi]):len(raws[bi])], 0), nil)); !errors.Is(err, ErrBadBlob) {
+			t.Errorf("block %d with a byte too many: %v", bi, err)
+		}
+		if _, err := b.Decode(nil, z); !errors.Is(err, ErrBadBlob) {
+			t.Errorf("block %d decoded as a row: %v", bi, err)
+		}
+	}
+	// A block shorter than its row count: the key and one optional column,
+	// null in all 2,000 rows (a 250-byte bitmap).
+	g2 := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "o": parquet.Optional(parquet.Leaf(parquet.Int32Type))}
+	cols2, err := resolveColumns(parquet.NewSchema("r", g2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := planBlob(cols2, &BlobOptions{Column: "blob", Fields: []string{"o"}, Codec: BlobCodecZstdDict}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := make([][]parquet.Value, 2)
+	for range 2000 {
+		c2[0] = append(c2[0], parquet.Int64Value(1).Level(0, 0, 0))
+		c2[1] = append(c2[1], parquet.NullValue().Level(0, 0, 1))
+	}
+	raw2 := p2.encodeBlock(nil, 2000, c2)
+	m2 := p2.marker
+	m2.Dict = dict
+	b2, err := NewBlob(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := b2.DecodeBlock(nil, enc.EncodeAll(raw2, nil)); err != nil || len(rows) != 2000 || len(raw2) >= 2000 || !rows[1999][1].IsNull() {
+		t.Fatalf("all-null block of %d bytes: %d rows, %v", len(raw2), len(rows), err)
 	}
 }

@@ -3,6 +3,7 @@ package prepared_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,12 +313,19 @@ func TestBlobErrors(t *testing.T) {
 		{prepared.BlobOptions{Column: "tags", Fields: []string{"ts"}}, aerr.ErrInvalidArgument},
 		{prepared.BlobOptions{Column: "", Fields: []string{"ts"}}, aerr.ErrInvalidArgument},
 		{prepared.BlobOptions{Column: "served", Fields: []string{"ts", "ts"}}, aerr.ErrInvalidArgument},
+		// Co-grouped: every column but the key in the blob, none kept.
+		{prepared.BlobOptions{Column: "served", Fields: []string{"ts"}, Codec: prepared.BlobCodecZstdDict}, aerr.ErrInvalidArgument},
+		{prepared.BlobOptions{Column: "served", Fields: []string{"ts"}, Codec: prepared.BlobCodecZstdDict, Keep: true}, aerr.ErrInvalidArgument},
+		{prepared.BlobOptions{Column: "served", Fields: []string{"ts"}, Codec: "lz4"}, aerr.ErrInvalidArgument},
 	} {
 		out, _ := store.Open(ctx, "mem://")
 		b := c.blob
-		_, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Blob: &b})
-		if !errors.Is(err, c.kind) {
-			t.Errorf("%+v: %v, want %v", c.blob, err, c.kind)
+		// Refused before the scan reads any source's rows.
+		var phases []string
+		_, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Blob: &b,
+			Progress: func(p prepared.Progress) { phases = append(phases, p.Phase) }})
+		if !errors.Is(err, c.kind) || len(phases) > 0 {
+			t.Errorf("%+v: %v, want %v (after %v)", c.blob, err, c.kind, phases)
 		}
 		for o, err := range out.List(ctx, store.ListOptions{}) {
 			t.Errorf("%+v: wrote %v %v", c.blob, o.Key, err)
@@ -367,6 +375,25 @@ func TestBlobErrors(t *testing.T) {
 		}
 		idx.Close()
 	}
+	// A co-grouped blob is written framed only (its blocks are compressed
+	// when the file is framed).
+	if _, err := prepared.Write(ctx, data, "w.parquet", parquet.SchemaOf(blockRow{}), parquet.NewRowBuffer[blockRow]().Rows(), prepared.Options{Key: "user",
+		Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "name", "rare", "score", "f32", "data", "fixed", "flag", "day"}, Codec: prepared.BlobCodecZstdDict}}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Errorf("Write of a %s blob: %v", prepared.BlobCodecZstdDict, err)
+	}
+	// A co-grouped marker without a dictionary, or with one that is not a
+	// ZSTD dictionary, is a typed error.
+	var m prepared.BlobMarker
+	if err := json.Unmarshal([]byte(marker), &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Encoding, m.Codec = prepared.BlobBlockEncoding, prepared.BlobCodecZstdDict
+	for _, dict := range [][]byte{nil, []byte("not a dictionary at all")} {
+		m.Dict = dict
+		if b, err := prepared.NewBlob(m); !errors.Is(err, prepared.ErrBadBlob) || b != nil {
+			t.Errorf("dictionary %q: %v", dict, err)
+		}
+	}
 	// A blob value that does not decode is a typed error.
 	b, err := prepared.NewBlob(prepared.BlobMarker{Version: 1, Encoding: prepared.BlobEncoding, Schema: []byte("nope")})
 	if !errors.Is(err, prepared.ErrBadBlob) || b != nil {
@@ -407,6 +434,251 @@ func readAllRows(t *testing.T, f *parquet.File) func(func(parquet.Row) bool) {
 					t.Fatal(err)
 				}
 			}
+		}
+	}
+}
+
+// blockRow is blobRow without its list column: every column but the key
+// can go into a co-grouped blob.
+type blockRow struct {
+	User  int64     `parquet:"user"`
+	TS    time.Time `parquet:"ts,timestamp(microsecond)"`
+	Name  *string   `parquet:"name,optional"`
+	Rare  *int32    `parquet:"rare,optional"`
+	Score float64   `parquet:"score"`
+	F32   float32   `parquet:"f32"`
+	Data  []byte    `parquet:"data"`
+	Fixed [3]byte   `parquet:"fixed"`
+	Flag  bool      `parquet:"flag"`
+	Day   int32     `parquet:"day,date"`
+}
+
+// TestBlobDict: co-grouped blobs compressed with a dictionary
+// (BlobCodecZstdDict). The files are standard Parquet (parquet-go and DuckDB
+// read the key and a binary column, one row per block of a key's rows);
+// every block decodes with the file's dictionary to the key's rows; and a
+// row index lookup of every key — the heavy key's several blocks included —
+// returns exactly the rows of a full scan of the unprepared sources, reading
+// one range per file holding the key of exactly its blocks' bytes.
+func TestBlobDict(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	// The sources without the list column.
+	for _, uri := range writeBlobSources(t, data) {
+		f := openStored(t, data, uri)
+		rows, err := parquet.Read[blockRow](f, f.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := parquet.Write(&buf, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteAll(ctx, data, strings.Replace(uri, "src/", "blk/", 1), buf.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := map[int64][]string{}
+	var srcCols []string
+	for _, uri := range []string{"blk/part-0.parquet", "blk/part-1.parquet"} {
+		f := openStored(t, data, uri)
+		if srcCols == nil {
+			for _, c := range f.Root().Columns() {
+				srcCols = append(srcCols, c.Name())
+			}
+		}
+		for r := range readAllRows(t, f) {
+			scan[r[0].Int64()] = append(scan[r[0].Int64()], fmt.Sprint(r))
+		}
+	}
+	fields := srcCols[1:]
+	res := rowindex.StoreResolver{Store: data}
+	srcs, err := prepared.Sources(ctx, res, []string{"blk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := store.Open(ctx, "file://"+filepath.Join(dir, "dict"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	st, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
+		PageBytes: 8192, RowGroupRows: 100, Blob: &prepared.BlobOptions{Column: "served", Fields: fields, Codec: prepared.BlobCodecZstdDict}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := st.Choices.Blob; b == nil || b.Codec != prepared.BlobCodecZstdDict {
+		t.Fatalf("choices: blob %+v", b)
+	}
+	var uris []string
+	var rows int64
+	stored := 0
+	blockBytes := map[int64]int64{} // per key: its blocks' PLAIN bytes, as a lookup reads them
+	for _, fs := range st.Files {
+		uri := "dict/" + fs.Key
+		uris = append(uris, uri)
+		f := openStored(t, data, uri)
+		var got []string
+		for _, col := range f.Root().Columns() {
+			got = append(got, col.Name())
+		}
+		if !slices.Equal(got, []string{"user", "served"}) {
+			t.Fatalf("%s: columns %v", uri, got)
+		}
+		mk, ok, err := prepared.MarkerOf(f)
+		if !ok || err != nil || mk.Blob == nil || mk.Blob.Codec != prepared.BlobCodecZstdDict || mk.Frames == nil {
+			t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
+		}
+		b, ok, err := prepared.BlobOf(f)
+		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding {
+			t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
+		}
+		for _, rg := range f.Metadata().RowGroups {
+			if c := rg.Columns[1].MetaData.Codec.String(); c != "UNCOMPRESSED" {
+				t.Fatalf("%s: blob chunk %s", uri, c)
+			}
+		}
+		if _, err := b.Decode(nil, []byte{0}); !errors.Is(err, prepared.ErrBadBlob) {
+			t.Errorf("a block decoded as a row: %v", err)
+		}
+		for r := range readAllRows(t, f) {
+			stored++
+			blockBytes[r[0].Int64()] += 4 + int64(len(r[1].ByteArray()))
+			dec, err := b.DecodeBlock(nil, r[1].ByteArray())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dec {
+				if d[b.KeyAt()].Int64() != r[0].Int64() || len(d) != len(srcCols) {
+					t.Fatalf("%s: block row %v in the stored row of key %v", uri, d, r[0])
+				}
+			}
+			rows += int64(len(dec))
+			// A damaged frame is a typed error.
+			z := bytes.Clone(r[1].ByteArray())
+			z[len(z)/2] ^= 0xff
+			if _, err := b.DecodeBlock(nil, z[:len(z)-1]); !errors.Is(err, prepared.ErrBadBlob) {
+				t.Fatalf("damaged block: %v", err)
+			}
+		}
+	}
+	if rows != 8000 || stored >= 1000 {
+		t.Fatalf("%d rows in %d blocks in the prepared files, 8000 rows written", rows, stored)
+	}
+	db, err := duck.Open(ctx, duck.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var paths []string
+	for _, u := range uris {
+		paths = append(paths, duck.String(filepath.Join(dir, u)))
+	}
+	_, dr, err := db.QueryAll(ctx, `SELECT count(*), count(DISTINCT "user"), typeof(any_value(served)) FROM read_parquet([`+strings.Join(paths, ",")+`])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(dr[0]); got != fmt.Sprintf("[%d %d BLOB]", stored, len(scan)) {
+		t.Fatalf("DuckDB reads %s", got)
+	}
+	idx, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	cs := store.NewCounting(data)
+	if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user"}, rowindex.StoreResolver{Store: cs}, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: cs}, CoalesceGap: -1, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Cover columns are not built from co-grouped blocks.
+	idx2, err := store.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx2.Close()
+	_, _, err = rowindex.Create(ctx, idx2, rowindex.Definition{Name: "c", Key: "user", Cover: []string{"user"}}, res, uris)
+	if err == nil || !strings.Contains(err.Error(), "co-grouped") {
+		t.Fatalf("cover build over co-grouped blobs: %v", err)
+	}
+	for k, want := range scan {
+		r, err := ri.Lookup(ctx, rowindex.Query{Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		files := map[string]bool{}
+		for _, row := range r.Rows {
+			got = append(got, fmt.Sprint(row.Values))
+			files[row.File] = true
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("key %d: lookup %d rows %v\nscan %d rows %v", k, len(got), got, len(want), want)
+		}
+		if !slices.Equal(r.Columns, srcCols) {
+			t.Fatalf("key %d: columns %v, the source's %v", k, r.Columns, srcCols)
+		}
+		// One range, one request per file, of exactly the key's blocks
+		// (the heavy key's blocks span pages: a range per page here, where
+		// ranges are never coalesced).
+		if p := r.Plan; k != 7 && (p.ByteRanges != len(files) || p.Data.Requests != int64(len(files))) || p.Data.BytesRead != blockBytes[k] || p.Rows != len(want) {
+			t.Fatalf("key %d: %d ranges, %d requests, %d bytes (blocks %d), %d rows for %d files", k, p.ByteRanges, p.Data.Requests, p.Data.BytesRead, blockBytes[k], p.Rows, len(files))
+		}
+		if rec, err := r.Record(0); err != nil || len(rec) != len(srcCols) {
+			t.Fatalf("key %d: record %v %v", k, rec, err)
+		}
+		// A limit caps the rows returned, though a stored row holds a
+		// block of them.
+		if r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 3}); err != nil || len(r.Rows) != min(3, len(want)) || (r.Cursor != "") != (len(want) > 3) {
+			t.Fatalf("key %d: limit 3: %v rows, %v", k, r, err)
+		}
+		// Pages of 2 rows cut blocks; the cursor continues inside a cut
+		// block, so the pages hold every row once.
+		var paged []string
+		for cur, pages := "", 0; ; pages++ {
+			r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 2, Cursor: cur})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Rows) > 2 || pages > len(want) {
+				t.Fatalf("key %d: page %d of %d rows", k, pages, len(r.Rows))
+			}
+			for _, row := range r.Rows {
+				paged = append(paged, fmt.Sprint(row.Values))
+			}
+			if cur = r.Cursor; cur == "" {
+				break
+			}
+		}
+		slices.Sort(paged)
+		if !slices.Equal(paged, want) {
+			t.Fatalf("key %d: paged %d rows %v\nscan %d rows %v", k, len(paged), paged, len(want), want)
+		}
+		// A projection: the columns asked, in the source's order.
+		r, err = ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"score", "user", "name"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range r.Rows {
+			if len(row.Values) != 3 || row.Values[0].Column() != 0 || row.Values[1].Column() != 2 || row.Values[2].Column() != 4 {
+				t.Fatalf("key %d: projected row %v", k, row.Values)
+			}
+		}
+		if len(r.Rows) != len(want) {
+			t.Fatalf("key %d: projection %d rows, %d", k, len(r.Rows), len(want))
 		}
 	}
 }

@@ -151,6 +151,22 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	if err != nil {
 		return Stats{}, err
 	}
+	if len(srcs) > 0 {
+		// The columns the options name (key, sort, encodings, blob
+		// fields) are checked against the first source's schema, one
+		// footer read, before the scan reads every source's keys.
+		if f, _, err := openSource(ctx, res, srcs[0].URI); err == nil {
+			cols, err := resolveColumns(f.Schema(), o)
+			if err != nil {
+				return Stats{}, err
+			}
+			if o.Blob != nil {
+				if _, err := planBlob(cols, o.Blob, o); err != nil {
+					return Stats{}, err
+				}
+			}
+		}
+	}
 	sc, err := scan(ctx, res, srcs, o)
 	if err != nil {
 		return Stats{}, err
@@ -171,8 +187,8 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	if err != nil {
 		return Stats{}, err
 	}
-	if o.Blob != nil { // a bad blob field before anything is written
-		if _, err := planBlob(cols, o.Blob, o); err != nil {
+	if o.Blob != nil { // planned once, shared by every file's writer
+		if o.blobPlan, err = planBlob(cols, o.Blob, o); err != nil {
 			return Stats{}, err
 		}
 	}

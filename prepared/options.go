@@ -140,6 +140,8 @@ type Options struct {
 
 	choices     *Choices           // set by PrepareFiles, recorded in the marker
 	choseCodec  bool               // Compression was nil
+	framing     bool               // written as the intermediate of FrameFile
+	blobPlan    *blobPlan          // Blob planned for the resolved columns (PrepareFiles), read-only
 	pageBuffers parquet.BufferPool // the writers' page buffers (sorter.finish); nil: in memory
 	mergeFanIn  int                // runs merged at once (tests); 0: maxMergeRuns
 }
@@ -276,6 +278,21 @@ func (o Options) withDefaults() (Options, error) {
 		c := *b
 		c.Fields = slices.Clone(b.Fields)
 		o.Blob = &c
+		switch b.Codec {
+		case "":
+		case BlobCodecZstdDict:
+			if b.Keep {
+				return o, aerr.Invalid("prepared: a %s blob cannot keep its columns (one stored row per key)", b.Codec)
+			}
+			if o.Frames == nil {
+				// The frame table locates each key's block; the
+				// other columns (the key) are framed as by default.
+				fo := DefaultFrameOptions()
+				o.Frames = &fo
+			}
+		default:
+			return o, aerr.Invalid("prepared: blob codec %q (want %q or %q)", b.Codec, "", BlobCodecZstdDict)
+		}
 	}
 	o.Sort = slices.Clone(o.Sort)
 	o.Encodings = maps.Clone(o.Encodings)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -113,16 +114,28 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	if o.Blob != nil {
 		// Rows are sorted in the source's schema (the sort columns may be
 		// in the blob) and turned into blob rows only here.
-		bp, err := planBlob(cols, o.Blob, o)
-		if err != nil {
-			return FileStats{Key: key, Bucket: bucket}, err
+		bp := o.blobPlan
+		if bp == nil {
+			var err error
+			if bp, err = planBlob(cols, o.Blob, o); err != nil {
+				return FileStats{Key: key, Bucket: bucket}, err
+			}
 		}
 		bm, err := json.Marshal(bp.marker)
 		if err != nil {
 			return FileStats{Key: key, Bucket: bucket}, err
 		}
 		blobKV = append(blobKV, parquet.KeyValueMetadata(BlobKey, string(bm)))
-		cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
+		if o.Blob.Codec == BlobCodecZstdDict {
+			if !o.framing {
+				return FileStats{Key: key, Bucket: bucket}, aerr.Invalid("prepared: a %s blob is written framed (WriteFramed, or PrepareFiles)", o.Blob.Codec)
+			}
+			kc := cols.order[0]
+			ko, _ := bp.out.schema.Lookup(o.Key)
+			cols, rows = bp.out, &blockStream{rowStream: rows, p: bp, keyLeaf: kc.index, keyOut: ko.ColumnIndex, keyType: kc.typ}
+		} else {
+			cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
+		}
 	}
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
 	marker, err := json.Marshal(o.marker(bucket, cols))
@@ -178,6 +191,11 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 	if fs.Rows > 0 {
 		kw.countPending()
 		fs.RowGroups++
+	}
+	if bs, ok := rows.(*blockStream); ok {
+		// Rows are the source's (fs.Keys counts key groups as before); a
+		// co-grouped file stores one row per block of them.
+		fs.Rows = bs.rows
 	}
 	if err := pw.Close(); err != nil {
 		return fs, err

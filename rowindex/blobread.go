@@ -3,8 +3,8 @@ package rowindex
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -19,12 +19,17 @@ import (
 // and column order as the file before it was prepared. Columns that are not
 // in the blob are read as they are and moved to their source leaf.
 
-// blobRead is how one file of a lookup is read and expanded.
+// blobRead is how one file is read and its rows expanded, for one set of
+// requested columns. It is planned once per file and columns (blobReadFor,
+// cached with the file's metadata) and read-only after: concurrent
+// lookups share it.
 type blobRead struct {
 	b        *prepared.Blob
-	blobLeaf int         // the blob column's leaf in the data file, -1 if not read
-	move     map[int]int // data file leaf → source leaf, for columns read as they are
-	want     []bool      // per source leaf: returned
+	read     []string // the data file's columns to read
+	blobLeaf int      // the blob column's leaf in the data file, -1 if not read
+	move     []int    // per data file leaf: its source leaf, -1 if not returned as it is
+	want     []bool   // per source leaf: returned
+	all      bool     // every field of the blob is returned
 }
 
 // loadBlob decodes a blob file's marker once, when the file's metadata
@@ -39,30 +44,68 @@ func loadBlob(o object, fm *fileMeta) {
 	case err != nil:
 		fm.blobErr = fileChanged(o.uri, corruptReason+"blob marker", err)
 	default:
-		fm.blob = b
-		fm.charge += int64(len(b.Marker.Schema)) + 512
+		fm.blob, fm.blobReads = b, &blobReads{}
+		fm.charge += int64(len(b.Marker.Schema)+len(b.Marker.Dict)) + 512
 	}
+}
+
+// blobReads caches a file's blobReads by requested columns.
+type blobReads struct {
+	mu sync.Mutex
+	m  map[string]*blobRead
+}
+
+// maxBlobReads bounds the column sets cached per file (a lookup names its
+// columns; a server sees few distinct sets).
+const maxBlobReads = 32
+
+// blobReadFor returns the blobRead of a file with a blob for the requested
+// columns (nil: all of the source's), planned once.
+func blobReadFor(fm *fileMeta, uri string, columns []string) (*blobRead, error) {
+	k := "\x00all"
+	if columns != nil {
+		k = strings.Join(columns, "\x00")
+	}
+	fm.blobReads.mu.Lock()
+	br, ok := fm.blobReads.m[k]
+	fm.blobReads.mu.Unlock()
+	if ok {
+		return br, nil
+	}
+	br, err := blobColumns(fm.blob, fm.f, uri, columns)
+	if err != nil {
+		return nil, err
+	}
+	fm.blobReads.mu.Lock()
+	if fm.blobReads.m == nil || len(fm.blobReads.m) >= maxBlobReads {
+		fm.blobReads.m = map[string]*blobRead{}
+	}
+	fm.blobReads.m[k] = br
+	fm.blobReads.mu.Unlock()
+	return br, nil
 }
 
 // blobColumns maps the requested top-level columns (nil: all of the
 // source's) to the data file's columns to read: the blob for the columns it
 // holds (the key among them), the others as they are.
-func blobColumns(b *prepared.Blob, f *parquet.File, uri string, columns []string) ([]string, *blobRead, error) {
+func blobColumns(b *prepared.Blob, f *parquet.File, uri string, columns []string) (*blobRead, error) {
 	src := b.Schema.Root()
 	if columns == nil {
 		for _, c := range src.Columns() {
 			columns = append(columns, c.Name())
 		}
 	}
-	br := &blobRead{b: b, blobLeaf: -1, move: map[int]int{}, want: make([]bool, len(b.Schema.Schema().Columns()))}
-	var read []string
+	br := &blobRead{b: b, blobLeaf: -1, move: make([]int, len(f.Schema().Columns())), want: make([]bool, len(b.Schema.Schema().Columns()))}
+	for i := range br.move {
+		br.move[i] = -1
+	}
 	for _, name := range columns {
 		sc := src.Column(name)
 		if sc == nil && name == b.Marker.Column {
-			return nil, nil, badQuery("column %q is the blob column of %s: a lookup returns the columns it holds (%s)", name, uri, blobFieldNames(b))
+			return nil, badQuery("column %q is the blob column of %s: a lookup returns the columns it holds (%s)", name, uri, blobFieldNames(b))
 		}
 		if sc == nil {
-			return nil, nil, badQuery("column %q is not in %s", name, uri)
+			return nil, badQuery("column %q is not in %s", name, uri)
 		}
 		for _, l := range leavesOf(sc) {
 			br.want[l] = true
@@ -71,65 +114,123 @@ func blobColumns(b *prepared.Blob, f *parquet.File, uri string, columns []string
 			if br.blobLeaf < 0 {
 				bc := f.Root().Column(b.Marker.Column)
 				if bc == nil || !bc.Leaf() {
-					return nil, nil, badQuery("blob column %q is not in %s", b.Marker.Column, uri)
+					return nil, badQuery("blob column %q is not in %s", b.Marker.Column, uri)
 				}
 				br.blobLeaf = bc.Index()
-				read = append(read, b.Marker.Column)
+				br.read = append(br.read, b.Marker.Column)
 			}
 			continue
 		}
 		dc := f.Root().Column(name)
 		if dc == nil {
-			return nil, nil, badQuery("column %q is not in %s", name, uri)
+			return nil, badQuery("column %q is not in %s", name, uri)
 		}
 		dl, sl := leavesOf(dc), leavesOf(sc)
 		if len(dl) != len(sl) {
-			return nil, nil, fileChanged(uri, corruptReason+"blob schema", fmt.Errorf("column %s has %d leaves, %d in the source schema", name, len(dl), len(sl)))
+			return nil, fileChanged(uri, corruptReason+"blob schema", fmt.Errorf("column %s has %d leaves, %d in the source schema", name, len(dl), len(sl)))
 		}
 		for i := range dl {
 			br.move[dl[i]] = sl[i]
 		}
-		read = append(read, name)
+		br.read = append(br.read, name)
 	}
-	return read, br, nil
+	// The moved columns keep their order (the blob's columns are taken
+	// out of the source's, the rest stay in order), which lets a row be
+	// merged from them and the decoded fields without sorting.
+	last := -1
+	for _, s := range br.move {
+		if s >= 0 {
+			if s < last {
+				return nil, fileChanged(uri, corruptReason+"blob schema", fmt.Errorf("columns outside the blob are not in the source's order"))
+			}
+			last = s
+		}
+	}
+	br.all = true
+	for _, l := range b.Leaves {
+		br.all = br.all && br.want[l]
+	}
+	return br, nil
 }
 
-// expand turns the rows of w (assembled in the data file's columns) into
-// rows of the source's columns, checking that each row's blob holds the
-// key the index says it holds, and corrects the bytes returned.
-func (br *blobRead) expand(w *fileWork, rows []Row, plan *Plan) error {
-	var kbuf []byte
-	var dec parquet.Row
-	for _, p := range w.pieces {
-		for i := range int(p.n) {
-			r := &rows[p.at+i]
-			out := make(parquet.Row, 0, len(r.Values)+len(br.b.Leaves))
-			for _, v := range r.Values {
-				c := v.Column()
-				if c == br.blobLeaf {
-					var err error
-					if dec, err = br.b.Decode(dec[:0], v.ByteArray()); err != nil {
-						return fileChanged(w.fe.URI, corruptReason+"blob value", err)
-					}
-					// The key is the blob's first field (prepared.BlobOptions).
-					if k := dec[0]; k.IsNull() || !bytes.Equal(appendKeyValue(kbuf[:0], k), p.key) {
-						return &FileChangedError{URI: w.fe.URI, Reason: fmt.Sprintf("row %d no longer holds key %s", r.Row, keyString(p.key))}
-					}
-					for _, d := range dec {
-						if br.want[d.Column()] {
-							out = append(out, d)
-						}
-					}
-					continue
+// row appends to dst the source row of one data file row r: its blob
+// decoded (dec is scratch) and merged with the columns read as they are,
+// in source leaf order. The blob must hold key.
+func (br *blobRead) row(dst, dec, r parquet.Row, key []byte, uri string, rowNum int64) (parquet.Row, parquet.Row, error) {
+	dec = dec[:0]
+	if br.blobLeaf >= 0 {
+		for _, v := range r {
+			if v.Column() == br.blobLeaf {
+				var err error
+				if dec, err = br.b.Decode(dec, v.ByteArray()); err != nil {
+					return dst, dec, fileChanged(uri, corruptReason+"blob value", err)
 				}
-				if s, ok := br.move[c]; ok {
-					out = append(out, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), s))
+				if err := br.checkKey(dec, key, uri, rowNum); err != nil {
+					return dst, dec, err
 				}
+				break
 			}
-			slices.SortStableFunc(out, func(a, b parquet.Value) int { return a.Column() - b.Column() })
-			plan.BytesReturned += returnedBytes(out) - returnedBytes(r.Values)
-			r.Values, r.file = out, br.b.Schema
 		}
+	}
+	i := 0
+	for _, v := range r {
+		s := br.move[v.Column()]
+		if s < 0 {
+			continue
+		}
+		for ; i < len(dec) && dec[i].Column() < s; i++ {
+			if br.want[dec[i].Column()] {
+				dst = append(dst, dec[i])
+			}
+		}
+		dst = append(dst, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), s))
+	}
+	for ; i < len(dec); i++ {
+		if br.want[dec[i].Column()] {
+			dst = append(dst, dec[i])
+		}
+	}
+	return dst, dec, nil
+}
+
+// block appends to dst the rows of one stored row r of a co-grouped blob
+// (prepared.BlobCodecZstdDict): its block decoded, each row like tmpl.
+func (br *blobRead) block(dst []Row, r parquet.Row, key []byte, tmpl Row) ([]Row, error) {
+	for _, v := range r {
+		if v.Column() != br.blobLeaf {
+			continue
+		}
+		rows, err := br.b.DecodeBlock(nil, v.ByteArray())
+		if err != nil {
+			return dst, fileChanged(tmpl.File, corruptReason+"blob value", err)
+		}
+		if err := br.checkKey(rows[0], key, tmpl.File, tmpl.Row); err != nil {
+			return dst, err
+		}
+		for j, vals := range rows {
+			if !br.all {
+				kept := vals[:0]
+				for _, x := range vals {
+					if br.want[x.Column()] {
+						kept = append(kept, x)
+					}
+				}
+				vals = kept
+			}
+			t := tmpl
+			t.Values, t.bi = vals, int64(j)
+			dst = append(dst, t)
+		}
+		return dst, nil
+	}
+	return dst, nil
+}
+
+// checkKey checks that a decoded row holds the key the index says it does.
+func (br *blobRead) checkKey(dec parquet.Row, key []byte, uri string, rowNum int64) error {
+	var kbuf [64]byte
+	if k := dec[br.b.KeyAt()]; k.IsNull() || !bytes.Equal(appendKeyValue(kbuf[:0], k), key) {
+		return &FileChangedError{URI: uri, Reason: fmt.Sprintf("row %d no longer holds key %s", rowNum, keyString(key))}
 	}
 	return nil
 }

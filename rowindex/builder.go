@@ -18,6 +18,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -529,6 +530,13 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		return "", err
 	}
 	f, o, chk, keyCol, class := sf.f, sf.o, sf.chk, sf.keyCol, sf.class
+	if len(def.Cover) > 0 || len(def.Aggregates) > 0 {
+		// A stored row of a co-grouped blob is a block of rows: counts
+		// and cover values per stored row would be wrong.
+		if b, ok, _ := prepared.BlobOf(f); ok && b != nil && b.Blocks() {
+			return "", &unusableFile{&ColumnError{URI: fe.URI, Column: b.Marker.Column, Reason: "co-grouped blob (" + prepared.BlobCodecZstdDict + ": a stored row per key): cover columns and aggregates cannot be built from it"}}
+		}
+	}
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).
 	cols := []int{keyCol}

@@ -32,6 +32,10 @@ type fileWork struct {
 	fetch   []*fetch
 	sp      spans
 	err     error
+	blob    *blobRead // for a file with a blob column, how it is read
+	// positions: rows carry their stored row's position (Row.blk), set
+	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
+	positions bool
 }
 
 // rgWork is the selected rows of one row group: runs in row order (one per
@@ -80,19 +84,19 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// Page ranges.
 	var fetches []*fetch
 	var chunks []*chunkRead
-	blobs := map[*fileWork]*blobRead{} // files with a blob column (blobread.go)
+	blocks := false // a file of co-grouped blocks: rows are expanded
 	for _, w := range works {
 		cols := columns
 		if w.fm.blobErr != nil {
 			return nil, w.fm.blobErr
 		}
-		if b := w.fm.blob; b != nil {
-			var br *blobRead
+		if w.fm.blob != nil { // a file with a blob column (blobread.go)
 			var err error
-			if cols, br, err = blobColumns(b, w.fm.f, w.fe.URI, columns); err != nil {
+			if w.blob, err = blobReadFor(w.fm, w.fe.URI, columns); err != nil {
 				return nil, err
 			}
-			blobs[w] = br
+			cols = w.blob.read
+			blocks = blocks || w.fm.blob.Blocks()
 		}
 		if err := ri.planFile(w, man, cols); err != nil {
 			return nil, err
@@ -178,14 +182,26 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	rows := make([]Row, total)
 	for _, w := range works {
 		ri.cacheDicts(w)
+		w.positions = blocks
 		if err := w.assemble(rows, plan); err != nil {
 			return nil, err
 		}
-		if br := blobs[w]; br != nil {
-			if err := br.expand(w, rows, plan); err != nil {
-				return nil, err
+	}
+	if blocks {
+		// A stored row of co-grouped blocks holds its rows (Row.block).
+		n := 0
+		for _, r := range rows {
+			n += max(len(r.block), 1)
+		}
+		out := make([]Row, 0, n)
+		for _, r := range rows {
+			if r.block != nil {
+				out = append(out, r.block...)
+			} else {
+				out = append(out, r)
 			}
 		}
+		rows = out
 	}
 	return rows, nil
 }
@@ -255,17 +271,29 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 	backing := make([]parquet.Value, 0, nvals)
 	var returned int64
 	var kbuf []byte
+	br := w.blob
+	var scratch, dec parquet.Row // a blob file's data file row, and its blob decoded
 	for _, g := range w.rgs {
 		for k, run := range g.runs {
 			p := run.p
 			kv, _ := DecodeKey(p.key)
 			for i := range int(p.n) {
 				sel := g.base[k] + i
-				start := len(backing)
-				for _, c := range g.chunks {
-					backing = append(backing, c.row(sel)...)
+				var r parquet.Row
+				if br == nil {
+					start := len(backing)
+					for _, c := range g.chunks {
+						backing = append(backing, c.row(sel)...)
+					}
+					r = parquet.Row(backing[start:len(backing):len(backing)])
+				} else {
+					// A blob file: the row read is scratch, the row
+					// returned is the source's (blobread.go).
+					scratch = scratch[:0]
+					for _, c := range g.chunks {
+						scratch = append(scratch, c.row(sel)...)
+					}
 				}
-				r := parquet.Row(backing[start:len(backing):len(backing)])
 				rowNum := rowInFile(w.fe, p.rg, p.row+int64(i))
 				if keyAt >= 0 {
 					v := g.chunks[keyAt].row(sel)
@@ -273,14 +301,35 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 						return &FileChangedError{URI: w.fe.URI, Reason: fmt.Sprintf("row %d no longer holds key %s", rowNum, keyString(p.key))}
 					}
 				}
-				for _, v := range r {
-					if v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray {
-						returned += int64(len(v.ByteArray()))
-					} else if !v.IsNull() {
-						returned += 8
-					}
+				row := Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowNum, file: f}
+				if w.positions {
+					row.blk = &blockPos{pos: cursor{Key: p.key, File: p.file, RG: p.rg, Row: p.row + int64(i)}, n: 1}
 				}
-				rows[p.at+i] = Row{Key: kv, File: w.fe.URI, RowGroup: int(p.rg), Row: rowNum, Values: r, file: f}
+				switch {
+				case br != nil && br.b.Blocks():
+					row.file = br.b.Schema
+					var err error
+					if row.block, err = br.block(nil, scratch, p.key, row); err != nil {
+						return err
+					}
+					row.blk.n = int64(len(row.block))
+					for _, b := range row.block {
+						returned += returnedBytes(b.Values)
+					}
+				case br != nil:
+					row.file = br.b.Schema
+					start := len(backing)
+					var err error
+					if backing, dec, err = br.row(backing, dec, scratch, p.key, w.fe.URI, rowNum); err != nil {
+						return err
+					}
+					row.Values = parquet.Row(backing[start:len(backing):len(backing)])
+					returned += returnedBytes(row.Values)
+				default:
+					row.Values = r
+					returned += returnedBytes(r)
+				}
+				rows[p.at+i] = row
 			}
 		}
 	}

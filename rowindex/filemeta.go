@@ -69,8 +69,9 @@ type fileMeta struct {
 	frames *prepared.FrameTable
 	// blob is the blob column's description in a prepared file with one
 	// (blobread.go), nil otherwise.
-	blob    *prepared.Blob
-	blobErr error // the blob marker's, when it does not decode
+	blob      *prepared.Blob
+	blobErr   error      // the blob marker's, when it does not decode
+	blobReads *blobReads // per requested columns, how a lookup reads the blob
 }
 
 func (fm *fileMeta) ncol() int {

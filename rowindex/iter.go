@@ -48,10 +48,13 @@ type RowIter struct {
 	total     int    // rows selected so far
 	last      *piece // the last piece selected
 	cursorOut string // Result.Cursor: set when the limit cut the rows
-	drained   bool   // the entry stream is exhausted
-	done      bool
-	err       error
-	start     time.Time
+	// subSkipped: the rows of a cut block that the cursor's page returned
+	// were dropped (cutBlocks does it once, on the first batch).
+	subSkipped bool
+	drained    bool // the entry stream is exhausted
+	done       bool
+	err        error
+	start      time.Time
 }
 
 // Iter starts a lookup whose rows are read as the caller consumes them.
@@ -270,6 +273,7 @@ func (it *RowIter) fill() error {
 		if err != nil {
 			return err
 		}
+		batch = it.cutBlocks(batch)
 		it.batch = batch
 		if it.columns == nil {
 			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
@@ -279,6 +283,40 @@ func (it *RowIter) fill() error {
 	}
 	it.plan.Rows += len(it.batch)
 	return nil
+}
+
+// cutBlocks applies the cursor and the limit to the rows of co-grouped
+// blocks, where a stored row holds a block of rows and the selection counted
+// stored rows: the rows of the cursor's stored row returned on the previous
+// page are dropped, and rows past the limit are cut, the cursor then naming
+// the last row's stored row and how many of its rows are out.
+func (it *RowIter) cutBlocks(batch []Row) []Row {
+	if c := it.cur; c != nil && c.Sub > 0 && !it.subSkipped {
+		it.subSkipped = true
+		n := 0
+		for n < len(batch) && batch[n].blk != nil && batch[n].bi < c.Sub && cmpPos(batch[n].blk.pos.Key, batch[n].blk.pos.File, batch[n].blk.pos.RG, batch[n].blk.pos.Row, c) == 0 {
+			n++
+		}
+		batch = batch[n:]
+	}
+	l := it.q.Limit
+	if l <= 0 || it.plan.Rows+len(batch) <= l {
+		return batch
+	}
+	cut := max(l-it.plan.Rows, 0)
+	batch = batch[:cut]
+	// Rows past the cut exist: the page ends here.
+	it.drained, it.done = true, true
+	if cut == 0 {
+		return batch
+	}
+	last := batch[cut-1] // every row of a batch with blocks has its position
+	c := last.blk.pos
+	if last.bi+1 < last.blk.n {
+		c.Sub = last.bi + 1
+	}
+	it.cursorOut = c.encode()
+	return batch
 }
 
 // selectRows appends the rows of run e that pass the cursor, the filters
@@ -306,14 +344,14 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 		}
 	}
 	// A run entirely at or before the cursor is skipped whole.
-	if c := it.cur; c != nil && len(it.q.Where) == 0 && cmpPos(e.Key, e.File, e.RG, e.Row+e.N-1, c) <= 0 {
+	if c := it.cur; c != nil && len(it.q.Where) == 0 && !pastCursor(e.Key, e.File, e.RG, e.Row+e.N-1, c) {
 		return 0, false, nil
 	}
 	var p *piece
 	n := 0
 	for i := range e.N {
 		row := e.Row + i
-		keep := it.cur == nil || cmpPos(e.Key, e.File, e.RG, row, it.cur) > 0
+		keep := it.cur == nil || pastCursor(e.Key, e.File, e.RG, row, it.cur)
 		if keep && len(it.q.Where) > 0 {
 			var err error
 			if keep, err = match(it.q.Where, it.coverIdx, cov[i]); err != nil {

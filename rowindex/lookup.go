@@ -85,6 +85,21 @@ type Row struct {
 	Covered []any
 
 	file *parquet.File // the data file's schema, for Record
+	// block is, for a stored row of co-grouped blocks, the rows it holds
+	// (readPieces returns them in its place).
+	block []Row
+	// blk is, for a row of a co-grouped block, the stored row holding it,
+	// and bi the row's place in the block: a limit may cut a block, and
+	// the cursor then continues inside it.
+	blk *blockPos
+	bi  int64
+}
+
+// blockPos is a stored row of co-grouped blocks: its position and how many
+// rows its block holds.
+type blockPos struct {
+	pos cursor
+	n   int64
 }
 
 // KeyAggregates is the aggregates of one key.
@@ -173,12 +188,15 @@ type piece struct {
 	at              int // position of the piece's first row in its batch
 }
 
-// cursor is the position of the last row returned.
+// cursor is the position of the last row returned. Sub > 0 says the row
+// is a stored row of co-grouped blocks of which only the first Sub rows were
+// returned (a limit cut its block).
 type cursor struct {
 	Key  []byte `json:"k"`
 	File int32  `json:"f"`
 	RG   int32  `json:"g"`
 	Row  int64  `json:"r"`
+	Sub  int64  `json:"s,omitempty"`
 }
 
 func (c cursor) encode() string {
@@ -192,7 +210,7 @@ func decodeCursor(s string) (*cursor, error) {
 		return nil, badQuery("bad cursor")
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := json.Unmarshal(b, &c); err != nil || c.Sub < 0 {
 		return nil, badQuery("bad cursor")
 	}
 	return &c, nil
@@ -201,6 +219,14 @@ func decodeCursor(s string) (*cursor, error) {
 // cmpPos orders positions (key, file, rg, row).
 func cmpPos(k []byte, f, g int32, r int64, c *cursor) int {
 	return cmp.Or(bytes.Compare(k, c.Key), cmp.Compare(f, c.File), cmp.Compare(g, c.RG), cmp.Compare(r, c.Row))
+}
+
+// pastCursor reports whether the stored row at (k, f, g, r) has rows not yet
+// returned before cursor c: it lies after c, or it is c's stored row and
+// c.Sub says its block was cut.
+func pastCursor(k []byte, f, g int32, r int64, c *cursor) bool {
+	d := cmpPos(k, f, g, r, c)
+	return d > 0 || d == 0 && c.Sub > 0
 }
 
 // keyBounds returns the encoded [lo, hi] of the query (nil = open) and

@@ -24,10 +24,10 @@ func newPrepareCmd(g *globals) *cobra.Command {
 	var opts prepared.Options
 	var memoryMB int64
 	var overwrite, frames, blobKeep bool
-	var blob string
+	var blob, blobCodec string
 	var fo prepared.FrameOptions
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep]] [--memory SIZE]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep | --blob-codec zstd-dict]] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
@@ -49,7 +49,10 @@ decompresses only the frames holding its key; still standard Parquet (ZSTD pages
 --blob NAME=COL,... stores the listed columns (and the key) of every row as one binary column NAME
 (a typed row encoding described in the files' ariadne.blob metadata), so a row index lookup reads one
 range per file and returns the original columns with their types. The listed columns are replaced by
-the blob unless --blob-keep. See docs/prepared.md.`,
+the blob unless --blob-keep. --blob-codec zstd-dict co-groups instead: one stored row per key, its
+rows column by column in one ZSTD frame compressed with a dictionary trained per file (stored in the
+footer's metadata); the blob must list every column but the key, and the files are framed, so a
+lookup reads exactly its key's frame in one range per file. See docs/prepared.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -88,9 +91,12 @@ the blob unless --blob-keep. See docs/prepared.md.`,
 				if !ok || name == "" || list == "" {
 					return usagef("prepare: --blob %q: want NAME=COL,COL,...", blob)
 				}
-				opts.Blob = &prepared.BlobOptions{Column: name, Fields: strings.Split(list, ","), Keep: blobKeep}
-			} else if blobKeep {
-				return usagef("prepare: --blob-keep needs --blob")
+				opts.Blob = &prepared.BlobOptions{Column: name, Fields: strings.Split(list, ","), Keep: blobKeep, Codec: blobCodec}
+				if blobCodec == "row" {
+					opts.Blob.Codec = ""
+				}
+			} else if blobKeep || blobCodec != "" {
+				return usagef("prepare: --blob-keep and --blob-codec need --blob")
 			}
 			if codec != "" {
 				if opts.Compression, err = codecByName(codec); err != nil {
@@ -165,6 +171,7 @@ the blob unless --blob-keep. See docs/prepared.md.`,
 	f.BoolVar(&fo.RawBlocks, "frame-raw-blocks", false, "with --frames: store a frame that ZSTD cannot shrink as a raw (uncompressed) ZSTD block, read by byte range; not with --frame-align")
 	f.StringVar(&blob, "blob", "", "NAME=COL,...: store these columns and the key of every row as one binary column NAME, so a row index lookup reads one range per file")
 	f.BoolVar(&blobKeep, "blob-keep", false, "with --blob: keep the blob's columns as columns too (stored twice)")
+	f.StringVar(&blobCodec, "blob-codec", "", "with --blob: row (a blob per row, the default) or zstd-dict (a blob per key: the key's rows column by column, one ZSTD frame each with a dictionary trained per file; the blob lists every column but the key; framed)")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
 	return cmd
 }
@@ -251,7 +258,11 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 		fmt.Fprintf(w, "frames          none (--frames to frame keys)\n")
 	}
 	if b := ch.Blob; b != nil {
-		fmt.Fprintf(w, "blob            %s = key + %s, columns kept %t (set)\n", b.Column, strings.Join(b.Fields, ","), b.Keep)
+		codec := "row"
+		if b.Codec != "" {
+			codec = b.Codec
+		}
+		fmt.Fprintf(w, "blob            %s = key + %s, columns kept %t, codec %s (set)\n", b.Column, strings.Join(b.Fields, ","), b.Keep, codec)
 	}
 	fmt.Fprintf(w, "encodings       (%s)\n", chosen("encodings"))
 	for _, c := range ch.Columns {
@@ -313,7 +324,11 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 	}
 	var blob map[string]any
 	if bl := ch.Blob; bl != nil {
-		blob = map[string]any{"column": bl.Column, "fields": bl.Fields, "keep": bl.Keep}
+		codec := "row"
+		if bl.Codec != "" {
+			codec = bl.Codec
+		}
+		blob = map[string]any{"column": bl.Column, "fields": bl.Fields, "keep": bl.Keep, "codec": codec}
 	}
 	b := ch.Basis
 	return map[string]any{

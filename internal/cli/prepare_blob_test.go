@@ -18,53 +18,60 @@ import (
 func TestPrepareBlob(t *testing.T) {
 	dir := t.TempDir()
 	lakeDir, _ := genLake(t, lakegen.Config{Seed: 5, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 2000, Tracks: 800})
-	out := filepath.Join(t.TempDir(), "blob")
-	res := decode(t, runOK(t, dir, "--json", "prepare", lakeDir, "--out", out, "--key", "user_id", "--sort", "ts",
-		"--frames", "--blob", "served=ts,track_uri,duration_ms,context"))
-	bl, _ := res["choices"].(map[string]any)["blob"].(map[string]any)
-	if bl["column"] != "served" || bl["keep"] != false || fmt.Sprint(bl["fields"]) != "[ts track_uri duration_ms context]" {
-		t.Fatalf("choices.blob %v", bl)
-	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n, users int64
-	var typ string
-	glob := filepath.Join(out, "**", "*.parquet")
-	if err := db.QueryRow(`SELECT count(*), count(DISTINCT user_id), typeof(any_value(served)) FROM read_parquet('`+glob+`')`).Scan(&n, &users, &typ); err != nil {
-		t.Fatal(err)
-	}
-	if n != int64(res["rows"].(float64)) || typ != "BLOB" {
-		t.Fatalf("DuckDB reads %d rows (%d written), served is %s", n, int64(res["rows"].(float64)), typ)
-	}
-	runOK(t, dir, "create", "plays", "--format", "parquet", "--infer-from", filepath.Join(out, res["files"].([]any)[0].(map[string]any)["key"].(string)))
-	runOK(t, dir, "add-files", "plays", out)
-	runOK(t, dir, "add-row-index", "plays", "--key", "user_id")
-	for _, user := range []int64{lakegen.UserID(700), lakegen.UserID(3)} {
-		scan := duckRows(t, db, lakeDir, fmt.Sprintf("WHERE user_id = %d", user))
-		lk := decode(t, runOK(t, dir, "--json", "lookup", "plays", "--key", fmt.Sprint("user_id=", user), "--explain"))
-		var got, want []string
-		for _, r := range lk["rows"].([]any) {
-			m := r.(map[string]any)["values"].(map[string]any)
-			got = append(got, fmt.Sprintf("%.0f|%v|%v|%v", m["user_id"], m["track_uri"], m["duration_ms"], m["context"]))
-			if _, ok := m["ts"].(string); !ok || len(m) != 5 {
-				t.Fatalf("row values %v: want the source's five columns", m)
+	var out string
+	// A blob per row (framed), and co-grouped blocks with a dictionary.
+	for i, codec := range []string{"row", "zstd-dict"} {
+		out = filepath.Join(t.TempDir(), "blob")
+		res := decode(t, runOK(t, dir, "--json", "prepare", lakeDir, "--out", out, "--key", "user_id", "--sort", "ts",
+			"--frames", "--blob", "served=ts,track_uri,duration_ms,context", "--blob-codec", codec))
+		bl, _ := res["choices"].(map[string]any)["blob"].(map[string]any)
+		if bl["column"] != "served" || bl["keep"] != false || fmt.Sprint(bl["fields"]) != "[ts track_uri duration_ms context]" || bl["codec"] != codec {
+			t.Fatalf("choices.blob %v", bl)
+		}
+		var n, users int64
+		var typ string
+		glob := filepath.Join(out, "**", "*.parquet")
+		if err := db.QueryRow(`SELECT count(*), count(DISTINCT user_id), typeof(any_value(served)) FROM read_parquet('`+glob+`')`).Scan(&n, &users, &typ); err != nil {
+			t.Fatal(err)
+		}
+		// Co-grouped files store a row per key (and file), fewer than the
+		// source's rows.
+		if rows := int64(res["rows"].(float64)); (codec == "row") != (n == rows) || n > rows || typ != "BLOB" {
+			t.Fatalf("%s: DuckDB reads %d rows (%d written), served is %s", codec, n, rows, typ)
+		}
+		table := fmt.Sprint("plays", i)
+		runOK(t, dir, "create", table, "--format", "parquet", "--infer-from", filepath.Join(out, res["files"].([]any)[0].(map[string]any)["key"].(string)))
+		runOK(t, dir, "add-files", table, out)
+		runOK(t, dir, "add-row-index", table, "--key", "user_id")
+		for _, user := range []int64{lakegen.UserID(700), lakegen.UserID(3)} {
+			scan := duckRows(t, db, lakeDir, fmt.Sprintf("WHERE user_id = %d", user))
+			lk := decode(t, runOK(t, dir, "--json", "lookup", table, "--key", fmt.Sprint("user_id=", user), "--explain"))
+			var got, want []string
+			for _, r := range lk["rows"].([]any) {
+				m := r.(map[string]any)["values"].(map[string]any)
+				got = append(got, fmt.Sprintf("%.0f|%v|%v|%v", m["user_id"], m["track_uri"], m["duration_ms"], m["context"]))
+				if _, ok := m["ts"].(string); !ok || len(m) != 5 {
+					t.Fatalf("row values %v: want the source's five columns", m)
+				}
 			}
-		}
-		for _, r := range scan {
-			f := strings.Split(r, "|")
-			want = append(want, strings.Join([]string{f[0], f[2], f[3], strings.Join(f[4:], "|")}, "|"))
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if len(want) == 0 || !slices.Equal(got, want) {
-			t.Fatalf("user %d: lookup %d rows, the scan %d:\n%v\n%v", user, len(got), len(want), got, want)
-		}
-		plan := lk["plan"].(map[string]any)
-		if plan["byte_ranges"] != plan["files"] {
-			t.Errorf("user %d: %v byte ranges for %v files", user, plan["byte_ranges"], plan["files"])
+			for _, r := range scan {
+				f := strings.Split(r, "|")
+				want = append(want, strings.Join([]string{f[0], f[2], f[3], strings.Join(f[4:], "|")}, "|"))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Fatalf("user %d: lookup %d rows, the scan %d:\n%v\n%v", user, len(got), len(want), got, want)
+			}
+			plan := lk["plan"].(map[string]any)
+			if plan["byte_ranges"] != plan["files"] {
+				t.Errorf("%s: user %d: %v byte ranges for %v files", codec, user, plan["byte_ranges"], plan["files"])
+			}
 		}
 	}
 	// Refused: a malformed --blob, --blob-keep alone, an unknown field.
@@ -75,6 +82,8 @@ func TestPrepareBlob(t *testing.T) {
 	}{
 		{[]string{"--blob", "served"}, 2, "usage"},
 		{[]string{"--blob-keep"}, 2, "usage"},
+		{[]string{"--blob-codec", "zstd-dict"}, 2, "usage"},
+		{[]string{"--blob", "served=ts", "--blob-codec", "zstd-dict"}, 1, "invalid argument"},
 		{[]string{"--blob", "served=nope"}, 1, "column not found"},
 	} {
 		args := append([]string{"--json", "prepare", lakeDir, "--out", out + "-bad", "--key", "user_id"}, c.args...)

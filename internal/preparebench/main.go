@@ -4,7 +4,7 @@
 // peak RSS):
 //
 //	preparebench gen DIR SIZE_MB FILES     one partition of FILES unsorted files (lakegen's arrival layout)
-//	preparebench duckdb-sort GLOB OUT MEM  COPY (SELECT * FROM read_parquet(GLOB) ORDER BY user_id, ts) TO OUT (FORMAT parquet)
+//	preparebench duckdb-sort GLOB OUT MEM  COPY (SELECT * FROM read_parquet(GLOB) ORDER BY user_id, ts) TO OUT (FORMAT parquet, COMPRESSION zstd)
 //
 // It is a benchmark tool, not part of the product.
 package main
@@ -85,7 +85,7 @@ func duckSort(ctx context.Context, glob, out, memLimit string) error {
 	}
 	defer db.Close()
 	start := time.Now()
-	q := fmt.Sprintf(`COPY (SELECT * FROM read_parquet(%s) ORDER BY user_id, ts) TO %s (FORMAT parquet)`,
+	q := fmt.Sprintf(`COPY (SELECT * FROM read_parquet(%s) ORDER BY user_id, ts) TO %s (FORMAT parquet, COMPRESSION zstd)`,
 		duck.String(glob), duck.String(filepath.Clean(out)))
 	if err := db.Exec(ctx, q); err != nil {
 		return err
