@@ -104,6 +104,10 @@ type SummaryTableEngine interface {
 	// records of one file must be contiguous in one data file. A failure may
 	// leave data files at uri; only a committed version is ever read.
 	SummarizeToTable(ctx context.Context, job *SummaryJob, uri string) error
+	// TableFiles returns the mapping from the file a table's record names
+	// (in the engine's own form: Spark writes file:/x for file:///x) to
+	// the file of job; ok is false for a file not in job.
+	TableFiles(job *SummaryJob) func(recorded string) (file string, ok bool)
 }
 
 // SummaryTablesFolder is the folder, under an index's folder, of the Delta

@@ -81,7 +81,7 @@ func (fi *FileIndex) summaryTable(ctx context.Context, eng SummaryTableEngine, j
 		return nil, drop, err
 	}
 	next, stop := iter.Pull2(snap.Scan(ctx, delta.ScanOptions{}))
-	return &summaryTableRows{schema: snap.Schema(), next: next, stop: stop}, drop, nil
+	return &summaryTableRows{schema: snap.Schema(), next: next, stop: stop, file: eng.TableFiles(job), eng: eng.Name()}, drop, nil
 }
 
 // sweepSummaryTables deletes every table of SummaryTablesFolder: under the
@@ -97,6 +97,8 @@ type summaryTableRows struct {
 	schema *schema.Struct
 	next   func() ([]any, error, bool)
 	stop   func()
+	file   func(string) (string, bool)
+	eng    string
 }
 
 func (r *summaryTableRows) Schema() *schema.Struct { return r.schema }
@@ -110,6 +112,12 @@ func (r *summaryTableRows) Next(ctx context.Context) ([][]any, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(row) > 0 {
+			f, _ := row[0].(string)
+			if row[0], ok = r.file(f); !ok {
+				return nil, fmt.Errorf("fileindex: %s engine: its summary table names file %q, not a file of the batch", r.eng, f)
+			}
 		}
 		out = append(out, row)
 	}

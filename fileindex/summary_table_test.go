@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,10 @@ func (e *tableEngine) SummarizeToTable(ctx context.Context, job *SummaryJob, uri
 		recs = recs[n:]
 	}
 	return nil
+}
+
+func (e *tableEngine) TableFiles(job *SummaryJob) func(string) (string, bool) {
+	return func(f string) (string, bool) { return f, slices.Contains(job.Files, f) }
 }
 
 // cutEngine writes a summary table's data file and no commit, then fails
@@ -153,7 +158,9 @@ func TestSummaryTables(t *testing.T) {
 	}
 
 	// A write cut before its commit.
-	_, e, fi, err = build(UpdateOptions{SummaryTables: true}, func(fi *FileIndex) SummaryEngine { return &cutEngine{tableEngine{recordEngine: recordEngine{res: fi.res}}} }, nil)
+	_, e, fi, err = build(UpdateOptions{SummaryTables: true}, func(fi *FileIndex) SummaryEngine {
+		return &cutEngine{tableEngine{recordEngine: recordEngine{res: fi.res}}}
+	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "connection lost mid-write") {
 		t.Fatalf("update with the write cut: %v", err)
 	}
@@ -167,7 +174,9 @@ func TestSummaryTables(t *testing.T) {
 	}
 
 	// An engine that reports success and committed nothing.
-	_, _, _, err = build(UpdateOptions{SummaryTables: true}, func(fi *FileIndex) SummaryEngine { return &nothingEngine{tableEngine{recordEngine: recordEngine{res: fi.res}}} }, nil)
+	_, _, _, err = build(UpdateOptions{SummaryTables: true}, func(fi *FileIndex) SummaryEngine {
+		return &nothingEngine{tableEngine{recordEngine: recordEngine{res: fi.res}}}
+	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no committed version") {
 		t.Fatalf("update whose engine committed nothing: %v", err)
 	}

@@ -26,11 +26,27 @@ func (e *Engine) Summarize(ctx context.Context, job *fileindex.SummaryJob) (file
 	if err != nil {
 		return nil, err
 	}
+	return &fileRows{sparkRows: rows, files: jobFiles(job)}, nil
+}
+
+// jobFiles maps the comparable form of Spark's path of each of job's
+// files to the file.
+func jobFiles(job *fileindex.SummaryJob) map[string]string {
 	files := make(map[string]string, len(job.Files))
 	for _, f := range job.Files {
 		files[pathKey(sparkPath(f))] = f
 	}
-	return &fileRows{sparkRows: rows, files: files}, nil
+	return files
+}
+
+// TableFiles implements fileindex.SummaryTableEngine: the records of a
+// summary table name files by Spark's _metadata.file_path.
+func (e *Engine) TableFiles(job *fileindex.SummaryJob) func(string) (string, bool) {
+	files := jobFiles(job)
+	return func(p string) (string, bool) {
+		f, ok := files[pathKey(p)]
+		return f, ok
+	}
 }
 
 // SummarizeToTable implements fileindex.SummaryTableEngine: the same
