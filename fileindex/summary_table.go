@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -64,7 +65,9 @@ func (fi *FileIndex) summaryTable(ctx context.Context, eng SummaryTableEngine, j
 	}
 	drop := func() {
 		// Best effort: a table left behind is deleted by the next update.
-		store.DeleteAll(context.WithoutCancel(ctx), fi.ix.Root(), key+"/")
+		ctx := context.WithoutCancel(ctx)
+		store.DeleteAll(ctx, fi.ix.Root(), key+"/")
+		fi.removeEmptySummaryFolders(ctx)
 	}
 	if err := eng.SummarizeToTable(ctx, job, uri); err != nil {
 		return nil, drop, err
@@ -88,8 +91,19 @@ func (fi *FileIndex) summaryTable(ctx context.Context, eng SummaryTableEngine, j
 // update lock, none is this update's, so each is a dead attempt's (or a
 // late write of one).
 func (fi *FileIndex) sweepSummaryTables(ctx context.Context) error {
-	_, err := store.DeleteAll(ctx, fi.ix.Root(), fi.ix.Paths().Dir+"/"+SummaryTablesFolder+"/")
-	return err
+	if _, err := store.DeleteAll(ctx, fi.ix.Root(), fi.ix.Paths().Dir+"/"+SummaryTablesFolder+"/"); err != nil {
+		return err
+	}
+	fi.removeEmptySummaryFolders(ctx)
+	return nil
+}
+
+// removeEmptySummaryFolders removes the folders a local summary table
+// leaves once its objects are deleted (Delta's empty _delta_log/_commits/
+// keeps them from going with their last object). Only empty folders go:
+// the zero cutoff matches no temporary file (store.SweepTemps).
+func (fi *FileIndex) removeEmptySummaryFolders(ctx context.Context) {
+	store.SweepTemps(ctx, fi.ix.Root(), fi.ix.Paths().Dir+"/"+SummaryTablesFolder, time.Time{})
 }
 
 // summaryTableRows are the records of a summary table, in batches.

@@ -463,6 +463,7 @@ func testSparkUpdateTablesKilled(t *testing.T, ctx context.Context, e *Env, eng 
 		t.Errorf("reference index: want user u1 and no -dead value")
 	}
 	if left, _ := filepath.Glob(filepath.Join(summaries, "*")); len(left) > 0 {
+		// (The folder itself may stay, empty, on a local store.)
 		t.Errorf("summary tables left after the retry: %v", left)
 	}
 	if wl, gl := locateAnswers(t, ctx, rfi, d), locateAnswers(t, ctx, fi, d); !slices.Equal(wl, gl) {
@@ -696,7 +697,7 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		fh.Close()
 		paths = append(paths, p)
 	}
-	build := func(root string, sum fileindex.SummaryEngine) (*index.Index, *fileindex.FileIndex) {
+	build := func(root string, sum fileindex.SummaryEngine, tables bool) (*index.Index, *fileindex.FileIndex) {
 		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		ix, err := cat.Open(ctx, "zeros", index.OpenOptions{Schema: zerosSchema, Format: "parquet"})
 		if err != nil {
@@ -714,16 +715,20 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 			t.Fatal(err)
 		}
 		fi := fileindex.New(ix, fileindex.Options{})
-		if _, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum}); err != nil {
-			t.Fatalf("update (spark %v): %v", sum != nil, err)
+		if _, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryTables: tables}); err != nil {
+			t.Fatalf("update (spark %v, tables %v): %v", sum != nil, tables, err)
 		}
 		return ix, fi
 	}
-	dix, dfi := build(filepath.Join(dir, "zeros-duck"), nil)
-	six, sfi := build(filepath.Join(dir, "zeros-spark"), eng)
+	dix, dfi := build(filepath.Join(dir, "zeros-duck"), nil, false)
+	six, sfi := build(filepath.Join(dir, "zeros-spark"), eng, false)
+	tix, tfi := build(filepath.Join(dir, "zeros-spark-tables"), eng, true)
 	want, got := indexContent(t, ctx, dix), indexContent(t, ctx, six)
 	if d := diffLines(want, got); d != "" {
 		t.Errorf("index content differs (want embedded, got spark):\n%s", d)
+	}
+	if d := diffLines(want, indexContent(t, ctx, tix)); d != "" {
+		t.Errorf("index content differs (want embedded, got spark with summary tables):\n%s", d)
 	}
 	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "float64(-0)") }) {
 		t.Errorf("no -0.0 stored: the test proves nothing\n%s", strings.Join(want, "\n"))
@@ -740,6 +745,12 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		if !slices.Equal(w, g) {
 			t.Errorf("locate %v: embedded %v, spark %v", q, w, g)
 		}
+		if g, err = tfi.Locate(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(w, g) {
+			t.Errorf("locate %v: embedded %v, spark with summary tables %v", q, w, g)
+		}
 	}
 }
 
@@ -750,7 +761,7 @@ func testSparkUpdateFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServe
 	d := engineIndexes[0]
 	ref, _, _ := buildUpdIndex(t, ctx, filepath.Join(dir, "fc-ref"), d, lake, nil)
 	want := indexContent(t, ctx, ref)
-	for _, via := range []string{"face", "cli"} {
+	for _, via := range []string{"face", "cli", "cli-tables"} {
 		root := filepath.Join(dir, "fc-"+via)
 		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		ix, err := cat.Open(ctx, d.name, index.OpenOptions{Schema: engineSchemaFull, Format: d.format})
@@ -786,10 +797,13 @@ func testSparkUpdateFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServe
 				if res.File.SummarizedBy != len(part) {
 					t.Errorf("face: %d files summarised on Spark, want %d", res.File.SummarizedBy, len(part))
 				}
-			case "cli":
+			case "cli", "cli-tables":
 				var stdout, stderr bytes.Buffer
-				code := cli.Main(ctx, []string{"--store", "file://" + root, "update", d.name, "--engine", "spark", "--spark", srv.Remote(), "--json"},
-					cli.Env{Stdout: &stdout, Stderr: &stderr})
+				args := []string{"--store", "file://" + root, "update", d.name, "--engine", "spark", "--spark", srv.Remote(), "--json"}
+				if via == "cli-tables" {
+					args = append(args, "--spark-summary-tables")
+				}
+				code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr})
 				if code != 0 {
 					t.Fatalf("cli update: exit %d: %s", code, stderr.String())
 				}
