@@ -200,8 +200,8 @@ func TestSparkEngineBench(t *testing.T) {
 	// path or by Spark, alternating; both must persist the same index. CPU:
 	// this process's (user+sys) and the Spark JVM's, during the update.
 	jvm := srv.cmd.Process.Pid
-	update := func(run int, sum fileindex.SummaryEngine, tables bool) (wall, self, spark time.Duration, content []string, read scanRead) {
-		root := mustMkdir(t, filepath.Join(dir, fmt.Sprintf("upd-%d-%v-%v", run, sum != nil, tables)))
+	update := func(run int, sum fileindex.SummaryEngine, tables bool, batch int) (wall, self, spark time.Duration, content []string, read scanRead) {
+		root := mustMkdir(t, filepath.Join(dir, fmt.Sprintf("upd-%d-%v-%v-%d", run, sum != nil, tables, batch)))
 		ucat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		uix, err := ucat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
 		if err != nil {
@@ -217,7 +217,7 @@ func TestSparkEngineBench(t *testing.T) {
 		r0 := eventLogScans(t, events)
 		s0, j0 := selfCPU(), procCPU(jvm)
 		t0 := time.Now()
-		if _, err := ufi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryTables: tables}); err != nil {
+		if _, err := ufi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryTables: tables, SummaryBatchFiles: batch}); err != nil {
 			t.Fatalf("update (spark %v, tables %v): %v\n%s", sum != nil, tables, err, srv.logTail())
 		}
 		wall = time.Since(t0)
@@ -244,14 +244,24 @@ func TestSparkEngineBench(t *testing.T) {
 		name            string
 		sum             fileindex.SummaryEngine
 		tables          bool
+		batch           int
 		wall, self, jvm []time.Duration
 		content         []string
 		read            scanRead
 	}
 	variants := []*variant{{name: "embedded"}, {name: "spark, streamed", sum: eng}, {name: "spark, delta tables", sum: eng, tables: true}}
+	// ARIADNE_SPARK_BENCH_TABLES_BATCH adds the tables path with that many
+	// files per request (its records do not pass through Spark's driver).
+	if v := os.Getenv("ARIADNE_SPARK_BENCH_TABLES_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("ARIADNE_SPARK_BENCH_TABLES_BATCH=%q: want a positive number", v)
+		}
+		variants = append(variants, &variant{name: fmt.Sprintf("spark, tables, %d/req", n), sum: eng, tables: true, batch: n})
+	}
 	for run := range uruns {
 		for _, v := range variants {
-			w, c, j, content, read := update(run, v.sum, v.tables)
+			w, c, j, content, read := update(run, v.sum, v.tables, v.batch)
 			v.wall, v.self, v.jvm, v.content, v.read = append(v.wall, w), append(v.self, c), append(v.jvm, j), content, read
 		}
 	}
