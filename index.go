@@ -479,6 +479,12 @@ type UpdateOptions struct {
 	// for row indexes with cover columns or aggregates (built here).
 	// See docs/spark-engine.md.
 	Engine, SparkRemote string
+	// SparkSummaryTables (with Engine spark) has Spark write the per-file
+	// summaries as Delta tables in the index's folder, read back here and
+	// deleted, instead of streaming them back
+	// (fileindex.UpdateOptions.SummaryTables): Spark then needs write
+	// access to the index's folder.
+	SparkSummaryTables bool
 	// RetryQuarantined indexes the quarantined files again.
 	RetryQuarantined bool
 }
@@ -492,6 +498,9 @@ func (ix *Index) UpdateWith(ctx context.Context, opts UpdateOptions) (*UpdateRes
 	fopts := fileindex.UpdateOptions{RetryQuarantined: opts.RetryQuarantined}
 	if eng != nil {
 		fopts.Summaries = eng
+		fopts.SummaryTables = opts.SparkSummaryTables
+	} else if opts.SparkSummaryTables {
+		return nil, aerr.Invalid("update: SparkSummaryTables needs the spark engine")
 	}
 	res, err := ix.fi.Update(ctx, fopts)
 	if err != nil {

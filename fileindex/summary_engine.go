@@ -91,6 +91,32 @@ type SummaryEngine interface {
 	Summarize(ctx context.Context, job *SummaryJob) (JoinRows, error)
 }
 
+// SummaryTableEngine is a SummaryEngine that can also write a job's
+// records itself, as a Delta table, instead of streaming them back
+// (UpdateOptions.SummaryTables): package sparkengine's Engine, with Spark's
+// Delta writer.
+type SummaryTableEngine interface {
+	SummaryEngine
+	// SummarizeToTable writes job's records (the SummaryJob layout) as a
+	// new Delta table at uri (an object URI under the index's folder, which
+	// holds nothing) and returns once its first version is committed.
+	// Records may come in any order across the table's data files, but all
+	// records of one file must be contiguous in one data file. A failure may
+	// leave data files at uri; only a committed version is ever read.
+	SummarizeToTable(ctx context.Context, job *SummaryJob, uri string) error
+	// TableFiles returns the mapping from the file a table's record names
+	// (in the engine's own form: Spark writes file:/x for file:///x) to
+	// the file of job; ok is false for a file not in job.
+	TableFiles(job *SummaryJob) func(recorded string) (file string, ok bool)
+}
+
+// SummaryTablesFolder is the folder, under an index's folder, of the Delta
+// tables a SummaryTableEngine writes: one per request, named by a random
+// UUID, read back by the update that asked for it and deleted right after.
+// The update lock owns the folder: a Spark update deletes what a dead
+// attempt left there before its first request, and nothing else reads it.
+const SummaryTablesFolder = "_ariadne_spark_summaries"
+
 // DefaultSummaryBatchFiles is the number of files one request to a summary
 // engine covers when UpdateOptions.SummaryBatchFiles is 0. A request's
 // records (every file's distinct values) are ordered by file on Spark and
@@ -169,9 +195,16 @@ func (s *session) summaryJob(files []string) *SummaryJob {
 // summarizeOn has eng summarise files, batch by batch, and spills every
 // file's summary as the Go summariser does (summary_pipeline.go). Nothing
 // is written to the index: a failure of the engine leaves it as it was.
-func (s *session) summarizeOn(ctx context.Context, eng SummaryEngine, batchFiles int, files []*fileAnalysis, progress func(phase string, done int, bytes int64)) error {
+func (s *session) summarizeOn(ctx context.Context, eng SummaryEngine, tables bool, batchFiles int, files []*fileAnalysis, progress func(phase string, done int, bytes int64)) error {
 	if len(files) == 0 {
 		return nil
+	}
+	var teng SummaryTableEngine
+	if tables {
+		var ok bool
+		if teng, ok = eng.(SummaryTableEngine); !ok {
+			return fmt.Errorf("fileindex: the %s engine does not write summary tables", eng.Name())
+		}
 	}
 	if !s.sum.reads() {
 		for _, a := range files {
@@ -191,7 +224,7 @@ func (s *session) summarizeOn(ctx context.Context, eng SummaryEngine, batchFiles
 	done, bytes := 0, int64(0)
 	for start := 0; start < len(files); start += batchFiles {
 		batch := files[start:min(start+batchFiles, len(files))]
-		if err := s.summarizeBatchOn(ctx, eng, batch); err != nil {
+		if err := s.summarizeBatchOn(ctx, eng, teng, batch); err != nil {
 			return err
 		}
 		for _, a := range batch {
@@ -203,8 +236,10 @@ func (s *session) summarizeOn(ctx context.Context, eng SummaryEngine, batchFiles
 	return nil
 }
 
-// summarizeBatchOn summarises one batch of files on eng.
-func (s *session) summarizeBatchOn(ctx context.Context, eng SummaryEngine, batch []*fileAnalysis) error {
+// summarizeBatchOn summarises one batch of files on eng: its records
+// streamed back, or, with teng set, written by teng as a Delta table under
+// the index's folder and read back from its committed version.
+func (s *session) summarizeBatchOn(ctx context.Context, eng SummaryEngine, teng SummaryTableEngine, batch []*fileAnalysis) error {
 	byURI := make(map[string]*fileAnalysis, len(batch))
 	uris := make([]string, len(batch))
 	for i, a := range batch {
@@ -212,7 +247,15 @@ func (s *session) summarizeBatchOn(ctx context.Context, eng SummaryEngine, batch
 		uris[i] = a.URI
 	}
 	job := s.summaryJob(uris)
-	rows, err := eng.Summarize(ctx, job)
+	var rows JoinRows
+	var err error
+	if teng != nil {
+		var drop func()
+		rows, drop, err = s.fi.summaryTable(ctx, teng, job)
+		defer drop()
+	} else {
+		rows, err = eng.Summarize(ctx, job)
+	}
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,14 @@ type UpdateOptions struct {
 	// expressions are evaluated by that engine. See summary_engine.go.
 	Summaries         SummaryEngine
 	SummaryBatchFiles int
+	// SummaryTables has Summaries (a SummaryTableEngine) write each
+	// request's records as a Delta table in the index's folder
+	// (SummaryTablesFolder, one table per request) with its own Delta
+	// writer, instead of streaming them back; the update reads the
+	// committed version with package delta, builds the index from it as
+	// from streamed records, and deletes the table. The engine then needs
+	// write access to the index's folder. See summary_table.go.
+	SummaryTables bool
 
 	// RetryQuarantined empties the list of quarantined files first, so
 	// that they are indexed again (or quarantined again, if the cause
@@ -216,6 +224,13 @@ func (fi *FileIndex) update(ctx context.Context, opts UpdateOptions, res *Update
 		fi.updProgress(Progress{Phase: "recover", Done: 1, Total: 1})
 	}
 
+	if opts.Summaries != nil {
+		// Summary tables a dead attempt's engine wrote (summary_table.go).
+		if err := fi.sweepSummaryTables(ctx); err != nil {
+			return err
+		}
+	}
+
 	m = fi.ix.Metadata() // recovery may have registered auto-bloom columns
 	src, err := fi.ix.StoredSchema()
 	if err != nil {
@@ -340,7 +355,7 @@ func (u *updater) indexFiles(ctx context.Context, uris []string) (int, error) {
 	if u.opts.Summaries != nil {
 		fi.updProgress(Progress{Phase: "summarize", Done: 0, Total: len(files)})
 		t0 := time.Now()
-		err := s.summarizeOn(ctx, u.opts.Summaries, u.opts.SummaryBatchFiles, files, func(phase string, done int, bytes int64) {
+		err := s.summarizeOn(ctx, u.opts.Summaries, u.opts.SummaryTables, u.opts.SummaryBatchFiles, files, func(phase string, done int, bytes int64) {
 			fi.updProgress(Progress{Phase: phase, Done: done, Total: len(files), Bytes: bytes})
 		})
 		s.stats.readWall += time.Since(t0)

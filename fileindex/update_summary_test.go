@@ -159,11 +159,12 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 		t.Run(fmt.Sprintf("%s_L%d", name, L), func(t *testing.T) {
 			// The engine, the Go summaries on the row reader, the
 			// default (typed pages where a file allows), and summaries
-			// from another engine's records (two files per request).
-			modes := []UpdateOptions{{engineOnly: true}, {rowsOnly: true}, {}, {SummaryBatchFiles: 2}}
-			var states [4]string
-			var answers [4][]string
-			var results [4]UpdateResult
+			// from another engine's records (two files per request),
+			// streamed or written as Delta tables.
+			modes := []UpdateOptions{{engineOnly: true}, {rowsOnly: true}, {}, {SummaryBatchFiles: 2}, {SummaryBatchFiles: 2, SummaryTables: true}}
+			var states [5]string
+			var answers [5][]string
+			var results [5]UpdateResult
 			for k, mode := range modes {
 				engineOnly := mode.engineOnly
 				e := newUpdEnv(t)
@@ -172,8 +173,11 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 				updAddFiles(t, ix, files...)
 				d.apply(t, ix)
 				fi := e.fi(ix)
-				if k == 3 {
+				switch k {
+				case 3:
 					mode.Summaries = &recordEngine{res: fi.res}
+				case 4:
+					mode.Summaries = &tableEngine{recordEngine: recordEngine{res: fi.res}}
 				}
 				mode.Concurrency = 3
 				res, err := fi.Update(ctx, mode)
@@ -193,8 +197,10 @@ func sumCompare(t *testing.T, name, js, format string, ro map[string]string, fil
 					answers[k] = append(answers[k], fmt.Sprint(q, " → ", got))
 				}
 			}
-			if results[3].SummarizedBy != len(files) || results[3].TypedFiles != 0 {
-				t.Errorf("summaries from records: %+v, want all %d files summarised there", results[3], len(files))
+			for k := 3; k < 5; k++ {
+				if results[k].SummarizedBy != len(files) || results[k].TypedFiles != 0 {
+					t.Errorf("summaries from records (mode %d): %+v, want all %d files summarised there", k, results[k], len(files))
+				}
 			}
 			if results[1].TypedFiles != 0 {
 				t.Errorf("rowsOnly summarised %d files from typed pages", results[1].TypedFiles)

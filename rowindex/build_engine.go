@@ -57,21 +57,16 @@ const (
 //	key    any     the key value (Go type as EngineKeyType says)
 //	first  int64   the run's first row: its position in the file (0-based)
 //	rows   int64   the run's length, ≥ 1
+//	scanned int64  null (the column of count records)
 //
 // one per maximal run of consecutive rows of a file with equal non-null
 // keys (null keys are not indexed). Records come in any order; runs may
-// span row groups (the build cuts them).
-//
-// An engine that implements KeyCounter (and says true) sends records of
-// five columns instead: the four above and
-//
-//	scanned int64  null on a run's record
-//
-// and, for every file of the job that has a row, one count record, told
+// span row groups (the build cuts them). Every engine also sends, for
+// every file of the job that has a row, one count record, told
 // apart by first = -1: the file, a null key, first -1, rows = the file's
 // non-null keys, scanned = the rows its scan read of the file, both
-// counted by the engine apart from the runs. The build then checks that
-// the scan read every row of the footer and that the file's runs cover
+// counted by the engine apart from the runs. The build checks that the
+// scan read every row of the footer and that the file's runs cover
 // exactly its non-null keys, and fails otherwise (a run lost between the
 // engine's scan and the build would otherwise leave its keys out of the
 // row index without a trace).
@@ -101,12 +96,6 @@ type EntryEngine interface {
 	Name() string
 	// KeyRuns runs job and returns its records; the caller closes them.
 	KeyRuns(ctx context.Context, job *RunJob) (RunRows, error)
-}
-
-// KeyCounter is implemented by an EntryEngine that sends count records
-// (see RunJob) when CountsKeys says so.
-type KeyCounter interface {
-	CountsKeys() bool
 }
 
 // DefaultEngineBatchFiles is the number of files one request to an entry
@@ -321,27 +310,21 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 		return err
 	}
 	defer rows.Close()
-	kc, _ := eng.(KeyCounter)
-	var counts *keyCounts
-	if kc != nil && kc.CountsKeys() {
-		counts = &keyCounts{covered: map[string]int64{}, counted: map[string][2]int64{}}
-	}
+	counts := &keyCounts{covered: map[string]int64{}, counted: map[string][2]int64{}}
 	var key []byte
 	for {
 		recs, err := rows.Next(ctx)
 		for _, rec := range recs {
 			var emitErr error // not err: Next's error is checked after its records
 			switch {
-			case counts != nil && len(rec) != 5:
+			case len(rec) != 5:
 				emitErr = fmt.Errorf("a record has %d columns, want 5 (file, key, first, rows, scanned)", len(rec))
-			case counts != nil && rec[2] == int64(-1):
+			case rec[2] == int64(-1):
 				emitErr = counts.count(byURI, rec)
-			case counts != nil:
+			default:
 				if key, emitErr = b.emitRun(w, t, byURI, rec[:4], key[:0]); emitErr == nil {
 					counts.covered[rec[0].(string)] += rec[3].(int64)
 				}
-			default:
-				key, emitErr = b.emitRun(w, t, byURI, rec, key[:0])
 			}
 			if emitErr != nil {
 				return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), emitErr)
@@ -354,10 +337,8 @@ func (b *builder) runBatch(ctx context.Context, w *scanWorker, t EngineKeyType, 
 			return err
 		}
 	}
-	if counts != nil {
-		if err := counts.check(fs); err != nil {
-			return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), err)
-		}
+	if err := counts.check(fs); err != nil {
+		return fmt.Errorf("rowindex: %s engine: %w", eng.Name(), err)
 	}
 	if rs, ok := rows.(EngineReadStats); ok {
 		if files, bytes, ok := rs.ReadStats(); ok {

@@ -20,20 +20,17 @@ import (
 // runEngine is a test EntryEngine: it reads each file's key column with
 // parquet-go's row reader (not the build's decoder), forms the runs over
 // the whole file (row group boundaries ignored, as Spark's row index
-// does), and returns them shuffled, in small batches. With counts it
-// also sends each file's count record (rows read, non-null keys: RunJob).
+// does), with each file's count record (rows read, non-null keys: RunJob),
+// and returns them shuffled, in small batches.
 // mangle, if set, alters the records (bad engines).
 type runEngine struct {
 	data   store.Store
 	jobs   []RunJob
-	counts bool
 	mangle func(recs [][]any) [][]any
 	fail   error // returned by Next after the first batch
 }
 
 func (e *runEngine) Name() string { return "test" }
-
-func (e *runEngine) CountsKeys() bool { return e.counts }
 
 func (e *runEngine) KeyRuns(ctx context.Context, job *RunJob) (RunRows, error) {
 	e.jobs = append(e.jobs, *job)
@@ -52,11 +49,7 @@ func (e *runEngine) KeyRuns(ctx context.Context, job *RunJob) (RunRows, error) {
 		var first, n, pos, keys int64
 		flush := func() {
 			if n > 0 {
-				rec := []any{uri, prev, first, n}
-				if e.counts {
-					rec = append(rec, nil)
-				}
-				recs = append(recs, rec)
+				recs = append(recs, []any{uri, prev, first, n, nil})
 			}
 			n = 0
 		}
@@ -95,7 +88,7 @@ func (e *runEngine) KeyRuns(ctx context.Context, job *RunJob) (RunRows, error) {
 			rr.Close()
 		}
 		flush()
-		if e.counts && pos > 0 {
+		if pos > 0 {
 			recs = append(recs, []any{uri, nil, int64(-1), keys, pos})
 		}
 	}
@@ -296,7 +289,7 @@ func TestEngineBuildMatchesLocal(t *testing.T) {
 					return idx, man
 				}
 				localIdx, local := build("local")
-				eng := &runEngine{data: lake, counts: true}
+				eng := &runEngine{data: lake}
 				engIdx, onEng := build("engine", WithEngine(eng, 2))
 				if len(eng.jobs) < 2 || eng.jobs[0].Key != c.key {
 					t.Fatalf("engine jobs %+v", eng.jobs)
@@ -335,31 +328,30 @@ func TestEngineBuildRefusesBadRuns(t *testing.T) {
 		name, want string
 		mangle     func([][]any) [][]any
 		fail       error
-		counts     bool
 	}{
-		{"run lost", "runs were lost or made up", func(r [][]any) [][]any { i := find(r, false); return append(r[:i], r[i+1:]...) }, nil, true},
+		{"run lost", "runs were lost or made up", func(r [][]any) [][]any { i := find(r, false); return append(r[:i], r[i+1:]...) }, nil},
 		{"run made up", "runs were lost or made up", func(r [][]any) [][]any {
 			i := find(r, false)
 			return append(r, []any{r[i][0], r[i][1], r[i][2], r[i][3], nil})
-		}, nil, true},
-		{"count lost", "no count record", func(r [][]any) [][]any { i := find(r, true); return append(r[:i], r[i+1:]...) }, nil, true},
-		{"rows unread", "the engine's scan read", func(r [][]any) [][]any { i := find(r, true); r[i][4] = r[i][4].(int64) - 1; return r }, nil, true},
-		{"four columns", "want 5", func(r [][]any) [][]any { i := find(r, false); r[i] = r[i][:4]; return r }, nil, true},
-		{"two counts", "two count records", func(r [][]any) [][]any { i := find(r, true); return append(r, r[i]) }, nil, true},
-		{"count of a foreign file", "not a file of the batch", func(r [][]any) [][]any { i := find(r, true); r[i][0] = "other.parquet"; return r }, nil, true},
-		{"foreign file", "not a file of the batch", func(r [][]any) [][]any { r[0][0] = "other.parquet"; return r }, nil, false},
-		{"past the end", "not within", func(r [][]any) [][]any { r[0][2] = int64(1 << 40); return r }, nil, false},
-		{"empty run", "not within", func(r [][]any) [][]any { r[0][3] = int64(0); return r }, nil, false},
-		{"wrong type", "is not a int64 key", func(r [][]any) [][]any { r[0][1] = "x"; return r }, nil, false},
-		{"short record", "3 columns, want 4", func(r [][]any) [][]any { r[0] = r[0][:3]; return r }, nil, false},
-		{"stream fails", "connection lost", nil, errors.New("connection lost"), false},
+		}, nil},
+		{"count lost", "no count record", func(r [][]any) [][]any { i := find(r, true); return append(r[:i], r[i+1:]...) }, nil},
+		{"rows unread", "the engine's scan read", func(r [][]any) [][]any { i := find(r, true); r[i][4] = r[i][4].(int64) - 1; return r }, nil},
+		{"four columns", "want 5", func(r [][]any) [][]any { i := find(r, false); r[i] = r[i][:4]; return r }, nil},
+		{"two counts", "two count records", func(r [][]any) [][]any { i := find(r, true); return append(r, r[i]) }, nil},
+		{"count of a foreign file", "not a file of the batch", func(r [][]any) [][]any { i := find(r, true); r[i][0] = "other.parquet"; return r }, nil},
+		{"foreign file", "not a file of the batch", func(r [][]any) [][]any { r[find(r, false)][0] = "other.parquet"; return r }, nil},
+		{"past the end", "not within", func(r [][]any) [][]any { r[find(r, false)][2] = int64(1 << 40); return r }, nil},
+		{"empty run", "not within", func(r [][]any) [][]any { r[find(r, false)][3] = int64(0); return r }, nil},
+		{"wrong type", "is not a int64 key", func(r [][]any) [][]any { r[find(r, false)][1] = "x"; return r }, nil},
+		{"short record", "3 columns, want 5", func(r [][]any) [][]any { i := find(r, false); r[i] = r[i][:3]; return r }, nil},
+		{"stream fails", "connection lost", nil, errors.New("connection lost")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			idx, _ := store.Open(ctx, "file://"+filepath.Join(dir, "bad", strings.ReplaceAll(c.name, " ", "_")))
 			tmp := t.TempDir()
 			_, _, err := Create(ctx, idx, Definition{Name: "r", Key: "i"}, StoreResolver{lake}, nk,
-				WithEngine(&runEngine{data: lake, mangle: c.mangle, fail: c.fail, counts: c.counts}, 0), WithTempDir(tmp))
+				WithEngine(&runEngine{data: lake, mangle: c.mangle, fail: c.fail}, 0), WithTempDir(tmp))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v, want %q", err, c.want)
 			}

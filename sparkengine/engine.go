@@ -113,6 +113,27 @@ func (e *Engine) run(ctx context.Context, op string, start func(context.Context,
 	return rows, nil
 }
 
+// runCommands runs commands (do) in a new session under the engine's
+// timeout, classifies a failure, and releases the session.
+func (e *Engine) runCommands(ctx context.Context, op string, do func(context.Context, *session) error) error {
+	var cancel context.CancelFunc
+	if e.opts.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	s := e.c.newSession()
+	err := do(ctx, s)
+	if err != nil {
+		err = e.classify(ctx, op, err)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	s.release(rctx)
+	return err
+}
+
 // classify makes err an *Error: a timeout or cancellation of the join's
 // context is one whatever reported it (reading the keys, a request).
 func (e *Engine) classify(ctx context.Context, op string, err error) error {

@@ -124,7 +124,4 @@ func RunSQL(t rowindex.EngineKeyType) string {
 		f, expr, p, viewRaw)
 }
 
-// CountsKeys says that KeyRuns sends a count record per file (RunSQL).
-func (e *Engine) CountsKeys() bool { return true }
-
 var _ rowindex.EntryEngine = (*Engine)(nil)

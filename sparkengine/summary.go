@@ -26,14 +26,64 @@ func (e *Engine) Summarize(ctx context.Context, job *fileindex.SummaryJob) (file
 	if err != nil {
 		return nil, err
 	}
+	return &fileRows{sparkRows: rows, files: jobFiles(job)}, nil
+}
+
+// jobFiles maps the comparable form of Spark's path of each of job's
+// files to the file.
+func jobFiles(job *fileindex.SummaryJob) map[string]string {
 	files := make(map[string]string, len(job.Files))
 	for _, f := range job.Files {
 		files[pathKey(sparkPath(f))] = f
 	}
-	return &fileRows{sparkRows: rows, files: files}, nil
+	return files
+}
+
+// TableFiles implements fileindex.SummaryTableEngine: the records of a
+// summary table name files by Spark's _metadata.file_path.
+func (e *Engine) TableFiles(job *fileindex.SummaryJob) func(string) (string, bool) {
+	files := jobFiles(job)
+	return func(p string) (string, bool) {
+		f, ok := files[pathKey(p)]
+		return f, ok
+	}
+}
+
+// SummarizeToTable implements fileindex.SummaryTableEngine: the same
+// scans and aggregations as Summarize, but Spark's Delta writer writes the
+// records to a new Delta table at uri (its version 0; the write fails if
+// uri holds a table), clustered by file (every record of a file in one
+// task, so in one data file, contiguous), and nothing comes back but the
+// outcome. Spark needs write access to uri.
+func (e *Engine) SummarizeToTable(ctx context.Context, job *fileindex.SummaryJob, uri string) error {
+	return e.runCommands(ctx, "summarize", func(ctx context.Context, s *session) error {
+		if err := e.summaryView(ctx, s, job); err != nil {
+			return err
+		}
+		// Standard INT64 microsecond timestamps rather than Spark's
+		// default INT96 (deprecated in Parquet).
+		conf := msg("Command")
+		set(conf, "sql_command.sql", "SET spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS")
+		if err := s.command(ctx, "write summaries", conf); err != nil {
+			return err
+		}
+		cmd, err := writeCommand(summarySQL(job, "CLUSTER BY file"), uri, fileindex.OutputDelta, fileindex.OutputErrorIfExists)
+		if err != nil {
+			return err
+		}
+		return s.command(ctx, "write summaries", cmd)
+	})
 }
 
 func (e *Engine) summarize(ctx context.Context, s *session, job *fileindex.SummaryJob) (*sparkRows, error) {
+	if err := e.summaryView(ctx, s, job); err != nil {
+		return nil, err
+	}
+	return s.rows(ctx, "summarize", SummarySQL(job))
+}
+
+// summaryView defines view viewRaw for a summary job.
+func (e *Engine) summaryView(ctx context.Context, s *session, job *fileindex.SummaryJob) error {
 	// The files as read, with the path of each row's file: Spark's
 	// _metadata column resolves on the scan itself (not through a view),
 	// so the view is a projection of the scan.
@@ -56,10 +106,7 @@ func (e *Engine) summarize(ctx context.Context, s *session, job *fileindex.Summa
 		exprs = append(exprs, pos)
 	}
 	set(proj, "project.expressions", exprs)
-	if err := s.command(ctx, "read files", createView(viewRaw, proj)); err != nil {
-		return nil, err
-	}
-	return s.rows(ctx, "summarize", SummarySQL(job))
+	return s.command(ctx, "read files", createView(viewRaw, proj))
 }
 
 // fileCol is the file path column of the summary's input: Spark's own
@@ -94,6 +141,11 @@ func needsPosition(job *fileindex.SummaryJob) bool {
 // branch does not fill are NULL (Spark's union widens them to the filling
 // branch's type).
 func SummarySQL(job *fileindex.SummaryJob) string {
+	return summarySQL(job, "ORDER BY file, part")
+}
+
+// summarySQL is SummarySQL with order as its ordering clause.
+func summarySQL(job *fileindex.SummaryJob, order string) string {
 	width := 0
 	vcol := make([]int, len(job.Parts))
 	for i, p := range job.Parts {
@@ -166,8 +218,8 @@ func SummarySQL(job *fileindex.SummaryJob) string {
 	if needsPosition(job) {
 		extra += ", " + quote(posCol)
 	}
-	return fmt.Sprintf("WITH t AS (SELECT %s, %s FROM %s) SELECT * FROM (%s) ORDER BY file, part",
-		computedColumns(job.Schema, job.Computed), extra, viewRaw, strings.Join(branches, " UNION ALL "))
+	return fmt.Sprintf("WITH t AS (SELECT %s, %s FROM %s) SELECT * FROM (%s) %s",
+		computedColumns(job.Schema, job.Computed), extra, viewRaw, strings.Join(branches, " UNION ALL "), order)
 }
 
 // pathKey is the comparable form of a file URI: Spark reports file paths
@@ -199,3 +251,5 @@ func (r *fileRows) Next(ctx context.Context) ([][]any, error) {
 	}
 	return rows, err
 }
+
+var _ fileindex.SummaryTableEngine = (*Engine)(nil)

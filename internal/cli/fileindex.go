@@ -64,7 +64,7 @@ func (g *globals) updateEngine(ctx context.Context, op, engine, spark string) (*
 
 func newUpdateCmd(g *globals) *cobra.Command {
 	var bf rowIndexBuildFlags
-	var retryQuarantined bool
+	var retryQuarantined, sparkSummaryTables bool
 	var engine, spark string
 	cmd := &cobra.Command{
 		Use:   "update NAME",
@@ -81,9 +81,13 @@ func newUpdateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if sparkSummaryTables && eng == nil {
+				return usagef("update: --spark-summary-tables needs --engine spark")
+			}
 			if eng != nil {
 				defer eng.Close()
 				uopts.Summaries = eng
+				uopts.SummaryTables = sparkSummaryTables
 			}
 			return g.withFileIndex(ctx, args[0], true, func(fi *fileindex.FileIndex) error {
 				start := time.Now()
@@ -172,6 +176,7 @@ func newUpdateCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&retryQuarantined, "retry-quarantined", false, "index the quarantined files again (after fixing the cause)")
 	cmd.Flags().StringVar(&engine, "engine", "", "engine that reads the new files and computes their per-file summaries: duckdb or spark (default: config key engine, else duckdb); the index is written here either way")
 	cmd.Flags().StringVar(&spark, "spark", "", "Spark Connect URL for --engine spark, sc://host:port (default: config key sparkRemote)")
+	cmd.Flags().BoolVar(&sparkSummaryTables, "spark-summary-tables", false, "with --engine spark: Spark writes the per-file summaries as Delta tables in the index's folder (read back here, then deleted) instead of streaming them back; Spark needs write access to the index's folder")
 	return cmd
 }
 

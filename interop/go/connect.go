@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +35,9 @@ type ConnectOptions struct {
 	// StartTimeout bounds the wait for the server's port to accept
 	// connections (default DefaultConnectStartTimeout).
 	StartTimeout time.Duration
+	// Conf are extra Spark configuration entries (--conf key=value), e.g.
+	// an event log for a benchmark's measurements.
+	Conf map[string]string
 }
 
 // DefaultConnectStartTimeout bounds a Spark Connect server's start: the JVM
@@ -139,10 +144,15 @@ func (e *Env) StartConnectServer(ctx context.Context, opts ConnectOptions) (*Con
 		"--conf", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
 		"--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
 		"--conf", "spark.sql.warehouse.dir=" + filepath.Join(filepath.Dir(opts.LogFile), "spark-warehouse"),
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.Conf)) {
+		args = append(args, "--conf", k+"="+opts.Conf[k])
+	}
+	args = append(args,
 		"--jars", strings.Join(jars, ","),
 		"--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
 		"spark-internal",
-	}
+	)
 	// Not CommandContext: ctx's end is handled below by killing the whole
 	// process group (spark-submit is a shell script that execs the JVM, and
 	// the JVM may fork).

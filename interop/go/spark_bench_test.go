@@ -1,7 +1,9 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,7 +104,12 @@ func TestSparkEngineBench(t *testing.T) {
 	}
 	logf("lake: %d files, %.1f MB; update (Go/DuckDB) %v", len(files), float64(lakeBytes)/1e6, time.Since(t0).Round(time.Millisecond))
 
-	srv, err := e.StartConnectServer(ctx, ConnectOptions{LogFile: filepath.Join(dir, "connect-server.log")})
+	// Spark's event log: what the scans read (the file scans' "number of
+	// files read" and "size of files read") for requests that return no
+	// metrics (Spark 3.5 sends none with a command, such as a write).
+	events := mustMkdir(t, filepath.Join(dir, "events"))
+	srv, err := e.StartConnectServer(ctx, ConnectOptions{LogFile: filepath.Join(dir, "connect-server.log"),
+		Conf: map[string]string{"spark.eventLog.enabled": "true", "spark.eventLog.dir": "file://" + events}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +200,8 @@ func TestSparkEngineBench(t *testing.T) {
 	// path or by Spark, alternating; both must persist the same index. CPU:
 	// this process's (user+sys) and the Spark JVM's, during the update.
 	jvm := srv.cmd.Process.Pid
-	update := func(run int, sum fileindex.SummaryEngine) (wall, self, spark time.Duration, content []string) {
-		root := mustMkdir(t, filepath.Join(dir, fmt.Sprintf("upd-%d-%v", run, sum != nil)))
+	update := func(run int, sum fileindex.SummaryEngine, tables bool, batch int) (wall, self, spark time.Duration, content []string, read scanRead) {
+		root := mustMkdir(t, filepath.Join(dir, fmt.Sprintf("upd-%d-%v-%v-%d", run, sum != nil, tables, batch)))
 		ucat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		uix, err := ucat.Open(ctx, "listens", index.OpenOptions{Schema: src, Format: "parquet"})
 		if err != nil {
@@ -207,14 +214,16 @@ func TestSparkEngineBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		ufi := fileindex.New(uix, fileindex.Options{})
+		r0 := eventLogScans(t, events)
 		s0, j0 := selfCPU(), procCPU(jvm)
 		t0 := time.Now()
-		if _, err := ufi.Update(ctx, fileindex.UpdateOptions{Summaries: sum}); err != nil {
-			t.Fatalf("update (spark %v): %v\n%s", sum != nil, err, srv.logTail())
+		if _, err := ufi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryTables: tables, SummaryBatchFiles: batch}); err != nil {
+			t.Fatalf("update (spark %v, tables %v): %v\n%s", sum != nil, tables, err, srv.logTail())
 		}
 		wall = time.Since(t0)
 		self, spark = selfCPU()-s0, procCPU(jvm)-j0
-		return wall, self, spark, indexContent(t, ctx, uix)
+		r1 := eventLogScans(t, events)
+		return wall, self, spark, indexContent(t, ctx, uix), scanRead{r1.files - r0.files, r1.bytes - r0.bytes}
 	}
 	if part("rowindex") {
 		benchRowIndex(t, ctx, dir, uris, lakeBytes, eng, jvm, logf)
@@ -222,20 +231,118 @@ func TestSparkEngineBench(t *testing.T) {
 	if !part("update") {
 		return
 	}
-	var dw, sw, dc, sc, jc []time.Duration
-	var dContent, sContent []string
-	for run := range runs {
-		w, c, _, content := update(run, nil)
-		dw, dc, dContent = append(dw, w), append(dc, c), content
-		w, c, j, content := update(run, eng)
-		sw, sc, jc, sContent = append(sw, w), append(sc, c), append(jc, j), content
+	// ARIADNE_SPARK_BENCH_UPDATE_RUNS: runs of each update (default 3).
+	uruns := runs
+	if v := os.Getenv("ARIADNE_SPARK_BENCH_UPDATE_RUNS"); v != "" {
+		if uruns, err = strconv.Atoi(v); err != nil || uruns <= 0 {
+			t.Fatalf("ARIADNE_SPARK_BENCH_UPDATE_RUNS=%q: want a positive number", v)
+		}
 	}
-	if d := diffLines(dContent, sContent); d != "" {
-		t.Errorf("update: the index Spark's summaries built differs from the embedded path's:\n%s", d)
+	// The embedded path, Spark streaming the summaries back (Arrow), Spark
+	// writing them as Delta tables in the index's folder; alternating.
+	type variant struct {
+		name            string
+		sum             fileindex.SummaryEngine
+		tables          bool
+		batch           int
+		wall, self, jvm []time.Duration
+		content         []string
+		read            scanRead
 	}
-	logf("update of %d files, %.1f MB (regular user_id, bloom track_uri, range ts), medians of %d: embedded %v (CPU here %v); spark %v (CPU here %v, Spark JVM %v); load %s",
-		len(files), float64(lakeBytes)/1e6, runs, median(dw).Round(time.Millisecond), median(dc).Round(time.Millisecond),
-		median(sw).Round(time.Millisecond), median(sc).Round(time.Millisecond), median(jc).Round(time.Millisecond), loadAvg())
+	variants := []*variant{{name: "embedded"}, {name: "spark, streamed", sum: eng}, {name: "spark, delta tables", sum: eng, tables: true}}
+	// ARIADNE_SPARK_BENCH_TABLES_BATCH adds the tables path with that many
+	// files per request (its records do not pass through Spark's driver).
+	if v := os.Getenv("ARIADNE_SPARK_BENCH_TABLES_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("ARIADNE_SPARK_BENCH_TABLES_BATCH=%q: want a positive number", v)
+		}
+		variants = append(variants, &variant{name: fmt.Sprintf("spark, tables, %d/req", n), sum: eng, tables: true, batch: n})
+	}
+	for run := range uruns {
+		for _, v := range variants {
+			w, c, j, content, read := update(run, v.sum, v.tables, v.batch)
+			v.wall, v.self, v.jvm, v.content, v.read = append(v.wall, w), append(v.self, c), append(v.jvm, j), content, read
+		}
+	}
+	for _, v := range variants[1:] {
+		if d := diffLines(variants[0].content, v.content); d != "" {
+			t.Errorf("update (%s): the index differs from the embedded path's:\n%s", v.name, d)
+		}
+	}
+	logf("update of %d files, %.1f MB (regular user_id, bloom track_uri, range ts), medians of %d, load %s:", len(files), float64(lakeBytes)/1e6, uruns, loadAvg())
+	for _, v := range variants {
+		logf("  %-20s wall %10v  CPU here %8v  Spark JVM CPU %8v  Spark read %d files, %.1f MB", v.name, median(v.wall).Round(time.Millisecond),
+			median(v.self).Round(time.Millisecond), median(v.jvm).Round(time.Millisecond), v.read.files, float64(v.read.bytes)/1e6)
+	}
+	if variants[1].read != variants[2].read || variants[1].read.files == 0 {
+		t.Errorf("update: Spark read %+v streaming the summaries, %+v writing them", variants[1].read, variants[2].read)
+	}
+}
+
+// scanRead is what Spark's file scans read.
+type scanRead struct{ files, bytes int64 }
+
+// eventLogScans sums, over Spark's event logs in dir, the file scans'
+// "number of files read" and "size of files read": the metrics' ids from
+// each SQL execution's plan (and its adaptive updates), their values from
+// the driver's metric updates.
+func eventLogScans(t *testing.T, dir string) scanRead {
+	t.Helper()
+	type metric struct {
+		Name          string `json:"name"`
+		AccumulatorID int64  `json:"accumulatorId"`
+	}
+	type planInfo struct {
+		Children []planInfo `json:"children"`
+		Metrics  []metric   `json:"metrics"`
+	}
+	kind := map[int64]string{}
+	var walk func(p planInfo)
+	walk = func(p planInfo) {
+		for _, m := range p.Metrics {
+			kind[m.AccumulatorID] = m.Name
+		}
+		for _, c := range p.Children {
+			walk(c)
+		}
+	}
+	var updates [][2]int64
+	logs, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var ev struct {
+				Event        string     `json:"Event"`
+				PlanInfo     *planInfo  `json:"sparkPlanInfo"`
+				SQLMetrics   []metric   `json:"sqlPlanMetrics"`
+				AccumUpdates [][2]int64 `json:"accumUpdates"`
+			}
+			if json.Unmarshal(line, &ev) != nil {
+				continue // a line being written
+			}
+			if ev.PlanInfo != nil {
+				walk(*ev.PlanInfo)
+			}
+			for _, m := range ev.SQLMetrics {
+				kind[m.AccumulatorID] = m.Name
+			}
+			updates = append(updates, ev.AccumUpdates...)
+		}
+	}
+	var r scanRead
+	for _, u := range updates {
+		switch kind[u[0]] {
+		case "number of files read":
+			r.files += u[1]
+		case "size of files read":
+			r.bytes += u[1]
+		}
+	}
+	return r
 }
 
 // benchRowIndex measures a hash row index on user_id over the whole lake

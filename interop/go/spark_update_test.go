@@ -137,6 +137,13 @@ func indexContent(t *testing.T, ctx context.Context, ix *index.Index) []string {
 // (the first four files, then the rest: the second update adds to a main
 // table), with sum computing the summaries (nil: the embedded path).
 func buildUpdIndex(t *testing.T, ctx context.Context, root string, d engineIndex, lake map[string][]string, sum fileindex.SummaryEngine) (*index.Index, *fileindex.FileIndex, []fileindex.UpdateResult) {
+	return buildUpdIndexWith(t, ctx, root, d, lake, fileindex.UpdateOptions{Summaries: sum})
+}
+
+// buildUpdIndexWith is buildUpdIndex with the update's options (three
+// files per Spark request).
+func buildUpdIndexWith(t *testing.T, ctx context.Context, root string, d engineIndex, lake map[string][]string, uopts fileindex.UpdateOptions) (*index.Index, *fileindex.FileIndex, []fileindex.UpdateResult) {
+	sum := uopts.Summaries
 	t.Helper()
 	cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 	st, ro := engineSchemaFull, map[string]string(nil)
@@ -167,7 +174,8 @@ func buildUpdIndex(t *testing.T, ctx context.Context, root string, d engineIndex
 			t.Fatal(err)
 		}
 		// Three files per Spark request: the first round takes two.
-		res, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryBatchFiles: 3})
+		uopts.SummaryBatchFiles = 3
+		res, err := fi.Update(ctx, uopts)
 		if err != nil {
 			t.Fatalf("update %s (summaries by %v): %v", d.name, sum != nil, err)
 		}
@@ -239,25 +247,39 @@ func TestSparkEngineUpdate(t *testing.T) {
 	for _, d := range engineIndexes {
 		t.Run(d.name, func(t *testing.T) {
 			duckIx, duckFi, _ := buildUpdIndex(t, ctx, filepath.Join(dir, "duck"), d, lake, nil)
-			t0 := time.Now()
-			sparkIx, sparkFi, res := buildUpdIndex(t, ctx, filepath.Join(dir, "spark"), d, lake, eng)
-			for i, r := range res {
-				if r.SummarizedBy != r.NewFiles || r.EngineFiles != 0 || r.NewFiles == 0 {
-					t.Errorf("round %d: %d new files, %d summarised by Spark, %d by DuckDB", i, r.NewFiles, r.SummarizedBy, r.EngineFiles)
-				}
-			}
-			want, got := indexContent(t, ctx, duckIx), indexContent(t, ctx, sparkIx)
-			if d := diffLines(want, got); d != "" {
-				t.Errorf("index content differs (want embedded, got spark):\n%s", d)
-			}
+			want, wl := indexContent(t, ctx, duckIx), locateAnswers(t, ctx, duckFi, d)
+			duckKeys := layoutKeys(t, filepath.Join(dir, "duck"), d.name)
 			if len(want) < 8 {
 				t.Errorf("index content has %d lines: nothing to compare", len(want))
 			}
-			wl, gl := locateAnswers(t, ctx, duckFi, d), locateAnswers(t, ctx, sparkFi, d)
-			if d := diffLines(wl, gl); d != "" {
-				t.Errorf("locate answers differ (want embedded, got spark):\n%s", d)
+			// Summaries streamed back as Arrow, then written by Spark's
+			// Delta writer into the index's folder and read back.
+			for _, tables := range []bool{false, true} {
+				t0 := time.Now()
+				root := filepath.Join(dir, "spark")
+				if tables {
+					root = filepath.Join(dir, "spark-tables")
+				}
+				sparkIx, sparkFi, res := buildUpdIndexWith(t, ctx, root, d, lake, fileindex.UpdateOptions{Summaries: eng, SummaryTables: tables})
+				for i, r := range res {
+					if r.SummarizedBy != r.NewFiles || r.EngineFiles != 0 || r.NewFiles == 0 {
+						t.Errorf("tables %v, round %d: %d new files, %d summarised by Spark, %d by DuckDB", tables, i, r.NewFiles, r.SummarizedBy, r.EngineFiles)
+					}
+				}
+				if d := diffLines(want, indexContent(t, ctx, sparkIx)); d != "" {
+					t.Errorf("index content differs (want embedded, got spark, tables %v):\n%s", tables, d)
+				}
+				if gl := locateAnswers(t, ctx, sparkFi, d); !slices.Equal(wl, gl) {
+					t.Errorf("locate answers differ (want embedded, got spark, tables %v):\n%s", tables, diffLines(wl, gl))
+				}
+				// The same persisted layout: the same objects (Delta data
+				// files by folder and count; their names are random), no
+				// summary table left in the index's folder.
+				if k := layoutKeys(t, root, d.name); !slices.Equal(duckKeys, k) {
+					t.Errorf("persisted layout differs (want embedded, got spark, tables %v):\n%s", tables, diffLines(duckKeys, k))
+				}
+				t.Logf("%d content lines, %d locates and %d layout entries identical; Spark updates (tables %v) took %s", len(want), len(wl), len(duckKeys), tables, time.Since(t0).Round(time.Millisecond))
 			}
-			t.Logf("%d content lines and %d locates identical; Spark updates took %s", len(want), len(wl), time.Since(t0).Round(time.Millisecond))
 		})
 	}
 
@@ -272,6 +294,190 @@ func TestSparkEngineUpdate(t *testing.T) {
 	t.Run("connection cut mid-update", func(t *testing.T) {
 		testSparkUpdateCut(t, ctx, srv, dir, lake)
 	})
+
+	t.Run("summary tables: server killed mid-write, leftovers", func(t *testing.T) {
+		testSparkUpdateTablesKilled(t, ctx, e, eng, dir, lake)
+	})
+}
+
+// layoutKeys lists the objects of index name under root: every key, with
+// a Delta data file's random name replaced by "part-*" and the count of
+// them per folder, so that two builds of one index compare.
+func layoutKeys(t *testing.T, root, name string) []string {
+	t.Helper()
+	dir := filepath.Join(root, "indexes", name)
+	counts := map[string]int{}
+	for p := range snapshotDir(t, dir) {
+		rel, _ := filepath.Rel(dir, p)
+		if b := filepath.Base(rel); strings.HasPrefix(b, "part-") && strings.HasSuffix(b, ".parquet") {
+			rel = filepath.Join(filepath.Dir(rel), "part-*")
+		}
+		counts[rel]++
+	}
+	var out []string
+	for k, n := range counts {
+		out = append(out, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jobTap is a SummaryTableEngine that records the jobs it passes on.
+type jobTap struct {
+	*sparkengine.Engine
+	jobs []*fileindex.SummaryJob
+}
+
+func (e *jobTap) SummarizeToTable(ctx context.Context, job *fileindex.SummaryJob, uri string) error {
+	e.jobs = append(e.jobs, job)
+	return e.Engine.SummarizeToTable(ctx, job, uri)
+}
+
+// testSparkUpdateTablesKilled: an update whose summaries Spark writes as
+// Delta tables into the index's folder (one file per request) has its
+// Spark Connect server killed (SIGKILL) once Spark's tasks put data files
+// down in the update's summary table. The update fails with a connection
+// error and the index folder is byte for byte as before (the killed
+// write's files deleted). Then a dead attempt's leftovers are planted — a
+// table Spark committed for the same files with other values (user
+// suffixed "-dead"), and a half-written one — and the next update, on a
+// live server, builds exactly the embedded path's index and leaves no
+// summary table.
+func testSparkUpdateTablesKilled(t *testing.T, ctx context.Context, e *Env, eng *sparkengine.Engine, dir string, lake map[string][]string) {
+	d := engineIndexes[0] // pq_all: regular, bloom, range, computed, exploded
+	root := filepath.Join(dir, "killed")
+	cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
+	ix, err := cat.Open(ctx, d.name, index.OpenOptions{Schema: engineSchemaFull, Format: d.format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.setup(ctx, ix); err != nil {
+		t.Fatal(err)
+	}
+	uris, err := ix.ExpandFiles(ctx, lake[d.format])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi := fileindex.New(ix, fileindex.Options{})
+	if _, err := ix.AddFiles(ctx, uris[:4]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fi.Update(ctx, fileindex.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.AddFiles(ctx, uris[4:]...); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotDir(t, root)
+	summaries := filepath.Join(root, "indexes", d.name, fileindex.SummaryTablesFolder)
+
+	dir2 := mustMkdir(t, filepath.Join(dir, "killed-server"))
+	srv2, err := e.StartConnectServer(ctx, ConnectOptions{LogFile: filepath.Join(dir2, "connect-server.log"), StartTimeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv2.Stop)
+	eng2, err := sparkengine.New(ctx, srv2.Remote(), sparkengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng2.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: eng2, SummaryTables: true, SummaryBatchFiles: 1})
+		done <- err
+	}()
+	var written []string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		written, _ = filepath.Glob(filepath.Join(summaries, "*", "*.parquet"))
+		if len(written) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the update ended before Spark wrote a data file: %v", err)
+		default:
+		}
+	}
+	commits, _ := filepath.Glob(filepath.Join(summaries, "*", "_delta_log", "*.json"))
+	srv2.kill(9)
+	err = <-done
+	var se *sparkengine.Error
+	if !errors.As(err, &se) || se.Kind != sparkengine.KindConnection {
+		t.Fatalf("update with the server killed: %v (%T), want a *sparkengine.Error of kind connection", err, err)
+	}
+	t.Logf("killed with %d data file(s) and %d commit(s) in the summary tables: %v", len(written), len(commits), err)
+	if len(written) == 0 {
+		t.Errorf("no data file written before the kill: the write was not cut mid-way")
+	}
+	after := snapshotDir(t, root)
+	if d := diffLines(sortedKeys(before), sortedKeys(after)); d != "" {
+		t.Errorf("index folder changed by the failed update:\n%s", d)
+	}
+	for p, b := range before {
+		if after[p] != b {
+			t.Errorf("index file %s changed by the failed update", p)
+		}
+	}
+
+	// A dead attempt's leftovers: a committed table for the same files
+	// with other values, and a half-written one.
+	tap := &jobTap{Engine: eng}
+	ref := filepath.Join(dir, "killed-ref")
+	rix, rfi, _ := buildUpdIndexWith(t, ctx, ref, d, lake, fileindex.UpdateOptions{Summaries: tap, SummaryTables: true})
+	want := indexContent(t, ctx, rix)
+	if len(tap.jobs) == 0 {
+		t.Fatal("no summary job recorded")
+	}
+	for i, job := range tap.jobs {
+		dead := *job
+		dead.Computed = append(slices.Clone(job.Computed), fileindex.Computed{Name: "user", Expr: "concat(user, '-dead')"})
+		uri := "file://" + filepath.Join(summaries, fmt.Sprintf("dead-%d", i))
+		if err := eng.SummarizeToTable(ctx, &dead, uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, _ := filepath.Glob(filepath.Join(summaries, "dead-0", "*.parquet"))
+	if len(parts) == 0 {
+		t.Fatal("the leftover table has no data file")
+	}
+	half := mustMkdir(t, filepath.Join(summaries, "half"))
+	data, err := os.ReadFile(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(half, filepath.Base(parts[0])), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: eng, SummaryTables: true, SummaryBatchFiles: 1})
+	if err != nil {
+		t.Fatalf("update after the kill: %v", err)
+	}
+	if res.NewFiles != 2 || res.SummarizedBy != 2 {
+		t.Errorf("update after the kill: %+v, want the 2 new files summarised by Spark", res)
+	}
+	if d := diffLines(want, indexContent(t, ctx, ix)); d != "" {
+		t.Errorf("index after the retry differs from the reference:\n%s", d)
+	}
+	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "u1") }) || slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "-dead") }) {
+		t.Errorf("reference index: want user u1 and no -dead value")
+	}
+	if left, _ := filepath.Glob(filepath.Join(summaries, "*")); len(left) > 0 {
+		// (The folder itself may stay, empty, on a local store.)
+		t.Errorf("summary tables left after the retry: %v", left)
+	}
+	if wl, gl := locateAnswers(t, ctx, rfi, d), locateAnswers(t, ctx, fi, d); !slices.Equal(wl, gl) {
+		t.Errorf("locate answers differ after the retry:\n%s", diffLines(wl, gl))
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // faultProxy forwards loopback connections to a Spark Connect server until
@@ -491,7 +697,7 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		fh.Close()
 		paths = append(paths, p)
 	}
-	build := func(root string, sum fileindex.SummaryEngine) (*index.Index, *fileindex.FileIndex) {
+	build := func(root string, sum fileindex.SummaryEngine, tables bool) (*index.Index, *fileindex.FileIndex) {
 		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		ix, err := cat.Open(ctx, "zeros", index.OpenOptions{Schema: zerosSchema, Format: "parquet"})
 		if err != nil {
@@ -509,16 +715,20 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 			t.Fatal(err)
 		}
 		fi := fileindex.New(ix, fileindex.Options{})
-		if _, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum}); err != nil {
-			t.Fatalf("update (spark %v): %v", sum != nil, err)
+		if _, err := fi.Update(ctx, fileindex.UpdateOptions{Summaries: sum, SummaryTables: tables}); err != nil {
+			t.Fatalf("update (spark %v, tables %v): %v", sum != nil, tables, err)
 		}
 		return ix, fi
 	}
-	dix, dfi := build(filepath.Join(dir, "zeros-duck"), nil)
-	six, sfi := build(filepath.Join(dir, "zeros-spark"), eng)
+	dix, dfi := build(filepath.Join(dir, "zeros-duck"), nil, false)
+	six, sfi := build(filepath.Join(dir, "zeros-spark"), eng, false)
+	tix, tfi := build(filepath.Join(dir, "zeros-spark-tables"), eng, true)
 	want, got := indexContent(t, ctx, dix), indexContent(t, ctx, six)
 	if d := diffLines(want, got); d != "" {
 		t.Errorf("index content differs (want embedded, got spark):\n%s", d)
+	}
+	if d := diffLines(want, indexContent(t, ctx, tix)); d != "" {
+		t.Errorf("index content differs (want embedded, got spark with summary tables):\n%s", d)
 	}
 	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "float64(-0)") }) {
 		t.Errorf("no -0.0 stored: the test proves nothing\n%s", strings.Join(want, "\n"))
@@ -535,6 +745,12 @@ func testSparkUpdateZeros(t *testing.T, ctx context.Context, dir string, eng fil
 		if !slices.Equal(w, g) {
 			t.Errorf("locate %v: embedded %v, spark %v", q, w, g)
 		}
+		if g, err = tfi.Locate(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(w, g) {
+			t.Errorf("locate %v: embedded %v, spark with summary tables %v", q, w, g)
+		}
 	}
 }
 
@@ -545,7 +761,7 @@ func testSparkUpdateFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServe
 	d := engineIndexes[0]
 	ref, _, _ := buildUpdIndex(t, ctx, filepath.Join(dir, "fc-ref"), d, lake, nil)
 	want := indexContent(t, ctx, ref)
-	for _, via := range []string{"face", "cli"} {
+	for _, via := range []string{"face", "cli", "cli-tables"} {
 		root := filepath.Join(dir, "fc-"+via)
 		cat := index.NewCatalog(openStore(t, ctx, root), index.Options{})
 		ix, err := cat.Open(ctx, d.name, index.OpenOptions{Schema: engineSchemaFull, Format: d.format})
@@ -581,10 +797,13 @@ func testSparkUpdateFaceCLI(t *testing.T, ctx context.Context, srv *ConnectServe
 				if res.File.SummarizedBy != len(part) {
 					t.Errorf("face: %d files summarised on Spark, want %d", res.File.SummarizedBy, len(part))
 				}
-			case "cli":
+			case "cli", "cli-tables":
 				var stdout, stderr bytes.Buffer
-				code := cli.Main(ctx, []string{"--store", "file://" + root, "update", d.name, "--engine", "spark", "--spark", srv.Remote(), "--json"},
-					cli.Env{Stdout: &stdout, Stderr: &stderr})
+				args := []string{"--store", "file://" + root, "update", d.name, "--engine", "spark", "--spark", srv.Remote(), "--json"}
+				if via == "cli-tables" {
+					args = append(args, "--spark-summary-tables")
+				}
+				code := cli.Main(ctx, args, cli.Env{Stdout: &stdout, Stderr: &stderr})
 				if code != 0 {
 					t.Fatalf("cli update: exit %d: %s", code, stderr.String())
 				}
