@@ -235,7 +235,7 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	cc := g.ColumnChunks()[c.leaf]
 	if c.framed {
 		ci, _ := frameInfo(fm, c.rg, c.leaf)
-		return c.decodeFrames(ci)
+		return c.decodeFrames(ri, ci)
 	}
 	if ci, ok := directInfo(fm, c.rg, c.leaf); ok && aligned && len(locs) > 0 {
 		// Any failure of the direct path (a page outside its scope, bytes

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	Layout string
 	SizeMB int
 	Lake   lakegen.Config
+	// FrameMinBytes, with LayoutFramed, is prepare's --frame-min-bytes
+	// (0: a frame per key; nil: prepared.DefaultMinFrameBytes). Each
+	// setting is prepared into Dir/lake anew (the source is kept).
+	FrameMinBytes *int
 	// Kind is the kind of the row index the lookups use (default sorted).
 	// The other kind is built too, for its size.
 	Kind rowindex.Kind
@@ -110,6 +115,14 @@ func (c *Config) defaults() error {
 	return nil
 }
 
+// minFrame is the framed layout's minimum frame bytes.
+func (c *Config) minFrame() int {
+	if c.FrameMinBytes == nil {
+		return prepared.DefaultMinFrameBytes
+	}
+	return *c.FrameMinBytes
+}
+
 // keyColumn is the generated lakes' key.
 const keyColumn = "user_id"
 
@@ -123,6 +136,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	lakeDir := filepath.Join(cfg.Dir, "lake")
 	var uris, refPaths []string
+	var sourceBytes int64
 	if cfg.Layout == LayoutFramed {
 		// The source lake, then its framed prepare; DuckDB on the
 		// source is the reference.
@@ -133,8 +147,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		for _, f := range src {
 			refPaths = append(refPaths, filepath.Join(srcDir, filepath.FromSlash(f.Key)))
+			sourceBytes += f.Size
 		}
-		if uris, err = ensureFramed(ctx, srcDir, lakeDir, cfg.Lake, cfg.Progress); err != nil {
+		if uris, err = ensureFramed(ctx, srcDir, lakeDir, cfg.Lake, cfg.minFrame(), cfg.Progress); err != nil {
 			return nil, err
 		}
 	} else {
@@ -160,7 +175,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer idx.Close()
-	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake)}
+	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake, cfg.minFrame())}
+	rep.Lake.SourceBytes = sourceBytes
 	rep.Lake.ZipfTopShare = lakegen.TopShare(cfg.Lake)
 	lk := lakeRun{data: local, lakeDir: lakeDir, uris: uris, keyCol: keyColumn, idx: idx, kind: cfg.Kind, progress: cfg.Progress,
 		refPaths: refPaths}

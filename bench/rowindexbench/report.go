@@ -42,6 +42,9 @@ type Lake struct {
 	DistinctKeys int     `json:"distinct_keys"`
 	TopKeyRows   int64   `json:"top_key_rows"`
 	TopKeyShare  float64 `json:"top_key_share"`
+	// SourceBytes is the size of the files the lake was prepared from
+	// (LayoutFramed: the unprepared source lake, ZSTD); 0 otherwise.
+	SourceBytes int64 `json:"source_bytes,omitempty"`
 	// ZipfTopShare is the top key's share the generator's Zipf law predicts
 	// (lakegen.TopShare); 0 for existing files.
 	ZipfTopShare float64 `json:"zipf_top_share,omitempty"`
@@ -155,6 +158,10 @@ func (r *Report) Format(w io.Writer) {
 		fmt.Fprintf(w, "; Zipf law: %.1f %%", 100*l.ZipfTopShare)
 	}
 	fmt.Fprintln(w, ").")
+	if l.SourceBytes > 0 {
+		fmt.Fprintf(w, "Prepared from %.1f MB of source files: %.3f× their size.\n", float64(l.SourceBytes)/1e6,
+			float64(l.DataBytes)/float64(l.SourceBytes))
+	}
 	x := r.Index
 	fmt.Fprintf(w, "Row index (%s): %d entries, %.2f MB = %.3f %% of data (%.2f bytes/entry), built in %.1f s (%d requests, %.1f MB read).\n",
 		x.Kind, x.Entries, float64(x.Bytes)/1e6, 100*float64(x.Bytes)/float64(max(l.DataBytes, 1)),
