@@ -15,6 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
@@ -68,6 +69,28 @@ type ClassConfig struct {
 	Timeout, Budget time.Duration
 	// Seed makes the key draw reproducible (default 1).
 	Seed uint64
+	// Only, if set, names the classes to measure (Class.Name, ClassAll,
+	// ClassTop); the others are skipped, keys still drawn so a class gets
+	// the keys it gets in a full run.
+	Only []string
+}
+
+// Check reports a name in Only that is no class.
+func (c ClassConfig) Check() error {
+	for _, name := range c.Only {
+		if name != ClassAll && name != ClassTop && !slices.ContainsFunc(Classes, func(k Class) bool { return k.Name == name }) {
+			return aerr.Invalid("class %q: want one of %v, %q or %q", name, classNames(), ClassAll, ClassTop)
+		}
+	}
+	return nil
+}
+
+func classNames() []string {
+	var out []string
+	for _, k := range Classes {
+		out = append(out, k.Name)
+	}
+	return out
 }
 
 func (c *ClassConfig) defaults() {
@@ -325,7 +348,7 @@ func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([
 	}
 	var out []ClassResult
 	add := func(sampling, class string, keys []any, limit int) error {
-		if len(keys) == 0 {
+		if len(keys) == 0 || len(cfg.Only) > 0 && !slices.Contains(cfg.Only, class) {
 			return nil
 		}
 		r, err := m.measure(ctx, sampling, class, keys, limit)

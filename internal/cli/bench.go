@@ -79,6 +79,9 @@ folder and removed).`,
 			}
 			var rep *rowindexbench.Report
 			var err error
+			if err := cc.Check(); err != nil {
+				return err
+			}
 			if dir != "" || key != "" {
 				if dir == "" || key == "" {
 					return aerr.Invalid("--dir PATH and --key COL go together (the generated lake's work folder is --work)")
@@ -116,6 +119,7 @@ folder and removed).`,
 	f.StringVar(&key, "key", "", "key column of --dir's files")
 	f.StringVar(&kind, "kind", "", "row index kind the lookups use: sorted (default) or hash")
 	f.IntVar(&cc.KeysPerClass, "keys", 20, "keys drawn per class and sampling")
+	f.StringSliceVar(&cc.Only, "classes", nil, `measure only these classes (absent, 1-100, 101-1k, 1k-10k, 10k-100k, >100k, all, "top key")`)
 	f.IntVar(&cc.TopRepeats, "top-repeats", 5, "lookups of the top key, with and without --limit")
 	f.IntVar(&cc.Limit, "limit", 100, "row limit of the limited top-key lookups")
 	f.DurationVar(&cc.Timeout, "timeout", 0, "cut each lookup of either system after this long (0: never); cut lookups count at the timeout")
