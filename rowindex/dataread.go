@@ -247,10 +247,10 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 		}
 	}
 	ri.slowChunks.Add(1)
-	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp}
+	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: w.fm.chunks}
 	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {
-		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true}
+		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true, chunks: w.fm.chunks}
 		err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	}
 	return err

@@ -52,7 +52,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 		return nil, false, err
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true}
+	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	man, _ := ri.snapshot()
 	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, key); err != nil {
 		return nil, false, err
