@@ -235,7 +235,7 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	cc := g.ColumnChunks()[c.leaf]
 	if c.framed {
 		ci, _ := frameInfo(fm, c.rg, c.leaf)
-		return c.decodeFrames(ci)
+		return c.decodeFrames(ri, ci)
 	}
 	if ci, ok := directInfo(fm, c.rg, c.leaf); ok && aligned && len(locs) > 0 {
 		// Any failure of the direct path (a page outside its scope, bytes
@@ -247,10 +247,10 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 		}
 	}
 	ri.slowChunks.Add(1)
-	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp}
+	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: w.fm.chunks}
 	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {
-		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true}
+		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true, chunks: w.fm.chunks}
 		err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	}
 	return err

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/prepared"
 )
 
@@ -65,6 +66,10 @@ type fileMeta struct {
 	scanRequests, scanBytes int64
 	// scanned are the page locations built by scanning page headers.
 	scanned []ChunkPages
+	// chunks are the file's column chunk ranges in offset order: a page
+	// guard over one chunk is armed from them (pqrow.GuardPages through a
+	// pageReader), not by walking the footer.
+	chunks *pqrow.ChunkSpans
 	// frames is the frame table of a framed prepared file (frameread.go).
 	frames *prepared.FrameTable
 	// blob is the blob column's description in a prepared file with one
@@ -174,7 +179,8 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
 		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
-	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024
+	fm.chunks = pqrow.NewChunkSpans(fm.f.Metadata())
+	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024 + fm.chunks.Bytes()
 	if err := loadFrames(ctx, m, o, fm, tail); err != nil {
 		return nil, err
 	}

@@ -890,7 +890,7 @@ func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error
 		if c == nil {
 			return nil, corrupt("fragment has no column %q", name)
 		}
-		col, err := readFragmentColumn(ccs[c.Index()], r, n)
+		col, err := readFragmentColumn(ccs[c.Index()], r, n, nil)
 		if err != nil {
 			return nil, corrupt("fragment column %s: %v", name, err)
 		}
@@ -969,18 +969,26 @@ type fragmentColumn struct {
 // than going through parquet.Value: a warm lookup that misses the decoded
 // cache decodes a whole ≈3,200-entry group. Byte arrays are copied into one
 // backing array, since parquet-go may reuse page buffers.
-func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int) (*fragmentColumn, error) {
+//
+// An integer column's values go into ints when it holds n (a caller's
+// pooled storage), otherwise into a new slice.
+func readFragmentColumn(cc parquet.ColumnChunk, r io.ReaderAt, n int, ints []int64) (*fragmentColumn, error) {
 	var out fragmentColumn
 	var arena []byte
 	var spans [][2]int // byte ranges in arena, turned into slices at the end
+	started := false
 	err := forEachFragmentPage(cc, r, n, func(page parquet.Page, _ int) error {
 		data := page.Data()
-		if out.ints == nil && spans == nil {
+		if !started {
 			// One allocation for the column (the group's row count is
 			// known), not a doubling per page.
-			if page.Type().Kind() == parquet.ByteArray {
+			started = true
+			switch {
+			case page.Type().Kind() == parquet.ByteArray:
 				spans = make([][2]int, 0, n)
-			} else {
+			case cap(ints) >= n:
+				out.ints = ints[:0]
+			default:
 				out.ints = make([]int64, 0, n)
 			}
 		}

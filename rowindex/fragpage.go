@@ -114,7 +114,7 @@ func (ri *RowIndex) matchedCovers(fm *fileMeta, rg int, r *pageReader, n int, ma
 			return nil, corrupt("fragment column cover: %v", err)
 		}
 	}
-	cover, err := readFragmentColumn(fm.f.RowGroups()[rg].ColumnChunks()[c.Index()], r, n)
+	cover, err := readFragmentColumn(fm.f.RowGroups()[rg].ColumnChunks()[c.Index()], r, n, nil)
 	if err != nil {
 		return nil, corrupt("fragment column cover: %v", err)
 	}

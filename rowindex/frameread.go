@@ -7,6 +7,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/ariadne-go/ariadne/internal/bufpool"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/prepared"
 )
 
@@ -168,7 +170,7 @@ func planFrames(w *fileWork, rg, col int, runs []selRun) error {
 // decodeFrames decodes a framed chunk's selected rows from the prefetched
 // frames: each frame holding a selected row is decompressed once and its
 // PLAIN values cut at the selected rows.
-func (c *chunkRead) decodeFrames(ci colInfo) error {
+func (c *chunkRead) decodeFrames(ri *RowIndex, ci colInfo) error {
 	w := c.w
 	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
 	k := 0 // the run being filled
@@ -184,8 +186,31 @@ func (c *chunkRead) decodeFrames(ci colInfo) error {
 				// stored as they are, nothing to decompress.
 				raw = z
 			} else {
+				// Into a pooled buffer with the decoder's spare capacity
+				// (zstdOverAlloc), given back once the frame's values are
+				// out: a fresh buffer of exactly the content size per
+				// frame was ≈40 % of a light lookup's allocation on framed
+				// files, and took the decoder's bounds-checked loop.
+				// Byte-array frames are sized by their header's content
+				// size; a frame without one is decoded as before.
+				size, known := fr.Values*ci.width, ci.width > 0
+				if !known {
+					if n, ok := pqrow.ZstdContentSize(z); ok && n <= int64(bufpool.MaxSize) {
+						size, known = int(n), true
+					}
+				}
 				var err error
-				if raw, err = decompress(format.Zstd, z, fr.Values*ci.width); err != nil {
+				if known {
+					if raw, err = decompressPooled(format.Zstd, z, size); err == nil {
+						defer ri.putBuf(raw)
+						if len(raw) != size {
+							err = fmt.Errorf("%d bytes, its header gives %d", len(raw), size)
+						}
+					}
+				} else {
+					raw, err = decompress(format.Zstd, z, 0)
+				}
+				if err != nil {
 					return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
 				}
 			}
@@ -245,7 +270,10 @@ func (c *chunkRead) decodeFrames(ci colInfo) error {
 							return badFrame("%v", err)
 						}
 					}
-					c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0, false, false)
+					// Fixed-length byte arrays point into raw (a pooled
+					// buffer, or a fetched range given back after the
+					// batch): copied out, as on the direct path.
+					c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
 				}
 			}
 			if r.row+r.n > first+int64(fr.Rows) {

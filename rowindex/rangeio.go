@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ariadne-go/ariadne/internal/bufpool"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -190,7 +191,13 @@ type pageReader struct {
 	sp          spans
 	fallThrough bool
 	outside     atomic.Bool // a read was cut short at the prefetched ranges
+	// chunks are the file's chunk ranges (fileMeta.chunks; nil: unknown),
+	// for pqrow.GuardPages.
+	chunks *pqrow.ChunkSpans
 }
+
+// ChunkSpans gives pqrow.GuardPages the file's chunk ranges.
+func (r *pageReader) ChunkSpans() *pqrow.ChunkSpans { return r.chunks }
 
 func (r *pageReader) ReadAt(p []byte, off int64) (int, error) {
 	n := r.sp.serve(p, off)

@@ -88,6 +88,29 @@ type RowIndex struct {
 	// so a value that still points into one reads garbage (tests set it:
 	// a lookup must still equal the full scan).
 	poisonFreed bool
+	// ints pools the integer columns of decoded fragment groups
+	// (decodeGroupKey): *[]int64.
+	ints sync.Pool
+}
+
+// getInts returns pooled storage for n int64s (length n).
+func (ri *RowIndex) getInts(n int) []int64 {
+	if p, ok := ri.ints.Get().(*[]int64); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]int64, n)
+}
+
+// putInts gives getInts' storage back, overwritten first when the index
+// poisons freed buffers.
+func (ri *RowIndex) putInts(b []int64) {
+	if ri.poisonFreed {
+		for i := range b[:cap(b)] {
+			b[:cap(b)][i] = -0x5a5a5a5a5a5a5a5a
+		}
+	}
+	b = b[:0]
+	ri.ints.Put(&b)
 }
 
 // poisonFreedBuffers is set by this package's tests only: every RowIndex
@@ -292,7 +315,7 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 		return nil, err
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true}
+	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	man, _ := ri.snapshot()
 	es, err := decodeGroup(fm, gi, pr, man.Kind)
 	if err != nil {

@@ -232,7 +232,7 @@ func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
 				for gi, rg := range f.RowGroups() {
 					ccs := rg.ColumnChunks()
 					cols, _ := fragmentColsOf(f.Schema())
-					keys, err := readFragmentColumn(ccs[cols.key], bytes.NewReader(got.Bytes()), len(groups[gi]))
+					keys, err := readFragmentColumn(ccs[cols.key], bytes.NewReader(got.Bytes()), len(groups[gi]), nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -32,6 +34,10 @@ type Config struct {
 	Layout string
 	SizeMB int
 	Lake   lakegen.Config
+	// FrameMinBytes, with LayoutFramed, is prepare's --frame-min-bytes
+	// (0: a frame per key; nil: prepared.DefaultMinFrameBytes). Each
+	// setting is prepared into Dir/lake anew (the source is kept).
+	FrameMinBytes *int
 	// Kind is the kind of the row index the lookups use (default sorted).
 	// The other kind is built too, for its size.
 	Kind rowindex.Kind
@@ -63,6 +69,28 @@ type ClassConfig struct {
 	Timeout, Budget time.Duration
 	// Seed makes the key draw reproducible (default 1).
 	Seed uint64
+	// Only, if set, names the classes to measure (Class.Name, ClassAll,
+	// ClassTop); the others are skipped, keys still drawn so a class gets
+	// the keys it gets in a full run.
+	Only []string
+}
+
+// Check reports a name in Only that is no class.
+func (c ClassConfig) Check() error {
+	for _, name := range c.Only {
+		if name != ClassAll && name != ClassTop && !slices.ContainsFunc(Classes, func(k Class) bool { return k.Name == name }) {
+			return aerr.Invalid("class %q: want one of %v, %q or %q", name, classNames(), ClassAll, ClassTop)
+		}
+	}
+	return nil
+}
+
+func classNames() []string {
+	var out []string
+	for _, k := range Classes {
+		out = append(out, k.Name)
+	}
+	return out
 }
 
 func (c *ClassConfig) defaults() {
@@ -110,6 +138,14 @@ func (c *Config) defaults() error {
 	return nil
 }
 
+// minFrame is the framed layout's minimum frame bytes.
+func (c *Config) minFrame() int {
+	if c.FrameMinBytes == nil {
+		return prepared.DefaultMinFrameBytes
+	}
+	return *c.FrameMinBytes
+}
+
 // keyColumn is the generated lakes' key.
 const keyColumn = "user_id"
 
@@ -123,6 +159,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	lakeDir := filepath.Join(cfg.Dir, "lake")
 	var uris, refPaths []string
+	var sourceBytes int64
 	if cfg.Layout == LayoutFramed {
 		// The source lake, then its framed prepare; DuckDB on the
 		// source is the reference.
@@ -133,8 +170,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		for _, f := range src {
 			refPaths = append(refPaths, filepath.Join(srcDir, filepath.FromSlash(f.Key)))
+			sourceBytes += f.Size
 		}
-		if uris, err = ensureFramed(ctx, srcDir, lakeDir, cfg.Lake, cfg.Progress); err != nil {
+		if uris, err = ensureFramed(ctx, srcDir, lakeDir, cfg.Lake, cfg.minFrame(), cfg.Progress); err != nil {
 			return nil, err
 		}
 	} else {
@@ -160,7 +198,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer idx.Close()
-	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake)}
+	rep := &Report{Layout: cfg.Layout, Description: describe(cfg.Layout, cfg.Lake, cfg.minFrame())}
+	rep.Lake.SourceBytes = sourceBytes
 	rep.Lake.ZipfTopShare = lakegen.TopShare(cfg.Lake)
 	lk := lakeRun{data: local, lakeDir: lakeDir, uris: uris, keyCol: keyColumn, idx: idx, kind: cfg.Kind, progress: cfg.Progress,
 		refPaths: refPaths}
@@ -309,7 +348,7 @@ func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([
 	}
 	var out []ClassResult
 	add := func(sampling, class string, keys []any, limit int) error {
-		if len(keys) == 0 {
+		if len(keys) == 0 || len(cfg.Only) > 0 && !slices.Contains(cfg.Only, class) {
 			return nil
 		}
 		r, err := m.measure(ctx, sampling, class, keys, limit)

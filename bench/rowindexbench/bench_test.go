@@ -154,6 +154,61 @@ func TestRunFramed(t *testing.T) {
 	if err != nil || !again.ModTime().Equal(st.ModTime()) {
 		t.Errorf("second run rewrote the framed files (%v)", err)
 	}
+	if rep.Lake.SourceBytes <= 0 {
+		t.Errorf("source bytes %d", rep.Lake.SourceBytes)
+	}
+
+	// Another frame setting prepares the lake again from the kept source;
+	// Only measures the named classes alone.
+	srcFiles, err := parquetFiles(filepath.Join(dir, "source"))
+	if err != nil || len(srcFiles) == 0 {
+		t.Fatalf("source files: %v, %v", srcFiles, err)
+	}
+	srcSt, err := os.Stat(filepath.Join(dir, "source", srcFiles[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perKey := 0
+	cfg.FrameMinBytes = &perKey
+	cfg.Classes.Only = []string{ClassTop}
+	rep0, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep0.Description, "--frame-min-bytes 0") || !strings.Contains(rep0.Description, "a ZSTD frame per key") {
+		t.Errorf("description %q does not name the setting", rep0.Description)
+	}
+	if rep0.Lake.DataBytes == rep.Lake.DataBytes || rep0.Lake.SourceBytes != rep.Lake.SourceBytes {
+		t.Errorf("frame per key: %d bytes from a %d-byte source; default: %d from %d", rep0.Lake.DataBytes, rep0.Lake.SourceBytes,
+			rep.Lake.DataBytes, rep.Lake.SourceBytes)
+	}
+	if len(rep0.Classes) != 2 {
+		t.Errorf("Only top key: %d classes, want the top key with and without the limit", len(rep0.Classes))
+	}
+	for _, c := range rep0.Classes {
+		if c.Class != ClassTop {
+			t.Errorf("Only top key measured %s", c.Class)
+		}
+	}
+	for _, u := range uris {
+		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok, err := prepared.MarkerOf(f); err != nil || !ok || m.Frames == nil || m.Frames.MinFrameBytes != 0 {
+			t.Fatalf("%s: marker %+v, %v, %v: not prepared again with a frame per key", u, m, ok, err)
+		}
+	}
+	if again, err := os.Stat(filepath.Join(dir, "source", srcFiles[0])); err != nil || !again.ModTime().Equal(srcSt.ModTime()) {
+		t.Errorf("a frame setting regenerated the source lake (%v)", err)
+	}
+	if err := (ClassConfig{Only: []string{"top"}}).Check(); err == nil {
+		t.Errorf("Check took an unknown class")
+	}
 }
 
 // TestSampling checks the two samplings on a known histogram: by rows a key

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
-	"github.com/ariadne-go/ariadne/prepared"
 )
 
 // The generated layouts, all of the same listening history except
@@ -75,7 +74,7 @@ func LakeConfig(layout string, sizeMB int) (lakegen.Config, error) {
 }
 
 // describe says in words how a generated lake is laid out.
-func describe(layout string, c lakegen.Config) string {
+func describe(layout string, c lakegen.Config, minFrame int) string {
 	switch layout {
 	case LayoutSorted:
 		return "bucketed and sorted by user (parquet-go, 64 KiB pages, page index)"
@@ -89,8 +88,12 @@ func describe(layout string, c lakegen.Config) string {
 	case LayoutArrow:
 		return "arrival order, written by arrow-go pqarrow with default properties"
 	case LayoutFramed:
-		return fmt.Sprintf("prepared with frames: the sorted lake through `prepare --frames --frame-raw-blocks` (ZSTD frames of whole keys ≥ %d B, raw blocks), %d buckets, %d KiB pages",
-			prepared.DefaultMinFrameBytes, c.FilesPerDay, framedPageBytes(c)>>10)
+		frames := "a ZSTD frame per key"
+		if minFrame > 0 {
+			frames = fmt.Sprintf("ZSTD frames of whole keys ≥ %d B", minFrame)
+		}
+		return fmt.Sprintf("prepared with frames: the sorted lake through `prepare --frames --frame-raw-blocks --frame-min-bytes %d` (%s, raw blocks), %d buckets, %d KiB pages",
+			minFrame, frames, c.FilesPerDay, framedPageBytes(c)>>10)
 	}
 	return layout
 }

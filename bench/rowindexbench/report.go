@@ -42,6 +42,9 @@ type Lake struct {
 	DistinctKeys int     `json:"distinct_keys"`
 	TopKeyRows   int64   `json:"top_key_rows"`
 	TopKeyShare  float64 `json:"top_key_share"`
+	// SourceBytes is the size of the files the lake was prepared from
+	// (LayoutFramed: the unprepared source lake, ZSTD); 0 otherwise.
+	SourceBytes int64 `json:"source_bytes,omitempty"`
 	// ZipfTopShare is the top key's share the generator's Zipf law predicts
 	// (lakegen.TopShare); 0 for existing files.
 	ZipfTopShare float64 `json:"zipf_top_share,omitempty"`
@@ -155,6 +158,10 @@ func (r *Report) Format(w io.Writer) {
 		fmt.Fprintf(w, "; Zipf law: %.1f %%", 100*l.ZipfTopShare)
 	}
 	fmt.Fprintln(w, ").")
+	if l.SourceBytes > 0 {
+		fmt.Fprintf(w, "Prepared from %.1f MB of source files: %.3f× their size.\n", float64(l.SourceBytes)/1e6,
+			float64(l.DataBytes)/float64(l.SourceBytes))
+	}
 	x := r.Index
 	fmt.Fprintf(w, "Row index (%s): %d entries, %.2f MB = %.3f %% of data (%.2f bytes/entry), built in %.1f s (%d requests, %.1f MB read).\n",
 		x.Kind, x.Entries, float64(x.Bytes)/1e6, 100*float64(x.Bytes)/float64(max(l.DataBytes, 1)),
@@ -173,12 +180,8 @@ func (r *Report) Format(w io.Writer) {
 	fmt.Fprintln(w, "| sampling | class | limit | lookups | rows/lookup | row index p50 / p90 / p99 | DuckDB p50 / p90 / p99 | ratio p50 / p90 / p99 | requests/lookup | bytes/lookup |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Classes {
-		limit := "–"
-		if c.Limit > 0 {
-			limit = fmt.Sprint(c.Limit)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %.0f | %s | %s | %s | %.1f | %.0f |\n", c.Sampling, c.Class, limit, c.Keys,
-			c.RowsPerLookup, fmtLatency(c.RowIndex), fmtLatency(c.DuckDB), fmtRatios(c), c.RequestsPerLookup, c.BytesPerLookup)
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %.0f | %s | %s | %s | %.1f | %.0f |\n", c.Sampling, c.Class, fmtLimit(c.Limit), c.Keys,
+			c.RowsPerLookup, fmtLatency(c.RowIndex), fmtLatency(c.DuckDB), fmtRatios(c.RowIndex, c.DuckDB), c.RequestsPerLookup, c.BytesPerLookup)
 	}
 	if len(r.Classes) > 0 && r.Classes[0].DuckDBReference != nil {
 		fmt.Fprintln(w)
@@ -190,13 +193,8 @@ func (r *Report) Format(w io.Writer) {
 			if c.DuckDBReference == nil {
 				continue
 			}
-			limit := "–"
-			if c.Limit > 0 {
-				limit = fmt.Sprint(c.Limit)
-			}
 			x := *c.DuckDBReference
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s / %s |\n", c.Sampling, c.Class, limit, fmtLatency(x),
-				fmtRatio(ratio(c.RowIndex.P50MS, x.P50MS)), fmtRatio(ratio(c.RowIndex.P90MS, x.P90MS)), fmtRatio(ratio(c.RowIndex.P99MS, x.P99MS)))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.Sampling, c.Class, fmtLimit(c.Limit), fmtLatency(x), fmtRatios(c.RowIndex, x))
 		}
 	}
 	if len(r.Overview) > 0 {
@@ -253,6 +251,16 @@ func factor(f float64) string {
 	return fmt.Sprintf("%.0f", f)
 }
 
-func fmtRatios(c ClassResult) string {
-	return fmtRatio(c.RatioP50) + " / " + fmtRatio(c.RatioP90) + " / " + fmtRatio(c.RatioP99)
+// fmtRatios is a / b at p50, p90 and p99 (ClassResult's RatioP50… for
+// the row index against DuckDB).
+func fmtRatios(a, b Latency) string {
+	return fmtRatio(ratio(a.P50MS, b.P50MS)) + " / " + fmtRatio(ratio(a.P90MS, b.P90MS)) + " / " + fmtRatio(ratio(a.P99MS, b.P99MS))
+}
+
+// fmtLimit is a class's row limit, "–" for none.
+func fmtLimit(limit int) string {
+	if limit > 0 {
+		return fmt.Sprint(limit)
+	}
+	return "–"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ariadne-go/ariadne/bench/fileindexbench"
 	"github.com/ariadne-go/ariadne/bench/rowindexbench"
 	"github.com/ariadne-go/ariadne/bench/servebench"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 )
 
@@ -47,7 +48,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 // or, with --dir, on the user's own Parquet files.
 func newBenchRowIndexCmd(g *globals) *cobra.Command {
 	var work, dir, key, layout, kind string
-	var sizeMB, lookups int
+	var sizeMB, lookups, frameMin int
 	var overview bool
 	var cc rowindexbench.ClassConfig
 	rc := &cobra.Command{
@@ -78,6 +79,9 @@ folder and removed).`,
 			}
 			var rep *rowindexbench.Report
 			var err error
+			if err := cc.Check(); err != nil {
+				return err
+			}
 			if dir != "" || key != "" {
 				if dir == "" || key == "" {
 					return aerr.Invalid("--dir PATH and --key COL go together (the generated lake's work folder is --work)")
@@ -89,6 +93,12 @@ folder and removed).`,
 				}
 				cfg := rowindexbench.Config{Layout: layout, SizeMB: sizeMB, Kind: k, Classes: cc, Overview: overview,
 					Lookups: lookups, Progress: g.messages("bench")}
+				if cmd.Flags().Changed("frame-min-bytes") {
+					if layout != rowindexbench.LayoutFramed || frameMin < 0 {
+						return aerr.Invalid("--frame-min-bytes wants --layout framed and N ≥ 0")
+					}
+					cfg.FrameMinBytes = &frameMin
+				}
 				if cfg.Dir, err = g.benchDir(work); err != nil {
 					return err
 				}
@@ -104,10 +114,12 @@ folder and removed).`,
 	f.StringVar(&work, "work", "", "folder for the generated lake (reused between runs) and the index (default: a new temporary folder)")
 	f.IntVar(&sizeMB, "size-mb", rowindexbench.DefaultSizeMB, "approximate size of the generated lake in MB (the documented runs use 1024)")
 	f.StringVar(&layout, "layout", rowindexbench.LayoutSorted, "generated lake layout: "+strings.Join(rowindexbench.Layouts, ", "))
+	f.IntVar(&frameMin, "frame-min-bytes", prepared.DefaultMinFrameBytes, "with --layout framed: prepare's --frame-min-bytes (0: a frame per key); a changed value prepares WORK/lake again")
 	f.StringVar(&dir, "dir", "", "measure the existing *.parquet files under this local folder (with --key)")
 	f.StringVar(&key, "key", "", "key column of --dir's files")
 	f.StringVar(&kind, "kind", "", "row index kind the lookups use: sorted (default) or hash")
 	f.IntVar(&cc.KeysPerClass, "keys", 20, "keys drawn per class and sampling")
+	f.StringSliceVar(&cc.Only, "classes", nil, `measure only these classes (absent, 1-100, 101-1k, 1k-10k, 10k-100k, >100k, all, "top key")`)
 	f.IntVar(&cc.TopRepeats, "top-repeats", 5, "lookups of the top key, with and without --limit")
 	f.IntVar(&cc.Limit, "limit", 100, "row limit of the limited top-key lookups")
 	f.DurationVar(&cc.Timeout, "timeout", 0, "cut each lookup of either system after this long (0: never); cut lookups count at the timeout")

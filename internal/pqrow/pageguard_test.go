@@ -2,13 +2,16 @@ package pqrow
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,13 +295,19 @@ func TestGuardPagesArmsItsChunk(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	readAll := func(b []byte, rg, col int) (int64, error) {
+	// readAll reads a chunk's pages through GuardPages; spanned: through a
+	// reader that gives the file's ChunkSpans.
+	readAll := func(b []byte, rg, col int, spanned bool) (int64, error) {
 		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		fcc := f.RowGroups()[rg].ColumnChunks()[col].(*parquet.FileColumnChunk)
-		pages := GuardPages(fcc, bytes.NewReader(b))
+		var r io.ReaderAt = bytes.NewReader(b)
+		if spanned {
+			r = spannedReader{r, NewChunkSpans(f.Metadata())}
+		}
+		pages := GuardPages(fcc, r)
 		defer pages.Close()
 		var n int64
 		for {
@@ -333,9 +342,36 @@ func TestGuardPagesArmsItsChunk(t *testing.T) {
 			if !ok || len(g.watch) != 1 || g.watch[0].off != off || g.watch[0].end != end {
 				t.Fatalf("row group %d column %d: guard armed %v, want its chunk [%d, %d) alone", rg, col, g, off, end)
 			}
-			if n, err := readAll(sound, rg, col); err != nil || n != 1000 {
-				t.Fatalf("row group %d column %d: %d values, %v", rg, col, n, err)
+			for _, spanned := range []bool{false, true} {
+				if n, err := readAll(sound, rg, col, spanned); err != nil || n != 1000 {
+					t.Fatalf("row group %d column %d (spanned %t): %d values, %v", rg, col, spanned, n, err)
+				}
 			}
+			if ms := NewChunkSpans(md).overlapping(off, end); len(ms) != 1 || ms[0] != &md.RowGroups[rg].Columns[col].MetaData {
+				t.Fatalf("row group %d column %d: spans overlapping its range %v, want its chunk alone", rg, col, ms)
+			}
+		}
+	}
+	// The spans find the chunks arm's walk finds, for any range.
+	cs := NewChunkSpans(md)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		lo := rng.Int64N(int64(len(sound))+10) - 5
+		hi := lo + rng.Int64N(int64(len(sound))/2+1)
+		var walk []*format.ColumnMetaData
+		for i := range md.RowGroups {
+			for j := range md.RowGroups[i].Columns {
+				m := &md.RowGroups[i].Columns[j].MetaData
+				if off, end := chunkRange(m); end > lo && off < hi {
+					walk = append(walk, m)
+				}
+			}
+		}
+		got := cs.overlapping(lo, hi)
+		slices.SortFunc(got, func(a, b *format.ColumnMetaData) int { return cmp.Compare(a.DataPageOffset, b.DataPageOffset) })
+		slices.SortFunc(walk, func(a, b *format.ColumnMetaData) int { return cmp.Compare(a.DataPageOffset, b.DataPageOffset) })
+		if !slices.Equal(got, walk) {
+			t.Fatalf("[%d, %d): spans give %d chunks, the walk %d", lo, hi, len(got), len(walk))
 		}
 	}
 	// The whole file is still armed by GuardReader.
@@ -343,10 +379,20 @@ func TestGuardPagesArmsItsChunk(t *testing.T) {
 		t.Fatalf("GuardReader armed %d chunks, want 6", len(g.watch))
 	}
 	lying := testfixture.InflatedPage(t, sound, 1<<30) // row group 0, column 0
-	if _, err := readAll(lying, 0, 0); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("lying chunk: %v, want a corrupt page", err)
-	}
-	if n, err := readAll(lying, 1, 0); err != nil || n != 1000 {
-		t.Fatalf("sound chunk of the lying file: %d values, %v", n, err)
+	for _, spanned := range []bool{false, true} {
+		if _, err := readAll(lying, 0, 0, spanned); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("lying chunk (spanned %t): %v, want a corrupt page", spanned, err)
+		}
+		if n, err := readAll(lying, 1, 0, spanned); err != nil || n != 1000 {
+			t.Fatalf("sound chunk of the lying file (spanned %t): %d values, %v", spanned, n, err)
+		}
 	}
 }
+
+// spannedReader is a reader that gives its file's ChunkSpans.
+type spannedReader struct {
+	io.ReaderAt
+	cs *ChunkSpans
+}
+
+func (r spannedReader) ChunkSpans() *ChunkSpans { return r.cs }

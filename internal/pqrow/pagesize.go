@@ -160,6 +160,11 @@ func snappyLength(head []byte, c int64) (int64, bool) {
 	return int64(n), true
 }
 
+// ZstdContentSize is zstdContentSize, for readers that size a pooled
+// output buffer from the frame's own header (a framed file's byte-array
+// frames, whose table gives no byte count).
+func ZstdContentSize(head []byte) (int64, bool) { return zstdContentSize(head) }
+
 // zstdContentSize is the content size of the ZSTD frame at the start of
 // head, when its header records one (single-shot encoders do: Arrow's
 // ZSTD_compress, parquet-go's EncodeAll; streaming ones, as parquet-mr's,
