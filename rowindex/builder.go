@@ -239,6 +239,9 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 		}
 		b.runs = append(b.runs[maxFanIn:], merged)
 	}
+	// Two fragments' groups (one filled while the previous one is
+	// encoded) held in memory, when the key-id path leaves room for them.
+	memFrags := b.kid != nil && b.kid.spare() >= 2*(fragmentFileBytes+fragmentSplitBytes)
 	var srcs []entrySource
 	closeAll := func() {
 		for _, s := range srcs {
@@ -273,6 +276,7 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	}
 	defer mg.close()
 	fw := newFragmentWriter(ctx, idx, name, kind, b.tmp)
+	fw.inMemory = memFrags
 	defer fw.wait() // a fragment in flight when the merge fails
 	fw.onFragment = func(fe FragmentEntry) {
 		b.frags.Add(1)

@@ -92,6 +92,15 @@ func (k *keyIDs) charge() int64 {
 	return k.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
 }
 
+// spare is the part of the budget that the sorted places and keys leave
+// free once the scan's ids are gone: the merge may hold fragments in
+// memory in it (fragmentWriter.inMemory).
+func (k *keyIDs) spare() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.limit - k.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
+}
+
 // openFile reserves the ids of data file i (in build order), whose footer
 // fe holds; class is its key class.
 func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
