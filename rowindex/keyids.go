@@ -56,12 +56,13 @@ type keySlot struct {
 type keyIDs struct {
 	limit int64 // bytes the ids, places and dictionary may take
 
-	mu    sync.Mutex
-	rows  int64 // rows reserved (files opened)
-	table []keySlot
-	shift uint       // 64 - log2(len(table))
-	vals  []uint64   // distinct key values (as encoded: sign bit flipped) by id
-	ids   [][]uint32 // per data file in build order: each row's id
+	mu     sync.Mutex
+	rows   int64 // rows reserved (files opened)
+	opened int   // files opened
+	table  []keySlot
+	shift  uint       // 64 - log2(len(table))
+	vals   []uint64   // distinct key values (as encoded: sign bit flipped) by id
+	ids    [][]uint32 // per data file in build order: each row's id
 	// rgStarts are each file's row groups' first rows; firstID is the
 	// file id of the build's first file.
 	rgStarts [][]int64
@@ -110,7 +111,13 @@ func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.rows += fe.Rows
-	if k.charge() > k.limit || k.rows > math.MaxUint32-1 {
+	k.opened++
+	// The files not opened yet are counted as the opened ones' average:
+	// a build far larger than the budget (a lake of many large files)
+	// leaves the path at its first files' footers, not after scanning
+	// as many rows as the budget holds for nothing.
+	est := k.rows + int64(len(k.ids)-k.opened)*(k.rows/int64(k.opened))
+	if k.charge() > k.limit || est*keyIDRowBytes > k.limit || est > math.MaxUint32-1 {
 		return errKeyIDsFull
 	}
 	k.ids[i] = make([]uint32, fe.Rows)

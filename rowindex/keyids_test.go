@@ -25,10 +25,12 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 	}
 	nk := writeNullKeys(t, ctx, lake)
 	noKeyIDs := func(c *buildConfig) { c.noKeyIDs = true }
-	// The files hold 1,000, 1,137 and 1,274 rows: a sort budget (half of
-	// so small a memory) of 12,000 bytes holds the first file's ids
-	// (8 bytes a row) but not the second's.
-	const stopsMidScan = 2 * 12000
+	// The files hold 1,000, 1,137 and 1,274 rows (3,411), ≈40 distinct
+	// keys each: a sort budget (half of so small a memory) of 28,500
+	// bytes holds what the first two files let one expect (3,000 and
+	// 3,205 rows at 8 bytes) but not the ids of all 3,411 rows with the
+	// keys (≈30,000 bytes): the path stops at the third file.
+	const stopsMidScan = 2 * 28500
 	for _, key := range []string{"i", "i32", "day", "ts", "ms", "i8", "u", "s"} {
 		for _, kind := range []Kind{KindHash, KindSorted} {
 			t.Run(key+"/"+string(kind), func(t *testing.T) {
