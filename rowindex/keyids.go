@@ -129,7 +129,13 @@ func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
 // addGroup stores the ids of the n decoded keys of one row group of data
 // file i, whose first row is at row in the file.
 func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
-	dst := k.ids[i][row : row+int64(n)]
+	ids := k.ids[i]
+	if row < 0 || row+int64(n) > int64(len(ids)) {
+		// The row groups hold more rows than the footer says: the run
+		// path reads such a file (and says what is wrong with it).
+		return errKeyIDsFull
+	}
+	dst := ids[row : row+int64(n)]
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	mask := uint64(len(k.table) - 1)
