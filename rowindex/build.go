@@ -49,6 +49,10 @@ type BuildStats struct {
 	// EngineFilesRead and EngineBytesRead are what an EntryEngine's scans
 	// read (WithEngine; 0 when it reports nothing).
 	EngineFilesRead, EngineBytesRead int64
+	// KeyIDs reports that the entries were sorted in memory by dictionary
+	// key ids (every row fit the memory budget at 8 bytes), not spilled in
+	// sorted runs and merged.
+	KeyIDs bool
 }
 
 // buildWorkers is how many data files a build scans at once (fewer under a
@@ -232,6 +236,9 @@ type buildConfig struct {
 	engine         EntryEngine
 	engineBatch    int
 	engineOptional bool // WithEngineWhereSupported
+	// noKeyIDs turns the key-id path off (keyids.go), so that tests can
+	// compare its fragments with the run path's.
+	noKeyIDs bool
 }
 
 // DefaultBuildMemory is a build's default memory budget (WithMemory).
@@ -303,7 +310,7 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 	defer tmp.remove()
 	b := newBuilder(cfg, &man.Definition, tmp, len(uris), start)
 	stop := b.reportEvery(progressEvery)
-	defer stop()
+	defer func() { stop() }()
 
 	scan := b.scanAll
 	if cfg.engine != nil {
@@ -314,9 +321,21 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		// Before any run was emitted: the local scan builds it.
 		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
 	}
+	if b.kid != nil && keyIDsFull(results, err) {
+		// More rows or keys than the key-id path holds within the budget
+		// (it stops as soon as a file's footer shows it): the run path
+		// scans again, from a builder of its own.
+		stop()
+		cfg.noKeyIDs = true
+		m = new(meter)
+		b = newBuilder(cfg, &man.Definition, tmp, len(uris), start)
+		stop = b.reportEvery(progressEvery)
+		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
+	}
 	if err != nil {
 		return st, err
 	}
+	st.KeyIDs = b.kid != nil
 	for i := range results {
 		r := &results[i]
 		if r.err != nil {
@@ -355,6 +374,20 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 	st.Elapsed = time.Since(start)
 	b.setPhase("done")
 	return st, nil
+}
+
+// keyIDsFull reports whether a scan stopped because the key-id path
+// outgrew its budget (in any file, or in the scan's own error).
+func keyIDsFull(results []scanResult, err error) bool {
+	if errors.Is(err, errKeyIDsFull) {
+		return true
+	}
+	for i := range results {
+		if errors.Is(results[i].err, errKeyIDsFull) {
+			return true
+		}
+	}
+	return false
 }
 
 // bucket returns the bucket of an encoded key under this manifest's kind.

@@ -39,7 +39,7 @@ func TestBuildUnderTinyBudget(t *testing.T) {
 		data, uris, _ := testLake(t, dir, sorted)
 		for _, def := range defs {
 			t.Run(fmt.Sprintf("sorted=%v/%s", sorted, def.Name), func(t *testing.T) {
-				build := func(folder string, opts ...BuildOption) (*Manifest, store.Store, BuildProgress) {
+				build := func(folder string, opts ...BuildOption) (*Manifest, store.Store, BuildProgress, BuildStats) {
 					idx, err := store.Open(ctx, "file://"+filepath.Join(dir, folder))
 					if err != nil {
 						t.Fatal(err)
@@ -57,13 +57,22 @@ func TestBuildUnderTinyBudget(t *testing.T) {
 					if last.Phase != "done" || last.Entries != st.Entries || last.FilesDone != len(uris) || last.Fragments != st.Fragments {
 						t.Errorf("last progress %+v, stats %+v", last, st)
 					}
-					return man, idx, last
+					return man, idx, last, st
 				}
-				memMan, memIdx, memProg := build("mem-" + def.Name)
+				memMan, memIdx, memProg, memSt := build("mem-" + def.Name)
 				if memProg.Runs != 0 {
 					t.Fatalf("default budget spilled %d runs", memProg.Runs)
 				}
-				tinyMan, tinyIdx, tinyProg := build("tiny-"+def.Name, WithMemory(64<<10))
+				// Int keys without cover or aggregates take the key-id
+				// path (keyids.go) when they fit; the tiny budget never
+				// does: its fragments are the run path's.
+				if want := def.Key == "user_id" && len(def.Cover) == 0 && len(def.Aggregates) == 0; memSt.KeyIDs != want {
+					t.Fatalf("default budget: key-id path %v, want %v", memSt.KeyIDs, want)
+				}
+				tinyMan, tinyIdx, tinyProg, tinySt := build("tiny-"+def.Name, WithMemory(64<<10))
+				if tinySt.KeyIDs {
+					t.Fatal("tiny budget took the key-id path")
+				}
 				t.Logf("%d entries, %d spilled runs (%d bytes)", tinyProg.Entries, tinyProg.Runs, tinyProg.SpillBytes)
 				if tinyProg.Runs > maxFanIn {
 					fannedIn = true

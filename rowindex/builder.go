@@ -58,6 +58,9 @@ type builder struct {
 
 	workers int
 	limit   int64 // sort buffer bytes per worker
+	// kid, when set, is the key-id path (keyids.go): the scan stores key
+	// ids per row instead of filling sort buffers.
+	kid *keyIDs
 
 	mu   sync.Mutex // guards runs, mems and prog's non-atomic fields
 	runs []string   // spilled run files
@@ -80,6 +83,10 @@ func newBuilder(cfg buildConfig, def *Definition, tmp *spillDir, files int, star
 	b := &builder{cfg: cfg, def: def, tmp: tmp, start: start, workers: workers,
 		limit: min(sortBudget/int64(workers), maxWorkerBytes)}
 	b.prog.Phase, b.prog.Files = "scan", files
+	if cfg.engine == nil && !cfg.noKeyIDs && len(def.Cover) == 0 && len(def.Aggregates) == 0 {
+		// The sort buffers stay empty on this path: it has their budget.
+		b.kid = newKeyIDs(sortBudget, files)
+	}
 	return b
 }
 
@@ -164,6 +171,7 @@ func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID i
 				r := &results[i]
 				r.fe.URI = uris[i]
 				r.fe.ID = firstID + int32(i)
+				sw.file = i
 				r.class, r.err = sw.scanFile(ctx, m, res, &r.fe, &r.scanR, &r.scanB)
 				if u := (*unusableFile)(nil); errors.As(r.err, &u) {
 					// Nothing of it was emitted: left out, the others go on.
@@ -231,6 +239,9 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 		}
 		b.runs = append(b.runs[maxFanIn:], merged)
 	}
+	// Two fragments' groups (one filled while the previous one is
+	// encoded) held in memory, when the key-id path leaves room for them.
+	memFrags := b.kid != nil && b.kid.spare() >= 2*(fragmentFileBytes+fragmentSplitBytes)
 	var srcs []entrySource
 	closeAll := func() {
 		for _, s := range srcs {
@@ -248,13 +259,24 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	for _, rb := range b.mems {
 		srcs = append(srcs, &memRun{b: rb})
 	}
-	mg, err := newMerger(srcs)
-	if err != nil {
-		closeAll()
-		return nil, 0, 0, err
+	if b.kid != nil {
+		srcs = append(srcs, b.kid.source(kind))
+	}
+	var mg entrySource
+	if len(srcs) == 1 {
+		// One run (a key-id build, or one buffer): read as it is.
+		mg = srcs[0]
+	} else {
+		m, err := newMerger(srcs)
+		if err != nil {
+			closeAll()
+			return nil, 0, 0, err
+		}
+		mg = m
 	}
 	defer mg.close()
 	fw := newFragmentWriter(ctx, idx, name, kind, b.tmp)
+	fw.inMemory = memFrags
 	defer fw.wait() // a fragment in flight when the merge fails
 	fw.onFragment = func(fe FragmentEntry) {
 		b.frags.Add(1)
@@ -377,6 +399,7 @@ func (b *builder) mergeRuns(paths []string) (string, error) {
 // scanWorker scans data files into its own sort buffer.
 type scanWorker struct {
 	b     *builder
+	file  int // the file being scanned, in build order
 	rb    *runBuffer
 	err   error
 	cover []byte
@@ -537,6 +560,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			return "", &unusableFile{&ColumnError{URI: fe.URI, Column: b.Marker.Column, Reason: "co-grouped blob (" + prepared.BlobCodecZstdDict + ": a stored row per key): cover columns and aggregates cannot be built from it"}}
 		}
 	}
+	if kid := w.b.kid; kid != nil {
+		if err := kid.openFile(w.file, fe, class); err != nil {
+			return "", err
+		}
+	}
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).
 	cols := []int{keyCol}
@@ -605,7 +633,12 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 				return "", fmt.Errorf("rowindex: %s: row group %d column %d: %w", fe.URI, rg, c, err)
 			}
 		}
-		if err := w.runs(fe.ID, int32(rg), int(n), coverAt, aggAt); err != nil {
+		if kid := w.b.kid; kid != nil {
+			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+				return "", err
+			}
+			w.emitted += n
+		} else if err := w.runs(fe.ID, int32(rg), int(n), coverAt, aggAt); err != nil {
 			return "", err
 		}
 		w.b.rows.Add(n)

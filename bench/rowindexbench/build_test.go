@@ -40,7 +40,9 @@ import (
 //   - ARIADNE_BENCH_KIND=sorted builds a sorted row index (default: a hash
 //     row index, add-row-index's default kind);
 //   - ARIADNE_BENCH_INDEX=DIR builds the index into DIR (emptied first) and
-//     keeps it, to compare the fragments of two builds.
+//     keeps it, to compare the fragments of two builds;
+//   - ARIADNE_BENCH_PHASES=1 logs each phase's start (wall and process CPU
+//     since the build began), to see where the wall time goes.
 func BenchmarkBuild(b *testing.B) {
 	lake := os.Getenv("ARIADNE_BENCH_LAKE")
 	if lake == "" {
@@ -84,6 +86,15 @@ func BenchmarkBuild(b *testing.B) {
 		b.Logf("heap budget %d MiB", budget>>20)
 	}
 	opts := []rowindex.BuildOption{rowindex.WithMemory(budget)}
+	if os.Getenv("ARIADNE_BENCH_PHASES") != "" {
+		phase, c0 := "", cpuTime()
+		opts = append(opts, rowindex.WithProgress(func(p rowindex.BuildProgress) {
+			if p.Phase != phase {
+				phase = p.Phase
+				b.Logf("phase %s at %.2f s wall, %.2f s CPU (runs %d, %d MiB spilled)", phase, p.Elapsed.Seconds(), (cpuTime() - c0).Seconds(), p.Runs, p.SpillBytes>>20)
+			}
+		}))
+	}
 	data, err := store.Open(ctx, "file://"+lake)
 	if err != nil {
 		b.Fatal(err)

@@ -1,0 +1,331 @@
+package rowindex
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// The build's key-id path, for integer keys: when every row fits the sort
+// budget at 8 bytes a row, the scan maps each key to a small dictionary id
+// (once per distinct key, in an open-addressing table of the key values
+// that the workers share a row group at a time) and keeps one uint32 id
+// per row, in row order, per data file. After the scan the distinct keys
+// are put in fragment order once ((bucket, key) under a hash row index,
+// key under a sorted one), and a counting sort by that rank lists every
+// row's place, key by key and, within a key, in (file, row group, row)
+// order: the order of the entries, whose runs are read off as consecutive
+// rows of one row group. Nothing is spilled, no run file is written or
+// merged, and the sort moves 4-byte row numbers instead of 32-byte refs.
+//
+// It applies to int keys of definitions without cover or aggregate
+// columns (their entries carry values beside the key), built through the
+// local scan. A build whose rows or distinct keys outgrow the budget stops
+// it as soon as a file or row group shows it (errKeyIDsFull) and is
+// scanned again by the run path.
+
+// keyIDRowBytes is the memory of one row on the key-id path: its id while
+// scanning, its place in the sorted order after.
+const keyIDRowBytes = 8
+
+// keyIDKeyBytes is the memory of one distinct key: two table slots (the
+// table is at most half full) and, after the scan, its value, rank, count,
+// bucket and sort item.
+const keyIDKeyBytes = 2*16 + 8 + 4 + 4 + 4 + 16
+
+// noKeyID marks a row whose key is null (it has no entry).
+const noKeyID = math.MaxUint32
+
+// errKeyIDsFull stops the key-id path: the build needs the run path.
+var errKeyIDsFull = errors.New("rowindex: key ids outgrow the build's budget")
+
+// keySlot is a slot of the key table: a key value and its id + 1 (0: the
+// slot is empty).
+type keySlot struct {
+	v  uint64
+	id uint32
+}
+
+// keyIDs is one build's key dictionary and per-row ids.
+type keyIDs struct {
+	limit int64 // bytes the ids, places and dictionary may take
+
+	mu     sync.Mutex
+	rows   int64 // rows reserved (files opened)
+	opened int   // files opened
+	table  []keySlot
+	shift  uint       // 64 - log2(len(table))
+	vals   []uint64   // distinct key values (as encoded: sign bit flipped) by id
+	ids    [][]uint32 // per data file in build order: each row's id
+	// rgStarts are each file's row groups' first rows; firstID is the
+	// file id of the build's first file.
+	rgStarts [][]int64
+	firstID  int32
+}
+
+func newKeyIDs(limit int64, files int) *keyIDs {
+	k := &keyIDs{limit: limit, ids: make([][]uint32, files), rgStarts: make([][]int64, files)}
+	k.resize(1 << 16)
+	return k
+}
+
+// resize makes the table n slots (a power of two) and puts the keys back.
+func (k *keyIDs) resize(n int) {
+	k.table = make([]keySlot, n)
+	k.shift = uint(64 - bits.Len(uint(n-1)))
+	for id, v := range k.vals {
+		i := (v * 0x9E3779B97F4A7C15) >> k.shift
+		for k.table[i].id != 0 {
+			i = (i + 1) & uint64(n-1)
+		}
+		k.table[i] = keySlot{v, uint32(id) + 1}
+	}
+}
+
+// charge is the memory the path holds or will hold; k.mu held.
+func (k *keyIDs) charge() int64 {
+	return k.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
+}
+
+// spare is the part of the budget that the sorted places and keys leave
+// free once the scan's ids are gone: the merge may hold fragments in
+// memory in it (fragmentWriter.inMemory).
+func (k *keyIDs) spare() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.limit - k.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
+}
+
+// openFile reserves the ids of data file i (in build order), whose footer
+// fe holds; class is its key class.
+func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
+	if class != KeyInt {
+		return errKeyIDsFull
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.rows += fe.Rows
+	k.opened++
+	// The files not opened yet are counted as the opened ones' average:
+	// a build far larger than the budget (a lake of many large files)
+	// leaves the path at its first files' footers, not after scanning
+	// as many rows as the budget holds for nothing.
+	est := k.rows + int64(len(k.ids)-k.opened)*(k.rows/int64(k.opened))
+	if k.charge() > k.limit || est*keyIDRowBytes > k.limit || est > math.MaxUint32-1 {
+		return errKeyIDsFull
+	}
+	k.ids[i] = make([]uint32, fe.Rows)
+	k.rgStarts[i] = fe.RowGroupStarts
+	k.firstID = fe.ID - int32(i)
+	return nil
+}
+
+// addGroup stores the ids of the n decoded keys of one row group of data
+// file i, whose first row is at row in the file.
+func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
+	ids := k.ids[i]
+	if row < 0 || row+int64(n) > int64(len(ids)) {
+		// The row groups hold more rows than the footer says: the run
+		// path reads such a file (and says what is wrong with it).
+		return errKeyIDsFull
+	}
+	dst := ids[row : row+int64(n)]
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	mask := uint64(len(k.table) - 1)
+	for r := range n {
+		key := keys.row(r)
+		if len(key) == 0 { // null key
+			dst[r] = noKeyID
+			continue
+		}
+		if len(key) != 9 || key[0] != tagInt {
+			return errKeyIDsFull
+		}
+		v := binary.BigEndian.Uint64(key[1:])
+		j := (v * 0x9E3779B97F4A7C15) >> k.shift
+		for {
+			sl := &k.table[j]
+			if sl.id == 0 {
+				break
+			}
+			if sl.v == v {
+				dst[r] = sl.id - 1
+				goto next
+			}
+			j = (j + 1) & mask
+		}
+		// A new key.
+		if len(k.vals) >= noKeyID-1 {
+			return errKeyIDsFull
+		}
+		k.table[j] = keySlot{v, uint32(len(k.vals)) + 1}
+		dst[r] = uint32(len(k.vals))
+		k.vals = append(k.vals, v)
+		if 2*len(k.vals) > len(k.table) {
+			if k.charge() > k.limit {
+				return errKeyIDsFull
+			}
+			k.resize(2 * len(k.table))
+			mask = uint64(len(k.table) - 1)
+		}
+	next:
+	}
+	return nil
+}
+
+// keyIDSource yields a key-id build's entries in fragment order (an
+// entrySource for the merge).
+type keyIDSource struct {
+	firstID int32
+	// starts[f] is the first row of file f in the build's row numbering;
+	// rgStarts[f] its row groups' first rows in the file.
+	starts   []int64
+	rgStarts [][]int64
+	// keys are the distinct key values (encoded) in fragment order,
+	// buckets their buckets (hash).
+	keys    []uint64
+	buckets []int32
+	// places[from[r]:from[r+1]] are the rows of the r-th key in order.
+	places []uint32
+	from   []uint32
+	r      int    // key being read
+	at     uint32 // next place of it
+	e      entry
+	kbuf   []byte // the key being read, encoded
+	// the row group the last place fell in: file f, group g, rows
+	// [lo, hi) in the build's numbering
+	f, g   int
+	lo, hi int64
+}
+
+// source sorts the build's rows into fragment order.
+func (k *keyIDs) source(kind Kind) *keyIDSource {
+	s := &keyIDSource{firstID: k.firstID, f: -1, rgStarts: k.rgStarts, r: -1}
+	k.table = nil
+	nk := len(k.vals)
+	// The distinct keys in fragment order: by value (an encoded key's
+	// order is its big-endian bytes' order), under a hash row index by
+	// bucket first.
+	type item struct {
+		bucket int32
+		id     uint32
+		v      uint64
+	}
+	items := make([]item, nk)
+	var kbuf [9]byte
+	kbuf[0] = tagInt
+	for id, v := range k.vals {
+		items[id] = item{id: uint32(id), v: v}
+		if kind != KindSorted {
+			binary.BigEndian.PutUint64(kbuf[1:], v)
+			items[id].bucket = bucketOf(kbuf[:])
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.bucket, b.bucket), cmp.Compare(a.v, b.v))
+	})
+	s.keys = make([]uint64, nk)
+	if kind != KindSorted {
+		s.buckets = make([]int32, nk)
+	}
+	rank := make([]uint32, nk)
+	for r, it := range items {
+		s.keys[r] = it.v
+		if s.buckets != nil {
+			s.buckets[r] = it.bucket
+		}
+		rank[it.id] = uint32(r)
+	}
+	items, k.vals = nil, nil
+	// Counting sort of the rows by rank; rows are visited in file order,
+	// so each key's rows come out in (file, rg, row) order.
+	s.from = make([]uint32, nk+1)
+	s.starts = make([]int64, len(k.ids)+1)
+	var total int64
+	for f, ids := range k.ids {
+		s.starts[f] = total
+		total += int64(len(ids))
+		for j, id := range ids {
+			if id != noKeyID {
+				r := rank[id]
+				ids[j] = r
+				s.from[r+1]++
+			}
+		}
+	}
+	s.starts[len(k.ids)] = total
+	for r := range nk {
+		s.from[r+1] += s.from[r]
+	}
+	next := rank // reused: the ranks are in the ids now
+	copy(next, s.from[:nk])
+	s.places = make([]uint32, s.from[nk])
+	for f, ids := range k.ids {
+		base := uint32(s.starts[f])
+		for j, r := range ids {
+			if r != noKeyID {
+				s.places[next[r]] = base + uint32(j)
+				next[r]++
+			}
+		}
+		k.ids[f] = nil
+	}
+	return s
+}
+
+// locate sets s.f, s.g, s.lo and s.hi to the row group holding place p.
+func (s *keyIDSource) locate(p int64) {
+	if s.f >= 0 && p >= s.lo && p < s.hi {
+		return
+	}
+	// Files left out hold no rows: the first file ending after p has it.
+	f := sort.Search(len(s.starts)-1, func(i int) bool { return s.starts[i+1] > p })
+	rs := s.rgStarts[f]
+	in := p - s.starts[f]
+	// The last group starting at or before p (an empty group starts where
+	// the next one does).
+	g := sort.Search(len(rs), func(i int) bool { return rs[i] > in }) - 1
+	s.f, s.g = f, g
+	s.lo = s.starts[f] + rs[g]
+	if g+1 < len(rs) {
+		s.hi = s.starts[f] + rs[g+1]
+	} else {
+		s.hi = s.starts[f+1]
+	}
+}
+
+func (s *keyIDSource) next() (*entry, error) {
+	if s.r < 0 || s.at >= s.from[s.r+1] {
+		// The next key (every key in the order has a row).
+		s.r++
+		if s.r >= len(s.keys) {
+			return nil, io.EOF
+		}
+		s.at = s.from[s.r]
+		s.kbuf = binary.BigEndian.AppendUint64(append(s.kbuf[:0], tagInt), s.keys[s.r])
+		s.e.Key = s.kbuf
+		if s.buckets != nil {
+			s.e.Bucket = s.buckets[s.r]
+		}
+	}
+	end := s.from[s.r+1]
+	p := int64(s.places[s.at])
+	s.locate(p)
+	// The run: the key's following places that follow on in the group.
+	n := uint32(1)
+	for s.at+n < end && int64(s.places[s.at+n]) == p+int64(n) && p+int64(n) < s.hi {
+		n++
+	}
+	s.at += n
+	s.e.File, s.e.RG, s.e.Row, s.e.N, s.e.Cover = s.firstID+int32(s.f), int32(s.g), p-s.lo, int64(n), nil
+	return &s.e, nil
+}
+
+func (s *keyIDSource) close() error { return nil }

@@ -1,0 +1,69 @@
+package rowindex
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestKeyIDBuildMatchesRuns builds row indexes over files with null keys
+// of every int type (runs of equal keys, some across row-group
+// boundaries, nulls between and inside them) three ways: on the key-id
+// path (asserted through BuildStats.KeyIDs), on the run path (key ids
+// turned off), and under a budget that holds the first file's ids but not
+// all of them, so that the key-id path stops mid-scan and the run path
+// scans again. All three must write the same data-file tables and the same
+// fragments, byte for byte. A string key never takes the key-id path.
+func TestKeyIDBuildMatchesRuns(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, err := store.Open(ctx, "file://"+filepath.Join(dir, "lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nk := writeNullKeys(t, ctx, lake)
+	noKeyIDs := func(c *buildConfig) { c.noKeyIDs = true }
+	// The files hold 1,000, 1,137 and 1,274 rows (3,411), ≈40 distinct
+	// keys each: a sort budget (half of so small a memory) of 28,500
+	// bytes holds what the first two files let one expect (3,000 and
+	// 3,205 rows at 8 bytes) but not the ids of all 3,411 rows with the
+	// keys (≈30,000 bytes): the path stops at the third file.
+	const stopsMidScan = 2 * 28500
+	for _, key := range []string{"i", "i32", "day", "ts", "ms", "i8", "u", "s"} {
+		for _, kind := range []Kind{KindHash, KindSorted} {
+			t.Run(key+"/"+string(kind), func(t *testing.T) {
+				def := Definition{Name: "r", Key: key, Kind: kind}
+				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+					idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix", key, string(kind), folder))
+					if err != nil {
+						t.Fatal(err)
+					}
+					man, st, err := Create(ctx, idx, def, StoreResolver{lake}, nk, append(opts, WithTempDir(t.TempDir()))...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return idx, man, st
+				}
+				idIdx, ids, idSt := build("ids")
+				if want := key != "s"; idSt.KeyIDs != want {
+					t.Fatalf("key-id path %v, want %v", idSt.KeyIDs, want)
+				}
+				runIdx, runs, runSt := build("runs", noKeyIDs)
+				if runSt.KeyIDs {
+					t.Fatal("key ids turned off, yet taken")
+				}
+				sameBuild(t, idIdx, ids, runIdx, runs)
+				midIdx, mid, midSt := build("mid", WithMemory(stopsMidScan))
+				if midSt.KeyIDs {
+					t.Fatal("a budget short of the second file's ids kept the key-id path")
+				}
+				if midSt.Files != len(nk) || midSt.Entries != idSt.Entries {
+					t.Fatalf("after the key-id path stopped: %d files, %d entries; want %d, %d", midSt.Files, midSt.Entries, len(nk), idSt.Entries)
+				}
+				sameBuild(t, idIdx, ids, midIdx, mid)
+			})
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestFragmentWriterInMemory: a fragment writer that keeps its groups in
+// memory (inMemory, the key-id build's) writes the same fragment files,
+// byte for byte, with the same key directories, as one that spools them to
+// a file, for both kinds, over entries with long keys, covers and hot keys
+// cut inside (several row groups per fragment).
+func TestFragmentWriterInMemory(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	var es []entry
+	for i := range 40000 {
+		k, _ := EncodeKey(int64(rng.IntN(3000)))
+		if i%7 == 0 {
+			k, _ = EncodeKey(string(bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, 1+rng.IntN(40))))
+		}
+		if i%5 == 0 {
+			k, _ = EncodeKey(int64(42)) // a hot key
+		}
+		var cover []byte
+		if i%3 == 0 {
+			cover = bytes.Repeat([]byte{byte(i)}, rng.IntN(30))
+		}
+		es = append(es, entry{Key: k, File: int32(rng.IntN(9)), RG: int32(rng.IntN(4)), Row: int64(rng.IntN(50000)), N: int64(1 + rng.IntN(3)), Cover: cover})
+	}
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		for i := range es {
+			es[i].Bucket = 0
+			if kind != KindSorted {
+				es[i].Bucket = bucketOf(es[i].Key)
+			}
+		}
+		slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
+		es = slices.CompactFunc(es, func(a, b entry) bool { return compareEntries(&a, &b) == 0 })
+		write := func(inMemory bool) ([]FragmentEntry, store.Store) {
+			dir := t.TempDir()
+			st, err := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp, err := newSpillDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tmp.remove()
+			w := newFragmentWriter(ctx, st, "ri", kind, tmp)
+			w.inMemory = inMemory
+			for i := range es {
+				if err := w.add(&es[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if inMemory && w.spool != nil {
+				t.Fatal("in-memory writer opened a spool file")
+			}
+			frags, _, err := w.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return frags, st
+		}
+		spooled, sst := write(false)
+		held, hst := write(true)
+		if len(spooled) != len(held) || len(spooled) == 0 {
+			t.Fatalf("%s: %d fragments spooled, %d in memory", kind, len(spooled), len(held))
+		}
+		for i := range spooled {
+			a, b := spooled[i], held[i]
+			if len(a.Groups) < 3 {
+				t.Fatalf("%s: only %d groups: the test does not cut groups", kind, len(a.Groups))
+			}
+			if a.Entries != b.Entries || a.Size != b.Size || a.TailBytes != b.TailBytes || !reflect.DeepEqual(a.Groups, b.Groups) {
+				t.Fatalf("%s: fragment %d differs: %+v against %+v", kind, i, a, b)
+			}
+			ab, err := store.ReadAll(ctx, sst, folderOf("ri")+a.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bb, err := store.ReadAll(ctx, hst, folderOf("ri")+b.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(ab, bb) {
+				t.Fatalf("%s: fragment %d: bytes differ", kind, i)
+			}
+		}
+	}
+}
