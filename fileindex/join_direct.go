@@ -369,7 +369,11 @@ func (lf *lateFile) readDirect(ctx context.Context, uri string) ([][]any, error)
 				lf.stats.mu.Unlock()
 				lf.countStale(n)
 				stale += n
-				out = append(out, rows...)
+				if out == nil {
+					out = rows
+				} else {
+					out = append(out, rows...)
+				}
 				continue
 			}
 		}
