@@ -7,6 +7,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/schema"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -98,6 +99,33 @@ func (pf *ParquetFile) ReadRows(ctx context.Context, m pqrow.Match, keyColumn st
 		return nil, &FileError{URI: pf.uri, Err: parquetErr(pf.uri, err)}
 	}
 	return rows, nil
+}
+
+// PlanTyped plans the named columns of the plan's full schema for
+// ReadTyped (see pqrow.File.PlanTyped); false when one has no typed form
+// in this file, or is not a column of the plan: the caller reads rows.
+func (pf *ParquetFile) PlanTyped(columns []string) ([]pqrow.TypedColumn, bool) {
+	fields := make([]schema.Field, len(columns))
+	for i, c := range columns {
+		j := fieldIndex(pf.plan.full, c)
+		if j < 0 {
+			return nil, false
+		}
+		fields[i] = pf.plan.full.Fields[j]
+	}
+	return pf.f.PlanTyped(fields, pqrow.ReadOptions{})
+}
+
+// ReadTyped reads the columns cols (from PlanTyped) at m's rows, one
+// typed vector each (see pqrow.File.ReadTypedAt); false, having read
+// nothing, when the file lacks what it needs (an offset index): the caller
+// reads rows. Errors are *FileError.
+func (pf *ParquetFile) ReadTyped(ctx context.Context, cols []pqrow.TypedColumn, m pqrow.Match) ([]pqrow.Vector, bool, error) {
+	v, ok, err := pf.f.ReadTypedAt(ctx, cols, m.RowGroup, m.Rows)
+	if err != nil {
+		return nil, false, &FileError{URI: pf.uri, Err: parquetErr(pf.uri, err)}
+	}
+	return v, ok, nil
 }
 
 // ScanTyped reads the plan's projected columns of the Parquet file at uri

@@ -516,10 +516,10 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context
 		if direct != nil && rowLF != nil {
 			// The direct answer streams: the rows go to the caller as
 			// files are read, the statistics once they are all read.
-			lf.strict = true
+			lf.strict, lf.direct = true, direct
 			stats.Direct = true
 			direct.rows = &directStream{d: direct, src: newLateSource(ctx, src, lf, files), lf: lf,
-				same: direct.identity(len(src.Fields)), finish: func() { lateStatsTo(stats, lf, cres) }}
+				finish: func() { lateStatsTo(stats, lf, cres) }}
 			return nil
 		}
 		ls := newLateSource(ctx, src, lf, files)
@@ -581,8 +581,9 @@ func (fi *FileIndex) loadWithoutRowIndex(ctx context.Context, db func(context.Co
 // error.
 func lateStatsTo(stats *JoinStats, lf *lateFile, cres *countingResolver) {
 	lf.stats.mu.Lock()
-	sc := lf.stats.scan
+	sc, vr := lf.stats.scan, lf.stats.vectorReads
 	lf.stats.mu.Unlock()
+	stats.vectorReads = vr
 	stats.RowGroups, stats.RowGroupsSkipped = sc.RowGroups, sc.RowGroupsSkipped
 	stats.Pages, stats.PagesSkipped = sc.Pages, sc.PagesSkipped
 	stats.RowsScanned = sc.RowsScanned

@@ -88,6 +88,14 @@ type directPlan struct {
 	mult map[any]int
 	// keyPos is the join column's position in the source rows.
 	keyPos int
+	// names are the result's columns' names (the source columns at cols).
+	names []string
+	// keyInt and keyStr say the join column is an integer or a string
+	// column: only then are typed vectors read (readDirect), the keys
+	// being checked on the key vector.
+	keyInt, keyStr bool
+	// same: the rows as read are the result's (identity).
+	same bool
 
 	// rows is the answer, set by loadIndexSide when the row index
 	// answered; nil when the join takes DuckDB.
@@ -135,6 +143,7 @@ func planDirect(job *JoinJob) *directPlan {
 			return false
 		}
 		d.cols = append(d.cols, i)
+		d.names = append(d.names, name)
 		d.conv = append(d.conv, conv)
 		d.schema.Fields = append(d.schema.Fields, schema.Field{Name: name, Type: rt, Nullable: true})
 		return true
@@ -147,6 +156,13 @@ func planDirect(job *JoinJob) *directPlan {
 			return nil
 		}
 	}
+	switch kf.Type {
+	case schema.Byte, schema.Short, schema.Integer, schema.Long:
+		d.keyInt = true
+	case schema.String:
+		d.keyStr = true
+	}
+	d.same = d.identity(len(names))
 	return d
 }
 
@@ -210,10 +226,9 @@ func (d *directPlan) identity(width int) bool {
 // as the late source hands them over, cut into batches of at most
 // duck.QueryBatchRows rows, as a DuckDB result streams them.
 type directStream struct {
-	d    *directPlan
-	src  *lateSource
-	lf   *lateFile
-	same bool // the rows as read are the result's (directPlan.identity)
+	d   *directPlan
+	src *lateSource
+	lf  *lateFile
 	// pending are the current file's rows not yet returned.
 	pending [][]any
 	// sent counts the rows returned; while 0 a stale row index may still
@@ -239,7 +254,7 @@ func (r *directStream) Next(ctx context.Context) ([][]any, error) {
 		if r.src == nil {
 			return nil, io.EOF
 		}
-		batch, err := r.src.Next(ctx)
+		batch, err := r.src.nextDirect(ctx)
 		if errors.Is(err, io.EOF) {
 			r.close()
 			return nil, io.EOF
@@ -266,7 +281,7 @@ func (r *directStream) Next(ctx context.Context) ([][]any, error) {
 			r.other = other
 			return other.Next(ctx)
 		}
-		r.pending = r.shape(batch)
+		r.pending = batch
 	}
 	n := min(len(r.pending), duck.QueryBatchRows)
 	b := r.pending[:n:n]
@@ -276,10 +291,9 @@ func (r *directStream) Next(ctx context.Context) ([][]any, error) {
 }
 
 // shape turns a file's rows as read into the result's rows: the result's
-// columns, converted, each repeated by its key's count in the key set.
-func (r *directStream) shape(batch []pqrow.Row) [][]any {
-	d := r.d
-	if !r.same {
+// columns, converted (repeat then repeats them by their key's count).
+func (d *directPlan) shape(batch []pqrow.Row) [][]any {
+	if !d.same {
 		slab := make([]any, len(batch)*len(d.cols))
 		for j, row := range batch {
 			out := slab[j*len(d.cols) : (j+1)*len(d.cols) : (j+1)*len(d.cols)]
@@ -296,17 +310,133 @@ func (r *directStream) shape(batch []pqrow.Row) [][]any {
 			}
 		}
 	}
-	if len(d.mult) == 0 {
-		return batch
+	out := make([][]any, len(batch))
+	for i, row := range batch {
+		out[i] = row
 	}
-	out := make([][]any, 0, len(batch))
-	for _, row := range batch {
+	return out
+}
+
+// repeat returns rows with each row repeated by its key's count in the
+// key set (inner join: one result row per pair).
+func (d *directPlan) repeat(rows [][]any) [][]any {
+	if len(d.mult) == 0 {
+		return rows
+	}
+	out := make([][]any, 0, len(rows))
+	for _, row := range rows {
 		out = append(out, row)
 		for range d.mult[normalizeKey(row[0])] - 1 {
 			out = append(out, slices.Clone(row)) // rows are the caller's
 		}
 	}
 	return out
+}
+
+// readDirect returns one located file's part of the direct answer: its
+// rows at the row index's positions, each checked to hold one of the keys
+// (a file with one that does not fails with *StaleRowIndexError, see the
+// contract above) and shaped as the result's rows. Where the file allows
+// (every result column has a typed form, the key column is an integer or
+// string column, offset indexes), the columns are read as typed vectors
+// and boxed a column at a time (pqrow.Vector); otherwise as rows.
+func (lf *lateFile) readDirect(ctx context.Context, uri string) ([][]any, error) {
+	d := lf.direct
+	pf, matches, st, err := lf.match(ctx, uri)
+	lf.stats.mu.Lock()
+	lf.stats.scan.Add(st)
+	lf.stats.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var cols []pqrow.TypedColumn
+	typed := d.keyInt || d.keyStr
+	if typed {
+		cols, typed = pf.PlanTyped(d.names)
+	}
+	var out [][]any
+	var stale int64
+	for _, m := range matches {
+		if typed {
+			vecs, ok, err := pf.ReadTyped(ctx, cols, m)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				rows, n := d.fromVectors(vecs, lf.keys)
+				lf.stats.mu.Lock()
+				lf.stats.vectorReads++
+				lf.stats.mu.Unlock()
+				lf.countStale(n)
+				stale += n
+				if out == nil {
+					out = rows
+				} else {
+					out = append(out, rows...)
+				}
+				continue
+			}
+		}
+		rows, n, err := lf.readMatch(ctx, pf, m, nil)
+		if err != nil {
+			return nil, err
+		}
+		stale += n
+		out = append(out, d.shape(rows)...)
+	}
+	if stale > 0 {
+		return nil, &StaleRowIndexError{File: uri, Rows: stale}
+	}
+	return d.repeat(out), nil
+}
+
+// fromVectors returns the result's rows from the vectors read (one per
+// result column, the key column first), or none and the number of rows
+// whose key is not one of keys (a stale row index: no row of the file may
+// go out).
+func (d *directPlan) fromVectors(vecs []pqrow.Vector, keys *pqrow.KeySet) ([][]any, int64) {
+	kv := &vecs[0]
+	n := kv.Len()
+	var stale int64
+	var lastInt int64
+	var lastStr string
+	have := false // lastInt or lastStr is a key: a key's rows are runs
+	for k := range n {
+		if d.keyInt {
+			x, ok := kv.Int(k)
+			if ok && have && x == lastInt {
+				continue
+			}
+			if have = ok && keys.HasInt(x); have {
+				lastInt = x
+			} else {
+				stale++
+			}
+		} else {
+			x, ok := kv.Str(k)
+			if ok && have && x == lastStr {
+				continue
+			}
+			if have = ok && keys.HasString(x); have {
+				lastStr = x
+			} else {
+				stale++
+			}
+		}
+	}
+	if stale > 0 {
+		return nil, stale
+	}
+	w := len(vecs)
+	slab := make([]any, n*w)
+	for i := range vecs {
+		vecs[i].Box(slab, w, i)
+	}
+	rows := make([][]any, n)
+	for k := range rows {
+		rows[k] = slab[k*w : (k+1)*w : (k+1)*w]
+	}
+	return rows, 0
 }
 
 // close stops the reads and records their statistics.

@@ -101,6 +101,9 @@ type JoinStats struct {
 	// Direct is true when the row-index path's rows were the answer, with
 	// no SQL run over them (a plain inner join: join_direct.go).
 	Direct bool `json:"direct,omitempty"`
+	// vectorReads counts the row groups the direct answer read as typed
+	// vectors rather than rows (tests).
+	vectorReads int64
 }
 
 // lateReadConcurrency bounds the files read at once by the late path (and
@@ -190,7 +193,10 @@ type lateSource struct {
 
 type lateResult struct {
 	rows []pqrow.Row
-	err  error
+	// out is a file's part of the direct answer (lateFile.direct set):
+	// the result's rows, shaped by the reading goroutine.
+	out [][]any
+	err error
 }
 
 // lateFile is what reading one file needs.
@@ -220,6 +226,10 @@ type lateFile struct {
 	// with a row at a position holding another key (*StaleRowIndexError)
 	// instead of dropping the row: none of its rows may reach the caller.
 	strict bool
+	// direct, on the direct answer's path, makes each file's reader shape
+	// its rows as the result's (lateFile.readDirect), so that work runs in
+	// the concurrent reads rather than in the caller's.
+	direct *directPlan
 
 	sampledMu sync.Mutex
 	sampled   map[string]*sampledFile
@@ -261,6 +271,8 @@ type lateStats struct {
 	// mismatched counts rows a row index pointed at whose key was not
 	// one of the keys (a stale row index); they were dropped.
 	mismatched int64
+	// vectorReads: JoinStats.vectorReads.
+	vectorReads int64
 }
 
 func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files []string) *lateSource {
@@ -278,8 +290,13 @@ func newLateSource(ctx context.Context, full *schema.Struct, lf *lateFile, files
 				return
 			}
 			go func() {
-				rows, err := lf.read(ctx, uri)
-				s.slots[i] <- lateResult{rows, err}
+				var r lateResult
+				if lf.direct != nil {
+					r.out, r.err = lf.readDirect(ctx, uri)
+				} else {
+					r.rows, r.err = lf.read(ctx, uri)
+				}
+				s.slots[i] <- r
 			}()
 		}
 	}()
@@ -290,23 +307,36 @@ func (s *lateSource) Schema() *schema.Struct { return s.schema }
 
 // Next returns the matching rows of the next file that has any.
 func (s *lateSource) Next(ctx context.Context) ([]pqrow.Row, error) {
+	r, err := s.next1(ctx)
+	return r.rows, err
+}
+
+// nextDirect returns the next file's part of the direct answer
+// (lateFile.direct set) that has rows.
+func (s *lateSource) nextDirect(ctx context.Context) ([][]any, error) {
+	r, err := s.next1(ctx)
+	return r.out, err
+}
+
+// next1 returns the result of the next file that has rows.
+func (s *lateSource) next1(ctx context.Context) (lateResult, error) {
 	for s.next < len(s.slots) {
 		var r lateResult
 		select {
 		case r = <-s.slots[s.next]:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return lateResult{}, ctx.Err()
 		}
 		s.next++
 		<-s.sem
 		if r.err != nil {
-			return nil, r.err
+			return lateResult{}, r.err
 		}
-		if len(r.rows) > 0 {
-			return r.rows, nil
+		if len(r.rows) > 0 || len(r.out) > 0 {
+			return r, nil
 		}
 	}
-	return nil, io.EOF
+	return lateResult{}, io.EOF
 }
 
 // Close stops the reads in flight.
@@ -324,36 +354,57 @@ func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
 	var out []pqrow.Row
 	var stale int64
 	for _, m := range matches {
-		rows, err := pf.ReadRows(ctx, m, lf.col)
-		if err != nil {
+		var n int64
+		if out, n, err = lf.readMatch(ctx, pf, m, out); err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			row := r
-			if !lf.identity() {
-				row = make(pqrow.Row, lf.width)
-				for i, v := range r {
-					row[lf.pos[i]] = v
-				}
-			}
-			if lf.check != nil {
-				// A row index gave the position: a file rewritten since
-				// it was indexed may hold another row there.
-				if _, ok := lf.check[normalizeKey(row[lf.keyPos])]; !ok {
-					lf.stats.mu.Lock()
-					lf.stats.mismatched++
-					lf.stats.mu.Unlock()
-					stale++
-					continue
-				}
-			}
-			out = append(out, row)
-		}
+		stale += n
 	}
 	if stale > 0 && lf.strict {
 		return nil, &StaleRowIndexError{File: uri, Rows: stale}
 	}
 	return out, nil
+}
+
+// readMatch appends m's rows of pf to out as full rows (every source
+// column, unread ones null). On the row-index path a row whose key is not
+// one of the keys is left out and counted as stale.
+func (lf *lateFile) readMatch(ctx context.Context, pf *datafile.ParquetFile, m pqrow.Match, out []pqrow.Row) ([]pqrow.Row, int64, error) {
+	rows, err := pf.ReadRows(ctx, m, lf.col)
+	if err != nil {
+		return out, 0, err
+	}
+	var stale int64
+	for _, r := range rows {
+		row := r
+		if !lf.identity() {
+			row = make(pqrow.Row, lf.width)
+			for i, v := range r {
+				row[lf.pos[i]] = v
+			}
+		}
+		if lf.check != nil {
+			// A row index gave the position: a file rewritten since
+			// it was indexed may hold another row there.
+			if _, ok := lf.check[normalizeKey(row[lf.keyPos])]; !ok {
+				stale++
+				continue
+			}
+		}
+		out = append(out, row)
+	}
+	lf.countStale(stale)
+	return out, stale, nil
+}
+
+// countStale adds n rows found at a row index's positions holding other
+// keys to the statistics.
+func (lf *lateFile) countStale(n int64) {
+	if n > 0 {
+		lf.stats.mu.Lock()
+		lf.stats.mismatched += n
+		lf.stats.mu.Unlock()
+	}
 }
 
 // identity reports whether the projection is every source column in

@@ -183,6 +183,74 @@ func TestJoinDirectStreams(t *testing.T) {
 	}
 }
 
+// TestJoinDirectTyped checks that the direct answer reads the located
+// rows as typed vectors where every result column has a typed form and
+// the file has offset indexes (parquet-go's files; DuckDB's have none),
+// and as rows otherwise (an array column), with the rows and schema of
+// DuckDB's late path either way: long and string keys, a key listed
+// twice, nulls, integers, strings and timestamps; and that a stale row
+// index read through vectors still falls back to the files as they are.
+func TestJoinDirectTyped(t *testing.T) {
+	ctx := context.Background()
+	uris, _ := pqJoinLake(t, t.TempDir(), 3)
+	ti := newTestIndex(t, "pqtyped", pqJoinSchema, "parquet", nil, func(ix *index.Index) error {
+		if err := ix.AddIndex(ctx, "id"); err != nil {
+			return err
+		}
+		return ix.AddIndex(ctx, "name")
+	})
+	if _, err := ti.ix.AddFiles(ctx, uris...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ti.fi.Update(ctx, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	long, str := []schema.Type{schema.Long}, []schema.Type{schema.String}
+	for _, tc := range []struct {
+		name  string
+		keys  func() KeySource
+		on    string
+		sel   []string
+		typed bool
+	}{
+		{"long keys", func() KeySource { return keys("id", long, []any{int64(3)}, []any{int64(-2)}, []any{int64(40)}) },
+			"id", []string{"id", "name", "v", "ts"}, true},
+		{"a key twice", func() KeySource { return keys("id", long, []any{int64(7)}, []any{int64(7)}, []any{int64(8)}) },
+			"id", []string{"v", "id"}, true},
+		{"string keys", func() KeySource { return keys("name", str, []any{"n05"}, []any{"n11"}, []any{nil}) },
+			"name", []string{"ts", "name", "id"}, true},
+		{"an array column", func() KeySource { return keys("id", long, []any{int64(3)}, []any{int64(9)}) },
+			"id", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(force JoinPath, loc RowLocator) ([]string, []string, JoinStats) {
+				r, err := ti.fi.Join(ctx, tc.keys(), []string{tc.on}, Inner, JoinOptions{Select: tc.sel, force: force, Rows: loc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				cols, rows := drain(t, r)
+				return cols, rows, r.Stats()
+			}
+			lcols, late, lst := run(PathLate, nil)
+			if lst.Path != PathLate || len(late) < 4 {
+				t.Fatalf("late path %s, %d rows: the lake needs more rows of the keys", lst.Path, len(late))
+			}
+			cols, got, st := run(PathRowIndex, &oracleLocator{})
+			if !st.Direct || !slices.Equal(cols, lcols) || !slices.Equal(got, late) {
+				t.Fatalf("direct (%v) %v %v\nDuckDB %v %v", st.Direct, cols, got, lcols, late)
+			}
+			if (st.vectorReads > 0) != tc.typed {
+				t.Fatalf("%d row groups read as vectors, want typed %v", st.vectorReads, tc.typed)
+			}
+			_, stale, sst := run("", &oracleLocator{shift: true})
+			if !slices.Equal(stale, late) || sst.Path == PathRowIndex || !strings.Contains(sst.Plan, "row index stale") {
+				t.Fatalf("stale row index: %+v\n%v\nwant %v", sst, stale, late)
+			}
+		})
+	}
+}
+
 // streamRow is a row of the streaming tests' files.
 type streamRow struct {
 	ID int64 `parquet:"id"`

@@ -1,7 +1,7 @@
 package pqrow
 
 import (
-	"unsafe"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -14,8 +14,13 @@ import (
 // are never written again, so they stay valid; a chunk lives as long as any
 // of its strings. Chunks double from arenaFirst up to arenaChunk, so a read
 // of a few rows holds little. Not safe for concurrent use: one per read.
+//
+// A chunk is a strings.Builder's buffer: it grows without being zeroed
+// first (every byte is written before it is read), which zeroing 32 KiB
+// chunks cost ≈4 % of a one-key direct join; a Builder never writes
+// again the bytes it has handed out.
 type stringArena struct {
-	buf []byte
+	b strings.Builder
 }
 
 const (
@@ -31,12 +36,14 @@ func (a *stringArena) string(b []byte) string {
 	if len(b) == 0 || len(b) > arenaMax {
 		return string(b)
 	}
-	if cap(a.buf)-len(a.buf) < len(b) {
-		a.buf = make([]byte, 0, min(arenaChunk, max(arenaFirst, 2*cap(a.buf))))
+	if a.b.Cap()-a.b.Len() < len(b) {
+		size := min(arenaChunk, max(arenaFirst, 2*a.b.Cap()))
+		a.b = strings.Builder{}
+		a.b.Grow(size)
 	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[start], len(b))
+	start := a.b.Len()
+	a.b.Write(b)
+	return a.b.String()[start:]
 }
 
 // conv returns the converter of a string leaf n reading into the arena, or

@@ -28,7 +28,7 @@ func TestStringArena(t *testing.T) {
 			t.Fatalf("string %d: %q, want %q", i, got[i], want[i])
 		}
 	}
-	if cap(a.buf) != arenaChunk {
-		t.Fatalf("chunk capacity %d after %d strings, want %d", cap(a.buf), len(want), arenaChunk)
+	if a.b.Cap() != arenaChunk {
+		t.Fatalf("chunk capacity %d after %d strings, want %d", a.b.Cap(), len(want), arenaChunk)
 	}
 }

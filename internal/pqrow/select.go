@@ -65,6 +65,18 @@ func NewKeySet(keys []any) (*KeySet, error) {
 // Len returns the number of distinct keys.
 func (ks *KeySet) Len() int { return len(ks.ints) + len(ks.strs) }
 
+// HasInt reports whether integer k is one of the keys.
+func (ks *KeySet) HasInt(k int64) bool {
+	_, ok := ks.ints[k]
+	return ok
+}
+
+// HasString reports whether string k is one of the keys.
+func (ks *KeySet) HasString(k string) bool {
+	_, ok := ks.strs[k]
+	return ok
+}
+
 // ScanStats counts what MatchRows read and skipped. Pages are counted only
 // where a column index lists them.
 type ScanStats struct {

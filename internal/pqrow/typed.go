@@ -73,6 +73,7 @@ type TypedPage struct {
 // TypedColumn is a field planned for ScanTyped.
 type TypedColumn struct {
 	Kind TypedKind
+	name string // the field's Spark type name (primitive)
 	node *pnode // nil: the field is missing from the file (all null)
 	conv intConv
 	path []string
@@ -119,6 +120,7 @@ func planTyped(pl *planner, root *pnode, fd schema.Field) (TypedColumn, bool) {
 	default:
 		return tc, false
 	}
+	tc.name = p.Name
 	n := pl.findChild(root, fd)
 	if n == nil {
 		return tc, true
