@@ -511,20 +511,8 @@ func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
 		if b.optional[i] >= 0 {
 			def = 1
 		}
-		var x parquet.Value
-		need := 0
-		switch k {
-		case parquet.Boolean:
-			need = 1
-		case parquet.Int32, parquet.Float:
-			need = 4
-		case parquet.Int64, parquet.Double:
-			need = 8
-		case parquet.Int96:
-			need = 12
-		case parquet.FixedLenByteArray:
-			need = b.lengths[i]
-		case parquet.ByteArray:
+		need := valueWidth(k, b.lengths[i])
+		if k == parquet.ByteArray {
 			n, w := binary.Uvarint(v)
 			if w <= 0 || n > uint64(len(v)-w) {
 				return dst, badBlob("field %s: bad length", b.Marker.Fields[i].Name)
@@ -537,26 +525,9 @@ func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
 		}
 		p := v[:need:need]
 		v = v[need:]
-		switch k {
-		case parquet.Boolean:
-			if p[0] > 1 {
-				return dst, badBlob("field %s: boolean byte %d", b.Marker.Fields[i].Name, p[0])
-			}
-			x = parquet.BooleanValue(p[0] == 1)
-		case parquet.Int32:
-			x = parquet.Int32Value(int32(binary.LittleEndian.Uint32(p)))
-		case parquet.Int64:
-			x = parquet.Int64Value(int64(binary.LittleEndian.Uint64(p)))
-		case parquet.Int96:
-			x = parquet.Int96Value(deprecated.Int96{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])})
-		case parquet.Float:
-			x = parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(p)))
-		case parquet.Double:
-			x = parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(p)))
-		case parquet.FixedLenByteArray:
-			x = parquet.FixedLenByteArrayValue(p)
-		default:
-			x = parquet.ByteArrayValue(p)
+		x, ok := blobValue(k, p)
+		if !ok {
+			return dst, badBlob("field %s: boolean byte %d", b.Marker.Fields[i].Name, p[0])
 		}
 		dst[at+b.pos[i]] = x.Level(0, def, leaf)
 	}
@@ -564,4 +535,51 @@ func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
 		return dst, badBlob("%d bytes after the last field", len(v))
 	}
 	return dst, nil
+}
+
+// valueWidth is the bytes a non-null value of kind k takes in a blob
+// (flba: a fixed-length byte array's length); 0 for a byte array, whose
+// length is stored before it.
+func valueWidth(k parquet.Kind, flba int) int {
+	switch k {
+	case parquet.Boolean:
+		return 1
+	case parquet.Int32, parquet.Float:
+		return 4
+	case parquet.Int64, parquet.Double:
+		return 8
+	case parquet.Int96:
+		return 12
+	case parquet.FixedLenByteArray:
+		return flba
+	}
+	return 0
+}
+
+// blobValue decodes one stored value of kind k from p (its valueWidth
+// bytes, or a byte array's); byte arrays point into p. ok is false for a
+// boolean byte other than 0 or 1.
+func blobValue(k parquet.Kind, p []byte) (x parquet.Value, ok bool) {
+	switch k {
+	case parquet.Boolean:
+		if p[0] > 1 {
+			return x, false
+		}
+		x = parquet.BooleanValue(p[0] == 1)
+	case parquet.Int32:
+		x = parquet.Int32Value(int32(binary.LittleEndian.Uint32(p)))
+	case parquet.Int64:
+		x = parquet.Int64Value(int64(binary.LittleEndian.Uint64(p)))
+	case parquet.Int96:
+		x = parquet.Int96Value(deprecated.Int96{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])})
+	case parquet.Float:
+		x = parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+	case parquet.Double:
+		x = parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(p)))
+	case parquet.FixedLenByteArray:
+		x = parquet.FixedLenByteArrayValue(p)
+	default:
+		x = parquet.ByteArrayValue(p)
+	}
+	return x, true
 }

@@ -3,12 +3,10 @@ package prepared
 import (
 	"encoding/binary"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/deprecated"
 )
 
 // Co-grouped blobs with a dictionary (BlobOptions.Codec = BlobCodecZstdDict):
@@ -253,19 +251,8 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 			if isNull(i) {
 				x = parquet.NullValue().Level(0, 0, leaf)
 			} else {
-				need := 0
-				switch k {
-				case parquet.Boolean:
-					need = 1
-				case parquet.Int32, parquet.Float:
-					need = 4
-				case parquet.Int64, parquet.Double:
-					need = 8
-				case parquet.Int96:
-					need = 12
-				case parquet.FixedLenByteArray:
-					need = b.lengths[fi]
-				default:
+				need := valueWidth(k, b.lengths[fi])
+				if k == parquet.ByteArray {
 					need = lens[li]
 					li++
 				}
@@ -274,26 +261,9 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 				}
 				p := raw[:need:need]
 				raw = raw[need:]
-				switch k {
-				case parquet.Boolean:
-					if p[0] > 1 {
-						return dst, badBlob("field %s: boolean byte %d", name, p[0])
-					}
-					x = parquet.BooleanValue(p[0] == 1)
-				case parquet.Int32:
-					x = parquet.Int32Value(int32(binary.LittleEndian.Uint32(p)))
-				case parquet.Int64:
-					x = parquet.Int64Value(int64(binary.LittleEndian.Uint64(p)))
-				case parquet.Int96:
-					x = parquet.Int96Value(deprecated.Int96{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])})
-				case parquet.Float:
-					x = parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(p)))
-				case parquet.Double:
-					x = parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(p)))
-				case parquet.FixedLenByteArray:
-					x = parquet.FixedLenByteArrayValue(p)
-				default:
-					x = parquet.ByteArrayValue(p)
+				var ok bool
+				if x, ok = blobValue(k, p); !ok {
+					return dst, badBlob("field %s: boolean byte %d", name, p[0])
 				}
 				x = x.Level(0, def, leaf)
 			}

@@ -324,10 +324,10 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 	if b.kid != nil && keyIDsFull(results, err) {
 		// More rows or keys than the key-id path holds within the budget
 		// (it stops as soon as a file's footer shows it): the run path
-		// scans again, from a builder of its own.
+		// scans again, from a builder of its own. The reads of the scan
+		// stopped were issued: m keeps counting them (BuildStats.Requests).
 		stop()
 		cfg.noKeyIDs = true
-		m = new(meter)
 		b = newBuilder(cfg, &man.Definition, tmp, len(uris), start)
 		stop = b.reportEvery(progressEvery)
 		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)

@@ -241,7 +241,7 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	}
 	// Two fragments' groups (one filled while the previous one is
 	// encoded) held in memory, when the key-id path leaves room for them.
-	memFrags := b.kid != nil && b.kid.spare() >= 2*(fragmentFileBytes+fragmentSplitBytes)
+	memFrags := b.kid != nil && b.kid.spare() >= 2*memFragmentBytes
 	var srcs []entrySource
 	closeAll := func() {
 		for _, s := range srcs {

@@ -418,6 +418,11 @@ const fragmentSplitBytes = 4 * fragmentRowGroupBytes
 // bucket range can be served by one machine.
 const fragmentFileBytes = 64 << 20
 
+// memFragmentBytes bounds the groups a fragment writer holds in memory for
+// one fragment (fragmentWriter.inMemory): a fragment of fragmentFileBytes
+// and the group that passes it.
+const memFragmentBytes = fragmentFileBytes + fragmentSplitBytes
+
 // writeFragments writes sorted entries as one or more fragment files under
 // the row index folder and returns their manifest entries (Compact's path;
 // a build streams its entries through a fragmentWriter instead).
@@ -493,6 +498,12 @@ type fragmentWriter struct {
 	// spool (≈15 % of a key-id build's CPU).
 	inMemory  bool
 	memGroups []*spoolGroup
+	// memBytes is what memGroups hold. A fragment is cut only at a
+	// bucket (hash) or key (sorted) boundary, so a hot one can be far
+	// larger than fragmentFileBytes: once memBytes reaches memLimit
+	// (0: memFragmentBytes), the fragment's further groups are spooled
+	// after the ones held.
+	memBytes, memLimit int64
 
 	inFlight chan fragmentDone // the fragment being written, if any
 	out      []FragmentEntry
@@ -549,7 +560,8 @@ func (w *fragmentWriter) cutGroup() error {
 	if len(es) == 0 {
 		return nil
 	}
-	if w.spool == nil && !w.inMemory {
+	inMemory := w.inMemory && w.memBytes < cmp.Or(w.memLimit, memFragmentBytes)
+	if w.spool == nil && !inMemory {
 		f, err := w.tmp.create("spool")
 		if err != nil {
 			return err
@@ -567,10 +579,11 @@ func (w *fragmentWriter) cutGroup() error {
 			w.zeroGaps++
 		}
 	}
-	if w.inMemory {
+	if inMemory {
 		sg := new(spoolGroup)
 		sg.fill(w.stored)
 		w.memGroups = append(w.memGroups, sg)
+		w.memBytes += sg.bytes()
 	} else {
 		// The group goes to the spool column by column (spoolGroup), in
 		// one Write.
@@ -613,9 +626,9 @@ func (w *fragmentWriter) finishFragment() error {
 	}
 	groups, entries, zeroGaps := w.groups, w.entries, w.zeroGaps
 	w.groups, w.entries, w.zeroGaps, w.fileSz = nil, 0, 0, 0
-	if w.inMemory {
-		mem := w.memGroups
-		w.memGroups = nil
+	mem := w.memGroups
+	w.memGroups, w.memBytes = nil, 0
+	if w.spool == nil {
 		if err := w.wait(); err != nil {
 			return err
 		}
@@ -623,12 +636,7 @@ func (w *fragmentWriter) finishFragment() error {
 		w.inFlight = done
 		go func() {
 			fe, err := w.writeFragment(func(i, n int) (*spoolGroup, error) {
-				g := mem[i]
-				mem[i] = nil // encoded: its memory can go
-				if len(g.files) != n {
-					return nil, errBadSpool
-				}
-				return g, nil
+				return takeGroup(mem, i, n)
 			}, groups, entries, 2*zeroGaps >= entries)
 			done <- fragmentDone{fe, err}
 		}()
@@ -660,6 +668,9 @@ func (w *fragmentWriter) finishFragment() error {
 		var g spoolGroup
 		r := bufio.NewReaderSize(spool, runWriteBuffer)
 		fe, err := w.writeFragment(func(i, n int) (*spoolGroup, error) {
+			if i < len(mem) { // the groups held in memory come first
+				return takeGroup(mem, i, n)
+			}
 			if err := g.read(r, n); err != nil {
 				return nil, fmt.Errorf("rowindex: reading fragment spool: %w", err)
 			}
@@ -668,6 +679,17 @@ func (w *fragmentWriter) finishFragment() error {
 		done <- fragmentDone{fe, err}
 	}()
 	return nil
+}
+
+// takeGroup returns held group i, of n entries, and lets go of it (once
+// encoded, its memory can go).
+func takeGroup(mem []*spoolGroup, i, n int) (*spoolGroup, error) {
+	g := mem[i]
+	mem[i] = nil
+	if len(g.files) != n {
+		return nil, errBadSpool
+	}
+	return g, nil
 }
 
 // fragmentDone is the outcome of a fragment written in the background.
@@ -906,6 +928,11 @@ func endsSlot(data []byte, ends []int32, i int) []byte {
 		s = ends[i-1]
 	}
 	return data[s:ends[i]:ends[i]]
+}
+
+// bytes is the memory the group's columns hold.
+func (g *spoolGroup) bytes() int64 {
+	return int64(len(g.files))*(4+4+4+4+8+8) + int64(cap(g.keys)+cap(g.covers))
 }
 
 // fill sets the group to the entries ds (copied), as read would from

@@ -51,10 +51,14 @@ type RowIter struct {
 	// subSkipped: the rows of a cut block that the cursor's page returned
 	// were dropped (cutBlocks does it once, on the first batch).
 	subSkipped bool
-	drained    bool // the entry stream is exhausted
-	done       bool
-	err        error
-	start      time.Time
+	// prevEnd is the position of the last row of the batches returned so
+	// far under a limit (cutBlocks): a limit the batches filled exactly
+	// ends the page there.
+	prevEnd *cursor
+	drained bool // the entry stream is exhausted
+	done    bool
+	err     error
+	start   time.Time
 }
 
 // Iter starts a lookup whose rows are read as the caller consumes them.
@@ -273,7 +277,7 @@ func (it *RowIter) fill() error {
 		if err != nil {
 			return err
 		}
-		batch = it.cutBlocks(batch)
+		batch = it.cutBlocks(batch, pieces)
 		it.batch = batch
 		if it.columns == nil {
 			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
@@ -289,8 +293,10 @@ func (it *RowIter) fill() error {
 // blocks, where a stored row holds a block of rows and the selection counted
 // stored rows: the rows of the cursor's stored row returned on the previous
 // page are dropped, and rows past the limit are cut, the cursor then naming
-// the last row's stored row and how many of its rows are out.
-func (it *RowIter) cutBlocks(batch []Row) []Row {
+// the last row's stored row and how many of its rows are out. pieces are
+// the batch's selected pieces: a batch without blocks has a row per piece
+// row, and its rows no position of their own (Row.blk).
+func (it *RowIter) cutBlocks(batch []Row, pieces []*piece) []Row {
 	if c := it.cur; c != nil && c.Sub > 0 && !it.subSkipped {
 		it.subSkipped = true
 		n := 0
@@ -301,6 +307,10 @@ func (it *RowIter) cutBlocks(batch []Row) []Row {
 	}
 	l := it.q.Limit
 	if l <= 0 || it.plan.Rows+len(batch) <= l {
+		if l > 0 && len(batch) > 0 {
+			c := rowCursor(batch, len(batch)-1, pieces)
+			it.prevEnd = &c
+		}
 		return batch
 	}
 	cut := max(l-it.plan.Rows, 0)
@@ -308,15 +318,40 @@ func (it *RowIter) cutBlocks(batch []Row) []Row {
 	// Rows past the cut exist: the page ends here.
 	it.drained, it.done = true, true
 	if cut == 0 {
+		// The batches before filled the limit exactly (they counted
+		// more rows than stored rows were selected, so this batch was
+		// selected): the page ends after their last row, not after
+		// this batch's selection (selectRows' cursor, if any).
+		if it.prevEnd != nil {
+			it.cursorOut = it.prevEnd.encode()
+		}
 		return batch
 	}
-	last := batch[cut-1] // every row of a batch with blocks has its position
-	c := last.blk.pos
-	if last.bi+1 < last.blk.n {
-		c.Sub = last.bi + 1
-	}
-	it.cursorOut = c.encode()
+	it.cursorOut = rowCursor(batch, cut-1, pieces).encode()
 	return batch
+}
+
+// rowCursor is the cursor after row i of batch: its stored row's position
+// and, for a row of a co-grouped block, how many of the block's rows are
+// out. A batch whose rows have no position (no file of it has blocks)
+// holds its pieces' rows in order.
+func rowCursor(batch []Row, i int, pieces []*piece) cursor {
+	if r := batch[i]; r.blk != nil {
+		c := r.blk.pos
+		if r.bi+1 < r.blk.n {
+			c.Sub = r.bi + 1
+		}
+		return c
+	}
+	for _, p := range pieces {
+		if int64(i) < p.n {
+			return cursor{Key: p.key, File: p.file, RG: p.rg, Row: p.row + int64(i)}
+		}
+		i -= int(p.n)
+	}
+	// Not reached: the rows are the pieces'.
+	p := pieces[len(pieces)-1]
+	return cursor{Key: p.key, File: p.file, RG: p.rg, Row: p.row + p.n - 1}
 }
 
 // selectRows appends the rows of run e that pass the cursor, the filters

@@ -15,7 +15,8 @@ import (
 // turned off), and under a budget that holds the first file's ids but not
 // all of them, so that the key-id path stops mid-scan and the run path
 // scans again. All three must write the same data-file tables and the same
-// fragments, byte for byte. A string key never takes the key-id path.
+// fragments, byte for byte; the build that scanned again counts the reads
+// of the scan stopped. A string key never takes the key-id path.
 func TestKeyIDBuildMatchesRuns(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -61,6 +62,11 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 				}
 				if midSt.Files != len(nk) || midSt.Entries != idSt.Entries {
 					t.Fatalf("after the key-id path stopped: %d files, %d entries; want %d, %d", midSt.Files, midSt.Entries, len(nk), idSt.Entries)
+				}
+				// The stopped scan read the first two files: its reads
+				// count, beside the run path's.
+				if midSt.Requests <= runSt.Requests || midSt.BytesRead <= runSt.BytesRead {
+					t.Fatalf("a build that scanned again counts %d requests, %d bytes; the run path alone %d, %d", midSt.Requests, midSt.BytesRead, runSt.Requests, runSt.BytesRead)
 				}
 				sameBuild(t, idIdx, ids, midIdx, mid)
 			})

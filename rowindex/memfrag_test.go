@@ -16,7 +16,11 @@ import (
 // memory (inMemory, the key-id build's) writes the same fragment files,
 // byte for byte, with the same key directories, as one that spools them to
 // a file, for both kinds, over entries with long keys, covers and hot keys
-// cut inside (several row groups per fragment).
+// cut inside (several row groups per fragment). A writer whose held groups
+// reach its bound (memLimit) spools the fragment's further groups after the
+// held ones: a fragment is cut only at a bucket or key boundary, so a hot
+// one would otherwise be held whole, however large; it too writes the same
+// bytes, holding no more than the bound and a group.
 func TestFragmentWriterInMemory(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -44,7 +48,7 @@ func TestFragmentWriterInMemory(t *testing.T) {
 		}
 		slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
 		es = slices.CompactFunc(es, func(a, b entry) bool { return compareEntries(&a, &b) == 0 })
-		write := func(inMemory bool) ([]FragmentEntry, store.Store) {
+		write := func(inMemory bool, memLimit int64) ([]FragmentEntry, store.Store) {
 			dir := t.TempDir()
 			st, err := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
 			if err != nil {
@@ -56,14 +60,19 @@ func TestFragmentWriterInMemory(t *testing.T) {
 			}
 			defer tmp.remove()
 			w := newFragmentWriter(ctx, st, "ri", kind, tmp)
-			w.inMemory = inMemory
+			w.inMemory, w.memLimit = inMemory, memLimit
+			var peak int64
 			for i := range es {
 				if err := w.add(&es[i]); err != nil {
 					t.Fatal(err)
 				}
+				peak = max(peak, w.memBytes)
 			}
-			if inMemory && w.spool != nil {
+			if inMemory && memLimit == 0 && w.spool != nil {
 				t.Fatal("in-memory writer opened a spool file")
+			}
+			if memLimit > 0 && (peak > memLimit+fragmentSplitBytes || w.spool == nil) {
+				t.Fatalf("bounded in-memory writer held %d bytes of groups (bound %d), spool %v", peak, memLimit, w.spool != nil)
 			}
 			frags, _, err := w.close()
 			if err != nil {
@@ -71,30 +80,39 @@ func TestFragmentWriterInMemory(t *testing.T) {
 			}
 			return frags, st
 		}
-		spooled, sst := write(false)
-		held, hst := write(true)
-		if len(spooled) != len(held) || len(spooled) == 0 {
-			t.Fatalf("%s: %d fragments spooled, %d in memory", kind, len(spooled), len(held))
+		spooled, sst := write(false, 0)
+		for _, memLimit := range []int64{0, 64 << 10} {
+			held, hst := write(true, memLimit)
+			sameFragments(t, kind, spooled, sst, held, hst)
 		}
-		for i := range spooled {
-			a, b := spooled[i], held[i]
-			if len(a.Groups) < 3 {
-				t.Fatalf("%s: only %d groups: the test does not cut groups", kind, len(a.Groups))
-			}
-			if a.Entries != b.Entries || a.Size != b.Size || a.TailBytes != b.TailBytes || !reflect.DeepEqual(a.Groups, b.Groups) {
-				t.Fatalf("%s: fragment %d differs: %+v against %+v", kind, i, a, b)
-			}
-			ab, err := store.ReadAll(ctx, sst, folderOf("ri")+a.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bb, err := store.ReadAll(ctx, hst, folderOf("ri")+b.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(ab, bb) {
-				t.Fatalf("%s: fragment %d: bytes differ", kind, i)
-			}
+	}
+}
+
+// sameFragments fails unless two writers' fragments are the same files.
+func sameFragments(t *testing.T, kind Kind, spooled []FragmentEntry, sst store.Store, held []FragmentEntry, hst store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if len(spooled) != len(held) || len(spooled) == 0 {
+		t.Fatalf("%s: %d fragments spooled, %d in memory", kind, len(spooled), len(held))
+	}
+	for i := range spooled {
+		a, b := spooled[i], held[i]
+		if len(a.Groups) < 3 {
+			t.Fatalf("%s: only %d groups: the test does not cut groups", kind, len(a.Groups))
+		}
+		if a.Entries != b.Entries || a.Size != b.Size || a.TailBytes != b.TailBytes || !reflect.DeepEqual(a.Groups, b.Groups) {
+			t.Fatalf("%s: fragment %d differs: %+v against %+v", kind, i, a, b)
+		}
+		ab, err := store.ReadAll(ctx, sst, folderOf("ri")+a.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bb, err := store.ReadAll(ctx, hst, folderOf("ri")+b.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ab, bb) {
+			t.Fatalf("%s: fragment %d: bytes differ", kind, i)
 		}
 	}
 }
