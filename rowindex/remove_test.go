@@ -453,22 +453,28 @@ func TestConcurrentUpdateAndRemove(t *testing.T) {
 		}
 		return idx
 	}
+	var landedWith func(idx store.Store, wantFiles []string)
 	// landed checks that the newest manifest lists uris[3:], not uris[0],
 	// references exactly the fragment files present, and answers hot(0)
 	// like a scan of what it lists.
 	landed := func(idx store.Store) {
 		t.Helper()
+		landedWith(idx, uris[1:])
+	}
+	// landedWith is landed for a final listing of wantFiles.
+	landedWith = func(idx store.Store, wantFiles []string) {
+		t.Helper()
 		listed, frags, ri := listing(t, ctx, idx, "u", res)
 		removed := ri.Manifest().Removed
-		if !slices.Equal(listed, uris[1:]) || len(removed) != 1 || !slices.Equal(frags, fragmentFiles(t, ctx, idx, "u")) {
-			t.Fatalf("files %v (want %v), tombstones %v, fragments %v on disk %v", listed, uris[1:], removed, frags, fragmentFiles(t, ctx, idx, "u"))
+		if !slices.Equal(listed, wantFiles) || len(removed) != 1 || !slices.Equal(frags, fragmentFiles(t, ctx, idx, "u")) {
+			t.Fatalf("files %v (want %v), tombstones %v, fragments %v on disk %v", listed, wantFiles, removed, frags, fragmentFiles(t, ctx, idx, "u"))
 		}
 		kb, _ := EncodeKey(hot(0))
 		r, err := ri.Lookup(ctx, Query{Key: hot(0)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fullScan(t, dir, uris[1:], "user_id", kb, kb)
+		want := fullScan(t, dir, wantFiles, "user_id", kb, kb)
 		checkRows(t, "after the race", r.Rows, want)
 		if r.Aggregates[0].Values["count"] != int64(len(want)) {
 			t.Fatalf("count %v, want %d", r.Aggregates[0].Values["count"], len(want))
@@ -508,6 +514,27 @@ func TestConcurrentUpdateAndRemove(t *testing.T) {
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
+		}
+		// Either order is a serialization: the Update committed first
+		// (and the Remove then dropped uris[0]), or the Remove committed
+		// before the Update read the manifest, and the Update, asked to
+		// index uris, indexed uris[0] afresh under a new id (Update's doc).
+		listed, _, ri := listing(t, ctx, idx, "u", res)
+		if slices.Contains(listed, uris[0]) {
+			for _, f := range ri.Manifest().Files {
+				if f.URI == uris[0] && slices.Contains(ri.Manifest().Removed, f.ID) {
+					t.Fatalf("%s listed under its removed id %d", f.URI, f.ID)
+				}
+			}
+			want := slices.Clone(uris)
+			slices.Sort(want)
+			got := slices.Clone(listed)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("files %v, want all of %v", listed, uris)
+			}
+			landedWith(idx, listed)
+			return
 		}
 		landed(idx)
 	})
