@@ -135,20 +135,14 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 	cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
 	tw.int(len(locs))
 	for i, loc := range locs {
-		b, err := readAt(r, loc.Offset, int64(loc.CompressedPageSize))
+		h, body, err := readPage(r, loc, i)
 		if err != nil {
 			return nil, err
-		}
-		var h format.PageHeader
-		rd := new(thrift.CompactProtocol).NewReaderFromBytes(b)
-		if err := thrift.NewDecoder(rd).Decode(&h); err != nil {
-			return nil, fmt.Errorf("page %d header: %w", i, err)
 		}
 		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
 			return nil, aerr.Invalid("blob page %d is not a PLAIN data page v2", i)
 		}
 		dh := &h.DataPageHeaderV2.V
-		body := b[rd.BytesRead():]
 		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
 		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
 			return nil, fmt.Errorf("page %d: sizes do not match its location", i)

@@ -349,6 +349,21 @@ func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
 	return b, nil
 }
 
+// readPage reads page i of a column chunk, at loc, and decodes its header:
+// the header and the bytes after it.
+func readPage(r io.ReaderAt, loc format.PageLocation, i int) (format.PageHeader, []byte, error) {
+	var h format.PageHeader
+	b, err := readAt(r, loc.Offset, int64(loc.CompressedPageSize))
+	if err != nil {
+		return h, nil, err
+	}
+	rd := new(thrift.CompactProtocol).NewReaderFromBytes(b)
+	if err := thrift.NewDecoder(rd).Decode(&h); err != nil {
+		return h, nil, fmt.Errorf("page %d header: %w", i, err)
+	}
+	return h, b[rd.BytesRead():], nil
+}
+
 // bloomLength is the length of a bloom filter whose metadata does not say
 // it: its header plus the bitset the header announces.
 func bloomLength(r io.ReaderAt, off int64) (int64, error) {
@@ -439,14 +454,9 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 	cm.TotalUncompressedSize = 0
 	tw.int(len(locs))
 	for i, loc := range locs {
-		b, err := readAt(r, loc.Offset, int64(loc.CompressedPageSize))
+		h, body, err := readPage(r, loc, i)
 		if err != nil {
 			return nil, err
-		}
-		var h format.PageHeader
-		rd := new(thrift.CompactProtocol).NewReaderFromBytes(b)
-		if err := thrift.NewDecoder(rd).Decode(&h); err != nil {
-			return nil, fmt.Errorf("page %d header: %w", i, err)
 		}
 		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid {
 			return nil, aerr.Invalid("page %d is %s, not a data page v2", i, h.Type)
@@ -455,7 +465,6 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		if dh.Encoding != format.Plain {
 			return nil, aerr.Invalid("page %d is %s-encoded, not PLAIN", i, dh.Encoding)
 		}
-		body := b[rd.BytesRead():]
 		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
 		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
 			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
