@@ -342,10 +342,7 @@ func (d *directPlan) repeat(rows [][]any) [][]any {
 // and boxed a column at a time (pqrow.Vector); otherwise as rows.
 func (lf *lateFile) readDirect(ctx context.Context, uri string) ([][]any, error) {
 	d := lf.direct
-	pf, matches, st, err := lf.match(ctx, uri)
-	lf.stats.mu.Lock()
-	lf.stats.scan.Add(st)
-	lf.stats.mu.Unlock()
+	pf, matches, err := lf.match(ctx, uri)
 	if err != nil {
 		return nil, err
 	}

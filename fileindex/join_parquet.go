@@ -243,8 +243,18 @@ type sampledFile struct {
 }
 
 // match opens uri and matches its key column, or takes what the planner
-// found for it.
-func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFile, []pqrow.Match, pqrow.ScanStats, error) {
+// found for it, and adds what that read to the join's scan stats.
+func (lf *lateFile) match(ctx context.Context, uri string) (*datafile.ParquetFile, []pqrow.Match, error) {
+	pf, matches, st, err := lf.scanMatches(ctx, uri)
+	lf.stats.mu.Lock()
+	lf.stats.scan.Add(st)
+	lf.stats.mu.Unlock()
+	return pf, matches, err
+}
+
+// scanMatches is match without counting: the file's matches, and what
+// finding them read.
+func (lf *lateFile) scanMatches(ctx context.Context, uri string) (*datafile.ParquetFile, []pqrow.Match, pqrow.ScanStats, error) {
 	lf.sampledMu.Lock()
 	sf := lf.sampled[uri]
 	delete(lf.sampled, uri)
@@ -344,10 +354,7 @@ func (s *lateSource) Close() { s.cancel() }
 
 // read returns the rows of one file whose key matches.
 func (lf *lateFile) read(ctx context.Context, uri string) ([]pqrow.Row, error) {
-	pf, matches, st, err := lf.match(ctx, uri)
-	lf.stats.mu.Lock()
-	lf.stats.scan.Add(st)
-	lf.stats.mu.Unlock()
+	pf, matches, err := lf.match(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
