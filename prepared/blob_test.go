@@ -535,7 +535,7 @@ func TestBlobDict(t *testing.T) {
 			t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
 		}
 		b, ok, err := prepared.BlobOf(f)
-		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding {
+		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding2 {
 			t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
 		}
 		for _, rg := range f.Metadata().RowGroups {
