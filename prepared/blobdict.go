@@ -376,10 +376,7 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 		tw.int(len(sizes))
 		for k, size := range sizes {
 			n := segs[k+1] - segs[k]
-			tw.int(n)
-			tw.int(n)
-			tw.int(0)
-			tw.int(size<<1 | 1) // raw: the values as stored
+			tw.frame(n, n, 0, size, true) // raw: the values as stored
 			fw.st.Frames++
 			fw.st.RawBlocks++
 		}
