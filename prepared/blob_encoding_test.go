@@ -49,18 +49,7 @@ func TestBlobEncodingRoundTrip(t *testing.T) {
 		names = append(names, f.name, "o_"+f.name)
 	}
 	schema := parquet.NewSchema("r", g)
-	o, err := Options{Key: "k"}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := resolveColumns(schema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: names}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: names})
 	mj, _ := json.Marshal(p.marker)
 	var m BlobMarker
 	if err := json.Unmarshal(mj, &m); err != nil {
@@ -165,19 +154,8 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 		"b": parquet.Leaf(parquet.BooleanType), "d": parquet.Leaf(parquet.DoubleType), "fx": parquet.Optional(parquet.Leaf(parquet.FixedLenByteArrayType(3))),
 		"i96": parquet.Leaf(parquet.Int96Type), "f": parquet.Leaf(parquet.FloatType)}
 	schema := parquet.NewSchema("r", g)
-	o, err := Options{Key: "k"}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := resolveColumns(schema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fields := []string{"s", "o", "b", "d", "fx", "i96", "f"}
-	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict})
 	leaf := func(name string) int { l, _ := schema.Lookup(name); return l.ColumnIndex }
 	// Per field (blob order: the key first), n rows of values.
 	block := func(n int, nulls bool) [][]parquet.Value {
@@ -258,14 +236,7 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 	// A block shorter than its row count: the key and one optional column,
 	// null in all 2,000 rows (a 250-byte bitmap).
 	g2 := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "o": parquet.Optional(parquet.Leaf(parquet.Int32Type))}
-	cols2, err := resolveColumns(parquet.NewSchema("r", g2), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := planBlob(cols2, &BlobOptions{Column: "blob", Fields: []string{"o"}, Codec: BlobCodecZstdDict}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := testBlobPlan(t, parquet.NewSchema("r", g2), &BlobOptions{Column: "blob", Fields: []string{"o"}, Codec: BlobCodecZstdDict})
 	c2 := make([][]parquet.Value, 2)
 	for range 2000 {
 		c2[0] = append(c2[0], parquet.Int64Value(1).Level(0, 0, 0))
@@ -295,19 +266,7 @@ func TestBlockEncoding2RoundTrip(t *testing.T) {
 		"i": parquet.Optional(parquet.Leaf(parquet.Int32Type)), "x": parquet.Leaf(parquet.Int64Type), "none": parquet.Optional(parquet.Leaf(parquet.Int64Type)),
 		"d": parquet.Leaf(parquet.DoubleType)}
 	schema := parquet.NewSchema("r", g)
-	o, err := Options{Key: "k"}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := resolveColumns(schema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := []string{"ts", "s", "i", "x", "none", "d"}
-	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"ts", "s", "i", "x", "none", "d"}, Codec: BlobCodecZstdDict})
 	leaf := func(name string) int { l, _ := schema.Lookup(name); return l.ColumnIndex }
 	extremes := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1}
 	var raws [][]byte
@@ -418,4 +377,22 @@ func TestBlockEncoding2RoundTrip(t *testing.T) {
 	if _, err := NewBlob(m); !errors.Is(err, ErrBadBlob) {
 		t.Errorf("a DOUBLE with a scale: %v", err)
 	}
+}
+
+// testBlobPlan plans blob b over schema, keyed by its column k.
+func testBlobPlan(t *testing.T, schema *parquet.Schema, b *BlobOptions) *blobPlan {
+	t.Helper()
+	o, err := Options{Key: "k"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := resolveColumns(schema, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planBlob(cols, b, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -498,20 +498,8 @@ func TestBlobDict(t *testing.T) {
 	}
 	fields := srcCols[1:]
 	res := rowindex.StoreResolver{Store: data}
-	srcs, err := prepared.Sources(ctx, res, []string{"blk"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := store.Open(ctx, "file://"+filepath.Join(dir, "dict"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	st, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
+	st := prepareTo(t, data, "blk", filepath.Join(dir, "dict"), prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
 		PageBytes: 8192, RowGroupRows: 100, Blob: &prepared.BlobOptions{Column: "served", Fields: fields, Codec: prepared.BlobCodecZstdDict}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if b := st.Choices.Blob; b == nil || b.Codec != prepared.BlobCodecZstdDict {
 		t.Fatalf("choices: blob %+v", b)
 	}
@@ -706,24 +694,11 @@ func TestBlobDictSmallFile(t *testing.T) {
 	if err := store.WriteAll(ctx, data, "src/a.parquet", buf.Bytes(), nil); err != nil {
 		t.Fatal(err)
 	}
-	res := rowindex.StoreResolver{Store: data}
-	srcs, err := prepared.Sources(ctx, res, []string{"src"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := store.Open(ctx, "file://"+filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	st, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Sort: []string{"ts"},
+	st := prepareTo(t, data, "src", filepath.Join(dir, "out"), prepared.Options{Key: "user", Sort: []string{"ts"},
 		Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "name", "rare", "score", "f32", "data", "fixed", "flag", "day"}, Codec: prepared.BlobCodecZstdDict}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := fmt.Sprint(readAllRowsOf(t, openStored(t, data, "src/a.parquet")))
 	for _, fs := range st.Files {
-		f := openStored(t, out, fs.Key)
+		f := openStored(t, data, "out/"+fs.Key)
 		b, _, err := prepared.BlobOf(f)
 		if err != nil {
 			t.Fatal(err)
@@ -746,4 +721,26 @@ func readAllRowsOf(t *testing.T, f *parquet.File) []parquet.Row {
 		rows = append(rows, r.Clone())
 	}
 	return rows
+}
+
+// prepareTo prepares the sources under folder from of data into the local
+// folder dir with o.
+func prepareTo(t *testing.T, data store.Store, from, dir string, o prepared.Options) prepared.Stats {
+	t.Helper()
+	ctx := context.Background()
+	res := rowindex.StoreResolver{Store: data}
+	srcs, err := prepared.Sources(ctx, res, []string{from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	st, err := prepared.PrepareFiles(ctx, res, srcs, out, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
