@@ -127,6 +127,13 @@ type BlobField struct {
 	Length   int    `json:"length,omitempty"`
 	Optional bool   `json:"optional"`
 	Logical  string `json:"logical,omitempty"`
+	// Base, Scale, Delta and Prefix are the field's transforms in a file
+	// of BlobBlockEncoding2 blocks, chosen from the file's values (zero
+	// for other encodings): see BlobBlockEncoding2.
+	Base   int64  `json:"base,omitempty"`
+	Scale  int64  `json:"scale,omitempty"`
+	Delta  bool   `json:"delta,omitempty"`
+	Prefix []byte `json:"prefix,omitempty"`
 }
 
 func (b *BlobOptions) choice() *BlobChoice {
@@ -391,8 +398,9 @@ type Blob struct {
 	nopt     int
 	// pos is, per field, its place in a decoded row (fields in leaf
 	// order); dec decompresses BlobCodecZstdDict blocks.
-	pos []int
-	dec *zstd.Decoder
+	pos    []int
+	dec    *zstd.Decoder
+	dictID byte // BlobBlockEncoding2: the ID restoreFrame puts back
 }
 
 // BlobOf returns the blob description of a prepared file, false for a file
@@ -417,13 +425,39 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 	case m.Version != 1:
 		return nil, badBlob("version %d (this build reads version 1)", m.Version)
 	case m.Encoding == BlobEncoding && m.Codec == "" && len(m.Dict) == 0:
-	case m.Encoding == BlobBlockEncoding && m.Codec == BlobCodecZstdDict:
+	case (m.Encoding == BlobBlockEncoding || m.Encoding == BlobBlockEncoding2) && m.Codec == BlobCodecZstdDict:
 		if len(m.Dict) == 0 {
 			return nil, badBlob("codec %s without a dictionary", m.Codec)
 		}
 	default:
-		return nil, badBlob("encoding %q, codec %q (this build reads %s, and %s with codec %s)", m.Encoding, m.Codec, BlobEncoding, BlobBlockEncoding, BlobCodecZstdDict)
+		return nil, badBlob("encoding %q, codec %q (this build reads %s, and %s or %s with codec %s)", m.Encoding, m.Codec, BlobEncoding, BlobBlockEncoding, BlobBlockEncoding2, BlobCodecZstdDict)
 	}
+	b, err := parseBlob(m)
+	if err != nil {
+		return nil, err
+	}
+	if m.Codec == BlobCodecZstdDict {
+		if b.dec, err = newBlockDecoder(m.Dict); err != nil {
+			return nil, badBlob("dictionary: %v", err)
+		}
+		if m.Encoding == BlobBlockEncoding2 {
+			// Its frames are stored without the dictionary's ID
+			// (stripFrame), which must fit the byte restoreFrame puts
+			// back.
+			if id := binary.LittleEndian.Uint32(m.Dict[4:8]); id == 0 || id > 255 {
+				return nil, badBlob("dictionary ID %d for %s (1 to 255)", id, m.Encoding)
+			} else {
+				b.dictID = byte(id)
+			}
+		}
+	}
+	return b, nil
+}
+
+// parseBlob describes the fields of a checked marker: NewBlob without the
+// codec (FrameFile reads the uncompressed blocks of its intermediate file
+// with it).
+func parseBlob(m BlobMarker) (*Blob, error) {
 	sf, err := parquet.OpenFile(bytes.NewReader(m.Schema), int64(len(m.Schema)))
 	if err != nil {
 		return nil, badBlob("schema: %v", err)
@@ -463,9 +497,11 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 		}
 		b.pos[fi] = at
 	}
-	if m.Codec == BlobCodecZstdDict {
-		if b.dec, err = newBlockDecoder(m.Dict); err != nil {
-			return nil, badBlob("dictionary: %v", err)
+	if m.Encoding == BlobBlockEncoding2 {
+		for fi, fd := range m.Fields {
+			if fd.Scale < 0 || (fd.Scale == 0) != (b.kinds[fi] != parquet.Int32 && b.kinds[fi] != parquet.Int64) {
+				return nil, badBlob("field %q: scale %d for %s", fd.Name, fd.Scale, fd.Type)
+			}
 		}
 	}
 	return b, nil

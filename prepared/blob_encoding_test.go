@@ -1,9 +1,12 @@
 package prepared
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,18 +49,7 @@ func TestBlobEncodingRoundTrip(t *testing.T) {
 		names = append(names, f.name, "o_"+f.name)
 	}
 	schema := parquet.NewSchema("r", g)
-	o, err := Options{Key: "k"}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := resolveColumns(schema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: names}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: names})
 	mj, _ := json.Marshal(p.marker)
 	var m BlobMarker
 	if err := json.Unmarshal(mj, &m); err != nil {
@@ -162,19 +154,8 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 		"b": parquet.Leaf(parquet.BooleanType), "d": parquet.Leaf(parquet.DoubleType), "fx": parquet.Optional(parquet.Leaf(parquet.FixedLenByteArrayType(3))),
 		"i96": parquet.Leaf(parquet.Int96Type), "f": parquet.Leaf(parquet.FloatType)}
 	schema := parquet.NewSchema("r", g)
-	o, err := Options{Key: "k"}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := resolveColumns(schema, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fields := []string{"s", "o", "b", "d", "fx", "i96", "f"}
-	p, err := planBlob(cols, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: fields, Codec: BlobCodecZstdDict})
 	leaf := func(name string) int { l, _ := schema.Lookup(name); return l.ColumnIndex }
 	// Per field (blob order: the key first), n rows of values.
 	block := func(n int, nulls bool) [][]parquet.Value {
@@ -255,14 +236,7 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 	// A block shorter than its row count: the key and one optional column,
 	// null in all 2,000 rows (a 250-byte bitmap).
 	g2 := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "o": parquet.Optional(parquet.Leaf(parquet.Int32Type))}
-	cols2, err := resolveColumns(parquet.NewSchema("r", g2), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := planBlob(cols2, &BlobOptions{Column: "blob", Fields: []string{"o"}, Codec: BlobCodecZstdDict}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p2 := testBlobPlan(t, parquet.NewSchema("r", g2), &BlobOptions{Column: "blob", Fields: []string{"o"}, Codec: BlobCodecZstdDict})
 	c2 := make([][]parquet.Value, 2)
 	for range 2000 {
 		c2[0] = append(c2[0], parquet.Int64Value(1).Level(0, 0, 0))
@@ -278,4 +252,147 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 	if rows, err := b2.DecodeBlock(nil, enc.EncodeAll(raw2, nil)); err != nil || len(rows) != 2000 || len(raw2) >= 2000 || !rows[1999][1].IsNull() {
 		t.Fatalf("all-null block of %d bytes: %d rows, %v", len(raw2), len(rows), err)
 	}
+}
+
+// TestBlockEncoding2RoundTrip: blocks read back from BlobBlockEncoding to
+// BlobBlockEncoding2 with the transforms chosen from their values (integer
+// base and scale, delta for a column sorted within blocks, byte-array
+// prefix), at the extremes of INT32 and INT64 and with nulls and a value
+// equal to the prefix, decode to the same rows; the transforms are the
+// expected ones; a stripped frame restores, and a damaged header is
+// ErrBadBlob.
+func TestBlockEncoding2RoundTrip(t *testing.T) {
+	g := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "ts": parquet.Leaf(parquet.Int64Type), "s": parquet.Optional(parquet.String()),
+		"i": parquet.Optional(parquet.Leaf(parquet.Int32Type)), "x": parquet.Leaf(parquet.Int64Type), "none": parquet.Optional(parquet.Leaf(parquet.Int64Type)),
+		"d": parquet.Leaf(parquet.DoubleType)}
+	schema := parquet.NewSchema("r", g)
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"ts", "s", "i", "x", "none", "d"}, Codec: BlobCodecZstdDict})
+	leaf := func(name string) int { l, _ := schema.Lookup(name); return l.ColumnIndex }
+	extremes := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1}
+	var raws [][]byte
+	for bi := range 40 {
+		n := 1 + bi%7
+		c := make([][]parquet.Value, len(p.kinds))
+		for i := range n {
+			c[0] = append(c[0], parquet.Int64Value(int64(bi*3-50)).Level(0, 0, leaf("k")))
+			c[1] = append(c[1], parquet.Int64Value(1_717_200_000_000_000+int64(bi*5_000_000+i*7_000)).Level(0, 0, leaf("ts")))
+			switch {
+			case i == 2:
+				c[2] = append(c[2], parquet.NullValue().Level(0, 0, leaf("s")))
+				c[3] = append(c[3], parquet.NullValue().Level(0, 0, leaf("i")))
+			case bi == 3 && i == 0:
+				c[2] = append(c[2], parquet.ByteArrayValue([]byte("spotify:track:")).Level(0, 1, leaf("s")))
+				c[3] = append(c[3], parquet.Int32Value(math.MinInt32).Level(0, 1, leaf("i")))
+			default:
+				c[2] = append(c[2], parquet.ByteArrayValue(fmt.Appendf(nil, "spotify:track:%d", bi*i)).Level(0, 1, leaf("s")))
+				c[3] = append(c[3], parquet.Int32Value(int32(math.MaxInt32-bi*i)).Level(0, 1, leaf("i")))
+			}
+			c[4] = append(c[4], parquet.Int64Value(extremes[(bi+i)%len(extremes)]).Level(0, 0, leaf("x")))
+			c[5] = append(c[5], parquet.NullValue().Level(0, 0, leaf("none")))
+			c[6] = append(c[6], parquet.DoubleValue(float64(i)/3).Level(0, 0, leaf("d")))
+		}
+		raws = append(raws, p.encodeBlock(nil, n, c))
+	}
+	in, err := parseBlob(p.marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newBlockStats(in)
+	var rows []parquet.Row
+	for _, r := range raws {
+		if rows, err = in.decodeRaw(rows[:0], r); err != nil {
+			t.Fatal(err)
+		}
+		st.add(rows)
+	}
+	m := p.marker
+	m.Encoding, m.Fields = BlobBlockEncoding2, st.fields(raws)
+	byName := map[string]BlobField{}
+	for _, f := range m.Fields {
+		byName[f.Name] = f
+	}
+	if f := byName["ts"]; f.Base != 1_717_200_000_000_000 || f.Scale != 1000 || !f.Delta {
+		t.Errorf("ts transforms %+v, want base 1717200000000000, scale 1000, delta", f)
+	}
+	if f := byName["s"]; string(f.Prefix) != "spotify:track:" || f.Scale != 0 {
+		t.Errorf("s transforms %+v, want the prefix spotify:track:", f)
+	}
+	if f := byName["x"]; f.Base != math.MinInt64 || f.Scale != 1 {
+		t.Errorf("x transforms %+v, want base MinInt64, scale 1", f)
+	}
+	if f := byName["k"]; f.Base != -50 || f.Delta {
+		t.Errorf("key transforms %+v, want base -50, no delta", f)
+	}
+	out, err := parseBlob(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict, err := trainDict(raws, zstd.SpeedBetterCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Dict = dict
+	b, err := NewBlob(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	for bi, r := range raws {
+		want, err := in.decodeRaw(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2 := out.encodeBlock2(nil, want)
+		z, ok := stripFrame(enc.EncodeAll(v2, nil))
+		if !ok {
+			t.Fatalf("block %d: frame not stripped", bi)
+		}
+		got, err := b.DecodeBlock(nil, z)
+		if err != nil {
+			t.Fatalf("block %d: %v", bi, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("block %d: %d rows, want %d", bi, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.EqualFunc(got[i], want[i], func(a, b parquet.Value) bool {
+				return parquet.Equal(a, b) && a.Column() == b.Column() && a.DefinitionLevel() == b.DefinitionLevel()
+			}) {
+				t.Fatalf("block %d row %d: %v, want %v", bi, i, got[i], want[i])
+			}
+		}
+		bad := bytes.Clone(z)
+		bad[0] |= 1 // a dictionary ID flag where none may be
+		if _, err := b.DecodeBlock(nil, bad); !errors.Is(err, ErrBadBlob) {
+			t.Errorf("block %d with a damaged header: %v", bi, err)
+		}
+	}
+	// A scale that does not suit the field's type is ErrBadBlob.
+	m.Fields = slices.Clone(m.Fields)
+	m.Fields[slices.IndexFunc(m.Fields, func(f BlobField) bool { return f.Name == "d" })].Scale = 3
+	if _, err := NewBlob(m); !errors.Is(err, ErrBadBlob) {
+		t.Errorf("a DOUBLE with a scale: %v", err)
+	}
+}
+
+// testBlobPlan plans blob b over schema, keyed by its column k.
+func testBlobPlan(t *testing.T, schema *parquet.Schema, b *BlobOptions) *blobPlan {
+	t.Helper()
+	o, err := Options{Key: "k"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := resolveColumns(schema, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planBlob(cols, b, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

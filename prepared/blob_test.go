@@ -498,20 +498,8 @@ func TestBlobDict(t *testing.T) {
 	}
 	fields := srcCols[1:]
 	res := rowindex.StoreResolver{Store: data}
-	srcs, err := prepared.Sources(ctx, res, []string{"blk"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := store.Open(ctx, "file://"+filepath.Join(dir, "dict"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	st, err := prepared.PrepareFiles(ctx, res, srcs, out, prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
+	st := prepareTo(t, data, "blk", filepath.Join(dir, "dict"), prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
 		PageBytes: 8192, RowGroupRows: 100, Blob: &prepared.BlobOptions{Column: "served", Fields: fields, Codec: prepared.BlobCodecZstdDict}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if b := st.Choices.Blob; b == nil || b.Codec != prepared.BlobCodecZstdDict {
 		t.Fatalf("choices: blob %+v", b)
 	}
@@ -535,8 +523,11 @@ func TestBlobDict(t *testing.T) {
 			t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
 		}
 		b, ok, err := prepared.BlobOf(f)
-		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding {
+		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding2 {
 			t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
+		}
+		if fm, ok, err := prepared.FramesMarkerOf(f); !ok || err != nil || fm.Version != prepared.FramesVersionCompact {
+			t.Fatalf("%s: frame table %+v %v %v, want version %d", uri, fm, ok, err, prepared.FramesVersionCompact)
 		}
 		for _, rg := range f.Metadata().RowGroups {
 			if c := rg.Columns[1].MetaData.Codec.String(); c != "UNCOMPRESSED" {
@@ -681,4 +672,75 @@ func TestBlobDict(t *testing.T) {
 			t.Fatalf("key %d: projection %d rows, %d", k, len(r.Rows), len(want))
 		}
 	}
+}
+
+// TestBlobDictSmallFile: a co-grouped file whose blocks are too few for a
+// dictionary to learn from (one key, one row: the dictionary's content
+// holds them whole) is still written, and its block decodes to the row.
+func TestBlobDictSmallFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	name := "only"
+	src := []blockRow{{User: 7, TS: time.UnixMicro(1_717_200_000_000_000).UTC(), Name: &name, Score: 1.5, Data: []byte("x"), Fixed: [3]byte{1, 2, 3}, Flag: true, Day: 3}}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteAll(ctx, data, "src/a.parquet", buf.Bytes(), nil); err != nil {
+		t.Fatal(err)
+	}
+	st := prepareTo(t, data, "src", filepath.Join(dir, "out"), prepared.Options{Key: "user", Sort: []string{"ts"},
+		Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "name", "rare", "score", "f32", "data", "fixed", "flag", "day"}, Codec: prepared.BlobCodecZstdDict}})
+	want := fmt.Sprint(readAllRowsOf(t, openStored(t, data, "src/a.parquet")))
+	for _, fs := range st.Files {
+		f := openStored(t, data, "out/"+fs.Key)
+		b, _, err := prepared.BlobOf(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []parquet.Row
+		for r := range readAllRows(t, f) {
+			if got, err = b.DecodeBlock(got, r[1].ByteArray()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fmt.Sprint(got) != want {
+			t.Fatalf("decoded %v, want %v", got, want)
+		}
+	}
+}
+
+func readAllRowsOf(t *testing.T, f *parquet.File) []parquet.Row {
+	var rows []parquet.Row
+	for r := range readAllRows(t, f) {
+		rows = append(rows, r.Clone())
+	}
+	return rows
+}
+
+// prepareTo prepares the sources under folder from of data into the local
+// folder dir with o.
+func prepareTo(t *testing.T, data store.Store, from, dir string, o prepared.Options) prepared.Stats {
+	t.Helper()
+	ctx := context.Background()
+	res := rowindex.StoreResolver{Store: data}
+	srcs, err := prepared.Sources(ctx, res, []string{from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	st, err := prepared.PrepareFiles(ctx, res, srcs, out, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

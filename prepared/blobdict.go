@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -17,18 +18,24 @@ import (
 
 // dictBlobs compresses the blocks of a co-grouped blob column
 // (BlobCodecZstdDict) while FrameFile rewrites the file: the intermediate
-// holds each block uncompressed as one PLAIN value; the output holds it as a
-// ZSTD frame with the file's dictionary, the column chunk UNCOMPRESSED (a
-// reader sees the frames as the binary values), and one raw frame-table
-// entry per key run, so a lookup reads exactly its key's values.
+// holds each block uncompressed as one PLAIN value (BlobBlockEncoding);
+// the output holds it in BlobBlockEncoding2 as a stripped ZSTD frame with
+// the file's dictionary, the column chunk UNCOMPRESSED (a reader sees the
+// frames as the binary values), and one raw frame-table entry per key run,
+// so a lookup reads exactly its key's values.
 type dictBlobs struct {
 	leaf   int
 	enc    *zstd.Encoder
 	marker string // the ariadne.blob entry with the dictionary
+	in     *Blob  // the intermediate's blocks
+	out    *Blob  // the output's: in, with the file's transforms
+	rows   []parquet.Row
+	buf    []byte
 }
 
 // newDictBlobs returns nil for a file without a BlobCodecZstdDict blob;
-// otherwise it trains the dictionary over a sample of the file's blocks
+// otherwise it chooses the file's block transforms (BlobBlockEncoding2)
+// from all its blocks and trains the dictionary over a sample of them
 // (every k-th, ≈dictSampleBytes in all).
 func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) {
 	v, ok := f.Lookup(BlobKey)
@@ -42,8 +49,12 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	if m.Codec != BlobCodecZstdDict {
 		return nil, nil
 	}
-	if len(m.Dict) > 0 {
+	if len(m.Dict) > 0 || m.Encoding != BlobBlockEncoding {
 		return nil, aerr.Invalid("prepared: frame: the blob's blocks are compressed already")
+	}
+	in, err := parseBlob(m)
+	if err != nil {
+		return nil, err
 	}
 	leaf := -1
 	for i, p := range f.Schema().Columns() {
@@ -61,6 +72,8 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	every := max(total/dictSampleBytes, 1)
 	var samples [][]byte
 	var i int64
+	st := newBlockStats(in)
+	var rows []parquet.Row
 	buf := make([]parquet.Value, 256)
 	for _, g := range f.RowGroups() {
 		pages := g.ColumnChunks()[leaf].Pages()
@@ -77,6 +90,13 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 			for {
 				n, err := vr.ReadValues(buf)
 				for _, v := range buf[:n] {
+					var derr error
+					if rows, derr = in.decodeRaw(rows[:0], v.ByteArray()); derr != nil {
+						parquet.Release(p)
+						pages.Close()
+						return nil, derr
+					}
+					st.add(rows)
 					if i%every == 0 {
 						samples = append(samples, append([]byte(nil), v.ByteArray()...))
 					}
@@ -95,6 +115,18 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 		}
 		pages.Close()
 	}
+	m.Encoding, m.Fields = BlobBlockEncoding2, st.fields(samples)
+	out, err := parseBlob(m)
+	if err != nil {
+		return nil, err
+	}
+	db := &dictBlobs{leaf: leaf, in: in, out: out}
+	for k, s := range samples {
+		if rows, err = in.decodeRaw(rows[:0], s); err != nil {
+			return nil, err
+		}
+		samples[k] = out.encodeBlock2(nil, rows)
+	}
 	if len(samples) == 0 {
 		samples = [][]byte{{0}}
 	}
@@ -102,7 +134,7 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	if err != nil {
 		return nil, fmt.Errorf("prepared: blob dictionary: %w", err)
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	db.enc, err = zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
 	if err != nil {
 		return nil, fmt.Errorf("prepared: blob dictionary: %w", err)
 	}
@@ -111,7 +143,152 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &dictBlobs{leaf: leaf, enc: enc, marker: string(mj)}, nil
+	db.marker = string(mj)
+	return db, nil
+}
+
+// compress returns the output value of one intermediate block: its rows
+// in BlobBlockEncoding2, a ZSTD frame with the dictionary, stripped.
+func (db *dictBlobs) compress(raw []byte) ([]byte, error) {
+	var err error
+	if db.rows, err = db.in.decodeRaw(db.rows[:0], raw); err != nil {
+		return nil, err
+	}
+	db.buf = db.out.encodeBlock2(db.buf[:0], db.rows)
+	z, ok := stripFrame(db.enc.EncodeAll(db.buf, nil))
+	if !ok {
+		return nil, fmt.Errorf("prepared: a block's frame header is not the expected one")
+	}
+	return z, nil
+}
+
+// blockStats gathers, over a file's blocks, what BlobBlockEncoding2's
+// transforms need: per integer field its least value and the greatest
+// common divisor of its differences, per byte-array field the prefix
+// every value shares.
+type blockStats struct {
+	b      *Blob
+	seen   []bool
+	min    []int64
+	ref    []int64
+	gcd    []uint64
+	prefix [][]byte
+}
+
+// maxBlockPrefix bounds a field's stripped prefix (it is in the marker,
+// read with every footer).
+const maxBlockPrefix = 256
+
+func newBlockStats(b *Blob) *blockStats {
+	n := len(b.kinds)
+	return &blockStats{b: b, seen: make([]bool, n), min: make([]int64, n), ref: make([]int64, n), gcd: make([]uint64, n), prefix: make([][]byte, n)}
+}
+
+func (s *blockStats) add(rows []parquet.Row) {
+	for fi, k := range s.b.kinds {
+		if k != parquet.Int32 && k != parquet.Int64 && k != parquet.ByteArray {
+			continue
+		}
+		at := s.b.pos[fi]
+		for _, r := range rows {
+			v := r[at]
+			if v.IsNull() {
+				continue
+			}
+			if k == parquet.ByteArray {
+				p := v.ByteArray()
+				if !s.seen[fi] {
+					s.prefix[fi] = slices.Clone(p[:min(len(p), maxBlockPrefix)])
+				} else {
+					n := 0
+					for n < len(p) && n < len(s.prefix[fi]) && p[n] == s.prefix[fi][n] {
+						n++
+					}
+					s.prefix[fi] = s.prefix[fi][:n]
+				}
+				s.seen[fi] = true
+				continue
+			}
+			x := intOf(k, v)
+			if !s.seen[fi] {
+				s.seen[fi], s.min[fi], s.ref[fi] = true, x, x
+				continue
+			}
+			s.min[fi] = min(s.min[fi], x)
+			d := uint64(x - s.ref[fi])
+			if x < s.ref[fi] {
+				d = uint64(s.ref[fi] - x)
+			}
+			s.gcd[fi] = gcd(s.gcd[fi], d)
+		}
+	}
+}
+
+// fields returns the marker's fields with the file's transforms: Delta
+// where it makes the sampled blocks' integers smaller.
+func (s *blockStats) fields(samples [][]byte) []BlobField {
+	out := slices.Clone(s.b.Marker.Fields)
+	for fi, k := range s.b.kinds {
+		switch k {
+		case parquet.ByteArray:
+			out[fi].Prefix = s.prefix[fi]
+		case parquet.Int32, parquet.Int64:
+			out[fi].Base, out[fi].Scale = s.min[fi], int64(max(s.gcd[fi], 1))
+			if out[fi].Scale < 0 { // a divisor past MaxInt64: the values are two
+				out[fi].Scale = 1
+			}
+		}
+	}
+	var plain, delta []int
+	plain, delta = make([]int, len(out)), make([]int, len(out))
+	var rows []parquet.Row
+	for _, sm := range samples {
+		var err error
+		if rows, err = s.b.decodeRaw(rows[:0], sm); err != nil {
+			continue
+		}
+		for fi, k := range s.b.kinds {
+			if fi == 0 || (k != parquet.Int32 && k != parquet.Int64) {
+				continue
+			}
+			at := s.b.pos[fi]
+			var prev uint64
+			first := true
+			for _, r := range rows {
+				if r[at].IsNull() {
+					continue
+				}
+				u := uint64(intOf(k, r[at])-out[fi].Base) / uint64(out[fi].Scale)
+				plain[fi] += uvarintLen(u)
+				if first {
+					delta[fi] += uvarintLen(u)
+				} else {
+					delta[fi] += uvarintLen(uint64(int64(u-prev)<<1 ^ int64(u-prev)>>63))
+				}
+				prev, first = u, false
+			}
+		}
+	}
+	for fi := range out {
+		out[fi].Delta = delta[fi] < plain[fi]
+	}
+	return out
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func uvarintLen(u uint64) int {
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
 }
 
 // chunk rewrites the blob's column chunk: every value compressed with the
@@ -171,7 +348,10 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 				if n > len(vals)-4 {
 					return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
 				}
-				z := db.enc.EncodeAll(vals[4:4+n], nil)
+				z, err := db.compress(vals[4 : 4+n])
+				if err != nil {
+					return nil, fmt.Errorf("page %d: %w", i, err)
+				}
 				vals = vals[4+n:]
 				nb = binary.LittleEndian.AppendUint32(nb, uint32(len(z)))
 				nb = append(nb, z...)
@@ -196,10 +376,7 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 		tw.int(len(sizes))
 		for k, size := range sizes {
 			n := segs[k+1] - segs[k]
-			tw.int(n)
-			tw.int(n)
-			tw.int(0)
-			tw.int(size<<1 | 1) // raw: the values as stored
+			tw.frame(n, n, 0, size, true) // raw: the values as stored
 			fw.st.Frames++
 			fw.st.RawBlocks++
 		}

@@ -190,8 +190,11 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	fw := &frameWriter{w: w, enc: enc, align: fo.Align, minFrame: fo.MinFrameBytes, rawBlocks: fo.RawBlocks, st: &st}
 	fw.write([]byte("PAR1"))
 	version := FramesVersion
-	if fo.RawBlocks || db != nil {
+	if fo.RawBlocks {
 		version = FramesVersionRaw
+	}
+	if db != nil {
+		version = FramesVersionCompact
 	}
 	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
@@ -539,15 +542,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		tw.int(nl)
 		tw.int(len(frames))
 		for k, fr := range frames {
-			tw.int(fr.rows)
-			tw.int(fr.values)
-			tw.int(pads[k])
-			if tw.version >= FramesVersionRaw {
-				// The size, and in bit 0 whether the values are a raw block.
-				tw.int(len(fr.z)<<1 | b2i(fr.plain))
-			} else {
-				tw.int(len(fr.z))
-			}
+			tw.frame(fr.rows, fr.values, pads[k], len(fr.z), fr.plain)
 			if len(fr.z) > 0 {
 				fw.st.Frames++
 				if fr.plain {
