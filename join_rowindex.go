@@ -190,6 +190,7 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 			pos = append(pos, fileindex.RowGroupRows{RowGroup: r.RowGroup})
 		}
 		g := &pos[len(pos)-1]
+		g.Rows = slices.Grow(g.Rows, int(r.N))
 		for i := range r.N {
 			g.Rows = append(g.Rows, r.Row+i)
 		}
