@@ -53,6 +53,29 @@ func (c *statCounts) take() (n, most int) {
 	return n, most
 }
 
+// countedPlays opens the plays lake of 4 files (row index included)
+// through a store whose data-file stats counts counts; both close with
+// the test.
+func countedPlays(t *testing.T, counts *statCounts) (*playsfixture.PlaysLake, *Index) {
+	t.Helper()
+	ctx := context.Background()
+	lake, err := playsfixture.Plays(ctx, t.TempDir(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lake.Close() })
+	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(func(s store.Store) store.Store { return statCounter{s, counts} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lake, ix
+}
+
 // TestRowLocatorStatsConcurrently checks that the row locator's freshness
 // check stats every located file, several at once but no more than its
 // bound, and still refuses the row index when one file (not the first)
@@ -60,21 +83,8 @@ func (c *statCounts) take() (n, most int) {
 // them one after another.
 func TestRowLocatorStatsConcurrently(t *testing.T) {
 	ctx := context.Background()
-	lake, err := playsfixture.Plays(ctx, t.TempDir(), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lake.Close()
 	counts := &statCounts{delay: 30 * time.Millisecond}
-	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(func(s store.Store) store.Store { return statCounter{s, counts} }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lake, ix := countedPlays(t, counts)
 	files := lake.Files[:4]
 	keys := []any{lake.Hot}
 	for _, bound := range []int{1, 2, 3} {
@@ -128,21 +138,8 @@ func TestRowLocatorStatsConcurrently(t *testing.T) {
 // .Seen), not stated again; on a second join too (footers cached).
 func TestJoinStatsFilesOnce(t *testing.T) {
 	ctx := context.Background()
-	lake, err := playsfixture.Plays(ctx, t.TempDir(), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lake.Close()
 	counts := &statCounts{}
-	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(func(s store.Store) store.Store { return statCounter{s, counts} }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lake, ix := countedPlays(t, counts)
 	for run := range 2 {
 		counts.take()
 		j, err := ix.Join(ctx, JoinRequest{Keys: map[string][]any{"user_id": {lake.Hot}}, RowIndex: JoinRowIndexForce})
