@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/rowindex"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // A join can read its index side through a row index on the join column:
@@ -91,10 +93,10 @@ func (ix *Index) rowLocator(mode string) (fileindex.RowLocator, error) {
 
 // LocateRows looks the keys up in the first row index (by name) on col;
 // see fileindex.RowLocator.
-func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (map[string][]fileindex.RowGroupRows, string, error) {
+func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (fileindex.LocatedRows, string, error) {
 	defs, err := l.ix.RowIndexes(ctx)
 	if err != nil {
-		return nil, "", err
+		return fileindex.LocatedRows{}, "", err
 	}
 	var def *rowindex.Definition
 	for i := range defs {
@@ -104,36 +106,36 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 		}
 	}
 	if def == nil {
-		return nil, "no row index on " + col, nil
+		return fileindex.LocatedRows{}, "no row index on " + col, nil
 	}
 	if !l.force && len(keys) > maxRowIndexJoinKeys {
-		return nil, fmt.Sprintf("row index %s not used: %d keys (over %d)", def.Name, len(keys), maxRowIndexJoinKeys), nil
+		return fileindex.LocatedRows{}, fmt.Sprintf("row index %s not used: %d keys (over %d)", def.Name, len(keys), maxRowIndexJoinKeys), nil
 	}
 	ri, err := l.ix.rowIndex(ctx, def.Name)
 	if err != nil {
-		return nil, "", err
+		return fileindex.LocatedRows{}, "", err
 	}
 	man := ri.Manifest()
-	entries, why, err := l.covered(ctx, man, files)
+	entries, infos, why, err := l.covered(ctx, man, files)
 	if err != nil {
-		return nil, "", err
+		return fileindex.LocatedRows{}, "", err
 	}
 	if entries == nil && strings.HasPrefix(why, "missing") {
 		// The handle may serve an older version than the newest (another
 		// process indexed the file since): read the newest manifest once.
 		if err := l.ix.refreshRowIndex(ctx, def.Name); err != nil {
-			return nil, "", err
+			return fileindex.LocatedRows{}, "", err
 		}
 		if ri, err = l.ix.rowIndex(ctx, def.Name); err != nil {
-			return nil, "", err
+			return fileindex.LocatedRows{}, "", err
 		}
 		man = ri.Manifest()
-		if entries, why, err = l.covered(ctx, man, files); err != nil {
-			return nil, "", err
+		if entries, infos, why, err = l.covered(ctx, man, files); err != nil {
+			return fileindex.LocatedRows{}, "", err
 		}
 	}
 	if entries == nil {
-		return nil, fmt.Sprintf("row index %s v%d not used: %s", def.Name, man.Version, why), nil
+		return fileindex.LocatedRows{}, fmt.Sprintf("row index %s v%d not used: %s", def.Name, man.Version, why), nil
 	}
 	var located int64
 	for _, fe := range entries {
@@ -149,29 +151,29 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 		} else if s, ok := k.(string); ok {
 			lk[i] = s
 		} else {
-			return nil, fmt.Sprintf("row index %s not used: key %v (%T) is neither an integer nor a string", def.Name, k, k), nil
+			return fileindex.LocatedRows{}, fmt.Sprintf("row index %s not used: key %v (%T) is neither an integer nor a string", def.Name, k, k), nil
 		}
 	}
 	runs, cost, err := ri.LocateKeys(ctx, lk)
 	if err != nil {
-		return nil, "", err
+		return fileindex.LocatedRows{}, "", err
 	}
 	index := cost.Requests
 	var rows int64
 	for _, r := range runs {
 		if fe, ok := entries[r.File]; ok {
 			if r.RowGroup < 0 || r.RowGroup >= len(fe.RowGroupStarts) {
-				return nil, fmt.Sprintf("row index %s not used: row group %d of %s out of range", def.Name, r.RowGroup, r.File), nil
+				return fileindex.LocatedRows{}, fmt.Sprintf("row index %s not used: row group %d of %s out of range", def.Name, r.RowGroup, r.File), nil
 			}
 			rows += r.N
 		}
 	}
 	if !l.force && !direct && rows > budget {
-		return nil, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
+		return fileindex.LocatedRows{}, fmt.Sprintf("row index %s not used: over %d of the %d located rows match (%.0f %% limit)",
 			def.Name, rows, located, 100*rowIndexMatchFraction), nil
 	}
 	if !l.force && direct && rows > maxDirectRowIndexRows {
-		return nil, fmt.Sprintf("row index %s not used: %d rows match (over %d positions to hold)",
+		return fileindex.LocatedRows{}, fmt.Sprintf("row index %s not used: %d rows match (over %d positions to hold)",
 			def.Name, rows, maxDirectRowIndexRows), nil
 	}
 	// Runs in file, row group and row order, rows listed per row group.
@@ -188,27 +190,32 @@ func (l *joinRowLocator) LocateRows(ctx context.Context, col string, keys []any,
 			pos = append(pos, fileindex.RowGroupRows{RowGroup: r.RowGroup})
 		}
 		g := &pos[len(pos)-1]
+		g.Rows = slices.Grow(g.Rows, int(r.N))
 		for i := range r.N {
 			g.Rows = append(g.Rows, r.Row+i)
 		}
 		out[r.File] = pos
 	}
-	return out, fmt.Sprintf("row index %s v%d: %d keys, %d rows in %d of %d located files (%d index requests)",
+	seen := make(map[string]store.ObjectInfo, len(out))
+	for f := range out {
+		seen[f] = infos[f]
+	}
+	return fileindex.LocatedRows{Rows: out, Seen: seen}, fmt.Sprintf("row index %s v%d: %d keys, %d rows in %d of %d located files (%d index requests)",
 		def.Name, man.Version, len(keys), rows, len(out), len(files), index), nil
 }
 
-// covered returns the row index's entries of the located files, or nil
-// and why when one is missing from it (not indexed yet, or skipped) or
-// changed since it was indexed (another size or ETag). Each located file
-// is stated, up to l.stats at once; the first file in order that is
-// missing, changed or fails decides the answer, as if they were stated
-// one after another.
-func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, files []string) (map[string]*rowindex.FileEntry, string, error) {
+// covered returns the row index's entries of the located files and what
+// the store says of each now, or nil and why when one is missing from the
+// row index (not indexed yet, or skipped) or changed since it was indexed
+// (another size or ETag). Each located file is stated, up to l.stats at
+// once; the first file in order that is missing, changed or fails decides
+// the answer, as if they were stated one after another, and no file after
+// one known to decide is stated.
+func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, files []string) (map[string]*rowindex.FileEntry, map[string]store.ObjectInfo, string, error) {
 	byURI := make(map[string]*rowindex.FileEntry, len(man.Files))
 	for i := range man.Files {
 		byURI[man.Files[i].URI] = &man.Files[i]
 	}
-	out := make(map[string]*rowindex.FileEntry, len(files))
 	entries := make([]*rowindex.FileEntry, len(files))
 	last := len(files) // files[last:] need no stat: one before is missing
 	for i, f := range files {
@@ -220,6 +227,7 @@ func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, fi
 		entries[i] = fe
 	}
 	type statResult struct {
+		info    store.ObjectInfo
 		changed bool
 		err     error
 	}
@@ -228,41 +236,56 @@ func (l *joinRowLocator) covered(ctx context.Context, man *rowindex.Manifest, fi
 	if limit <= 0 {
 		limit = statConcurrency
 	}
+	// decided is the first file known to decide the answer (changed or
+	// failed) so far: files after it are not stated.
+	var decided atomic.Int64
+	decided.Store(int64(last))
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	for i := range last {
 		sem <- struct{}{}
+		if int64(i) > decided.Load() {
+			<-sem
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			r := &res[i]
 			st, key, err := l.ix.s.res.Resolve(ctx, files[i])
-			if err != nil {
-				res[i].err = err
-				return
-			}
-			info, err := st.Stat(ctx, key)
-			if err != nil {
-				res[i].err = err
-				return
+			if err == nil {
+				r.info, err = st.Stat(ctx, key)
 			}
 			fe := entries[i]
-			res[i].changed = info.Size != fe.Size || (info.ETag != "" && fe.ETag != "" && info.ETag != fe.ETag)
+			r.err = err
+			r.changed = err == nil && (r.info.Size != fe.Size || (r.info.ETag != "" && fe.ETag != "" && r.info.ETag != fe.ETag))
+			if r.err != nil || r.changed {
+				for {
+					d := decided.Load()
+					if d <= int64(i) || decided.CompareAndSwap(d, int64(i)) {
+						break
+					}
+				}
+			}
 		}()
 	}
 	wg.Wait()
+	out := make(map[string]*rowindex.FileEntry, len(files))
+	infos := make(map[string]store.ObjectInfo, len(files))
 	for i, r := range res {
 		switch {
 		case r.err != nil:
-			return nil, "", r.err
+			return nil, nil, "", r.err
 		case r.changed:
-			return nil, "changed since indexed: " + files[i], nil
+			return nil, nil, "changed since indexed: " + files[i], nil
 		}
 		out[files[i]] = entries[i]
+		infos[files[i]] = r.info
 	}
 	if last < len(files) {
-		return nil, "missing located file " + files[last], nil
+		return nil, nil, "missing located file " + files[last], nil
 	}
-	return out, "", nil
+	return out, infos, "", nil
 }
 
 // JoinRowLocator returns the row locator Join uses for a RowIndex mode

@@ -35,6 +35,19 @@ func (p *Plan) OpenParquet(ctx context.Context, res Resolver, uri string) (*Parq
 // otherwise; nil cache = OpenParquet. Every read the returned file makes
 // goes through res's store for this call (ctx, request counts).
 func (p *Plan) OpenParquetCached(ctx context.Context, res Resolver, uri string, cache *pqrow.FileCache) (*ParquetFile, error) {
+	return p.openParquet(ctx, res, uri, nil, cache)
+}
+
+// OpenParquetSeen is OpenParquetCached with the file's attributes (size,
+// ETag, modification time) from a Stat the caller made for this call, in
+// place of the one every open makes: the file is read, and looked up in
+// cache, as that version.
+func (p *Plan) OpenParquetSeen(ctx context.Context, res Resolver, uri string, info store.ObjectInfo, cache *pqrow.FileCache) (*ParquetFile, error) {
+	return p.openParquet(ctx, res, uri, &info, cache)
+}
+
+// openParquet opens uri, stating it unless seen gives its attributes.
+func (p *Plan) openParquet(ctx context.Context, res Resolver, uri string, seen *store.ObjectInfo, cache *pqrow.FileCache) (*ParquetFile, error) {
 	if p.format != Parquet {
 		return nil, aerr.Invalid("datafile: selective reads need a parquet plan, not %s", p.format)
 	}
@@ -42,8 +55,10 @@ func (p *Plan) OpenParquetCached(ctx context.Context, res Resolver, uri string, 
 	if err != nil {
 		return nil, &FileError{URI: uri, Err: err}
 	}
-	info, err := st.Stat(ctx, key)
-	if err != nil {
+	var info store.ObjectInfo
+	if seen != nil {
+		info = *seen
+	} else if info, err = st.Stat(ctx, key); err != nil {
 		return nil, &FileError{URI: uri, Err: err}
 	}
 	r := store.NewReaderAt(ctx, st, key, info.Size)

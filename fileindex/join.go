@@ -475,16 +475,16 @@ func (fi *FileIndex) loadIndexSide(ctx context.Context, dbf func(context.Context
 				return err
 			}
 			rowsWhy = why
-			if pos != nil {
+			if pos.Rows != nil {
 				// Only the files holding a key's rows are read, and in
 				// them only those rows.
 				stats.Path, stats.Plan = PathRowIndex, why
-				lf.positions, lf.check = pos, pf.keys
+				lf.positions, lf.seen, lf.check = pos.Rows, pos.Seen, pf.keys
 				lf.keyPos = slices.Index(src.Names(), pf.col)
 				rowLF = lf
 				var hold []string
 				for _, f := range files {
-					if len(pos[f]) > 0 {
+					if len(pos.Rows[f]) > 0 {
 						hold = append(hold, f)
 					}
 				}

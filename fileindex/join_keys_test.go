@@ -137,6 +137,6 @@ func TestJoinDirectWithoutDuckDB(t *testing.T) {
 // noLocator never answers.
 type noLocator struct{}
 
-func (noLocator) LocateRows(context.Context, string, []any, []string, bool) (map[string][]RowGroupRows, string, error) {
-	return nil, "no row index", nil
+func (noLocator) LocateRows(context.Context, string, []any, []string, bool) (LocatedRows, string, error) {
+	return LocatedRows{}, "no row index", nil
 }

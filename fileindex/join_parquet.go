@@ -220,8 +220,12 @@ type lateFile struct {
 	// read are checked against check (the prefilter's normalized keys),
 	// the key column being at row position keyPos.
 	positions map[string][]RowGroupRows
-	check     map[any]struct{}
-	keyPos    int
+	// seen are the located files' attributes the RowLocator got from the
+	// store (LocatedRows.Seen): a file found there is opened without
+	// another Stat.
+	seen   map[string]store.ObjectInfo
+	check  map[any]struct{}
+	keyPos int
 	// strict, on the direct answer's path (join_direct.go), fails a file
 	// with a row at a position holding another key (*StaleRowIndexError)
 	// instead of dropping the row: none of its rows may reach the caller.
@@ -263,7 +267,13 @@ func (lf *lateFile) scanMatches(ctx context.Context, uri string) (*datafile.Parq
 		return sf.pf, sf.matches, sf.st, nil
 	}
 	var st pqrow.ScanStats
-	pf, err := lf.plan.OpenParquetCached(ctx, lf.res, uri, lf.footers)
+	var pf *datafile.ParquetFile
+	var err error
+	if info, ok := lf.seen[uri]; ok {
+		pf, err = lf.plan.OpenParquetSeen(ctx, lf.res, uri, info, lf.footers)
+	} else {
+		pf, err = lf.plan.OpenParquetCached(ctx, lf.res, uri, lf.footers)
+	}
 	if err != nil {
 		return nil, nil, st, err
 	}

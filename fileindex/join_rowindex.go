@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ariadne-go/ariadne/internal/pqrow"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // The join's row-index path. When the face has a row index on the join
@@ -29,28 +30,43 @@ type RowGroupRows struct {
 	Rows     []int64
 }
 
+// LocatedRows is a RowLocator's answer.
+type LocatedRows struct {
+	// Rows are the matching rows by file; files absent from the map hold
+	// no such row.
+	Rows map[string][]RowGroupRows
+	// Seen holds, for files of Rows, the object attributes (size, ETag,
+	// modification time) the locator got from the store for this join
+	// when it checked the file against its row index. Opening such a file
+	// takes them instead of asking the store again: one request less per
+	// file on an object store, and the file is read as the version the
+	// row index was checked against. Optional (nil: each file is stated
+	// when opened).
+	Seen map[string]store.ObjectInfo
+}
+
 // RowLocator finds the rows of a join's keys through a row index (the
 // face implements it over package rowindex).
 type RowLocator interface {
 	// LocateRows returns, for the distinct keys of join column col
 	// (integers or strings, as the data files' rows carry them), the rows
-	// of the data files in files whose key is one of them, by file; files
-	// absent from the map hold no such row. It returns nil rows and the
-	// reason when it cannot or should not answer (no row index on col, a
-	// located file the row index does not hold or that changed since it
-	// was indexed, too many rows for the path to pay off); the join then
-	// plans as without a locator. why is the plan's reason either way.
-	// direct says the rows read will be the join's answer as they are
-	// (join_direct.go: no DuckDB load, join or conversion back), which
-	// pays off at any share of matching rows; otherwise the rows are
-	// loaded into DuckDB like the other paths' and the path pays off only
-	// while they are few.
-	LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (rows map[string][]RowGroupRows, why string, err error)
+	// of the data files in files whose key is one of them, by file
+	// (LocatedRows.Rows). It returns nil Rows and the reason when it
+	// cannot or should not answer (no row index on col, a located file
+	// the row index does not hold or that changed since it was indexed,
+	// too many rows for the path to pay off); the join then plans as
+	// without a locator. why is the plan's reason either way. direct says
+	// the rows read will be the join's answer as they are (join_direct.go:
+	// no DuckDB load, join or conversion back), which pays off at any
+	// share of matching rows; otherwise the rows are loaded into DuckDB
+	// like the other paths' and the path pays off only while they are
+	// few.
+	LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (rows LocatedRows, why string, err error)
 }
 
 // locateByRowIndex asks the locator for the prefilter's keys' rows in the
-// located files; nil (and the reason) when it does not answer.
-func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files []string, direct bool) (map[string][]RowGroupRows, string, error) {
+// located files; nil Rows (and the reason) when it does not answer.
+func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files []string, direct bool) (LocatedRows, string, error) {
 	keys := make([]any, 0, len(pf.keys))
 	for k := range pf.keys {
 		if k != nil {
@@ -59,7 +75,7 @@ func locateByRowIndex(ctx context.Context, loc RowLocator, pf *prefilter, files 
 	}
 	rows, why, err := loc.LocateRows(ctx, pf.col, keys, files, direct)
 	if err != nil {
-		return nil, "", fmt.Errorf("join: row index on %s: %w", pf.col, err)
+		return LocatedRows{}, "", fmt.Errorf("join: row index on %s: %w", pf.col, err)
 	}
 	return rows, why, nil
 }

@@ -29,7 +29,13 @@ type oracleLocator struct {
 	calls int
 }
 
-func (o *oracleLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, _ bool) (map[string][]RowGroupRows, string, error) {
+func (o *oracleLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, _ bool) (LocatedRows, string, error) {
+	rows, why, err := o.rows(ctx, col, keys, files)
+	return LocatedRows{Rows: rows}, why, err
+}
+
+// rows finds the keys' rows with DuckDB.
+func (o *oracleLocator) rows(ctx context.Context, col string, keys []any, files []string) (map[string][]RowGroupRows, string, error) {
 	o.calls++
 	set := map[any]bool{}
 	for _, k := range keys {
@@ -316,9 +322,9 @@ type hookLocator struct {
 	after func()
 }
 
-func (h hookLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (map[string][]RowGroupRows, string, error) {
+func (h hookLocator) LocateRows(ctx context.Context, col string, keys []any, files []string, direct bool) (LocatedRows, string, error) {
 	rows, why, err := h.RowLocator.LocateRows(ctx, col, keys, files, direct)
-	if err == nil && rows != nil {
+	if err == nil && rows.Rows != nil {
 		h.after()
 	}
 	return rows, why, err
@@ -451,15 +457,15 @@ func TestJoinDirectStale(t *testing.T) {
 // located file: it answers no rows, only why.
 type staleLocator struct{}
 
-func (staleLocator) LocateRows(context.Context, string, []any, []string, bool) (map[string][]RowGroupRows, string, error) {
-	return nil, "changed since indexed: x", nil
+func (staleLocator) LocateRows(context.Context, string, []any, []string, bool) (LocatedRows, string, error) {
+	return LocatedRows{}, "changed since indexed: x", nil
 }
 
 // allRowsLocator gives every row of every file (every row matches the
 // keys): files of n rows in row groups of group rows.
 type allRowsLocator struct{ n, group int }
 
-func (a allRowsLocator) LocateRows(_ context.Context, _ string, _ []any, files []string, _ bool) (map[string][]RowGroupRows, string, error) {
+func (a allRowsLocator) LocateRows(_ context.Context, _ string, _ []any, files []string, _ bool) (LocatedRows, string, error) {
 	out := map[string][]RowGroupRows{}
 	for _, f := range files {
 		for g := 0; g*a.group < a.n; g++ {
@@ -470,7 +476,7 @@ func (a allRowsLocator) LocateRows(_ context.Context, _ string, _ []any, files [
 			out[f] = append(out[f], RowGroupRows{RowGroup: g, Rows: rows})
 		}
 	}
-	return out, "all rows", nil
+	return LocatedRows{Rows: out}, "all rows", nil
 }
 
 // TestJoinDirectBoundedMemory joins 1,000 keys matching more rows than the

@@ -181,21 +181,45 @@ type LocateReport struct {
 
 // JoinReport is one key count's inner join, ours against DuckDB's.
 type JoinReport struct {
-	Keys      int                 `json:"keys"`
-	Rows      int64               `json:"rows"` // result rows (identical for both, or Run fails)
-	Runs      int                 `json:"runs"` // repetitions of the pair; times are medians
-	Time      time.Duration       `json:"-"`    // JSON: p50_ms
-	P90       time.Duration       `json:"-"`    // JSON: p90_ms
-	Files     int                 `json:"files_read"`
-	Bytes     int64               `json:"bytes_read"`   // data-file bytes read by our join
-	Stats     fileindex.JoinStats `json:"stats"`        // how our join read the index side
-	DuckTime  time.Duration       `json:"-"`            // JSON: duckdb_p50_ms; 0 when skipped
-	DuckP90   time.Duration       `json:"-"`            // JSON: duckdb_p90_ms
+	Keys  int   `json:"keys"`
+	Rows  int64 `json:"rows"` // result rows (identical for both, or Run fails)
+	Runs  int   `json:"runs"` // repetitions of the pair
+	Files int   `json:"files_read"`
+	Bytes int64 `json:"bytes_read"` // data-file bytes read by our join
+	// Stats says how our join read the index side.
+	Stats     fileindex.JoinStats `json:"stats"`
 	DuckFiles int                 `json:"duckdb_files"` // every lake file
-	// CPU and DuckCPU are the medians of the process's CPU time (user +
-	// system) during each side's joins (in the text report).
-	CPU     time.Duration `json:"-"`
-	DuckCPU time.Duration `json:"-"`
+	// Ours and Duck are each side's latencies over the runs: wall time
+	// and the process's CPU time (user + system) during the join. Duck is
+	// zero when DuckDB's join was skipped. JSON: p50_ms, p90_ms, p99_ms,
+	// cpu_p50_ms, ... and the same prefixed duckdb_.
+	Ours Latency `json:"-"`
+	Duck Latency `json:"-"`
+}
+
+// Latency is one side's quantiles of a join repeated Runs times.
+type Latency struct {
+	Wall, CPU Quantiles
+}
+
+// Quantiles are the nearest-rank p50, p90 and p99 of a set of durations:
+// with fewer than 100 runs p99 is the slowest run (and p90 the slowest
+// with fewer than 10).
+type Quantiles struct {
+	P50, P90, P99 time.Duration
+}
+
+// quantiles returns the nearest-rank quantiles of lats.
+func quantiles(lats []time.Duration) Quantiles {
+	if len(lats) == 0 {
+		return Quantiles{}
+	}
+	s := slices.Clone(lats)
+	slices.Sort(s)
+	rank := func(pct int) time.Duration { // ceil(pct/100 · n), 1-based
+		return s[max((len(s)*pct+99)/100, 1)-1]
+	}
+	return Quantiles{P50: s[len(s)/2], P90: rank(90), P99: rank(99)}
 }
 
 // Run generates (or reuses) a listening-history lake under cfg.Dir,
@@ -371,16 +395,6 @@ func measureLocates(ctx context.Context, cfg Config, rep *Report, ix *index.Inde
 		rep.Locate = append(rep.Locate, l)
 	}
 	return nil
-}
-
-// percentiles returns the p50 and p99 of lats.
-func percentiles(lats []time.Duration) (p50, p99 time.Duration) {
-	if len(lats) == 0 {
-		return 0, 0
-	}
-	s := slices.Clone(lats)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
 }
 
 // dirSize sums the sizes of the regular files under dir.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -54,8 +55,18 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for _, j := range rep.Join {
 		// Run itself fails when DuckDB's row count differs.
-		if j.Rows == 0 || j.DuckTime <= 0 || j.Files == 0 || j.Files > rep.Files || j.Bytes == 0 || j.DuckFiles != rep.Files {
+		if j.Rows == 0 || j.Duck.Wall.P50 <= 0 || j.Files == 0 || j.Files > rep.Files || j.Bytes == 0 || j.DuckFiles != rep.Files {
 			t.Errorf("join %+v", j)
+		}
+		for _, q := range []Quantiles{j.Ours.Wall, j.Ours.CPU, j.Duck.Wall, j.Duck.CPU} {
+			if q.P50 <= 0 || q.P90 < q.P50 || q.P99 < q.P90 {
+				t.Errorf("join of %d keys: quantiles %+v out of order", j.Keys, q)
+			}
+		}
+		// A small lake's joins are short: the pair repeats past the
+		// minimum, up to joinRuns.
+		if j.Runs <= joinMinRuns || j.Runs > joinRuns {
+			t.Errorf("join of %d keys: %d runs, want (%d, %d]", j.Keys, j.Runs, joinMinRuns, joinRuns)
 		}
 		// Parquet files and an inner join: late materialization, or the
 		// engine's scan of the located files when many rows match.
@@ -111,7 +122,7 @@ func TestBenchSmoke(t *testing.T) {
 	if !info2.ModTime().Equal(info.ModTime()) || rep2.DataBytes != rep.DataBytes {
 		t.Error("the lake was regenerated for an unchanged config")
 	}
-	if rep2.Update.ScanTime != 0 || rep2.Join[0].DuckTime != 0 {
+	if rep2.Update.ScanTime != 0 || rep2.Join[0].Duck.Wall.P50 != 0 {
 		t.Errorf("skipped baselines were run: %+v %+v", rep2.Update, rep2.Join[0])
 	}
 }
@@ -146,5 +157,40 @@ func BenchmarkLake(b *testing.B) {
 		b.ReportMetric(rep.Update.Ratio, "update/scan")
 		b.ReportMetric(float64(rep.Update.HeapPeak)/(1<<20), "heap-peak-MiB")
 		b.ReportMetric(float64(rep.Update.RSSPeak)/(1<<20), "rss-peak-MiB")
+	}
+}
+
+// TestQuantiles checks the nearest-rank quantiles the reports give.
+func TestQuantiles(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	twenty := ms(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(100-i) * time.Millisecond
+	}
+	for _, c := range []struct {
+		in   []time.Duration
+		want Quantiles
+	}{
+		{nil, Quantiles{}},
+		{ms(7), Quantiles{7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond}},
+		{ms(3, 1, 2), Quantiles{2 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond}},
+		// 20 runs: p90 the 18th, p99 the slowest.
+		{twenty, Quantiles{11 * time.Millisecond, 18 * time.Millisecond, 20 * time.Millisecond}},
+		// 100 runs: p99 the 99th, not the slowest.
+		{hundred, Quantiles{51 * time.Millisecond, 90 * time.Millisecond, 99 * time.Millisecond}},
+	} {
+		if got := quantiles(c.in); got != c.want {
+			t.Errorf("quantiles(%v) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+	if twenty[0] != 20*time.Millisecond {
+		t.Error("quantiles sorted its input in place")
 	}
 }

@@ -49,9 +49,21 @@ func (j JoinReport) MarshalJSON() ([]byte, error) {
 	type plain JoinReport
 	return json.Marshal(struct {
 		plain
-		P50MS       float64 `json:"p50_ms"`
-		P90MS       float64 `json:"p90_ms"`
-		DuckDBP50MS float64 `json:"duckdb_p50_ms"`
-		DuckDBP90MS float64 `json:"duckdb_p90_ms"`
-	}{plain(j), millis(j.Time), millis(j.P90), millis(j.DuckTime), millis(j.DuckP90)})
+		P50MS          float64 `json:"p50_ms"`
+		P90MS          float64 `json:"p90_ms"`
+		P99MS          float64 `json:"p99_ms"`
+		CPUP50MS       float64 `json:"cpu_p50_ms"`
+		CPUP90MS       float64 `json:"cpu_p90_ms"`
+		CPUP99MS       float64 `json:"cpu_p99_ms"`
+		DuckDBP50MS    float64 `json:"duckdb_p50_ms"`
+		DuckDBP90MS    float64 `json:"duckdb_p90_ms"`
+		DuckDBP99MS    float64 `json:"duckdb_p99_ms"`
+		DuckDBCPUP50MS float64 `json:"duckdb_cpu_p50_ms"`
+		DuckDBCPUP90MS float64 `json:"duckdb_cpu_p90_ms"`
+		DuckDBCPUP99MS float64 `json:"duckdb_cpu_p99_ms"`
+	}{plain(j),
+		millis(j.Ours.Wall.P50), millis(j.Ours.Wall.P90), millis(j.Ours.Wall.P99),
+		millis(j.Ours.CPU.P50), millis(j.Ours.CPU.P90), millis(j.Ours.CPU.P99),
+		millis(j.Duck.Wall.P50), millis(j.Duck.Wall.P90), millis(j.Duck.Wall.P99),
+		millis(j.Duck.CPU.P50), millis(j.Duck.CPU.P90), millis(j.Duck.CPU.P99)})
 }

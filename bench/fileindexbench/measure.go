@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,7 +217,8 @@ func timeLocates(ctx context.Context, out *LocateReport, root *store.Counting, k
 }
 
 func (l *LocateReport) finish(lats []time.Duration) {
-	l.P50, l.P99 = percentiles(lats)
+	q := quantiles(lats)
+	l.P50, l.P99 = q.P50, q.P99
 	if n := float64(len(lats)); n > 0 {
 		l.Requests /= n
 		l.Bytes /= n
@@ -227,16 +227,20 @@ func (l *LocateReport) finish(lats []time.Duration) {
 }
 
 // keySchema is the keys' schema: one user_id column.
-
-// keySchema is the keys' schema: one user_id column.
 var keySchema = &schema.Struct{Fields: []schema.Field{{Name: "user_id", Type: schema.Long, Nullable: true}}}
 
-// benchJoin joins users with the lake through fi.Join and through DuckDB
-// reading every file, draining both results into Go rows, and checks that
-// they return the same rows (drainHash's multiset hash). Short joins are
-// noisy on a shared machine, so the pair is repeated, alternating, while
-// it takes under joinBudget (at most joinRuns times), and each
-// side reports its median.
+// measureJoin joins users with the lake through fi.Join and through
+// DuckDB reading every file, draining both results into Go rows, and
+// checks that they return the same rows (drainHash's multiset hash).
+// Short joins are noisy on a shared machine, so the pair is repeated,
+// alternating, while it takes under joinBudget (at least joinMinRuns, at
+// most joinRuns times), and each side reports its quantiles.
+//
+// Each join starts after a garbage collection, outside its timing: the
+// process's CPU time during a join would otherwise include collecting the
+// garbage the other side's join left (DuckDB's rows converted to Go
+// values are most of it), and which join pays for it depends on when the
+// collector happens to start.
 //
 // With a profile path, the CPU profile of our first join is written there.
 func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWrap, users []int64, paths []string, skipDuck bool, profile string, loc fileindex.RowLocator) (JoinReport, error) {
@@ -261,6 +265,7 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 			}
 			stop = func() { pprof.StopCPUProfile(); f.Close() }
 		}
+		runtime.GC()
 		t0, c0 := time.Now(), cpuTime()
 		r, err := fi.Join(ctx, fileindex.RowsSource(keySchema, rows), []string{"user_id"}, fileindex.Inner, fileindex.JoinOptions{Rows: loc})
 		if err != nil {
@@ -280,6 +285,7 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 		if skipDuck {
 			continue
 		}
+		runtime.GC()
 		t0, c0 = time.Now(), cpuTime()
 		dn, duckSum, err := duckJoin(ctx, rows, paths)
 		if err != nil {
@@ -292,34 +298,20 @@ func measureJoin(ctx context.Context, fi *fileindex.FileIndex, data *countingWra
 		}
 	}
 	out.Runs = len(ours)
-	out.Time, out.P90 = p50p90(ours)
-	out.DuckTime, out.DuckP90 = p50p90(duck)
-	out.CPU, _ = p50p90(oursCPU)
-	out.DuckCPU, _ = p50p90(duckCPU)
+	out.Ours = Latency{Wall: quantiles(ours), CPU: quantiles(oursCPU)}
+	out.Duck = Latency{Wall: quantiles(duck), CPU: quantiles(duckCPU)}
 	return out, nil
 }
 
 // joinMinRuns, joinRuns and joinBudget bound the repetitions of one key
-// count's joins: every pair runs at least 3 times (p50 and p90 of each
-// side), short ones up to 5 times.
+// count's joins: every pair runs at least 3 times, short ones (a one-key
+// join and DuckDB's full scan take well under a second together) up to
+// 20 times, for a p90 and p99 that are not just the slowest of a few.
 const (
 	joinMinRuns = 3
-	joinRuns    = 5
-	joinBudget  = 5 * time.Second
+	joinRuns    = 20
+	joinBudget  = 20 * time.Second
 )
-
-// p50p90 returns the median and the 90th percentile (nearest rank) of lats.
-func p50p90(lats []time.Duration) (p50, p90 time.Duration) {
-	if len(lats) == 0 {
-		return 0, 0
-	}
-	s := slices.Clone(lats)
-	slices.Sort(s)
-	i := (len(s)*9 + 9) / 10 // ceil(0.9 n)
-	return s[len(s)/2], s[min(len(s), i)-1]
-}
-
-// drainHash counts the rows of a stream until io.EOF and sums a hash of
 
 // cpuTime is the process's user and system CPU time: on a machine shared
 // with other work, wall times depend on the load, CPU times much less.

@@ -53,15 +53,15 @@ func (r *Report) Format(w io.Writer) {
 			l.Requests, l.Bytes, l.Files)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| join (inner) | keys | rows | runs | file index p50 / p90 | path | files read | key pages skipped | rows scanned | MB read | DuckDB over all files p50 / p90 | DuckDB / file index (p50) |")
+	fmt.Fprintln(w, "| join (inner) | keys | rows | runs | file index p50 / p90 / p99 | path | files read | key pages skipped | rows scanned | MB read | DuckDB over all files p50 / p90 / p99 | DuckDB / file index (p50) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, j := range r.Join {
 		duckT, ratio := "skipped", "n/a"
-		if j.DuckTime > 0 {
-			duckT = fmt.Sprintf("%v / %v (%d files)", round(j.DuckTime), round(j.DuckP90), j.DuckFiles)
-			ratio = fmt.Sprintf("%.2f", j.DuckTime.Seconds()/j.Time.Seconds())
+		if j.Duck.Wall.P50 > 0 {
+			duckT = fmt.Sprintf("%s (%d files)", j.Duck.Wall, j.DuckFiles)
+			ratio = fmt.Sprintf("%.2f", j.Duck.Wall.P50.Seconds()/j.Ours.Wall.P50.Seconds())
 		}
-		fmt.Fprintf(w, "| | %d | %d | %d | %v / %v | %s | %d of %d | %d of %d | %d | %.1f | %s | %s |\n", j.Keys, j.Rows, j.Runs, round(j.Time), round(j.P90), j.Stats.Path,
+		fmt.Fprintf(w, "| | %d | %d | %d | %s | %s | %d of %d | %d of %d | %d | %.1f | %s | %s |\n", j.Keys, j.Rows, j.Runs, j.Ours.Wall, j.Stats.Path,
 			j.Files, r.Files, j.Stats.PagesSkipped, j.Stats.Pages, j.Stats.RowsScanned, float64(j.Bytes)/1e6, duckT, ratio)
 	}
 	fmt.Fprintln(w)
@@ -73,8 +73,18 @@ func (r *Report) Format(w io.Writer) {
 		if j.Stats.Direct {
 			direct = "; rows answered directly, no SQL"
 		}
-		fmt.Fprintf(w, "Join plan, %d keys: %s%s (%d requests). CPU p50: file index %v, DuckDB %v.\n", j.Keys, j.Stats.Plan, direct, j.Stats.Requests, round(j.CPU), round(j.DuckCPU))
+		fmt.Fprintf(w, "Join plan, %d keys: %s%s (%d requests). CPU p50 / p90 / p99: file index %s, DuckDB %s",
+			j.Keys, j.Stats.Plan, direct, j.Stats.Requests, j.Ours.CPU, j.Duck.CPU)
+		if j.Ours.CPU.P50 > 0 && j.Duck.CPU.P50 > 0 {
+			fmt.Fprintf(w, " (DuckDB / file index at p50: %.2f)", j.Duck.CPU.P50.Seconds()/j.Ours.CPU.P50.Seconds())
+		}
+		fmt.Fprintln(w, ".")
 	}
+}
+
+// String formats the quantiles as "p50 / p90 / p99", each rounded.
+func (q Quantiles) String() string {
+	return fmt.Sprintf("%v / %v / %v", round(q.P50), round(q.P90), round(q.P99))
 }
 
 // round rounds a duration to three significant digits or so.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -232,6 +233,7 @@ func (rd *typedRead) read(c *TypedColumn, sr *spanReader, rows []int64, v *Vecto
 	pages := GuardPages(rd.fcc, sr)
 	defer pages.Close()
 	maxDef := byte(c.node.def)
+	var ps pageStrings
 	k, prev := 0, -2
 	for _, p := range rd.pages {
 		first, end := rd.oi.FirstRowIndex(p), rd.numRows
@@ -251,7 +253,7 @@ func (rd *typedRead) read(c *TypedColumn, sr *spanReader, rows []int64, v *Vecto
 		if err != nil {
 			return readErr(c.path, err)
 		}
-		k, err = pick(c, page, maxDef, first, end, rows, k, v, arena)
+		k, err = pick(c, page, maxDef, first, end, rows, k, v, arena, &ps)
 		parquet.Release(page)
 		if err != nil {
 			return err
@@ -265,7 +267,11 @@ func (rd *typedRead) read(c *TypedColumn, sr *spanReader, rows []int64, v *Vecto
 
 // pick stores the values of rows[k:] that lie in page (rows [first, end)
 // of the chunk) in v, and returns the index of the first row past it.
-func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows []int64, k int, v *Vector, arena *stringArena) (int, error) {
+//
+// String values are copied out of the page (whose buffers go back to
+// parquet-go's pool) once every row of the page is known: see
+// pageStrings.
+func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows []int64, k int, v *Vector, arena *stringArena, ps *pageStrings) (int, error) {
 	nv := page.NumValues()
 	if nv != end-first || page.NumRows() != nv {
 		return k, colErr(c.path, ErrCorrupt, "page holds %d values in %d rows, its offset index %d rows", nv, page.NumRows(), end-first)
@@ -318,6 +324,8 @@ func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows
 		return k, colErr(c.path, ErrCorrupt, "page has %d values for %d rows", n, nv)
 	}
 	pos, vi := 0, 0 // defs[:pos] hold vi present values
+	strs := c.conv.phys == format.ByteArray
+	k0 := k
 	for ; k < len(rows) && rows[k] < end; k++ {
 		at := int(rows[k] - first)
 		j := at
@@ -332,6 +340,9 @@ func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows
 					v.null = make([]bool, len(rows))
 				}
 				v.null[k] = true
+				if strs {
+					ps.at = append(ps.at, -1)
+				}
 				continue
 			}
 			j = vi
@@ -347,7 +358,7 @@ func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows
 		}
 		switch c.conv.phys {
 		case format.ByteArray:
-			v.strs[k] = arena.string(data[offsets[j]:offsets[j+1]])
+			ps.at = append(ps.at, int32(j))
 		case format.Int32:
 			x, err := c.conv.int32(i32[j])
 			if err != nil {
@@ -358,7 +369,56 @@ func pick(c *TypedColumn, page parquet.Page, maxDef byte, first, end int64, rows
 			v.ints[k] = i64[j]
 		}
 	}
+	if strs {
+		ps.copy(v.strs[k0:k], data, offsets, arena)
+	}
 	return k, nil
+}
+
+// pageStrings gathers the wanted string values of one page, then copies
+// them out of it. A row index's rows of a key are mostly consecutive (a
+// lake sorted or bucketed by the key), and so are their values in a plain
+// or delta-length page: the span from the first wanted value's bytes to
+// the last one's is then copied once, and each value is a slice of that
+// copy, instead of a copy each. Where the wanted values are spread (less
+// than half the span is theirs, e.g. dictionary pages), each is copied
+// into the read's arena, so that a few values never keep a page's worth
+// of bytes alive.
+type pageStrings struct {
+	// at lists, per wanted row of the page in order, its value's index in
+	// the page's values (or dictionary), -1 for a null.
+	at []int32
+}
+
+// copy sets dst[i] to value at[i] of the page (data, offsets), leaving
+// nulls alone, and empties at.
+func (ps *pageStrings) copy(dst []string, data []byte, offsets []uint32, arena *stringArena) {
+	defer func() { ps.at = ps.at[:0] }()
+	lo, hi, want := uint32(math.MaxUint32), uint32(0), 0
+	for _, j := range ps.at {
+		if j >= 0 {
+			a, b := offsets[j], offsets[j+1]
+			lo, hi = min(lo, a), max(hi, b)
+			want += int(b - a)
+		}
+	}
+	if want == 0 {
+		return // nulls and empty strings only: dst holds them already
+	}
+	if span := int(hi - lo); span > 2*want {
+		for i, j := range ps.at {
+			if j >= 0 {
+				dst[i] = arena.string(data[offsets[j]:offsets[j+1]])
+			}
+		}
+		return
+	}
+	s := string(data[lo:hi])
+	for i, j := range ps.at {
+		if j >= 0 {
+			dst[i] = s[offsets[j]-lo : offsets[j+1]-lo]
+		}
+	}
 }
 
 // int32 converts a physical INT32 value as the row reader does, or fails

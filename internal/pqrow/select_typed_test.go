@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ariadne-go/ariadne/schema"
 	"github.com/parquet-go/parquet-go"
@@ -267,5 +269,65 @@ func TestBoxEach(t *testing.T) {
 		if c != 0 {
 			t.Fatalf("map key %v: count %d", k, c)
 		}
+	}
+}
+
+// TestPageStringsCopy checks how a page's wanted strings are copied out:
+// dense values as slices of one copy of their span, spread ones each on
+// its own (in the arena), nulls left alone, and the values right either
+// way.
+func TestPageStringsCopy(t *testing.T) {
+	vals := []string{"alpha", "", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", strings.Repeat("x", 200)}
+	var data []byte
+	offsets := []uint32{0}
+	for _, v := range vals {
+		data = append(data, v...)
+		offsets = append(offsets, uint32(len(data)))
+	}
+	base := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	for _, c := range []struct {
+		name   string
+		at     []int32
+		shared bool // one copy of the span
+	}{
+		{"dense with a null", []int32{2, -1, 3, 4, 5}, true},
+		{"all", []int32{0, 1, 2, 3, 4, 5, 6, 7, 8}, true},
+		{"spread", []int32{0, 7}, false},
+		{"one each end of a long value", []int32{0, 8}, true},
+		{"nulls and empties", []int32{-1, 1, -1}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps := pageStrings{at: slices.Clone(c.at)}
+			dst := make([]string, len(c.at)) // as ReadTypedAt makes it
+			scratch := slices.Clone(data)
+			ps.copy(dst, scratch, offsets, &stringArena{})
+			clear(scratch) // the page's buffer goes back to its pool
+			if len(ps.at) != 0 {
+				t.Fatalf("at not emptied: %v", ps.at)
+			}
+			var first string
+			for i, j := range c.at {
+				want := ""
+				if j >= 0 {
+					want = vals[j]
+				}
+				if dst[i] != want {
+					t.Fatalf("row %d: %q, want %q", i, dst[i], want)
+				}
+				if j < 0 || dst[i] == "" {
+					continue
+				}
+				if first == "" {
+					first = dst[i]
+					continue
+				}
+				// In one copy, each value sits where the page had it
+				// relative to the first.
+				same := base(dst[i])-base(first) == uintptr(offsets[j]-offsets[c.at[slices.IndexFunc(c.at, func(x int32) bool { return x >= 0 && vals[x] != "" })]])
+				if same != c.shared {
+					t.Fatalf("row %d: in one copy %v, want %v", i, same, c.shared)
+				}
+			}
+		})
 	}
 }
