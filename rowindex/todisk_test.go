@@ -142,7 +142,7 @@ func TestSpoolGroupRoundTrip(t *testing.T) {
 	groups := randomDiskGroups(rng, []int{1, 0, 64, 65, 300, 2000, 7})
 	var spool []byte
 	for _, g := range groups {
-		spool = appendSpoolGroup(spool, g)
+		spool = spoolForm(spool, g)
 	}
 	r := io.Reader(&shortReader{r: bytes.NewReader(spool), max: 13})
 	var sg spoolGroup
@@ -160,7 +160,7 @@ func TestSpoolGroupRoundTrip(t *testing.T) {
 	if n, _ := r.Read(make([]byte, 1)); n != 0 {
 		t.Fatal("spool not read to its end")
 	}
-	one := appendSpoolGroup(nil, groups[4])
+	one := spoolForm(nil, groups[4])
 	if err := sg.read(bytes.NewReader(one[:len(one)-1]), len(groups[4])); err == nil {
 		t.Error("a spool cut short was read")
 	}
@@ -214,7 +214,7 @@ func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
 				var spool []byte
 				var gs []Group
 				for _, g := range groups {
-					spool = appendSpoolGroup(spool, g)
+					spool = spoolForm(spool, g)
 					gs = append(gs, Group{Rows: int64(len(g))})
 				}
 				var got bytes.Buffer
@@ -347,4 +347,11 @@ func previousEncoderFragment(t *testing.T, groups [][]diskEntry, kind Kind, plai
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// spoolForm appends the spool form of the entries ds to dst.
+func spoolForm(dst []byte, ds []diskEntry) []byte {
+	var g spoolGroup
+	g.fill(ds)
+	return g.appendTo(dst)
 }
