@@ -54,13 +54,19 @@ type entry struct {
 // row_gap is the row number minus the one implied by the previous stored
 // entry (impliedRow). Column encodings (fragmentSchema) were chosen by
 // measuring the 1 GB benchmark lakes; see docs/rowindex.md, "Index size".
+//
+// The fields are in fragmentSchema's column order (by name) and tagged
+// with its column names, so that the struct's own schema equals it
+// (parquet.EqualNodes ignores encodings): parquet-go's GenericWriter then
+// writes rows of diskEntry straight into typed column buffers
+// (encodeGroups), with no parquet.Value per cell.
 type diskEntry struct {
-	Key   []byte
-	File  int32
-	RG    int32
-	Gap   int64
-	N     int64
-	Cover []byte
+	Cover []byte `parquet:"cover"`
+	File  int32  `parquet:"file"`
+	Key   []byte `parquet:"key"`
+	N     int64  `parquet:"n"`
+	RG    int32  `parquet:"rg"`
+	Gap   int64  `parquet:"row_gap"`
 }
 
 // fragmentSchema is the schema of a format-2 fragment:
@@ -103,12 +109,6 @@ func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
 	})
 }
 
-// writeChunkRows is how many rows parquet-go's Writer.WriteRows hands to
-// each column writer at a time (its maxRowsPerWrite); a page is cut only
-// between such chunks, so writing columns in chunks of this size gives the
-// pages, and the bytes, of WriteRows.
-const writeChunkRows = 64
-
 // fragmentWriterOptions are the parquet-go writer options of a fragment of
 // the row index name.
 func fragmentWriterOptions(name string) []parquet.WriterOption {
@@ -128,13 +128,8 @@ func fragmentWriterOptions(name string) []parquet.WriterOption {
 }
 
 // encodeFragment writes a fragment file of the row index name to out: the
-// row groups groups, read in turn from spool (appendSpoolGroup), under the
+// row groups groups, read in turn from spool (spoolGroup.appendTo), under the
 // schema of kind and plainGaps.
-//
-// Each column is handed to its column writer writeChunkRows rows at a time,
-// as Writer.WriteRows would (so pages are cut at the same rows and the file
-// is the same bytes), straight from the spooled group's typed columns: no
-// rows are assembled, and one parquet.Value per cell is all that is built.
 func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, groups []Group, plainGaps bool) error {
 	var g spoolGroup
 	return encodeGroups(out, func(i, n int) (*spoolGroup, error) {
@@ -146,83 +141,44 @@ func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, grou
 }
 
 // encodeGroups is encodeFragment with the i-th group, of n entries, from
-// group (a spool's, or one held in memory: spoolGroup.fill).
+// group (a spool's, or one held in memory: spoolGroup.clone).
+//
+// Each group's entries go to a GenericWriter[diskEntry] as one slice of
+// rows: its typed path moves each field straight into its column's buffer
+// (no row assembly, no parquet.Value per cell, which with the page
+// encoding around it was ≈15 % of a key-id build's CPU). It hands the
+// column buffers 64 rows at a time and cuts pages between such chunks, as
+// Writer.WriteRows does, so the file is the same bytes
+// (TestEncodeFragmentMatchesWriteRows).
 func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, kind Kind, groups []Group, plainGaps bool) error {
 	schema := fragmentSchema(kind, plainGaps)
-	cols, err := fragmentColsOf(schema)
-	if err != nil {
-		return err
-	}
-	pw := parquet.NewWriter(out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
-	vals := make([]parquet.Value, writeChunkRows)
+	pw := parquet.NewGenericWriter[diskEntry](out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
+	var rows []diskEntry
 	for gi, gr := range groups {
 		n := int(gr.Rows)
 		g, err := group(gi, n)
 		if err != nil {
 			return err
 		}
-		cws := pw.ColumnWriters()
-		if len(cws) != fragmentColumns {
-			return fmt.Errorf("rowindex: fragment writer has %d columns", len(cws))
-		}
-		for at := 0; at < n; at += writeChunkRows {
-			end := min(at+writeChunkRows, n)
-			for c := range fragmentColumns {
-				if _, err := cws[c].WriteRowValues(g.values(vals, at, end, c, cols)); err != nil {
-					return err
-				}
-			}
+		rows = g.rows(rows[:0])
+		if _, err := pw.Write(rows); err != nil {
+			return err
 		}
 		if err := pw.Flush(); err != nil {
 			return err
 		}
 	}
+	clear(rows) // no keys of the last group kept alive through rows
 	return pw.Close()
 }
 
-// values fills vals with the values of column c (fragmentSchema) of the
-// group's entries at to end (at most len(vals) of them) and returns them.
-func (g *spoolGroup) values(vals []parquet.Value, at, end int, c int, col *fragmentCols) []parquet.Value {
-	vals = vals[:end-at]
-	switch c {
-	case col.key:
-		for i := range vals {
-			v := parquet.ByteArrayValue(g.key(at + i))
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
-	case col.cover:
-		for i := range vals {
-			v := parquet.ByteArrayValue(g.cover(at + i))
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
-	case col.file:
-		for i, x := range g.files[at:end] {
-			v := parquet.Int32Value(x)
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
-	case col.rg:
-		for i, x := range g.rgs[at:end] {
-			v := parquet.Int32Value(x)
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
-	case col.gap:
-		for i, x := range g.gaps[at:end] {
-			v := parquet.Int64Value(x)
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
-	case col.n:
-		for i, x := range g.ns[at:end] {
-			v := parquet.Int64Value(x)
-			v.SetColumnIndex(c)
-			vals[i] = v
-		}
+// rows appends the group's entries to dst, keys and covers pointing into
+// the group's buffers, and returns it.
+func (g *spoolGroup) rows(dst []diskEntry) []diskEntry {
+	for i := range g.files {
+		dst = append(dst, diskEntry{Key: g.key(i), Cover: g.cover(i), File: g.files[i], RG: g.rgs[i], Gap: g.gaps[i], N: g.ns[i]})
 	}
-	return vals
+	return dst
 }
 
 // fragmentCols is the column index of each field of diskEntry.
@@ -473,13 +429,20 @@ type fragmentWriter struct {
 	kind Kind
 	tmp  *spillDir
 
-	// The open row group: entries with key and cover copied into arena.
-	group   []entry
-	arena   []byte
-	groupSz int64
-	prev    entry // last entry added (Key in prevKey)
-	prevKey []byte
-	any     bool
+	// The open row group. A hash row index stores a group in lookup
+	// order, the order entries come in, so its entries go straight into
+	// open's typed columns (row gaps computed as they come, openBucket the
+	// first one's bucket); a sorted one stores it in data-file order, so
+	// its entries are kept in group, keys and covers copied into arena,
+	// until cutGroup sorts them (toDisk) into open.
+	group      []entry
+	arena      []byte
+	open       spoolGroup
+	openBucket int32
+	groupSz    int64
+	prev       entry // last entry added (Key in open, arena or prevKey)
+	prevKey    []byte
+	any        bool
 
 	// The open fragment.
 	fileSz   int64
@@ -538,14 +501,21 @@ func (w *fragmentWriter) add(e *entry) error {
 		}
 	}
 	c := *e
-	at := len(w.arena)
-	w.arena = append(w.arena, e.Key...)
-	w.arena = append(w.arena, e.Cover...)
-	// Slices into the arena stay valid when it grows (they keep the old
-	// array); they are rebuilt below only to drop the aliasing with e.
-	c.Key = w.arena[at : at+len(e.Key) : at+len(e.Key)]
-	c.Cover = w.arena[at+len(e.Key) : len(w.arena) : len(w.arena)]
-	w.group = append(w.group, c)
+	if w.kind != KindSorted {
+		if err := w.addOpen(&c); err != nil {
+			return err
+		}
+	} else {
+		at := len(w.arena)
+		w.arena = append(w.arena, e.Key...)
+		w.arena = append(w.arena, e.Cover...)
+		// Slices into the arena stay valid when it grows (they keep the
+		// old array); they are rebuilt here only to drop the aliasing
+		// with e.
+		c.Key = w.arena[at : at+len(e.Key) : at+len(e.Key)]
+		c.Cover = w.arena[at+len(e.Key) : len(w.arena) : len(w.arena)]
+		w.group = append(w.group, c)
+	}
 	sz := e.size()
 	w.groupSz += sz
 	w.fileSz += sz
@@ -554,11 +524,60 @@ func (w *fragmentWriter) add(e *entry) error {
 	return nil
 }
 
-// cutGroup ends the open row group: it goes to the spool in stored order.
+// addOpen appends e, the next entry of a hash row index's open group, to
+// the group's columns (as toDisk would store it) and points e's key and
+// cover at their copies there.
+func (w *fragmentWriter) addOpen(e *entry) error {
+	g := &w.open
+	n := len(g.files)
+	gap := e.Row
+	if n == 0 {
+		w.openBucket = e.Bucket
+	} else if g.files[n-1] == e.File && g.rgs[n-1] == e.RG {
+		gap -= w.prev.Row + w.prev.N // impliedRow
+	}
+	if gap == 0 {
+		w.zeroGaps++
+	}
+	k, c := len(g.keys), len(g.covers)
+	if int64(k+len(e.Key)) > math.MaxInt32 || int64(c+len(e.Cover)) > math.MaxInt32 {
+		return fmt.Errorf("rowindex: a fragment row group's keys or covers pass 2 GiB")
+	}
+	g.keys = append(g.keys, e.Key...)
+	g.covers = append(g.covers, e.Cover...)
+	g.keyEnds = append(g.keyEnds, int32(len(g.keys)))
+	g.coverEnds = append(g.coverEnds, int32(len(g.covers)))
+	g.files, g.rgs = append(g.files, e.File), append(g.rgs, e.RG)
+	g.gaps, g.ns = append(g.gaps, gap), append(g.ns, e.N)
+	e.Key = g.keys[k:len(g.keys):len(g.keys)]
+	e.Cover = g.covers[c:len(g.covers):len(g.covers)]
+	return nil
+}
+
+// cutGroup ends the open row group: it is held in memory or goes to the
+// spool, in stored order.
 func (w *fragmentWriter) cutGroup() error {
-	es := w.group
-	if len(es) == 0 {
-		return nil
+	var g Group
+	if w.kind != KindSorted {
+		n := len(w.open.files)
+		if n == 0 {
+			return nil
+		}
+		g = Group{BucketLo: w.openBucket, BucketHi: w.prev.Bucket, Rows: int64(n)}
+	} else {
+		es := w.group
+		if len(es) == 0 {
+			return nil
+		}
+		g = Group{BucketLo: es[0].Bucket, BucketHi: es[len(es)-1].Bucket, Rows: int64(len(es)),
+			KeyLo: bytes.Clone(es[0].Key), KeyHi: bytes.Clone(es[len(es)-1].Key)}
+		w.stored = toDisk(w.stored[:0], es, w.kind, &w.disk)
+		for i := range w.stored {
+			if w.stored[i].Gap == 0 {
+				w.zeroGaps++
+			}
+		}
+		w.open.fill(w.stored)
 	}
 	inMemory := w.inMemory && w.memBytes < cmp.Or(w.memLimit, memFragmentBytes)
 	if w.spool == nil && !inMemory {
@@ -568,35 +587,25 @@ func (w *fragmentWriter) cutGroup() error {
 		}
 		w.spool, w.spoolW = f, bufio.NewWriterSize(f, runWriteBuffer)
 	}
-	g := Group{BucketLo: es[0].Bucket, BucketHi: es[len(es)-1].Bucket, Rows: int64(len(es))}
-	if w.kind == KindSorted {
-		g.KeyLo, g.KeyHi = bytes.Clone(es[0].Key), bytes.Clone(es[len(es)-1].Key)
-	}
 	w.groups = append(w.groups, g)
-	w.stored = toDisk(w.stored[:0], es, w.kind, &w.disk)
-	for i := range w.stored {
-		if w.stored[i].Gap == 0 {
-			w.zeroGaps++
-		}
-	}
 	if inMemory {
-		sg := new(spoolGroup)
-		sg.fill(w.stored)
+		sg := w.open.clone()
 		w.memGroups = append(w.memGroups, sg)
 		w.memBytes += sg.bytes()
 	} else {
 		// The group goes to the spool column by column (spoolGroup), in
 		// one Write.
-		w.spoolBuf = appendSpoolGroup(w.spoolBuf[:0], w.stored)
+		w.spoolBuf = w.open.appendTo(w.spoolBuf[:0])
 		if _, err := w.spoolW.Write(w.spoolBuf); err != nil {
 			return err
 		}
 	}
-	w.entries += int64(len(es))
-	// The prev entry must survive the reuse of the arena.
+	w.entries += g.Rows
+	// The prev entry must survive the reuse of the open group and arena.
 	w.prevKey = append(w.prevKey[:0], w.prev.Key...)
 	w.prev.Key, w.prev.Cover = w.prevKey, nil
 	w.group, w.arena, w.groupSz = w.group[:0], w.arena[:0], 0
+	w.open.truncate()
 	return nil
 }
 
@@ -793,33 +802,32 @@ type spoolGroup struct {
 	buf                []byte
 }
 
-// appendSpoolGroup appends a group of entries in spool form (spoolGroup).
-func appendSpoolGroup(dst []byte, ds []diskEntry) []byte {
+// appendTo appends the group in spool form (spoolGroup) to dst.
+func (g *spoolGroup) appendTo(dst []byte) []byte {
 	at := len(dst)
 	dst = append(dst, make([]byte, 8)...) // the body's length, set below
-	for i := range ds {
-		dst = binary.AppendUvarint(dst, uint64(len(ds[i].Key)))
+	lengths := func(ends []int32) {
+		s := int32(0)
+		for _, e := range ends {
+			dst = binary.AppendUvarint(dst, uint64(e-s))
+			s = e
+		}
 	}
-	for i := range ds {
-		dst = append(dst, ds[i].Key...)
+	lengths(g.keyEnds)
+	dst = append(dst, g.keys...)
+	lengths(g.coverEnds)
+	dst = append(dst, g.covers...)
+	for _, v := range g.files {
+		dst = binary.AppendVarint(dst, int64(v))
 	}
-	for i := range ds {
-		dst = binary.AppendUvarint(dst, uint64(len(ds[i].Cover)))
+	for _, v := range g.rgs {
+		dst = binary.AppendVarint(dst, int64(v))
 	}
-	for i := range ds {
-		dst = append(dst, ds[i].Cover...)
+	for _, v := range g.gaps {
+		dst = binary.AppendVarint(dst, v)
 	}
-	for i := range ds {
-		dst = binary.AppendVarint(dst, int64(ds[i].File))
-	}
-	for i := range ds {
-		dst = binary.AppendVarint(dst, int64(ds[i].RG))
-	}
-	for i := range ds {
-		dst = binary.AppendVarint(dst, ds[i].Gap)
-	}
-	for i := range ds {
-		dst = binary.AppendVarint(dst, ds[i].N)
+	for _, v := range g.ns {
+		dst = binary.AppendVarint(dst, v)
 	}
 	binary.LittleEndian.PutUint64(dst[at:], uint64(len(dst)-at-8))
 	return dst
@@ -936,24 +944,33 @@ func (g *spoolGroup) bytes() int64 {
 }
 
 // fill sets the group to the entries ds (copied), as read would from
-// appendSpoolGroup(ds): a group kept in memory instead of spooled.
+// their spool form, reusing the group's storage.
 func (g *spoolGroup) fill(ds []diskEntry) {
-	n := len(ds)
-	g.keyEnds, g.coverEnds = make([]int32, n), make([]int32, n)
-	g.files, g.rgs = make([]int32, n), make([]int32, n)
-	g.gaps, g.ns = make([]int64, n), make([]int64, n)
-	kb, cb := 0, 0
-	for i := range ds {
-		kb += len(ds[i].Key)
-		cb += len(ds[i].Cover)
-	}
-	g.keys, g.covers = make([]byte, 0, kb), make([]byte, 0, cb)
+	g.truncate()
 	for i := range ds {
 		d := &ds[i]
 		g.keys = append(g.keys, d.Key...)
 		g.covers = append(g.covers, d.Cover...)
-		g.keyEnds[i], g.coverEnds[i] = int32(len(g.keys)), int32(len(g.covers))
-		g.files[i], g.rgs[i], g.gaps[i], g.ns[i] = d.File, d.RG, d.Gap, d.N
+		g.keyEnds, g.coverEnds = append(g.keyEnds, int32(len(g.keys))), append(g.coverEnds, int32(len(g.covers)))
+		g.files, g.rgs = append(g.files, d.File), append(g.rgs, d.RG)
+		g.gaps, g.ns = append(g.gaps, d.Gap), append(g.ns, d.N)
+	}
+}
+
+// truncate empties the group, keeping its storage.
+func (g *spoolGroup) truncate() {
+	g.keyEnds, g.coverEnds, g.keys, g.covers = g.keyEnds[:0], g.coverEnds[:0], g.keys[:0], g.covers[:0]
+	g.files, g.rgs, g.gaps, g.ns = g.files[:0], g.rgs[:0], g.gaps[:0], g.ns[:0]
+}
+
+// clone returns a copy of the group's columns in storage of their size:
+// a group kept in memory instead of spooled.
+func (g *spoolGroup) clone() *spoolGroup {
+	return &spoolGroup{
+		keyEnds: slices.Clone(g.keyEnds), coverEnds: slices.Clone(g.coverEnds),
+		keys: slices.Clone(g.keys), covers: slices.Clone(g.covers),
+		files: slices.Clone(g.files), rgs: slices.Clone(g.rgs),
+		gaps: slices.Clone(g.gaps), ns: slices.Clone(g.ns),
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -195,10 +194,15 @@ type keyIDSource struct {
 	// places[from[r]:from[r+1]] are the rows of the r-th key in order.
 	places []uint32
 	from   []uint32
-	r      int    // key being read
-	at     uint32 // next place of it
-	e      entry
-	kbuf   []byte // the key being read, encoded
+	// groups are every row group of the build in order, and bins[b] the
+	// last of them starting at or before row b<<binShift: locate's start.
+	groups   []flatGroup
+	bins     []int32
+	binShift uint
+	r        int    // key being read
+	at       uint32 // next place of it
+	e        entry
+	kbuf     []byte // the key being read, encoded
 	// the row group the last place fell in: file f, group g, rows
 	// [lo, hi) in the build's numbering
 	f, g   int
@@ -219,18 +223,42 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 		v      uint64
 	}
 	items := make([]item, nk)
-	var kbuf [9]byte
-	kbuf[0] = tagInt
-	for id, v := range k.vals {
-		items[id] = item{id: uint32(id), v: v}
-		if kind != KindSorted {
+	byValue := func(a, b item) int { return cmp.Compare(a.v, b.v) }
+	if kind == KindSorted {
+		for id, v := range k.vals {
+			items[id] = item{id: uint32(id), v: v}
+		}
+		slices.SortFunc(items, byValue)
+	} else {
+		// A counting sort by bucket, then each bucket's few keys by value:
+		// faster than one comparison sort of all keys by (bucket, value).
+		// Buckets are hashed twice (counted, then placed): cheaper than
+		// keeping them.
+		var kbuf [9]byte
+		kbuf[0] = tagInt
+		bucket := func(v uint64) int32 {
 			binary.BigEndian.PutUint64(kbuf[1:], v)
-			items[id].bucket = bucketOf(kbuf[:])
+			return bucketOf(kbuf[:])
+		}
+		at := make([]int32, numBuckets+1)
+		for _, v := range k.vals {
+			at[bucket(v)+1]++
+		}
+		for b := range numBuckets {
+			at[b+1] += at[b]
+		}
+		next := slices.Clone(at[:numBuckets])
+		for id, v := range k.vals {
+			b := bucket(v)
+			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
+			next[b]++
+		}
+		for b := range numBuckets {
+			if at[b+1]-at[b] > 1 {
+				slices.SortFunc(items[at[b]:at[b+1]], byValue)
+			}
 		}
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		return cmp.Or(cmp.Compare(a.bucket, b.bucket), cmp.Compare(a.v, b.v))
-	})
 	s.keys = make([]uint64, nk)
 	if kind != KindSorted {
 		s.buckets = make([]int32, nk)
@@ -261,6 +289,7 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 		}
 	}
 	s.starts[len(k.ids)] = total
+	s.index()
 	for r := range nk {
 		s.from[r+1] += s.from[r]
 	}
@@ -280,24 +309,56 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 	return s
 }
 
-// locate sets s.f, s.g, s.lo and s.hi to the row group holding place p.
+// flatGroup is a row group of a key-id build: its first row in the
+// build's numbering, its file and its index in the file.
+type flatGroup struct {
+	start int64
+	f, g  int32
+}
+
+// index lists the build's row groups in order and bins them by first row,
+// about one group a bin: a place's group is then found in a step or two
+// instead of two binary searches (≈6 % of a key-id build's CPU in arrival
+// order, where almost every run falls in a new group).
+func (s *keyIDSource) index() {
+	for f, rs := range s.rgStarts {
+		for g, r := range rs {
+			s.groups = append(s.groups, flatGroup{start: s.starts[f] + r, f: int32(f), g: int32(g)})
+		}
+	}
+	total := s.starts[len(s.starts)-1]
+	if len(s.groups) == 0 || total == 0 {
+		return
+	}
+	s.binShift = uint(max(0, bits.Len64(uint64(total/int64(len(s.groups))))-1))
+	s.bins = make([]int32, total>>s.binShift+1)
+	gi := 0
+	for b := range s.bins {
+		lo := int64(b) << s.binShift
+		for gi+1 < len(s.groups) && s.groups[gi+1].start <= lo {
+			gi++
+		}
+		s.bins[b] = int32(gi)
+	}
+}
+
+// locate sets s.f, s.g, s.lo and s.hi to the row group holding place p:
+// the last group starting at or before p (an empty group, or a file left
+// out, starts where the next one does).
 func (s *keyIDSource) locate(p int64) {
 	if s.f >= 0 && p >= s.lo && p < s.hi {
 		return
 	}
-	// Files left out hold no rows: the first file ending after p has it.
-	f := sort.Search(len(s.starts)-1, func(i int) bool { return s.starts[i+1] > p })
-	rs := s.rgStarts[f]
-	in := p - s.starts[f]
-	// The last group starting at or before p (an empty group starts where
-	// the next one does).
-	g := sort.Search(len(rs), func(i int) bool { return rs[i] > in }) - 1
-	s.f, s.g = f, g
-	s.lo = s.starts[f] + rs[g]
-	if g+1 < len(rs) {
-		s.hi = s.starts[f] + rs[g+1]
+	i := int(s.bins[p>>s.binShift])
+	for i+1 < len(s.groups) && s.groups[i+1].start <= p {
+		i++
+	}
+	gr := &s.groups[i]
+	s.f, s.g, s.lo = int(gr.f), int(gr.g), gr.start
+	if i+1 < len(s.groups) {
+		s.hi = s.groups[i+1].start
 	} else {
-		s.hi = s.starts[f+1]
+		s.hi = s.starts[len(s.starts)-1]
 	}
 }
 

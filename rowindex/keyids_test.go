@@ -3,6 +3,7 @@ package rowindex
 import (
 	"context"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -70,6 +71,52 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 				}
 				sameBuild(t, idIdx, ids, midIdx, mid)
 			})
+		}
+	}
+}
+
+// TestKeyIDLocate: the binned group table finds, for every row of a build,
+// the row group that two binary searches over files and their groups find
+// (the code before it), over files left out (no groups), empty files and
+// empty row groups among groups of many sizes.
+func TestKeyIDLocate(t *testing.T) {
+	rgStarts := [][]int64{
+		{0, 7, 7, 100, 101}, // an empty group at 7
+		nil,                 // a file left out
+		{0},                 // one group
+		{0, 0, 5000, 5003},  // an empty first group
+		{0, 1, 2, 3, 4, 5},  // tiny groups
+		{0, 12000, 24000},   // large groups
+	}
+	rows := []int64{150, 0, 9, 5010, 9, 30000}
+	s := &keyIDSource{rgStarts: rgStarts, f: -1, starts: make([]int64, len(rows)+1)}
+	for f, n := range rows {
+		s.starts[f+1] = s.starts[f] + n
+	}
+	s.index()
+	// want is locate as it was: the first file ending after p, the last of
+	// its groups starting at or before p.
+	want := func(p int64) (f, g int, lo, hi int64) {
+		f = sort.Search(len(s.starts)-1, func(i int) bool { return s.starts[i+1] > p })
+		rs := s.rgStarts[f]
+		g = sort.Search(len(rs), func(i int) bool { return rs[i] > p-s.starts[f] }) - 1
+		lo, hi = s.starts[f]+rs[g], s.starts[f+1]
+		if g+1 < len(rs) {
+			hi = s.starts[f] + rs[g+1]
+		}
+		return
+	}
+	for _, order := range []string{"forward", "backward"} {
+		for i := range s.starts[len(rows)] {
+			p := i
+			if order == "backward" {
+				p = s.starts[len(rows)] - 1 - i
+			}
+			s.locate(p)
+			f, g, lo, hi := want(p)
+			if s.f != f || s.g != g || s.lo != lo || s.hi != hi {
+				t.Fatalf("%s: row %d: file %d group %d [%d, %d), want file %d group %d [%d, %d)", order, p, s.f, s.g, s.lo, s.hi, f, g, lo, hi)
+			}
 		}
 	}
 }

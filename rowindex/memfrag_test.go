@@ -12,7 +12,10 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// TestFragmentWriterInMemory: a fragment writer that keeps its groups in
+// TestFragmentWriterInMemory: a fragment writer writes each fragment as
+// parquet-go's Writer.WriteRows writes its groups' entries put in stored
+// order by toDisk (a hash row index's writer builds its groups' columns as
+// entries come, without toDisk). One that keeps its groups in
 // memory (inMemory, the key-id build's) writes the same fragment files,
 // byte for byte, with the same key directories, as one that spools them to
 // a file, for both kinds, over entries with long keys, covers and hot keys
@@ -81,6 +84,7 @@ func TestFragmentWriterInMemory(t *testing.T) {
 			return frags, st
 		}
 		spooled, sst := write(false, 0)
+		asWriteRows(t, kind, es, spooled, sst)
 		for _, memLimit := range []int64{0, 64 << 10} {
 			held, hst := write(true, memLimit)
 			sameFragments(t, kind, spooled, sst, held, hst)
@@ -114,5 +118,40 @@ func sameFragments(t *testing.T, kind Kind, spooled []FragmentEntry, sst store.S
 		if !bytes.Equal(ab, bb) {
 			t.Fatalf("%s: fragment %d: bytes differ", kind, i)
 		}
+	}
+}
+
+// asWriteRows fails unless the fragments written from the entries es (in
+// order) are, byte for byte, each fragment's groups of es put in stored
+// order by toDisk and written by Writer.WriteRows (writeRowsFragment).
+func asWriteRows(t *testing.T, kind Kind, es []entry, frags []FragmentEntry, st store.Store) {
+	t.Helper()
+	at := 0
+	for i, fr := range frags {
+		var groups [][]diskEntry
+		var zeros, n int
+		var sc diskScratch
+		for _, g := range fr.Groups {
+			ds := toDisk(nil, es[at:at+int(g.Rows)], kind, &sc)
+			at += int(g.Rows)
+			for _, d := range ds {
+				if d.Gap == 0 {
+					zeros++
+				}
+			}
+			n += len(ds)
+			groups = append(groups, ds)
+		}
+		want := writeRowsFragment(t, groups, kind, 2*zeros >= n)
+		got, err := store.ReadAll(context.Background(), st, folderOf("ri")+fr.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: fragment %d: %d bytes, WriteRows of its entries %d", kind, i, len(got), len(want))
+		}
+	}
+	if at != len(es) {
+		t.Fatalf("%s: fragments hold %d entries, want %d", kind, at, len(es))
 	}
 }

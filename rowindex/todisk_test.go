@@ -142,7 +142,7 @@ func TestSpoolGroupRoundTrip(t *testing.T) {
 	groups := randomDiskGroups(rng, []int{1, 0, 64, 65, 300, 2000, 7})
 	var spool []byte
 	for _, g := range groups {
-		spool = appendSpoolGroup(spool, g)
+		spool = spoolForm(spool, g)
 	}
 	r := io.Reader(&shortReader{r: bytes.NewReader(spool), max: 13})
 	var sg spoolGroup
@@ -160,7 +160,7 @@ func TestSpoolGroupRoundTrip(t *testing.T) {
 	if n, _ := r.Read(make([]byte, 1)); n != 0 {
 		t.Fatal("spool not read to its end")
 	}
-	one := appendSpoolGroup(nil, groups[4])
+	one := spoolForm(nil, groups[4])
 	if err := sg.read(bytes.NewReader(one[:len(one)-1]), len(groups[4])); err == nil {
 		t.Error("a spool cut short was read")
 	}
@@ -189,14 +189,22 @@ type shortReader struct {
 
 func (s *shortReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.max)]) }
 
-// TestEncodeFragmentMatchesWriteRows: the fragment encoder (typed columns
-// from the spool, writeChunkRows values per column writer call) writes
-// byte for byte the file that parquet-go's Writer.WriteRows writes from
-// whole rows, and that the previous encoder (a diskEntry per row, values
-// appended column by column) wrote, for both kinds, both row_gap
-// encodings, and groups of 1 to 5,000 rows whose keys and covers are of
-// every class, empty, or larger than a page.
+// TestEncodeFragmentMatchesWriteRows: the fragment encoder (diskEntry
+// rows through GenericWriter's typed path) writes byte for byte the file
+// that parquet-go's Writer.WriteRows writes from whole rows, and that the
+// previous encoder (a parquet.Value per cell, prevChunkRows rows per column
+// writer call) wrote, for both kinds, both row_gap encodings, and groups
+// of 1 to 5,000 rows whose keys and covers are of every class, empty, or
+// larger than a page. diskEntry's own schema must equal the fragment's, or
+// GenericWriter would take its slow reflective path.
 func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		for _, plainGaps := range []bool{false, true} {
+			if s := fragmentSchema(kind, plainGaps); !parquet.EqualNodes(s, parquet.SchemaOf(diskEntry{})) {
+				t.Fatalf("diskEntry's schema %v is not the fragment's %v", parquet.SchemaOf(diskEntry{}), s)
+			}
+		}
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	sizes := []int{1, 63, 64, 65, 129, 3000, 5000, 2}
 	for _, kind := range []Kind{KindHash, KindSorted} {
@@ -206,7 +214,7 @@ func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
 				var spool []byte
 				var gs []Group
 				for _, g := range groups {
-					spool = appendSpoolGroup(spool, g)
+					spool = spoolForm(spool, g)
 					gs = append(gs, Group{Rows: int64(len(g))})
 				}
 				var got bytes.Buffer
@@ -283,9 +291,13 @@ func writeRowsFragment(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps 
 	return buf.Bytes()
 }
 
+// prevChunkRows is the rows per column writer call of the previous
+// encoder: parquet-go's maxRowsPerWrite, so its pages were WriteRows'.
+const prevChunkRows = 64
+
 // previousEncoderFragment is a fragment written as the encoder before the
 // typed spool did: values appended per column from diskEntry rows,
-// writeChunkRows rows per WriteRowValues call.
+// prevChunkRows rows per WriteRowValues call.
 func previousEncoderFragment(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps bool) []byte {
 	t.Helper()
 	schema := fragmentSchema(kind, plainGaps)
@@ -298,8 +310,8 @@ func previousEncoderFragment(t *testing.T, groups [][]diskEntry, kind Kind, plai
 	var vals []parquet.Value
 	for _, ds := range groups {
 		cws := pw.ColumnWriters()
-		for at := 0; at < len(ds); at += writeChunkRows {
-			chunk := ds[at:min(at+writeChunkRows, len(ds))]
+		for at := 0; at < len(ds); at += prevChunkRows {
+			chunk := ds[at:min(at+prevChunkRows, len(ds))]
 			for c := range fragmentColumns {
 				vals = vals[:0]
 				add := func(v parquet.Value) {
@@ -335,4 +347,11 @@ func previousEncoderFragment(t *testing.T, groups [][]diskEntry, kind Kind, plai
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// spoolForm appends the spool form of the entries ds to dst.
+func spoolForm(dst []byte, ds []diskEntry) []byte {
+	var g spoolGroup
+	g.fill(ds)
+	return g.appendTo(dst)
 }
