@@ -118,7 +118,8 @@ var errPartial = errors.New("rowindex: page not prefetched whole")
 
 // rawPage returns a data page of the chunk for the direct path: from the
 // page cache, or parsed from the prefetched bytes (and then, if this batch
-// may fill the cache, kept there with bytes of its own).
+// may fill the cache and the cache admits the page, kept there with bytes
+// of its own).
 func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, pk pageKey) (*rawPage, error) {
 	if c.pages != nil {
 		if v, ok := c.pages.get(rawPageKey(pk)); ok {
@@ -141,7 +142,7 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	ri.learnShape(pk, ci, p, len(b))
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
-	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
+	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub && c.pages.admit(pk) {
 		// The cache keeps an exact copy: the page's bytes are a fetched
 		// range's, or a pooled buffer (a power of two with headroom for
 		// the decompressor) that goes back to its pool after the cut.

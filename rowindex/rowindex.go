@@ -71,7 +71,7 @@ type RowIndex struct {
 	// per entry in Go memory), within a quarter of the budget.
 	decoded *cache
 	// pages holds decoded data pages (nil: no page cache).
-	pages *cache
+	pages *pageCache
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -128,9 +128,9 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 		poisonFreed: poisonFreedBuffers}
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
-		ri.pages = newCache(DefaultPageCacheBytes)
+		ri.pages = newPageCache(DefaultPageCacheBytes)
 	case pb > 0:
-		ri.pages = newCache(pb)
+		ri.pages = newPageCache(pb)
 	}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
