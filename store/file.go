@@ -75,6 +75,12 @@ func (f *fileStore) path(op, key string) (string, error) {
 	if err := ValidKey(key); err != nil {
 		return "", err
 	}
+	if filepath.Separator == '/' && f.root != "/" {
+		// A valid key is clean (non-empty segments, none "." or ".."),
+		// so this is filepath.Join without its Clean, which was ≈3 % of
+		// a light row-index lookup (one path per ranged read).
+		return f.root + "/" + key, nil
+	}
 	return filepath.Join(f.root, filepath.FromSlash(key)), nil
 }
 
