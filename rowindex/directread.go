@@ -39,6 +39,11 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 	k := 0
 	next := runs[0].row
 	var segs [][2]int
+	// lens is the decoded lengths of DELTA_LENGTH_BYTE_ARRAY pages (a few
+	// thousand per page, every page of a byte-array column of parquet-go's
+	// files): pooled, since the values cut point into the page, not here.
+	lens := ri.getLens()
+	defer func() { ri.putLens(lens) }()
 	for k < len(runs) {
 		pi := sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex > next }) - 1
 		if pi < 0 {
@@ -81,9 +86,12 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 				return err
 			}
 		}
-		cut, err := newPageCutter(p, ci, dict)
+		cut, err := newPageCutter(p, ci, dict, lens)
 		if err != nil {
 			return err
+		}
+		if cut.delta.lens != nil {
+			lens = cut.delta.lens // storage for the next page's lengths
 		}
 		// Dictionary values are the handle's own immutable bytes; PLAIN
 		// byte arrays point into the fetched ranges: copy the few kept.
