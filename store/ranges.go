@@ -63,21 +63,9 @@ func ReadRanges(ctx context.Context, s Store, key string, offs []int64, bufs [][
 // would), one pread per range.
 func (f *fileStore) ReadRanges(ctx context.Context, key string, offs []int64, bufs [][]byte) ([]int, error) {
 	ns := make([]int, len(offs))
-	p, err := f.path("read", key)
+	h, size, err := f.openRead(ctx, key, offs...)
 	if err != nil {
 		return ns, err
-	}
-	for _, off := range offs {
-		if err := checkRange(key, off); err != nil {
-			return ns, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return ns, err
-	}
-	h, size, err := f.handles.acquire(p)
-	if err != nil {
-		return ns, mapErr("read", key, err)
 	}
 	defer f.handles.release(h)
 	for i, off := range offs {

@@ -26,12 +26,7 @@ func TestReadRanges(t *testing.T) {
 	file := newFile(dir)
 	mem := newMem("mem://")
 	for _, s := range []Store{file, mem} {
-		w, err := s.NewWriter(ctx, "d/x.parquet", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(content)
-		if err := w.Close(); err != nil {
+		if err := WriteAll(ctx, s, "d/x.parquet", content, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
