@@ -39,6 +39,11 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 	k := 0
 	next := runs[0].row
 	var segs [][2]int
+	// lens is the decoded lengths of DELTA_LENGTH_BYTE_ARRAY pages (a few
+	// thousand per page, every page of a byte-array column of parquet-go's
+	// files): pooled, since the values cut point into the page, not here.
+	lens := ri.getLens()
+	defer func() { ri.putLens(lens) }()
 	for k < len(runs) {
 		pi := sort.Search(len(locs), func(i int) bool { return locs[i].FirstRowIndex > next }) - 1
 		if pi < 0 {
@@ -81,9 +86,12 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 				return err
 			}
 		}
-		cut, err := newPageCutter(p, ci, dict)
+		cut, err := newPageCutter(p, ci, dict, lens)
 		if err != nil {
 			return err
+		}
+		if cut.delta.lens != nil {
+			lens = cut.delta.lens // storage for the next page's lengths
 		}
 		// Dictionary values are the handle's own immutable bytes; PLAIN
 		// byte arrays point into the fetched ranges: copy the few kept.
@@ -118,7 +126,8 @@ var errPartial = errors.New("rowindex: page not prefetched whole")
 
 // rawPage returns a data page of the chunk for the direct path: from the
 // page cache, or parsed from the prefetched bytes (and then, if this batch
-// may fill the cache, kept there with bytes of its own).
+// may fill the cache and the cache admits the page, kept there with bytes
+// of its own).
 func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, pk pageKey) (*rawPage, error) {
 	if c.pages != nil {
 		if v, ok := c.pages.get(rawPageKey(pk)); ok {
@@ -141,7 +150,7 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	ri.learnShape(pk, ci, p, len(b))
 	// A page that later lookups can read in parts (uncompressed PLAIN,
 	// its shape now known) is not worth a copy in the cache.
-	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub {
+	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub && c.pages.admit(pk) {
 		// The cache keeps an exact copy: the page's bytes are a fetched
 		// range's, or a pooled buffer (a power of two with headroom for
 		// the decompressor) that goes back to its pool after the cut.

@@ -135,9 +135,9 @@ func TestHotKeyInArrivalOrder(t *testing.T) {
 	}
 }
 
-// TestPageCache: a repeated lookup is served from decoded pages with no data
-// read and the same rows; without a page cache it reads again; a lookup too
-// large to fill the cache leaves it as it was.
+// TestPageCache: a page enters the cache on its second decode (pageCache.admit),
+// so the third lookup of a key is served from decoded pages with no data read
+// and the same rows; without a page cache every lookup reads again.
 func TestPageCache(t *testing.T) {
 	ctx := context.Background()
 	for _, pageCache := range []int64{0, -1} {
@@ -169,6 +169,15 @@ func TestPageCache(t *testing.T) {
 			checkRows(t, "first", first.Rows, want)
 			if first.Plan.Data.Pages == 0 || first.Plan.Data.PageHits != 0 {
 				t.Fatalf("first lookup: %d pages decoded, %d page hits", first.Plan.Data.Pages, first.Plan.Data.PageHits)
+			}
+			second, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, "second", second.Rows, want)
+			if second.Plan.Data.Requests == 0 || second.Plan.Data.Pages != first.Plan.Data.Pages || second.Plan.Data.PageHits != 0 {
+				t.Fatalf("second lookup (pages decoded once are not cached): %d data requests, %d pages decoded, %d page hits (first decoded %d)",
+					second.Plan.Data.Requests, second.Plan.Data.Pages, second.Plan.Data.PageHits, first.Plan.Data.Pages)
 			}
 			again, err := ri.Lookup(ctx, Query{Key: k})
 			if err != nil {

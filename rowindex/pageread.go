@@ -38,10 +38,10 @@ type chunkRead struct {
 	arena  valueArena
 
 	m      *meter
-	pages  *cache // the page cache (nil: none)
-	fill   bool   // this batch may add pages to it
-	sub    bool   // the chunk's pages may be read in parts (subPageReads)
-	framed bool   // read by frames (frameread.go)
+	pages  *pageCache // the page cache (nil: none)
+	fill   bool       // this batch may add pages to it (those pageCache.admit admits)
+	sub    bool       // the chunk's pages may be read in parts (subPageReads)
+	framed bool       // read by frames (frameread.go)
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte
@@ -162,7 +162,7 @@ func (c *chunkRead) decode(cc parquet.ColumnChunk, r io.ReaderAt, locs []format.
 				parquet.Release(page)
 				return fmt.Errorf("rowindex: page %d holds %d rows, its location says %d", pi, page.NumRows(), end-first)
 			}
-			fill := c.fill && page.Size() <= pageCacheMaxPageBytes
+			fill := c.fill && page.Size() <= pageCacheMaxPageBytes && c.pages.admit(pk)
 			if !repeated && !fill && selected*sparseRatio < int(page.NumRows()) {
 				for _, sg := range segs {
 					if scratch, err = pageValues(page.Slice(int64(sg[0]), int64(sg[1])), scratch[:0]); err != nil {

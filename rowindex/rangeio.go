@@ -250,42 +250,98 @@ func (ri *RowIndex) releaseFetches(fs []*fetch) {
 const maxConcurrentReads = 256
 
 // fetchAll issues every fetch concurrently (at most maxConcurrentReads at a
-// time). The first error cancels the rest and is returned.
+// time). The fetches of one object in a store that reads ranges in a batch
+// (store.BatchesRanges: the file store) are one task, read in order with
+// one stat and handle (each still one request); the rest are a task each.
+// The first error cancels the rest and is returned.
 func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
 	if len(fs) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	tasks := make([][]*fetch, 0, len(fs))
+	var byObj map[object]int
+	for _, f := range fs {
+		if store.BatchesRanges(f.obj.st) {
+			if byObj == nil {
+				byObj = map[object]int{}
+			}
+			if i, ok := byObj[f.obj]; ok {
+				tasks[i] = append(tasks[i], f)
+				continue
+			}
+			byObj[f.obj] = len(tasks)
+		}
+		tasks = append(tasks, []*fetch{f})
+	}
 	var (
 		wg      sync.WaitGroup
 		once    sync.Once
 		firstEr error
 		sem     = make(chan struct{}, maxConcurrentReads)
 	)
-	for _, f := range fs {
+	for _, t := range tasks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			var b []byte
 			var err error
-			if f.pooled {
-				buf := bufpool.Get(int(f.r.end - f.r.off))
-				if b, err = readRangeInto(ctx, m, f.obj, f.r.off, buf); err != nil {
-					bufpool.Put(buf)
-				}
+			if len(t) == 1 {
+				err = t[0].read(ctx, m)
 			} else {
-				b, err = readRange(ctx, m, f.obj, f.r.off, f.r.end-f.r.off)
+				err = readBatch(ctx, m, t)
 			}
 			if err != nil {
 				once.Do(func() { firstEr = err; cancel() })
-				return
 			}
-			f.data = b
 		}()
 	}
 	wg.Wait()
 	return firstEr
+}
+
+// buffer returns the buffer f is read into: pooled when f.pooled.
+func (f *fetch) buffer() []byte {
+	if f.pooled {
+		return bufpool.Get(int(f.r.end - f.r.off))
+	}
+	return make([]byte, f.r.end-f.r.off)
+}
+
+// read issues f as one ranged read, setting f.data when it succeeds.
+func (f *fetch) read(ctx context.Context, m *meter) error {
+	buf := f.buffer()
+	b, err := readRangeInto(ctx, m, f.obj, f.r.off, buf)
+	if err != nil {
+		if f.pooled {
+			bufpool.Put(buf)
+		}
+		return err
+	}
+	f.data = b
+	return nil
+}
+
+// readBatch reads fetches of one object with store.ReadRanges, counting
+// each as one request, and sets the data of those read whole.
+func readBatch(ctx context.Context, m *meter, t []*fetch) error {
+	offs := make([]int64, len(t))
+	bufs := make([][]byte, len(t))
+	for i, f := range t {
+		offs[i], bufs[i] = f.r.off, f.buffer()
+	}
+	m.requests.Add(int64(len(t)))
+	ns, err := store.ReadRanges(ctx, t[0].obj.st, t[0].obj.key, offs, bufs)
+	whole := true // every range before this one was read whole
+	for i, f := range t {
+		m.bytes.Add(int64(ns[i]))
+		if whole = whole && ns[i] == len(bufs[i]); whole {
+			f.data = bufs[i]
+		} else if f.pooled {
+			bufpool.Put(bufs[i])
+		}
+	}
+	return err
 }

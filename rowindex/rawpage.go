@@ -511,8 +511,12 @@ type pageCutter struct {
 	delta  deltaLengthReader
 }
 
-func newPageCutter(p *rawPage, ci colInfo, dict *dictionary) (*pageCutter, error) {
-	c := &pageCutter{p: p, ci: ci, dict: dict}
+// newPageCutter returns a cutter of page p. lens is storage the lengths
+// of a DELTA_LENGTH_BYTE_ARRAY page are decoded into (its length is
+// ignored; nil allocates): the cutter's lens field, kept by the caller for
+// the next page.
+func newPageCutter(p *rawPage, ci colInfo, dict *dictionary, lens []int32) (pageCutter, error) {
+	c := pageCutter{p: p, ci: ci, dict: dict}
 	if p.levels != nil {
 		c.levels = hybrid{data: p.levels, bw: 1}
 	}
@@ -520,21 +524,21 @@ func newPageCutter(p *rawPage, ci colInfo, dict *dictionary) (*pageCutter, error
 	case format.Plain:
 		c.plain = plainReader{data: p.values, ci: ci}
 	case format.DeltaLengthByteArray:
-		lens, data, err := deltaLengths(p.values)
+		lens, data, err := deltaLengths(lens, p.values)
 		if err != nil {
-			return nil, err
+			return c, err
 		}
 		c.delta = deltaLengthReader{lens: lens, data: data}
 	default:
 		if dict == nil {
-			return nil, errNotDirect
+			return c, errNotDirect
 		}
 		if len(p.values) < 1 {
-			return nil, fmt.Errorf("dictionary page without bit width")
+			return c, fmt.Errorf("dictionary page without bit width")
 		}
 		bw := int(p.values[0])
 		if bw > 32 {
-			return nil, fmt.Errorf("dictionary index bit width %d", bw)
+			return c, fmt.Errorf("dictionary index bit width %d", bw)
 		}
 		c.idx = hybrid{data: p.values[1:], bw: bw}
 	}
@@ -620,7 +624,7 @@ func (d *deltaLengthReader) value(i int) (parquet.Value, error) {
 // DELTA_LENGTH_BYTE_ARRAY page and returns them with the bytes after them
 // (the values, back to back). A page of a few thousand values costs a few
 // microseconds, far less than parquet-go materializing every value.
-func deltaLengths(src []byte) ([]int32, []byte, error) {
+func deltaLengths(dst []int32, src []byte) ([]int32, []byte, error) {
 	bad := func(what string) ([]int32, []byte, error) {
 		return nil, nil, fmt.Errorf("delta lengths: bad %s", what)
 	}
@@ -640,7 +644,10 @@ func deltaLengths(src []byte) ([]int32, []byte, error) {
 		return bad("header")
 	}
 	perMini := int(blockSize / miniBlocks)
-	out := make([]int32, 0, total)
+	out := dst[:0]
+	if cap(out) < int(total) {
+		out = make([]int32, 0, total)
+	}
 	if total == 0 {
 		return out, src, nil
 	}

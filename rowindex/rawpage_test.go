@@ -32,7 +32,7 @@ func TestDirectPageLZ4Raw(t *testing.T) {
 	if !own || p.rows != 10000 {
 		t.Fatalf("own %v rows %d, want a decompressed page of 10000 rows", own, p.rows)
 	}
-	cut, err := newPageCutter(p, ci, nil)
+	cut, err := newPageCutter(p, ci, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDeltaLengths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lens, data, err := deltaLengths(enc)
+		lens, data, err := deltaLengths(nil, enc)
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)
 		}
@@ -108,7 +108,7 @@ func TestDeltaLengths(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := deltaLengths([]byte{0x80}); err == nil {
+	if _, _, err := deltaLengths(nil, []byte{0x80}); err == nil {
 		t.Fatal("a truncated header: want an error")
 	}
 }

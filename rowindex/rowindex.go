@@ -71,7 +71,7 @@ type RowIndex struct {
 	// per entry in Go memory), within a quarter of the budget.
 	decoded *cache
 	// pages holds decoded data pages (nil: no page cache).
-	pages *cache
+	pages *pageCache
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -91,6 +91,33 @@ type RowIndex struct {
 	// ints pools the integer columns of decoded fragment groups
 	// (decodeGroupKey): *[]int64.
 	ints sync.Pool
+	// lens pools the decoded lengths of DELTA_LENGTH_BYTE_ARRAY pages
+	// (decodeDirect): *[]int32.
+	lens sync.Pool
+}
+
+// getLens returns pooled storage for DELTA_LENGTH_BYTE_ARRAY lengths
+// (length 0; nil when the pool is empty: deltaLengths allocates).
+func (ri *RowIndex) getLens() []int32 {
+	if p, ok := ri.lens.Get().(*[]int32); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putLens gives getLens' storage back (nil is ignored), overwritten first
+// when the index poisons freed buffers.
+func (ri *RowIndex) putLens(b []int32) {
+	if cap(b) == 0 {
+		return
+	}
+	if ri.poisonFreed {
+		for i := range b[:cap(b)] {
+			b[:cap(b)][i] = -0x5a5a5a5a
+		}
+	}
+	b = b[:0]
+	ri.lens.Put(&b)
 }
 
 // getInts returns pooled storage for n int64s (length n).
@@ -128,9 +155,9 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 		poisonFreed: poisonFreedBuffers}
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
-		ri.pages = newCache(DefaultPageCacheBytes)
+		ri.pages = newPageCache(DefaultPageCacheBytes)
 	case pb > 0:
-		ri.pages = newCache(pb)
+		ri.pages = newPageCache(pb)
 	}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err

@@ -75,6 +75,12 @@ func (f *fileStore) path(op, key string) (string, error) {
 	if err := ValidKey(key); err != nil {
 		return "", err
 	}
+	if filepath.Separator == '/' && f.root != "/" {
+		// A valid key is clean (non-empty segments, none "." or ".."),
+		// so this is filepath.Join without its Clean, which was ≈3 % of
+		// a light row-index lookup (one path per ranged read).
+		return f.root + "/" + key, nil
+	}
 	return filepath.Join(f.root, filepath.FromSlash(key)), nil
 }
 
@@ -110,20 +116,32 @@ func fileInfo(key string, fi fs.FileInfo) ObjectInfo {
 	return ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime(), ETag: fileETag(fi)}
 }
 
-func (f *fileStore) NewRangeReader(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+// openRead checks a read of key at offsets offs and returns a handle of
+// the object (given back with f.handles.release) and its size.
+func (f *fileStore) openRead(ctx context.Context, key string, offs ...int64) (*fileHandle, int64, error) {
 	p, err := f.path("read", key)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := checkRange(key, offset); err != nil {
-		return nil, err
+	for _, off := range offs {
+		if err := checkRange(key, off); err != nil {
+			return nil, 0, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	h, size, err := f.handles.acquire(p)
 	if err != nil {
-		return nil, mapErr("read", key, err)
+		return nil, 0, mapErr("read", key, err)
+	}
+	return h, size, nil
+}
+
+func (f *fileStore) NewRangeReader(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+	h, size, err := f.openRead(ctx, key, offset)
+	if err != nil {
+		return nil, err
 	}
 	// A SectionReader reads with pread(2) from the opened inode: a
 	// concurrent replacement of the object does not affect this reader.

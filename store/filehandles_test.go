@@ -152,3 +152,23 @@ func TestFileHandleCache(t *testing.T) {
 		t.Fatalf("%d handles cached after Close", n)
 	}
 }
+
+// TestFilePathIsJoin: the file store's path of a valid key is
+// filepath.Join of its root and the key, for any root (it concatenates
+// instead), and an invalid key has none.
+func TestFilePathIsJoin(t *testing.T) {
+	for _, root := range []string{"/", "/tmp/lake", "/tmp/lake/"} {
+		f := newFile(root)
+		for _, key := range []string{"a", "a/b/c.parquet", ".update.lock", "..a/b..", "date=2024-06-01/part-0.parquet"} {
+			p, err := f.path("read", key)
+			if want := filepath.Join(root, key); err != nil || p != want {
+				t.Errorf("root %q, key %q: path %q, %v; want %q", root, key, p, err, want)
+			}
+		}
+		for _, key := range []string{"", "/a", "a/", "a//b", "a/../b", "..", "a/."} {
+			if p, err := f.path("read", key); err == nil {
+				t.Errorf("root %q, invalid key %q: path %q", root, key, p)
+			}
+		}
+	}
+}

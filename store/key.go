@@ -65,19 +65,24 @@ func keyProblem(key string, prefix bool) string {
 	case strings.ContainsRune(key, '\\'):
 		return "contains a backslash"
 	}
-	segs := strings.Split(key, "/")
-	if prefix && segs[len(segs)-1] == "" {
-		segs = segs[:len(segs)-1]
+	if prefix {
+		key = strings.TrimSuffix(key, "/")
 	}
-	for _, s := range segs {
+	// Segment by segment without strings.Split: every ranged read of the
+	// file store validates its key.
+	for rest := key; ; {
+		s, after, more := strings.Cut(rest, "/")
 		switch s {
 		case "":
 			return "empty segment"
 		case ".", "..":
 			return fmt.Sprintf("%q segment", s)
 		}
+		if !more {
+			return ""
+		}
+		rest = after
 	}
-	return ""
 }
 
 // JoinKey joins key parts with "/", dropping empty parts and the slashes at

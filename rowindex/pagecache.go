@@ -1,0 +1,57 @@
+package rowindex
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync/atomic"
+)
+
+// pageCache is the cache of decoded data pages (Options.PageCacheBytes)
+// with an admission filter: a page enters it only when it is decoded a
+// second time while the filter still remembers the first. Light keys of a
+// large lake in arrival order touch ≈100 pages each, nearly all of them
+// never asked for again; copying each into the cache was ≈75 % of a light
+// lookup's allocation and its garbage collection, for a hit ratio near zero
+// on the 1 GB benchmark lake. Pages that are asked for again (a user paging
+// through their history, a hot key's few pages) are admitted on their
+// second decode and served from then on.
+type pageCache struct {
+	*cache
+	// seen remembers the hash of recently decoded pages, one per slot
+	// (direct-mapped, a newer page overwrites an older one: forgetting
+	// only delays admission). 0 is an empty slot.
+	seen []atomic.Uint64
+	seed maphash.Seed
+}
+
+// pagesPerSeenSlot sizes the filter: one slot per this many bytes of the
+// cache's budget, so it remembers ≈4× the 16 KiB pages the cache holds
+// (pages decoded once must still be remembered when asked for again after
+// the cache's worth of other pages).
+const pagesPerSeenSlot = 4 << 10
+
+func newPageCache(budget int64) *pageCache {
+	n := min(max(budget/pagesPerSeenSlot, 1<<12), 1<<20)
+	n = 1 << (63 - bits.LeadingZeros64(uint64(n))) // a power of two
+	return &pageCache{cache: newCache(budget), seen: make([]atomic.Uint64, n), seed: maphash.MakeSeed()}
+}
+
+// admit reports whether page k may be added to the cache: it was decoded
+// before, recently. Otherwise it remembers k and reports false.
+func (pc *pageCache) admit(k pageKey) bool {
+	h := maphash.Comparable(pc.seed, k) | 1
+	s := &pc.seen[h&uint64(len(pc.seen)-1)]
+	if s.Load() == h {
+		return true
+	}
+	s.Store(h)
+	return false
+}
+
+// clear drops the cached pages and what the filter remembers.
+func (pc *pageCache) clear() {
+	pc.cache.clear()
+	for i := range pc.seen {
+		pc.seen[i].Store(0)
+	}
+}
