@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/duck"
-	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
@@ -682,63 +680,5 @@ func TestBlobDict(t *testing.T) {
 		if len(r.Rows) != len(want) {
 			t.Fatalf("key %d: projection %d rows, %d", k, len(r.Rows), len(want))
 		}
-	}
-}
-
-// TestBlobDictWorkersIdentical: the blocks of a co-grouped blob are
-// compressed by GOMAXPROCS workers at once; the file is the same, byte for
-// byte, as with one worker (each frame depends only on its block and the
-// dictionary, and goes back to its block's place).
-func TestBlobDictWorkersIdentical(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, "file://"+t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	files, err := lakegen.Generate(ctx, st, lakegen.Config{Seed: 3, TargetBytes: 1 << 20, Days: 1, FilesPerDay: 1, Users: 2000, Tracks: 500, Sorted: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := openStored(t, st, files[0].Key)
-	write := func(procs int) []byte {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		name := fmt.Sprintf("out-%d.parquet", procs)
-		if _, _, err := prepared.WriteFramed(ctx, st, name, src.Schema(), parquet.NewReader(src),
-			prepared.Options{Key: "user_id", Sort: []string{"ts"}, PageBytes: 16 << 10,
-				Blob: &prepared.BlobOptions{Column: "served", Fields: []string{"ts", "track_uri", "duration_ms", "context"}, Codec: prepared.BlobCodecZstdDict}},
-			prepared.DefaultFrameOptions()); err != nil {
-			t.Fatal(err)
-		}
-		b, err := store.ReadAll(ctx, st, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	one, three := write(1), write(3)
-	if !bytes.Equal(one, three) {
-		t.Fatalf("3 workers wrote %d bytes unlike 1 worker's %d", len(three), len(one))
-	}
-	f := openStored(t, st, "out-1.parquet")
-	b, ok, err := prepared.BlobOf(f)
-	if !ok || err != nil || !b.Blocks() {
-		t.Fatalf("blob %v %v", ok, err)
-	}
-	var rows int
-	for r := range readAllRows(t, f) {
-		dec, err := b.DecodeBlock(nil, r[1].ByteArray())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range dec {
-			if d[0].Int64() != r[0].Int64() {
-				t.Fatalf("row of key %d in the block of key %d", d[0].Int64(), r[0].Int64())
-			}
-		}
-		rows += len(dec)
-	}
-	if rows != int(src.NumRows()) {
-		t.Fatalf("%d rows decoded, %d written", rows, src.NumRows())
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -24,12 +22,9 @@ import (
 // reader sees the frames as the binary values), and one raw frame-table
 // entry per key run, so a lookup reads exactly its key's values.
 type dictBlobs struct {
-	leaf int
-	// enc holds one encoder with the dictionary per worker (EncodeAll is
-	// safe for concurrent use); workers compress a page's blocks at once.
-	enc     *zstd.Encoder
-	workers int
-	marker  string // the ariadne.blob entry with the dictionary
+	leaf   int
+	enc    *zstd.Encoder
+	marker string // the ariadne.blob entry with the dictionary
 }
 
 // newDictBlobs returns nil for a file without a BlobCodecZstdDict blob;
@@ -107,14 +102,7 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	if err != nil {
 		return nil, fmt.Errorf("prepared: blob dictionary: %w", err)
 	}
-	// Each block is its own frame, and klauspost's encoder restores its
-	// match tables to the dictionary's before every frame: at the better
-	// level that copy (≈0.3 MB for a block of ≈1 KB) is half of the
-	// write's CPU, the same with one encoder or many. Blocks are
-	// therefore compressed by GOMAXPROCS workers at once (≈8.5 MB of
-	// tables each), which shortens the write, not its CPU.
-	workers := runtime.GOMAXPROCS(0)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(workers), zstd.WithEncoderCRC(false))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
 	if err != nil {
 		return nil, fmt.Errorf("prepared: blob dictionary: %w", err)
 	}
@@ -123,25 +111,7 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &dictBlobs{leaf: leaf, enc: enc, workers: workers, marker: string(mj)}, nil
-}
-
-// compress returns the frames of the blocks vs, compressed by db.workers
-// at once; each frame depends only on its block and the dictionary, so
-// the bytes are those of compressing them one after the other.
-func (db *dictBlobs) compress(vs [][]byte) [][]byte {
-	zs := make([][]byte, len(vs))
-	w := min(db.workers, len(vs))
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Go(func() {
-			for i := k; i < len(vs); i += w {
-				zs[i] = db.enc.EncodeAll(vs[i], nil)
-			}
-		})
-	}
-	wg.Wait()
-	return zs
+	return &dictBlobs{leaf: leaf, enc: enc, marker: string(mj)}, nil
 }
 
 // chunk rewrites the blob's column chunk: every value compressed with the
@@ -188,32 +158,28 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 			}
 		}
 		segs = append(segs, rows)
-		blocks := make([][]byte, 0, rows)
-		for row := range rows {
-			if len(vals) < 4 {
-				return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
-			}
-			n := int(binary.LittleEndian.Uint32(vals))
-			if n > len(vals)-4 {
-				return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
-			}
-			blocks = append(blocks, vals[4:4+n])
-			vals = vals[4+n:]
-		}
-		if len(vals) != 0 {
-			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(vals))
-		}
-		zs := db.compress(blocks)
 		var nb []byte
 		var sizes []int
 		row := 0
 		for k := 1; k < len(segs); k++ {
 			at := len(nb)
 			for ; row < segs[k]; row++ {
-				nb = binary.LittleEndian.AppendUint32(nb, uint32(len(zs[row])))
-				nb = append(nb, zs[row]...)
+				if len(vals) < 4 {
+					return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
+				}
+				n := int(binary.LittleEndian.Uint32(vals))
+				if n > len(vals)-4 {
+					return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
+				}
+				z := db.enc.EncodeAll(vals[4:4+n], nil)
+				vals = vals[4+n:]
+				nb = binary.LittleEndian.AppendUint32(nb, uint32(len(z)))
+				nb = append(nb, z...)
 			}
 			sizes = append(sizes, len(nb)-at)
+		}
+		if len(vals) != 0 {
+			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(vals))
 		}
 		h2 := h
 		h2.CRC = 0
