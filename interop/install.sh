@@ -37,7 +37,7 @@ else
   [[ -d "$cache/venv" ]] || "$python" -m venv "$cache/venv"
   "$cache/venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
   echo "$req_hash" > "$stamp"
-  log "installed: $("$cache/venv/bin/pip" freeze | grep -iE '^(pyspark|delta-spark|deltalake|pyarrow|py4j)=' | tr '\n' ' ')"
+  log "installed: $("$cache/venv/bin/pip" freeze | grep -iE '^(pyspark|delta-spark|deltalake|pyarrow|py4j|zstandard)=' | tr '\n' ' ')"
 fi
 
 # fetch_jar GROUP ARTIFACT VERSION: download into $cache/jars with its .sha1 verified.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/prepared"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -64,20 +65,12 @@ lookup reads exactly its key's frame in one range per file. See docs/prepared.md
 			if err != nil {
 				return usagef("prepare: --memory %q: %v", memory, err)
 			}
-			opts.MemoryBytes = mem
 			if cmd.Flags().Changed("memory-mb") {
-				opts.MemoryBytes = memoryMB << 20
+				mem = memoryMB << 20
 			}
-			// The held rows take half the budget; without a limit the
-			// collector would let garbage (decoded pages, merged rows)
-			// grow the heap to twice what is live. With it the process
-			// stays at about the budget (as add-row-index does); not
-			// below 64 MiB, where the collector would run all the time
-			// for the runtime's own memory. Restored at the end, for
-			// the tests that run commands in one process.
-			if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(opts.MemoryBytes, 64<<20)))
-			}
+			heap, restore := prepareMemory(mem)
+			defer restore()
+			opts.MemoryBytes = heap
 			if frames {
 				if codec != "" && !strings.EqualFold(codec, "zstd") {
 					return usagef("prepare: --frames compresses with ZSTD frames; --codec %s cannot be framed", codec)
@@ -343,4 +336,27 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 			"widest_column": b.WidestColumn, "widest_ratio": b.WidestRatio,
 		},
 	}
+}
+
+// prepareMemory returns the part of prepare's process budget that is the
+// Go heap's (Options.MemoryBytes: the held rows take half of it), and sets
+// the Go memory limit to it unless GOMEMLIMIT is set; restore puts the
+// previous limit back (tests run commands in one process).
+//
+// The budget is the process's resident memory: the binary's own resident
+// pages (code and static data, DuckDB's library included: ≈88 MB of the
+// ariadne binary, resident from the start), which the Go limit does not
+// count, are taken off first, as add-row-index does (rowindex.HeapBudget).
+// Without that the flat 1 GB folder's prepare peaked at 1,067.6 MiB under
+// --memory 1GiB, its Go memory within the limit. Without a limit the
+// collector would let garbage (decoded pages, merged rows) grow the heap
+// to twice what is live. The limit is never below 64 MiB, where the
+// collector would run all the time for the runtime's own memory.
+func prepareMemory(budget int64) (heap int64, restore func()) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return budget, func() {}
+	}
+	heap = rowindex.HeapBudget(budget)
+	prev := debug.SetMemoryLimit(max(heap, 64<<20))
+	return heap, func() { debug.SetMemoryLimit(prev) }
 }

@@ -5,6 +5,7 @@
 //
 //	preparebench gen DIR SIZE_MB FILES     one partition of FILES unsorted files (lakegen's arrival layout)
 //	preparebench duckdb-sort GLOB OUT MEM  COPY (SELECT * FROM read_parquet(GLOB) ORDER BY user_id, ts) TO OUT (FORMAT parquet, COMPRESSION zstd)
+//	preparebench profile SRC OUT PROFILE   prepare SRC into OUT (key user_id, sort ts, 1 GiB, the rest chosen) under a CPU profile
 //
 // It is a benchmark tool, not part of the product.
 package main
@@ -14,11 +15,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
 	"github.com/ariadne-go/ariadne/internal/duck"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -41,7 +45,10 @@ func run(ctx context.Context, args []string) error {
 	if len(args) == 4 && args[0] == "duckdb-sort" {
 		return duckSort(ctx, args[1], args[2], args[3])
 	}
-	return fmt.Errorf("usage: preparebench gen DIR SIZE_MB FILES | duckdb-sort GLOB OUT MEMORY_LIMIT")
+	if len(args) == 4 && args[0] == "profile" {
+		return profile(ctx, args[1], args[2], args[3])
+	}
+	return fmt.Errorf("usage: preparebench gen DIR SIZE_MB FILES | duckdb-sort GLOB OUT MEMORY_LIMIT | profile SRC OUT PROFILE")
 }
 
 // gen writes one day of lakegen's default lake scaled to sizeMB (users and
@@ -95,5 +102,43 @@ func duckSort(ctx context.Context, glob, out, memLimit string) error {
 		return err
 	}
 	fmt.Printf("duckdb sorted %s into %s: %d bytes in %s\n", glob, out, info.Size(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// profile prepares the files under src into the folder out as `ariadne
+// prepare SRC --out OUT --key user_id --sort ts --memory 1GiB` does (runs
+// in OUT.tmp), writing a CPU profile of it to prof: where prepare's CPU
+// goes against DuckDB's sort.
+func profile(ctx context.Context, src, out, prof string) error {
+	f, err := os.Create(prof)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res := store.NewResolver(store.ResolverOptions{})
+	srcs, err := prepared.Sources(ctx, res, []string{src})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out+".tmp", 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(out + ".tmp")
+	dst, err := store.Open(ctx, "file://"+out)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	start := time.Now()
+	st, err := prepared.PrepareFiles(ctx, res, srcs, dst, prepared.Options{Key: "user_id", Sort: []string{"ts"}, MemoryBytes: 1 << 30, TempDir: out + ".tmp", Overwrite: true})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("prepared %d rows into %d files, %d bytes, in %s\n", st.Rows, len(st.Files), st.Bytes, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -17,7 +17,11 @@ A line is "user_id|ts in microseconds since the epoch|track_uri|duration_ms|cont
 
 A file with a blob column (key-value entry ariadne.blob; prepared.Options.Blob, docs/prepared.md) has the
 key and one binary column in place of the others: both readers read that column and the rows come from
-decoding it here with the documented row encoding (ariadne-row-1) and the fields the entry lists.
+decoding it here with the documented row encoding (ariadne-row-1) and the fields the entry lists. A
+co-grouped blob (entry with "codec": "zstd-dict", "encoding": "ariadne-block-1"; --blob-codec zstd-dict) holds
+one stored row per block of a key's rows: each value is a ZSTD frame compressed with the file's dictionary (the
+entry's "dict", base64), decoded here with libzstd (the zstandard package), then its block laid out column by
+column; a stored row gives its block's rows.
 """
 
 import json
@@ -35,9 +39,82 @@ def line(user_id, ts_micros, track, duration, context):
 FIXED = {"BOOLEAN": ("<?", 1), "INT32": ("<i", 4), "INT64": ("<q", 8), "FLOAT": ("<f", 4), "DOUBLE": ("<d", 8)}
 
 
+def uvarint(b, at):
+    """An unsigned LEB128 varint of b at offset at: (value, offset after it)."""
+    n, shift = 0, 0
+    while True:
+        c = b[at]
+        at += 1
+        n |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return n, at
+
+
 def blob_decoder(marker):
-    """A decoder of one blob value (ariadne-row-1) into {field: value}, from the ariadne.blob entry."""
+    """A decoder of one blob value into a list of rows, each {field: value}, from the ariadne.blob entry:
+    one row for the row encoding (ariadne-row-1), a block's rows for co-grouped blobs (zstd-dict)."""
     m = json.loads(marker)
+    if m.get("codec") == "zstd-dict":
+        return m["column"], block_decoder(m)
+    col, decode = row_decoder(m)
+    return col, lambda b: [decode(b)]
+
+
+def block_decoder(m):
+    """A decoder of one co-grouped blob value: a ZSTD frame with the file's dictionary holding an
+    ariadne-block-1 block (docs/prepared.md, "Co-grouped blobs with a dictionary"): a varint row count n,
+    then per field a column of n values (the key, the first field, once): a null bitmap for an optional
+    field (LSB first, set = null), then the non-null values, fixed widths little-endian, byte arrays as all
+    their varint lengths then all their bytes."""
+    import base64
+
+    import zstandard
+
+    assert m["version"] == 1 and m["encoding"] == "ariadne-block-1", m
+    dctx = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(base64.b64decode(m["dict"])))
+    fields = m["fields"]
+
+    def decode(z):
+        b = dctx.decompress(bytes(z), max_output_size=256 << 20)
+        n, at = uvarint(b, 0)
+        cols = []
+        for fi, f in enumerate(fields):
+            cnt = 1 if fi == 0 else n
+            null = [False] * cnt
+            if f["optional"]:
+                nb = (cnt + 7) // 8
+                null = [bool(b[at + i // 8] >> (i % 8) & 1) for i in range(cnt)]
+                at += nb
+            present = cnt - sum(null)
+            t = f["type"]
+            vals = []
+            if t == "BYTE_ARRAY":
+                lens = []
+                for _ in range(present):
+                    ln, at = uvarint(b, at)
+                    lens.append(ln)
+                for ln in lens:
+                    vals.append(b[at:at + ln])
+                    at += ln
+            else:
+                if t in FIXED:
+                    fmt, w = FIXED[t]
+                else:  # INT96, FIXED_LEN_BYTE_ARRAY: raw bytes
+                    fmt, w = None, 12 if t == "INT96" else f["length"]
+                for _ in range(present):
+                    vals.append(struct.unpack_from(fmt, b, at)[0] if fmt else b[at:at + w])
+                    at += w
+            it = iter(vals)
+            cols.append([None if null[i] else next(it) for i in range(cnt)])
+        assert at == len(b), (at, len(b))
+        return [{f["name"]: cols[fi][0 if fi == 0 else r] for fi, f in enumerate(fields)} for r in range(n)]
+
+    return decode
+
+
+def row_decoder(m):
+    """A decoder of one blob value (ariadne-row-1) into {field: value}."""
     assert m["version"] == 1 and m["encoding"] == "ariadne-row-1", m
     fields = m["fields"]
     nopt = sum(1 for f in fields if f["optional"])
@@ -58,14 +135,7 @@ def blob_decoder(marker):
                 out[f["name"]] = struct.unpack_from(fmt, b, at)[0]
                 at += n
             elif t == "BYTE_ARRAY":
-                n, shift = 0, 0
-                while True:
-                    c = b[at]
-                    at += 1
-                    n |= (c & 0x7F) << shift
-                    shift += 7
-                    if c < 0x80:
-                        break
+                n, at = uvarint(b, at)
                 out[f["name"]] = b[at:at + n]
                 at += n
             else:  # INT96, FIXED_LEN_BYTE_ARRAY: not in these files
@@ -89,8 +159,12 @@ def with_pyarrow(path):
     kv = md.metadata or {}
     if b"ariadne.blob" in kv:
         col, decode = blob_decoder(kv[b"ariadne.blob"])
-        rows = [blob_line(decode(b)) for b in t.column(col).to_pylist()]
-        assert t.column("user_id").to_pylist() == [int(r.split("|")[0]) for r in rows]
+        rows, keys = [], []
+        for k, b in zip(t.column("user_id").to_pylist(), t.column(col).to_pylist()):
+            got = [blob_line(v) for v in decode(b)]
+            rows += got
+            keys += [k] * len(got)
+        assert keys == [int(r.split("|")[0]) for r in rows]
     else:
         cols = [t.column(n).to_pylist() for n in ("user_id", "track_uri", "duration_ms", "context")]
         ts = t.column("ts").cast("int64").to_pylist()
@@ -113,7 +187,12 @@ def with_spark(spark, path):
     kv = pq.ParquetFile(path).metadata.metadata or {}
     if b"ariadne.blob" in kv:
         col, decode = blob_decoder(kv[b"ariadne.blob"])
-        return [blob_line(decode(r[col])) for r in spark.read.parquet(path).select(col).collect()]
+        rows = []
+        for r in spark.read.parquet(path).select("user_id", col).collect():
+            got = [blob_line(v) for v in decode(r[col])]
+            assert all(int(g.split("|")[0]) == r.user_id for g in got)
+            rows += got
+        return rows
     df = spark.read.parquet(path).selectExpr("user_id", "unix_micros(ts) AS ts", "track_uri", "duration_ms", "context")
     return [line(r.user_id, r.ts, r.track_uri, r.duration_ms, r.context) for r in df.collect()]
 
