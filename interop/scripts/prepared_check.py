@@ -18,7 +18,7 @@ A line is "user_id|ts in microseconds since the epoch|track_uri|duration_ms|cont
 A file with a blob column (key-value entry ariadne.blob; prepared.Options.Blob, docs/prepared.md) has the
 key and one binary column in place of the others: both readers read that column and the rows come from
 decoding it here with the documented row encoding (ariadne-row-1) and the fields the entry lists. A
-co-grouped blob (entry with "codec": "zstd-dict", "encoding": "ariadne-block-1"; --blob-codec zstd-dict) holds
+co-grouped blob (entry with "codec": "zstd-dict", "encoding": "ariadne-block-1" or "-2"; --blob-codec zstd-dict) holds
 one stored row per block of a key's rows: each value is a ZSTD frame compressed with the file's dictionary (the
 entry's "dict", base64), decoded here with libzstd (the zstandard package), then its block laid out column by
 column; a stored row gives its block's rows.
@@ -63,20 +63,35 @@ def blob_decoder(marker):
 
 def block_decoder(m):
     """A decoder of one co-grouped blob value: a ZSTD frame with the file's dictionary holding an
-    ariadne-block-1 block (docs/prepared.md, "Co-grouped blobs with a dictionary"): a varint row count n,
-    then per field a column of n values (the key, the first field, once): a null bitmap for an optional
-    field (LSB first, set = null), then the non-null values, fixed widths little-endian, byte arrays as all
-    their varint lengths then all their bytes."""
+    ariadne-block-1 or ariadne-block-2 block (docs/prepared.md, "Co-grouped blobs with a dictionary"): a
+    varint row count n, then per field a column of n values (the key, the first field, once): a null bitmap
+    for an optional field (LSB first, set = null), then the non-null values, fixed widths little-endian,
+    byte arrays as all their varint lengths then all their bytes. In ariadne-block-2 an INT32/INT64 value is
+    base + u * scale, u an unsigned varint (with "delta": the first one, then zigzag varints of the
+    difference from the previous u), a byte array is stored without the field's "prefix", and the frame is
+    stored without its magic number and dictionary ID byte (put back here before libzstd decodes it)."""
     import base64
 
     import zstandard
 
-    assert m["version"] == 1 and m["encoding"] == "ariadne-block-1", m
-    dctx = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(base64.b64decode(m["dict"])))
+    assert m["version"] == 1 and m["encoding"] in ("ariadne-block-1", "ariadne-block-2"), m
+    v2 = m["encoding"] == "ariadne-block-2"
+    dict_bytes = base64.b64decode(m["dict"])
+    dctx = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(dict_bytes))
     fields = m["fields"]
+    prefixes = [base64.b64decode(f.get("prefix", "")) for f in fields]
+    dict_id = struct.unpack_from("<I", dict_bytes, 4)[0]
+    assert not v2 or 0 < dict_id < 256, dict_id
+
+    def restore(s):
+        # RFC 8878 §3.1.1: magic, frame header descriptor (dictionary ID flag 1: one byte), window
+        # descriptor unless single-segment, then the ID the writer left out.
+        at = 1 if s[0] & 0x20 else 2
+        return b"\x28\xb5\x2f\xfd" + bytes([s[0] | 1]) + s[1:at] + bytes([dict_id]) + s[at:]
 
     def decode(z):
-        b = dctx.decompress(bytes(z), max_output_size=256 << 20)
+        z = bytes(z)
+        b = dctx.decompress(restore(z) if v2 else z, max_output_size=256 << 20)
         n, at = uvarint(b, 0)
         cols = []
         for fi, f in enumerate(fields):
@@ -95,8 +110,18 @@ def block_decoder(m):
                     ln, at = uvarint(b, at)
                     lens.append(ln)
                 for ln in lens:
-                    vals.append(b[at:at + ln])
+                    vals.append(prefixes[fi] + b[at:at + ln])
                     at += ln
+            elif v2 and t in ("INT32", "INT64"):
+                prev = None
+                for _ in range(present):
+                    if prev is None or not f.get("delta"):
+                        u, at = uvarint(b, at)
+                    else:
+                        zz, at = uvarint(b, at)
+                        u = prev + ((zz >> 1) ^ -(zz & 1))
+                    prev = u
+                    vals.append(f.get("base", 0) + u * f["scale"])
             else:
                 if t in FIXED:
                     fmt, w = FIXED[t]
