@@ -40,8 +40,10 @@ func (p *Plan) OpenParquetCached(ctx context.Context, res Resolver, uri string, 
 
 // OpenParquetSeen is OpenParquetCached with the file's attributes (size,
 // ETag, modification time) from a Stat the caller made for this call, in
-// place of the one every open makes: the file is read, and looked up in
-// cache, as that version.
+// place of the one every open makes: its size and its identity in cache
+// are that version's. Its bytes are still read by key: an object
+// replaced since that Stat is read with that version's size and footer,
+// which fails as damaged unless the layout happens to match.
 func (p *Plan) OpenParquetSeen(ctx context.Context, res Resolver, uri string, info store.ObjectInfo, cache *pqrow.FileCache) (*ParquetFile, error) {
 	return p.openParquet(ctx, res, uri, &info, cache)
 }

@@ -39,9 +39,13 @@ type LocatedRows struct {
 	// modification time) the locator got from the store for this join
 	// when it checked the file against its row index. Opening such a file
 	// takes them instead of asking the store again: one request less per
-	// file on an object store, and the file is read as the version the
-	// row index was checked against. Optional (nil: each file is stated
-	// when opened).
+	// file on an object store, and the file's size and footer-cache
+	// identity are those the row index was checked against. Reads still go
+	// by key: a file replaced after the check is read with the checked
+	// version's size and footer against the new bytes, which fails as
+	// damaged unless the layout happens to match (the race any stat-then-
+	// read open has, over a longer window). Optional (nil: each file is
+	// stated when opened).
 	Seen map[string]store.ObjectInfo
 }
 

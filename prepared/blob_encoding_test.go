@@ -2,6 +2,7 @@ package prepared
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -395,4 +396,37 @@ func testBlobPlan(t *testing.T, schema *parquet.Schema, b *BlobOptions) *blobPla
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestBlockEncoding2DamagedInteger: an ariadne-block-2 integer whose
+// stored u is past what the writer can store (Base + u·Scale > MaxInt64)
+// is ErrBadBlob, not the value the wrapped product would give: u·10 below
+// wraps to 4, which would decode as 14 (not even a Base + k·Scale).
+func TestBlockEncoding2DamagedInteger(t *testing.T) {
+	schema := parquet.NewSchema("r", parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "x": parquet.Leaf(parquet.Int64Type)})
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"x"}, Codec: BlobCodecZstdDict})
+	m := p.marker
+	m.Encoding = BlobBlockEncoding2
+	m.Fields = slices.Clone(m.Fields)
+	for i := range m.Fields {
+		m.Fields[i].Base, m.Fields[i].Scale = 10, 10
+	}
+	b, err := parseBlob(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(u uint64) []byte {
+		raw := binary.AppendUvarint(nil, 1) // one row
+		raw = binary.AppendUvarint(raw, 0)  // the key
+		return binary.AppendUvarint(raw, u)
+	}
+	if rows, err := b.decodeRaw(nil, block(1844674407370955162)); !errors.Is(err, ErrBadBlob) {
+		t.Fatalf("damaged u decoded as %v, err %v; want ErrBadBlob", rows, err)
+	}
+	// The largest u the field can hold still decodes.
+	most := uint64(math.MaxInt64-10) / 10
+	rows, err := b.decodeRaw(nil, block(most))
+	if err != nil || len(rows) != 1 || rows[0][1].Int64() != 10+int64(most)*10 {
+		t.Fatalf("u %d: %v, %v", most, rows, err)
+	}
 }

@@ -3,6 +3,7 @@ package prepared
 import (
 	"encoding/binary"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -314,6 +315,13 @@ func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 				}
 				if w <= 0 {
 					return dst, badBlob("field %s: bad varint", name)
+				}
+				// The writer stores no u past the field's range (Base +
+				// u·Scale ≤ MaxInt64); a larger one is damage that the
+				// product below would wrap into a plausible value (the
+				// frames carry no checksum).
+				if u > (uint64(math.MaxInt64)-uint64(fd.Base))/uint64(fd.Scale) {
+					return dst, badBlob("field %s: value %d past the field's range", name, u)
 				}
 				raw = raw[w:]
 				prev, first = u, false

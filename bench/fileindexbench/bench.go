@@ -219,7 +219,7 @@ func quantiles(lats []time.Duration) Quantiles {
 	rank := func(pct int) time.Duration { // ceil(pct/100 · n), 1-based
 		return s[max((len(s)*pct+99)/100, 1)-1]
 	}
-	return Quantiles{P50: s[len(s)/2], P90: rank(90), P99: rank(99)}
+	return Quantiles{P50: rank(50), P90: rank(90), P99: rank(99)}
 }
 
 // Run generates (or reuses) a listening-history lake under cfg.Dir,

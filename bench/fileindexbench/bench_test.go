@@ -181,10 +181,10 @@ func TestQuantiles(t *testing.T) {
 		{nil, Quantiles{}},
 		{ms(7), Quantiles{7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond}},
 		{ms(3, 1, 2), Quantiles{2 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond}},
-		// 20 runs: p90 the 18th, p99 the slowest.
-		{twenty, Quantiles{11 * time.Millisecond, 18 * time.Millisecond, 20 * time.Millisecond}},
-		// 100 runs: p99 the 99th, not the slowest.
-		{hundred, Quantiles{51 * time.Millisecond, 90 * time.Millisecond, 99 * time.Millisecond}},
+		// 20 runs: p50 the 10th, p90 the 18th, p99 the slowest.
+		{twenty, Quantiles{10 * time.Millisecond, 18 * time.Millisecond, 20 * time.Millisecond}},
+		// 100 runs: p50 the 50th, p99 the 99th, not the slowest.
+		{hundred, Quantiles{50 * time.Millisecond, 90 * time.Millisecond, 99 * time.Millisecond}},
 	} {
 		if got := quantiles(c.in); got != c.want {
 			t.Errorf("quantiles(%v) = %+v, want %+v", c.in, got, c.want)

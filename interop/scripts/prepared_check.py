@@ -119,7 +119,8 @@ def block_decoder(m):
                         u, at = uvarint(b, at)
                     else:
                         zz, at = uvarint(b, at)
-                        u = prev + ((zz >> 1) ^ -(zz & 1))
+                        # Go adds the difference to a uint64: wrap as it does.
+                        u = (prev + ((zz >> 1) ^ -(zz & 1))) & (2**64 - 1)
                     prev = u
                     vals.append(f.get("base", 0) + u * f["scale"])
             else:
