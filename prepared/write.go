@@ -137,6 +137,20 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 			cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
 		}
 	}
+	if o.CoGroup {
+		// Rows are sorted in the source's schema and nested only here
+		// (nest.go).
+		np, err := planNest(cols, o)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		cm, err := json.Marshal(np.marker)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		blobKV = append(blobKV, parquet.KeyValueMetadata(CoGroupKey, string(cm)))
+		cols, rows = np.out, &nestStream{rowStream: rows, p: np, keyType: cols.order[0].typ}
+	}
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
 	marker, err := json.Marshal(o.marker(bucket, cols))
 	if err != nil {
@@ -196,6 +210,9 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		// Rows are the source's (fs.Keys counts key groups as before); a
 		// co-grouped file stores one row per block of them.
 		fs.Rows = bs.rows
+	}
+	if ns, ok := rows.(*nestStream); ok {
+		fs.Rows = ns.rows
 	}
 	if err := pw.Close(); err != nil {
 		return fs, err
