@@ -35,20 +35,7 @@ func TestCoGroupNested(t *testing.T) {
 	}
 	defer data.Close()
 	// Sources without a list column (blockRow), and one with (refused).
-	for _, uri := range writeBlobSources(t, data) {
-		f := openStored(t, data, uri)
-		rows, err := parquet.Read[blockRow](f, f.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := parquet.Write(&buf, rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.WriteAll(ctx, data, strings.Replace(uri, "src/", "blk/", 1), buf.Bytes(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scan, srcCols := writeBlockSources(t, data)
 	res := rowindex.StoreResolver{Store: data}
 	srcs, err := prepared.Sources(ctx, res, []string{"src"})
 	if err != nil {
@@ -66,20 +53,9 @@ func TestCoGroupNested(t *testing.T) {
 	}
 	out.Close()
 
-	scan := map[int64][]string{}
-	var srcCols []string
 	var srcPaths []string
 	for _, uri := range []string{"blk/part-0.parquet", "blk/part-1.parquet"} {
 		srcPaths = append(srcPaths, duck.String(filepath.Join(dir, uri)))
-		f := openStored(t, data, uri)
-		if srcCols == nil {
-			for _, c := range f.Root().Columns() {
-				srcCols = append(srcCols, c.Name())
-			}
-		}
-		for r := range readAllRows(t, f) {
-			scan[r[0].Int64()] = append(scan[r[0].Int64()], fmt.Sprint(r))
-		}
 	}
 	st := prepareTo(t, data, "blk", filepath.Join(dir, "nest"), prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
 		PageBytes: 8192, RowGroupRows: 100, CoGroup: true})
@@ -219,22 +195,7 @@ func TestCoGroupNested(t *testing.T) {
 		if rec, err := r.Record(0); err != nil || len(rec) != len(srcCols) {
 			t.Fatalf("key %d: record %v %v", k, rec, err)
 		}
-		var paged []string
-		for cur, pages := "", 0; ; pages++ {
-			r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 2, Cursor: cur})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Rows) > 2 || pages > len(want) {
-				t.Fatalf("key %d: page %d of %d rows", k, pages, len(r.Rows))
-			}
-			for _, row := range r.Rows {
-				paged = append(paged, fmt.Sprint(row.Values))
-			}
-			if cur = r.Cursor; cur == "" {
-				break
-			}
-		}
+		paged := pagedRows(t, ri, k, len(want))
 		slices.Sort(paged)
 		if !slices.Equal(paged, want) {
 			t.Fatalf("key %d: paged %d rows %v\nscan %d rows %v", k, len(paged), paged, len(want), want)
@@ -254,4 +215,64 @@ func TestCoGroupNested(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeBlockSources writes writeBlobSources' two files without their list
+// column (blockRow) under blk/ of data, and returns their rows by key
+// (fmt.Sprint of each row) and their column names.
+func writeBlockSources(t *testing.T, data store.Store) (map[int64][]string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, uri := range writeBlobSources(t, data) {
+		f := openStored(t, data, uri)
+		rows, err := parquet.Read[blockRow](f, f.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := parquet.Write(&buf, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteAll(ctx, data, strings.Replace(uri, "src/", "blk/", 1), buf.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := map[int64][]string{}
+	var cols []string
+	for _, uri := range []string{"blk/part-0.parquet", "blk/part-1.parquet"} {
+		f := openStored(t, data, uri)
+		if cols == nil {
+			for _, c := range f.Root().Columns() {
+				cols = append(cols, c.Name())
+			}
+		}
+		for r := range readAllRows(t, f) {
+			scan[r[0].Int64()] = append(scan[r[0].Int64()], fmt.Sprint(r))
+		}
+	}
+	return scan, cols
+}
+
+// pagedRows looks key k up in pages of 2 rows, following the cursor, and
+// returns every row's values (fmt.Sprint), sorted; n is the key's rows.
+func pagedRows(t *testing.T, ri *rowindex.RowIndex, k int64, n int) []string {
+	t.Helper()
+	var paged []string
+	for cur, pages := "", 0; ; pages++ {
+		r, err := ri.Lookup(context.Background(), rowindex.Query{Key: k, Limit: 2, Cursor: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Rows) > 2 || pages > n {
+			t.Fatalf("key %d: page %d of %d rows", k, pages, len(r.Rows))
+		}
+		for _, row := range r.Rows {
+			paged = append(paged, fmt.Sprint(row.Values))
+		}
+		if cur = r.Cursor; cur == "" {
+			break
+		}
+	}
+	slices.Sort(paged)
+	return paged
 }

@@ -121,35 +121,28 @@ func TestFrameBench(t *testing.T) {
 			return nil
 		}
 	}
-	keyPagesBlob := func(page int, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+	// written writes each file with Write and the options o (the key,
+	// sort and row group settings added).
+	written := func(o prepared.Options) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		o.Key, o.Sort, o.RowGroupRows, o.Overwrite = "user_id", []string{"ts"}, 256<<10, true
 		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 			for _, f := range files {
 				rows, schema, err := readRows(ctx, src, f)
 				if err != nil {
 					return err
 				}
-				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, prepared.Options{Key: "user_id", Sort: []string{"ts"},
-					PageBytes: page, RowGroupRows: 256 << 10, Overwrite: true, Blob: blob}); err != nil {
+				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, o); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
+	keyPagesBlob := func(page int, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		return written(prepared.Options{PageBytes: page, Blob: blob})
+	}
 	nested := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
-		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
-			for _, f := range files {
-				rows, schema, err := readRows(ctx, src, f)
-				if err != nil {
-					return err
-				}
-				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, prepared.Options{Key: "user_id", Sort: []string{"ts"},
-					PageBytes: page, RowGroupRows: 256 << 10, Overwrite: true, CoGroup: true}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+		return written(prepared.Options{PageBytes: page, CoGroup: true})
 	}
 	keyPages := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 		return keyPagesBlob(page, nil)

@@ -44,9 +44,26 @@ func TestPrepareCoGroup(t *testing.T) {
 	runOK(t, dir, "create", "plays", "--format", "parquet", "--infer-from", filepath.Join(out, res["files"].([]any)[0].(map[string]any)["key"].(string)))
 	runOK(t, dir, "add-files", "plays", out)
 	runOK(t, dir, "add-row-index", "plays", "--key", "user_id")
+	lookupsEqualScan(t, db, dir, "plays", lakeDir, nil)
+	code, stdout, _ := run(t, dir, "--json", "prepare", lakeDir, "--out", out+"-bad", "--key", "user_id", "--co-group", "--frames")
+	if code != 2 || decode(t, stdout)["kind"] != "usage" {
+		t.Errorf("--co-group --frames: exit %d, %s", code, stdout)
+	}
+	stdout = runOK(t, dir, "prepare", lakeDir, "--out", out+"-text", "--key", "user_id", "--co-group")
+	if !strings.Contains(stdout, "co-group        one row per key and file") {
+		t.Errorf("text output lacks the co-grouping:\n%s", stdout)
+	}
+}
+
+// lookupsEqualScan looks up a light and a hot user of the lake at lakeDir
+// in table (a row index on user_id over prepared files) and checks the rows,
+// with the source's five columns, against DuckDB's scan of the lake; check,
+// if not nil, is given each lookup's JSON.
+func lookupsEqualScan(t *testing.T, db *sql.DB, dir, table, lakeDir string, check func(user int64, lk map[string]any)) {
+	t.Helper()
 	for _, user := range []int64{lakegen.UserID(700), lakegen.UserID(3)} {
 		scan := duckRows(t, db, lakeDir, fmt.Sprintf("WHERE user_id = %d", user))
-		lk := decode(t, runOK(t, dir, "--json", "lookup", "plays", "--key", fmt.Sprint("user_id=", user)))
+		lk := decode(t, runOK(t, dir, "--json", "lookup", table, "--key", fmt.Sprint("user_id=", user), "--explain"))
 		var got, want []string
 		for _, r := range lk["rows"].([]any) {
 			m := r.(map[string]any)["values"].(map[string]any)
@@ -64,13 +81,8 @@ func TestPrepareCoGroup(t *testing.T) {
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Fatalf("user %d: lookup %d rows, the scan %d:\n%v\n%v", user, len(got), len(want), got, want)
 		}
-	}
-	code, stdout, _ := run(t, dir, "--json", "prepare", lakeDir, "--out", out+"-bad", "--key", "user_id", "--co-group", "--frames")
-	if code != 2 || decode(t, stdout)["kind"] != "usage" {
-		t.Errorf("--co-group --frames: exit %d, %s", code, stdout)
-	}
-	stdout = runOK(t, dir, "prepare", lakeDir, "--out", out+"-text", "--key", "user_id", "--co-group")
-	if !strings.Contains(stdout, "co-group        one row per key and file") {
-		t.Errorf("text output lacks the co-grouping:\n%s", stdout)
+		if check != nil {
+			check(user, lk)
+		}
 	}
 }
