@@ -150,6 +150,7 @@ type nestStream struct {
 	cols    [][]parquet.Value
 	done    bool
 	rows    int64 // source rows read
+	last    int64 // source rows in the stored row next returned
 }
 
 func (s *nestStream) next() (parquet.Row, error) {
@@ -209,6 +210,7 @@ func (s *nestStream) next() (parquet.Row, error) {
 		}
 		add(r)
 	}
+	s.last = int64(n)
 	out := make(parquet.Row, 0, n*len(s.cols)+1)
 	// Output leaves are in source leaf order (the key keeps its place).
 	for c := range s.cols {

@@ -99,6 +99,32 @@ func TestCoGroupNested(t *testing.T) {
 				}
 			}
 		}
+		// Row groups are cut after 100 source rows (not stored rows), at
+		// a key's end: before its last key, a row group holds < 100.
+		for i, rg := range f.RowGroups() {
+			var n, before, key int64 = 0, 0, -1
+			rr := parquet.NewRowGroupReader(rg)
+			buf := make([]parquet.Row, 1)
+			for {
+				k, err := rr.ReadRows(buf)
+				if k == 1 {
+					x, xerr := g.Expand(nil, buf[0])
+					if xerr != nil {
+						t.Fatal(xerr)
+					}
+					if k := buf[0][0].Int64(); k != key {
+						before, key = n, k
+					}
+					n += int64(len(x))
+				}
+				if err != nil {
+					break
+				}
+			}
+			if last := i == len(f.RowGroups())-1; !last && (n < 100 || before >= 100) || n == 0 {
+				t.Fatalf("%s: row group %d of %d holds %d source rows (%d before its last key), cut after 100", uri, i, len(f.RowGroups()), n, before)
+			}
+		}
 		seen := map[int64]bool{}
 		for r := range readAllRows(t, f) {
 			stored++

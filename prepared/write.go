@@ -292,7 +292,13 @@ func writeKeys(ctx context.Context, kw *keyWriter, cols *columns, rows rowStream
 			return err
 		}
 		fs.Rows++
-		rgRows++
+		if ns, ok := rows.(*nestStream); ok {
+			// A stored row of nested lists holds a block of source
+			// rows: row groups are sized in source rows.
+			rgRows += ns.last
+		} else {
+			rgRows++
+		}
 	}
 	if inGroup {
 		return endGroup()
