@@ -52,6 +52,10 @@ func TestCoGroupNested(t *testing.T) {
 		t.Fatalf("co-group with frames: %v", err)
 	}
 	out.Close()
+	if _, _, err := prepared.WriteFramed(ctx, data, "framed-nested.parquet", openStored(t, data, "blk/part-0.parquet").Schema(), parquet.NewReader(openStored(t, data, "blk/part-0.parquet")),
+		prepared.Options{Key: "user", CoGroup: true}, prepared.FrameOptions{}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Fatalf("WriteFramed with CoGroup: %v", err)
+	}
 
 	var srcPaths []string
 	for _, uri := range []string{"blk/part-0.parquet", "blk/part-1.parquet"} {

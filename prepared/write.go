@@ -138,6 +138,9 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		}
 	}
 	if o.CoGroup {
+		if o.framing { // WriteFramed: the lists' repeated leaves are not framed
+			return FileStats{Key: key, Bucket: bucket}, aerr.Invalid("prepared: co-grouping as nested lists is not combined with frames")
+		}
 		// Rows are sorted in the source's schema and nested only here
 		// (nest.go).
 		np, err := planNest(cols, o)
