@@ -629,6 +629,11 @@ func TestBlobDict(t *testing.T) {
 		if len(r.Rows) != len(want) {
 			t.Fatalf("key %d: projection %d rows, %d", k, len(r.Rows), len(want))
 		}
+		// The key alone: a row per source row, not per stored row (the
+		// index's entries count stored rows: FileEntry.Blocks).
+		if r, err = ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"user"}}); err != nil || len(r.Rows) != len(want) {
+			t.Fatalf("key %d: the key alone: %v rows, %d; %v", k, r, len(want), err)
+		}
 	}
 }
 
