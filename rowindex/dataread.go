@@ -392,8 +392,10 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 				continue
 			}
 			if w.fm.aligned[g.rg*ncol+c] && framedChunk(w.fm, g.rg, c) {
-				g.chunks[len(g.chunks)-1].framed = true
-				if err := planFrames(w, g.rg, c, g.runs); err != nil {
+				cr := g.chunks[len(g.chunks)-1]
+				cr.framed = true
+				var err error
+				if cr.frames, err = planFrames(w, g.rg, c, g.runs); err != nil {
 					return fileChanged(w.fe.URI, corruptReason+"frame table", err)
 				}
 				continue
