@@ -125,7 +125,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// are copied out, cached pages and dictionaries are copies): their
 	// buffers go back to the pool once the rows are assembled.
 	defer ri.releaseFetches(fetches)
-	if err := fetchAll(ctx, m, fetches); err != nil {
+	if err := fetchAll(ctx, m, fetches, true); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
 				for _, f := range w.fetch {
