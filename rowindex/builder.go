@@ -622,7 +622,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		for _, r := range coalesce(rs, buildGap) {
 			fs = append(fs, &fetch{obj: o, r: r})
 		}
-		if err := fetchAll(ctx, m, fs); err != nil {
+		if err := fetchAll(ctx, m, fs, false); err != nil {
 			return "", fileChanged(fe.URI, "read failed", err)
 		}
 		pr := &pageReader{ctx: ctx, m: m, obj: o, fallThrough: true}

@@ -136,7 +136,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// are copied out, cached pages and dictionaries are copies): their
 	// buffers go back to the pool once the rows are assembled.
 	defer ri.releaseFetches(fetches)
-	if err := fetchAll(ctx, m, fetches); err != nil {
+	if err := fetchAll(ctx, m, fetches, true); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
 				for _, f := range w.fetch {
@@ -412,8 +412,10 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 				continue
 			}
 			if w.fm.aligned[g.rg*ncol+c] && framedChunk(w.fm, g.rg, c) {
-				g.chunks[len(g.chunks)-1].framed = true
-				if err := planFrames(w, g.rg, c, g.runs); err != nil {
+				cr := g.chunks[len(g.chunks)-1]
+				cr.framed = true
+				var err error
+				if cr.frames, err = planFrames(w, g.rg, c, g.runs); err != nil {
 					return fileChanged(w.fe.URI, corruptReason+"frame table", err)
 				}
 				continue

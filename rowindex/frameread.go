@@ -147,139 +147,163 @@ func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.Page
 	return nil
 }
 
+// plannedFrame is a frame holding a selected row of a chunk, as planFrames
+// found it in the frame table: decodeFrames walks these instead of decoding
+// each page's frame list a second time.
+type plannedFrame struct {
+	loc    format.PageLocation
+	levels [2]int // the page's levels: offset and length in the page
+	fr     prepared.Frame
+	first  int64 // the frame's first row in the row group
+}
+
 // planFrames adds the byte ranges of the frames holding a chunk's selected
-// rows: each frame once, and a page's levels where a frame mixes nulls.
-func planFrames(w *fileWork, rg, col int, runs []selRun) error {
+// rows: each frame once, and a page's levels where a frame mixes nulls. It
+// returns those frames in row order.
+func planFrames(w *fileWork, rg, col int, runs []selRun) ([]plannedFrame, error) {
 	add := func(r brange) {
 		if n := len(w.ranges); n > 0 && w.ranges[n-1] == r {
 			return
 		}
 		w.ranges = append(w.ranges, r)
 	}
-	return eachFrame(w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, _ int64) error {
+	var frames []plannedFrame
+	err := eachFrame(w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
 		if fr.Values > 0 && fr.Values < fr.Rows && pf.LevelsLength > 0 {
 			add(brange{loc.Offset + int64(pf.LevelsOffset), loc.Offset + int64(pf.LevelsOffset+pf.LevelsLength)})
 		}
 		if fr.Size > 0 {
 			add(brange{loc.Offset + int64(fr.Offset), loc.Offset + int64(fr.Offset+fr.Size)})
 		}
+		frames = append(frames, plannedFrame{loc: loc, levels: [2]int{pf.LevelsOffset, pf.LevelsLength}, fr: fr, first: first})
 		return nil
 	})
+	return frames, err
 }
 
 // decodeFrames decodes a framed chunk's selected rows from the prefetched
-// frames: each frame holding a selected row is decompressed once and its
-// PLAIN values cut at the selected rows.
+// frames that planFrames found (c.frames): each frame holding a selected row
+// is decompressed once and its PLAIN values cut at the selected rows.
 func (c *chunkRead) decodeFrames(ri *RowIndex, ci colInfo) error {
-	w := c.w
 	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
 	k := 0 // the run being filled
-	return eachFrame(w.fm, c.rg, c.leaf, c.runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
-		var raw []byte
-		if fr.Size > 0 {
-			z, ok := w.sp.slice(loc.Offset+int64(fr.Offset), int64(fr.Size))
-			if !ok {
-				return fmt.Errorf("rowindex: frame at %d not prefetched", loc.Offset+int64(fr.Offset))
+	for i := range c.frames {
+		if err := c.decodeFrame(ri, ci, &c.frames[i], &k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeFrame decodes one planned frame's selected rows, from run *k on.
+func (c *chunkRead) decodeFrame(ri *RowIndex, ci colInfo, pfr *plannedFrame, k *int) error {
+	w := c.w
+	loc, fr, first := pfr.loc, pfr.fr, pfr.first
+	levelsOffset, levelsLength := pfr.levels[0], pfr.levels[1]
+	var raw []byte
+	if fr.Size > 0 {
+		z, ok := w.sp.slice(loc.Offset+int64(fr.Offset), int64(fr.Size))
+		if !ok {
+			return fmt.Errorf("rowindex: frame at %d not prefetched", loc.Offset+int64(fr.Offset))
+		}
+		if fr.Raw {
+			// A raw block's values (prepared.FrameOptions.RawBlocks):
+			// stored as they are, nothing to decompress.
+			raw = z
+		} else {
+			// Into a pooled buffer with the decoder's spare capacity
+			// (zstdOverAlloc), given back once the frame's values are
+			// out: a fresh buffer of exactly the content size per
+			// frame was ≈40 % of a light lookup's allocation on framed
+			// files, and took the decoder's bounds-checked loop.
+			// Byte-array frames are sized by their header's content
+			// size; a frame without one is decoded as before.
+			size, known := fr.Values*ci.width, ci.width > 0
+			if !known {
+				if n, ok := pqrow.ZstdContentSize(z); ok && n <= int64(bufpool.MaxSize) {
+					size, known = int(n), true
+				}
 			}
-			if fr.Raw {
-				// A raw block's values (prepared.FrameOptions.RawBlocks):
-				// stored as they are, nothing to decompress.
-				raw = z
+			var err error
+			if known {
+				if raw, err = decompressPooled(format.Zstd, z, size); err == nil {
+					defer ri.putBuf(raw)
+					if len(raw) != size {
+						err = fmt.Errorf("%d bytes, its header gives %d", len(raw), size)
+					}
+				}
 			} else {
-				// Into a pooled buffer with the decoder's spare capacity
-				// (zstdOverAlloc), given back once the frame's values are
-				// out: a fresh buffer of exactly the content size per
-				// frame was ≈40 % of a light lookup's allocation on framed
-				// files, and took the decoder's bounds-checked loop.
-				// Byte-array frames are sized by their header's content
-				// size; a frame without one is decoded as before.
-				size, known := fr.Values*ci.width, ci.width > 0
-				if !known {
-					if n, ok := pqrow.ZstdContentSize(z); ok && n <= int64(bufpool.MaxSize) {
-						size, known = int(n), true
-					}
+				raw, err = decompress(format.Zstd, z, 0)
+			}
+			if err != nil {
+				return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
+			}
+		}
+		c.m.pages.Add(1)
+		c.m.frames.Add(1)
+	}
+	if ci.width > 0 && len(raw) != fr.Values*ci.width {
+		return badFrame("frame of %d values holds %d bytes", fr.Values, len(raw))
+	}
+	// Two cursors, each moving forward: one counts the defined rows
+	// before a row, the other says whether the row is null.
+	lc, nullLc := newLevelCursor(nil), newLevelCursor(nil)
+	if fr.Values > 0 && fr.Values < fr.Rows {
+		lv, ok := w.sp.slice(loc.Offset+int64(levelsOffset), int64(levelsLength))
+		if !ok {
+			return fmt.Errorf("rowindex: levels at %d not prefetched", loc.Offset+int64(levelsOffset))
+		}
+		lc, nullLc = newLevelCursor(lv), newLevelCursor(lv)
+	}
+	pr := plainReader{data: raw, ci: ci}
+	base := fr.FirstRow // the frame's first row in its page
+	before := 0
+	if !lc.none {
+		if before = lc.defined(base); before < 0 {
+			return badFrame("levels end before row %d", base)
+		}
+	}
+	// The frame's rows that the runs select, runs in row order.
+	for ; *k < len(c.runs); *k++ {
+		r := c.runs[*k]
+		lo, hi := max(r.row, first), min(r.row+r.n, first+int64(fr.Rows))
+		if lo >= hi {
+			if r.row >= first+int64(fr.Rows) {
+				break
+			}
+			continue
+		}
+		for row := lo; row < hi; row++ {
+			pr0 := base + int(row-first)
+			switch {
+			case fr.Values == 0 || !lc.none && nullLc.null(pr0):
+				c.keep(parquet.Value{}.Level(0, 0, ci.leaf), true, false, false)
+			default:
+				vi := int(row - first)
+				if !lc.none {
+					vi = lc.defined(pr0) - before
 				}
-				var err error
-				if known {
-					if raw, err = decompressPooled(format.Zstd, z, size); err == nil {
-						defer ri.putBuf(raw)
-						if len(raw) != size {
-							err = fmt.Errorf("%d bytes, its header gives %d", len(raw), size)
-						}
+				var v parquet.Value
+				if ci.typ == format.Boolean {
+					if vi/8 >= len(raw) {
+						return badFrame("boolean %d past the frame's %d bytes", vi, len(raw))
 					}
+					v = parquet.BooleanValue(raw[vi/8]>>(vi%8)&1 == 1)
 				} else {
-					raw, err = decompress(format.Zstd, z, 0)
-				}
-				if err != nil {
-					return badFrame("frame at %d of %d bytes: %v", loc.Offset+int64(fr.Offset), fr.Size, err)
-				}
-			}
-			c.m.pages.Add(1)
-			c.m.frames.Add(1)
-		}
-		if ci.width > 0 && len(raw) != fr.Values*ci.width {
-			return badFrame("frame of %d values holds %d bytes", fr.Values, len(raw))
-		}
-		// Two cursors, each moving forward: one counts the defined rows
-		// before a row, the other says whether the row is null.
-		lc, nullLc := newLevelCursor(nil), newLevelCursor(nil)
-		if fr.Values > 0 && fr.Values < fr.Rows {
-			lv, ok := w.sp.slice(loc.Offset+int64(pf.LevelsOffset), int64(pf.LevelsLength))
-			if !ok {
-				return fmt.Errorf("rowindex: levels at %d not prefetched", loc.Offset+int64(pf.LevelsOffset))
-			}
-			lc, nullLc = newLevelCursor(lv), newLevelCursor(lv)
-		}
-		pr := plainReader{data: raw, ci: ci}
-		base := fr.FirstRow // the frame's first row in its page
-		before := 0
-		if !lc.none {
-			if before = lc.defined(base); before < 0 {
-				return badFrame("levels end before row %d", base)
-			}
-		}
-		// The frame's rows that the runs select, runs in row order.
-		for ; k < len(c.runs); k++ {
-			r := c.runs[k]
-			lo, hi := max(r.row, first), min(r.row+r.n, first+int64(fr.Rows))
-			if lo >= hi {
-				if r.row >= first+int64(fr.Rows) {
-					break
-				}
-				continue
-			}
-			for row := lo; row < hi; row++ {
-				pr0 := base + int(row-first)
-				switch {
-				case fr.Values == 0 || !lc.none && nullLc.null(pr0):
-					c.keep(parquet.Value{}.Level(0, 0, ci.leaf), true, false, false)
-				default:
-					vi := int(row - first)
-					if !lc.none {
-						vi = lc.defined(pr0) - before
+					var err error
+					if v, err = pr.value(vi); err != nil {
+						return badFrame("%v", err)
 					}
-					var v parquet.Value
-					if ci.typ == format.Boolean {
-						if vi/8 >= len(raw) {
-							return badFrame("boolean %d past the frame's %d bytes", vi, len(raw))
-						}
-						v = parquet.BooleanValue(raw[vi/8]>>(vi%8)&1 == 1)
-					} else {
-						var err error
-						if v, err = pr.value(vi); err != nil {
-							return badFrame("%v", err)
-						}
-					}
-					// Fixed-length byte arrays point into raw (a pooled
-					// buffer, or a fetched range given back after the
-					// batch): copied out, as on the direct path.
-					c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
 				}
-			}
-			if r.row+r.n > first+int64(fr.Rows) {
-				break // the run goes on in the next frame
+				// Fixed-length byte arrays point into raw (a pooled
+				// buffer, or a fetched range given back after the
+				// batch): copied out, as on the direct path.
+				c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
 			}
 		}
-		return nil
-	})
+		if r.row+r.n > first+int64(fr.Rows) {
+			break // the run goes on in the next frame
+		}
+	}
+	return nil
 }

@@ -126,7 +126,7 @@ func frameBytes(t *testing.T, root, uri string, key int64) (n int64, ranges int)
 				t.Fatalf("rg %d column %d is not read by frames", rg, c)
 			}
 			w := &fileWork{fm: fm}
-			if err := planFrames(w, rg, c, []selRun{*run}); err != nil {
+			if _, err := planFrames(w, rg, c, []selRun{*run}); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range w.ranges {

@@ -38,10 +38,11 @@ type chunkRead struct {
 	arena  valueArena
 
 	m      *meter
-	pages  *pageCache // the page cache (nil: none)
-	fill   bool       // this batch may add pages to it (those pageCache.admit admits)
-	sub    bool       // the chunk's pages may be read in parts (subPageReads)
-	framed bool       // read by frames (frameread.go)
+	pages  *pageCache     // the page cache (nil: none)
+	fill   bool           // this batch may add pages to it (those pageCache.admit admits)
+	sub    bool           // the chunk's pages may be read in parts (subPageReads)
+	framed bool           // read by frames (frameread.go)
+	frames []plannedFrame // a framed chunk's frames holding selected rows, from its plan
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

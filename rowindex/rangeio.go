@@ -250,11 +250,14 @@ func (ri *RowIndex) releaseFetches(fs []*fetch) {
 const maxConcurrentReads = 256
 
 // fetchAll issues every fetch concurrently (at most maxConcurrentReads at a
-// time). The fetches of one object in a store that reads ranges in a batch
-// (store.BatchesRanges: the file store) are one task, read in order with
-// one stat and handle (each still one request); the rest are a task each.
-// The first error cancels the rest and is returned.
-func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
+// time). With batch, the fetches of one object in a store that reads ranges
+// in a batch (store.BatchesRanges: the file store) are one task, read in
+// order with one stat and handle (each still one request); the rest are a
+// task each. The build passes batch false: the file store copies a batch
+// out of a mapping of the file, whose touched pages stay resident (RssFile)
+// while the handle is cached, and the build's resident memory is bounded by
+// its budget. The first error cancels the rest and is returned.
+func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -263,7 +266,7 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch) error {
 	tasks := make([][]*fetch, 0, len(fs))
 	var byObj map[object]int
 	for _, f := range fs {
-		if store.BatchesRanges(f.obj.st) {
+		if batch && store.BatchesRanges(f.obj.st) {
 			if byObj == nil {
 				byObj = map[object]int{}
 			}

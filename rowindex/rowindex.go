@@ -29,6 +29,17 @@ const DefaultCoalesceGap = 1 << 20
 // gap is ≈100 KiB; 64 KiB keeps the bytes read close to the pages needed.
 const LocalCoalesceGap = 64 << 10
 
+// BatchedCoalesceGap is the coalescing gap for stores that read the ranges
+// of one file in a batch (store.BatchesRanges: the file store, which copies
+// them out of a mapping of the file, without a request of its own per
+// range): a range then costs about as much as copying a few KiB, and a
+// light lookup of arrival-order files, whose pages of ≈6 KiB lie tens of
+// KiB apart, read 3.4 MB in 46 ranges at 64 KiB and 0.75 MB in 113 at
+// 16 KiB, for ≈15 % less CPU. Where such a store does pread a range (a file
+// over 1 GiB, or grown past its mapping), 16 KiB of copying still costs
+// less than the ≈4 µs of a pread(2).
+const BatchedCoalesceGap = 16 << 10
+
 // CoalesceGapFor returns the break-even coalescing gap of a store whose
 // requests cost latency before the first byte and whose streams then move
 // bandwidth bytes per second: reading latency × bandwidth unneeded bytes
@@ -53,9 +64,10 @@ type Options struct {
 	// keys.
 	PageCacheBytes int64
 	// CoalesceGap is the coalescing gap of data reads. 0 picks per data
-	// store: LocalCoalesceGap for file:// and mem://, DefaultCoalesceGap
-	// otherwise (see CoalesceGapFor). Negative coalesces only overlapping or
-	// adjacent ranges.
+	// store: BatchedCoalesceGap for stores that batch a file's ranges (the
+	// file store), LocalCoalesceGap for other file:// and mem:// stores,
+	// DefaultCoalesceGap otherwise (see CoalesceGapFor). Negative coalesces
+	// only overlapping or adjacent ranges.
 	CoalesceGap int64
 }
 
@@ -233,6 +245,9 @@ func (ri *RowIndex) gapFor(st store.Store) int64 {
 		return 0
 	case g > 0:
 		return g
+	}
+	if store.BatchesRanges(st) {
+		return BatchedCoalesceGap
 	}
 	if u := st.URL(); strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "mem://") {
 		return LocalCoalesceGap

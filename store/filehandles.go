@@ -41,6 +41,18 @@ type fileHandle struct {
 	fi     fs.FileInfo // at open: identifies the inode
 	refs   int         // open readers, plus one while cached
 	cached bool
+
+	// The file mapped for ReadRanges (filemap_unix.go), made once on first
+	// use and unmapped when the handle closes: a warm light lookup copies
+	// its pages out of the page cache without a pread(2) per range.
+	mapOnce sync.Once
+	mm      []byte
+}
+
+// close unmaps and closes the handle (its last reference is gone).
+func (h *fileHandle) close() error {
+	h.unmap()
+	return h.f.Close()
 }
 
 func newHandleCache(max int) *handleCache {
@@ -107,7 +119,7 @@ func (c *handleCache) release(h *fileHandle) error {
 	last := h.refs == 0
 	c.mu.Unlock()
 	if last {
-		return h.f.Close()
+		return h.close()
 	}
 	return nil
 }
@@ -132,7 +144,7 @@ func (c *handleCache) drop(e *list.Element) {
 	h.cached = false
 	h.refs--
 	if h.refs == 0 {
-		h.f.Close()
+		h.close()
 	}
 }
 

@@ -60,7 +60,10 @@ func ReadRanges(ctx context.Context, s Store, key string, offs []int64, bufs [][
 
 // ReadRanges implements RangesReader: one stat and handle for the batch
 // (so the batch reads one version of the object, as a reader opened once
-// would), one pread per range.
+// would), then each range copied out of the handle's mapping of the file
+// (one pread per range where the file is not mapped, or has grown past the
+// mapping). A pread of the few KiB of a range cost ≈4 µs of system time
+// here, a third of a warm light lookup's reads on prepared files.
 func (f *fileStore) ReadRanges(ctx context.Context, key string, offs []int64, bufs [][]byte) ([]int, error) {
 	ns := make([]int, len(offs))
 	h, size, err := f.openRead(ctx, key, offs...)
@@ -76,7 +79,13 @@ func (f *fileStore) ReadRanges(ctx context.Context, key string, offs []int64, bu
 		}
 		buf := bufs[i]
 		want := min(max(size-off, 0), int64(len(buf)))
-		n, err := h.f.ReadAt(buf[:want], off)
+		var n int
+		var err error
+		if m := h.mapping(); off+want <= int64(len(m)) {
+			n, err = copyMapped(buf[:want], m, off)
+		} else {
+			n, err = h.f.ReadAt(buf[:want], off)
+		}
 		ns[i] = n
 		if err != nil && err != io.EOF {
 			return ns, readFailure(key, err) // an I/O error: ErrStorage

@@ -1,0 +1,92 @@
+//go:build unix
+
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadRangesMapped: the file store's ReadRanges reads through a mapping
+// of the file and gives what pread would as the file changes in place
+// under a cached handle: bytes rewritten in place are read anew, a file
+// grown past its mapping is read past it (and across its end), a file
+// truncated in place gives io.ErrUnexpectedEOF for ranges past its new end,
+// and a copy out of the mapping that faults on the truncated pages (a
+// truncation between the stat and the copy) is io.ErrUnexpectedEOF, not a
+// crash.
+func TestReadRangesMapped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs := newFile(dir)
+	defer fs.Close()
+	content := make([]byte, 3*4096+100)
+	for i := range content {
+		content[i] = byte(i * 13)
+	}
+	if err := WriteAll(ctx, fs, "x", content, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "x")
+	read := func(off int64, n int) ([]byte, error) {
+		t.Helper()
+		buf := make([]byte, n)
+		_, err := ReadRanges(ctx, fs, "x", []int64{off}, [][]byte{buf})
+		return buf, err
+	}
+	if b, err := read(4000, 200); err != nil || !bytes.Equal(b, content[4000:4200]) {
+		t.Fatalf("first read: %v", err)
+	}
+	fs.handles.mu.Lock()
+	h := fs.handles.byPath[p].Value.(*fileHandle)
+	fs.handles.mu.Unlock()
+	m := h.mapping()
+	if len(m) != len(content) {
+		t.Fatalf("mapping of %d bytes, want the file's %d", len(m), len(content))
+	}
+	// Rewritten in place (same inode): the new bytes.
+	w, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteAt([]byte("rewritten"), 4100); err != nil {
+		t.Fatal(err)
+	}
+	copy(content[4100:], "rewritten")
+	if b, err := read(4000, 200); err != nil || !bytes.Equal(b, content[4000:4200]) {
+		t.Fatalf("after an in-place rewrite: %q, %v", b, err)
+	}
+	// Grown in place past the mapping: read by pread, also across the
+	// mapping's end.
+	tail := bytes.Repeat([]byte("tail"), 1000)
+	if _, err := w.WriteAt(tail, int64(len(content))); err != nil {
+		t.Fatal(err)
+	}
+	content = append(content, tail...)
+	for _, r := range [][2]int{{len(m) - 50, 100}, {len(m) + 10, 500}} {
+		if b, err := read(int64(r[0]), r[1]); err != nil || !bytes.Equal(b, content[r[0]:r[0]+r[1]]) {
+			t.Fatalf("grown file at %d: %v", r[0], err)
+		}
+	}
+	// Truncated in place: past the new end is a short read.
+	if err := w.Truncate(100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(8192, 100); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStorage) {
+		t.Fatalf("truncated file: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if b, err := read(0, 100); err != nil || !bytes.Equal(b, content[:100]) {
+		t.Fatalf("truncated file's first bytes: %v", err)
+	}
+	// The mapping still spans the old size: a copy from its pages past the
+	// new end faults, and the fault is a short read.
+	if n, err := copyMapped(make([]byte, 100), m, 8192); !errors.Is(err, io.ErrUnexpectedEOF) || n != 0 {
+		t.Fatalf("copy from truncated pages: %d bytes, %v; want io.ErrUnexpectedEOF", n, err)
+	}
+}
