@@ -523,7 +523,7 @@ func TestBlobDict(t *testing.T) {
 			t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
 		}
 		b, ok, err := prepared.BlobOf(f)
-		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding2 {
+		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding3 {
 			t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
 		}
 		if fm, ok, err := prepared.FramesMarkerOf(f); !ok || err != nil || fm.Version != prepared.FramesVersionCompact {

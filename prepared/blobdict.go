@@ -19,7 +19,7 @@ import (
 // dictBlobs compresses the blocks of a co-grouped blob column
 // (BlobCodecZstdDict) while FrameFile rewrites the file: the intermediate
 // holds each block uncompressed as one PLAIN value (BlobBlockEncoding);
-// the output holds it in BlobBlockEncoding2 as a stripped ZSTD frame with
+// the output holds it in BlobBlockEncoding3 as a compacted ZSTD frame with
 // the file's dictionary, the column chunk UNCOMPRESSED (a reader sees the
 // frames as the binary values), and one raw frame-table entry per key run,
 // so a lookup reads exactly its key's values.
@@ -115,7 +115,7 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 		}
 		pages.Close()
 	}
-	m.Encoding, m.Fields = BlobBlockEncoding2, st.fields(samples)
+	m.Encoding, m.Fields = BlobBlockEncoding3, st.fields(samples)
 	out, err := parseBlob(m)
 	if err != nil {
 		return nil, err
@@ -148,14 +148,14 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 }
 
 // compress returns the output value of one intermediate block: its rows
-// in BlobBlockEncoding2, a ZSTD frame with the dictionary, stripped.
+// in BlobBlockEncoding3, a ZSTD frame with the dictionary, compacted.
 func (db *dictBlobs) compress(raw []byte) ([]byte, error) {
 	var err error
 	if db.rows, err = db.in.decodeRaw(db.rows[:0], raw); err != nil {
 		return nil, err
 	}
 	db.buf = db.out.encodeBlock2(db.buf[:0], db.rows)
-	z, ok := stripFrame(db.enc.EncodeAll(db.buf, nil))
+	z, ok := compactFrame(db.enc.EncodeAll(db.buf, nil))
 	if !ok {
 		return nil, fmt.Errorf("prepared: a block's frame header is not the expected one")
 	}
