@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -292,10 +293,12 @@ func uvarintLen(u uint64) int {
 }
 
 // chunk rewrites the blob's column chunk: every value compressed with the
-// dictionary, pages stored UNCOMPRESSED, one raw frame per key run of a
-// page. The chunk's statistics and column index (bounds of uncompressed
-// blocks) are dropped.
-func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, starts []int64, tw *tableWriter) ([]format.PageLocation, error) {
+// dictionary, pages stored UNCOMPRESSED and DELTA_LENGTH_BYTE_ARRAY (the
+// values' lengths packed at the page's start, then the values), one raw
+// frame per value (FramesVersionValues): a lookup reads exactly its key's
+// values, which lie side by side, without their lengths. The chunk's
+// statistics and column index (bounds of uncompressed blocks) are dropped.
+func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, tw *tableWriter) ([]format.PageLocation, error) {
 	cm := &cc.MetaData
 	locs := oi.PageLocations
 	if cm.DictionaryPageOffset > 0 || len(locs) == 0 {
@@ -310,7 +313,20 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 	cm.TotalUncompressedSize = 0
 	cm.Statistics = format.Statistics{}
 	cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
+	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
+	for i, e := range cm.Encoding {
+		if e == format.Plain {
+			cm.Encoding[i] = format.DeltaLengthByteArray
+		}
+	}
+	for i, e := range cm.EncodingStats {
+		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
+			cm.EncodingStats[i].Encoding = format.DeltaLengthByteArray
+		}
+	}
 	tw.int(len(locs))
+	var lens []int32
+	var vals []byte
 	for i, loc := range locs {
 		h, body, err := readPage(r, loc, i)
 		if err != nil {
@@ -324,67 +340,59 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
 			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
 		}
-		levels, vals := body[:nl], body[nl:]
+		levels, in := body[:nl], body[nl:]
 		rows := int(dh.NumRows)
-		// The page's key runs, as row offsets.
-		first := loc.FirstRowIndex
-		segs := []int{0}
-		for _, s := range starts {
-			if s > first && s < first+int64(rows) {
-				segs = append(segs, int(s-first))
+		lens, vals = lens[:0], vals[:0]
+		for row := range rows {
+			if len(in) < 4 {
+				return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
 			}
-		}
-		segs = append(segs, rows)
-		var nb []byte
-		var sizes []int
-		row := 0
-		for k := 1; k < len(segs); k++ {
-			at := len(nb)
-			for ; row < segs[k]; row++ {
-				if len(vals) < 4 {
-					return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
-				}
-				n := int(binary.LittleEndian.Uint32(vals))
-				if n > len(vals)-4 {
-					return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
-				}
-				z, err := db.compress(vals[4 : 4+n])
-				if err != nil {
-					return nil, fmt.Errorf("page %d: %w", i, err)
-				}
-				vals = vals[4+n:]
-				nb = binary.LittleEndian.AppendUint32(nb, uint32(len(z)))
-				nb = append(nb, z...)
+			n := int(binary.LittleEndian.Uint32(in))
+			if n > len(in)-4 {
+				return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
 			}
-			sizes = append(sizes, len(nb)-at)
+			z, err := db.compress(in[4 : 4+n])
+			if err != nil {
+				return nil, fmt.Errorf("page %d: %w", i, err)
+			}
+			in = in[4+n:]
+			lens = append(lens, int32(len(z)))
+			vals = append(vals, z...)
 		}
-		if len(vals) != 0 {
-			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(vals))
+		if len(in) != 0 {
+			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(in))
+		}
+		packed, err := new(delta.BinaryPackedEncoding).EncodeInt32(nil, lens)
+		if err != nil {
+			return nil, err
 		}
 		h2 := h
 		h2.CRC = 0
-		h2.CompressedPageSize = int32(nl + len(nb))
+		h2.CompressedPageSize = int32(nl + len(packed) + len(vals))
 		h2.UncompressedPageSize = h2.CompressedPageSize
 		h2.DataPageHeaderV2.V.IsCompressed = thrift.New(false)
+		h2.DataPageHeaderV2.V.Encoding = format.DeltaLengthByteArray
 		head, err := thrift.Marshal(new(thrift.CompactProtocol), &h2)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(nb)), FirstRowIndex: loc.FirstRowIndex}
-		tw.int(len(head) + nl)
-		tw.int(nl)
-		tw.int(len(sizes))
-		for k, size := range sizes {
-			n := segs[k+1] - segs[k]
-			tw.frame(n, n, 0, size, true) // raw: the values as stored
+		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: h2.CompressedPageSize + int32(len(head)), FirstRowIndex: loc.FirstRowIndex}
+		tw.page(len(head)+nl, nl, true, len(lens))
+		for k, size := range lens {
+			pad := 0
+			if k == 0 {
+				pad = len(packed) // the lengths, before the first value
+			}
+			tw.frame(1, 1, pad, int(size), true) // raw: the value as stored
 			fw.st.Frames++
 			fw.st.RawBlocks++
 		}
 		fw.write(head)
 		fw.write(levels)
-		fw.write(nb)
+		fw.write(packed)
+		fw.write(vals)
 		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head) + nl + len(nb))
+		cm.TotalUncompressedSize += int64(len(head)) + int64(h2.CompressedPageSize)
 	}
 	cm.Codec = format.Uncompressed
 	cm.TotalCompressedSize = fw.n - start

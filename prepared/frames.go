@@ -194,7 +194,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 		version = FramesVersionRaw
 	}
 	if db != nil {
-		version = FramesVersionCompact
+		version = FramesVersionValues
 	}
 	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
@@ -215,7 +215,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			ci := f.OffsetIndexes()[rg*len(leaves)+c]
 			var locs []format.PageLocation
 			if db != nil && c == db.leaf {
-				locs, err = db.chunk(fw, r, cc, ci, starts, tw)
+				locs, err = db.chunk(fw, r, cc, ci, tw)
 			} else {
 				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw)
 			}
@@ -538,9 +538,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 			return nil, errors.New("page header length did not settle")
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(body2)), FirstRowIndex: loc.FirstRowIndex}
-		tw.int(len(head) + nl)
-		tw.int(nl)
-		tw.int(len(frames))
+		tw.page(len(head)+nl, nl, false, len(frames))
 		for k, fr := range frames {
 			tw.frame(fr.rows, fr.values, pads[k], len(fr.z), fr.plain)
 			if len(fr.z) > 0 {

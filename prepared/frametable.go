@@ -20,10 +20,16 @@ const FramesKey = "ariadne.frames"
 // one stored row) stores a frame of one row and one value without padding
 // as one varint, size<<2 | raw<<1 | 1, and any other as size<<2 | raw<<1
 // followed by its rows, values and padding: ≈2 bytes a key instead of ≈5.
+// FramesVersionValues (co-grouped blobs written since ariadne-block-3) is
+// FramesVersionCompact with a flags varint in each page's entry: bit 0
+// says the page is DELTA_LENGTH_BYTE_ARRAY and each of its raw frames is
+// one value's bytes, without a length (PageFrames.Bare), the lengths
+// counted as the first frame's padding.
 const (
 	FramesVersion        = 1
 	FramesVersionRaw     = 2
 	FramesVersionCompact = 3
+	FramesVersionValues  = 4
 )
 
 // framesMagic starts every frame table, so that an offset that points
@@ -72,8 +78,8 @@ func FramesMarkerOf(f *parquet.File) (FramesMarker, bool, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return m, true, badFrames("marker: %v", err)
 	}
-	if m.Version < FramesVersion || m.Version > FramesVersionCompact {
-		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionCompact)
+	if m.Version < FramesVersion || m.Version > FramesVersionValues {
+		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionValues)
 	}
 	if m.Offset < 4 || m.Length < int64(len(framesMagic)) {
 		return m, true, badFrames("table at %d length %d", m.Offset, m.Length)
@@ -102,7 +108,12 @@ type PageFrames struct {
 	// LevelsOffset and LevelsLength locate the page's (uncompressed)
 	// repetition and definition levels, from the page's first byte.
 	LevelsOffset, LevelsLength int
-	Frames                     []Frame
+	// Bare says each raw frame of the page is one BYTE_ARRAY value's
+	// bytes without its length (a DELTA_LENGTH_BYTE_ARRAY page): a raw
+	// frame of one row and one value. Otherwise a raw frame holds PLAIN
+	// values.
+	Bare   bool
+	Frames []Frame
 }
 
 // FrameTable is a parsed frame table: per row group, column and data page
@@ -144,6 +155,13 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 	head := r.int()
 	p.LevelsLength = r.int()
 	p.LevelsOffset = head - p.LevelsLength
+	if t.version >= FramesVersionValues {
+		flags := r.int()
+		if flags > 1 {
+			return p, badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
+		}
+		p.Bare = flags&1 == 1
+	}
 	n := r.int()
 	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
 		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
@@ -174,7 +192,7 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 	}
 	r := tableReader{b: b, at: len(framesMagic)}
 	v := r.int()
-	if v < FramesVersion || v > FramesVersionCompact {
+	if v < FramesVersion || v > FramesVersionValues {
 		return nil, badFrames("table version %d", v)
 	}
 	t := &FrameTable{raw: b, version: v}
@@ -197,6 +215,9 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 				ps[p] = int32(r.at)
 				r.int()
 				r.int()
+				if v >= FramesVersionValues {
+					r.int() // flags
+				}
 				nf := r.int()
 				if r.err != nil || nf > len(b) {
 					return nil, badFrames("truncated at row group %d column %d page %d", rg, c, p)
@@ -266,6 +287,18 @@ func newTableWriter(version int) *tableWriter {
 }
 
 func (w *tableWriter) int(v int) { w.b = binary.AppendUvarint(w.b, uint64(v)) }
+
+// page starts a page's entry: where its values start (its header and
+// levels, head bytes), its levels' length, whether its raw frames are
+// bare values (FramesVersionValues), and how many frames follow.
+func (w *tableWriter) page(head, levels int, bare bool, frames int) {
+	w.int(head)
+	w.int(levels)
+	if w.version >= FramesVersionValues {
+		w.int(b2i(bare))
+	}
+	w.int(frames)
+}
 
 // frame writes one frame's entry (tableReader.frame reads it).
 func (w *tableWriter) frame(rows, values, pad, size int, raw bool) {

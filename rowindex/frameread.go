@@ -100,6 +100,9 @@ func pageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows 
 			return pf, badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
 				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
 		}
+		if pf.Bare && fr.Raw && (fr.Rows != 1 || fr.Values != 1) {
+			return pf, badFrame("bare frame of %d rows and %d values in row group %d column %d page %d", fr.Rows, fr.Values, rg, col, p)
+		}
 		rows += fr.Rows
 	}
 	if int64(rows) != pageRows {
@@ -259,12 +262,20 @@ func (c *chunkRead) decodeFrames(ri *RowIndex, ci colInfo) error {
 						vi = lc.defined(pr0) - before
 					}
 					var v parquet.Value
-					if ci.typ == format.Boolean {
+					switch {
+					case pf.Bare && fr.Raw:
+						// One value without its length
+						// (DELTA_LENGTH_BYTE_ARRAY): the frame.
+						if ci.typ != format.ByteArray {
+							return badFrame("bare frame of a %s column", ci.typ)
+						}
+						v = parquet.ByteArrayValue(raw)
+					case ci.typ == format.Boolean:
 						if vi/8 >= len(raw) {
 							return badFrame("boolean %d past the frame's %d bytes", vi, len(raw))
 						}
 						v = parquet.BooleanValue(raw[vi/8]>>(vi%8)&1 == 1)
-					} else {
+					default:
 						var err error
 						if v, err = pr.value(vi); err != nil {
 							return badFrame("%v", err)
