@@ -12,11 +12,13 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -214,9 +216,12 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			cc := &g.Columns[c]
 			ci := f.OffsetIndexes()[rg*len(leaves)+c]
 			var locs []format.PageLocation
-			if db != nil && c == db.leaf {
+			switch {
+			case db != nil && c == db.leaf:
 				locs, err = db.chunk(fw, r, cc, ci, tw)
-			} else {
+			case db != nil && c == keyLeaf:
+				locs, err = fw.packedChunk(r, cc, ci, tw)
+			default:
 				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw)
 			}
 			if err != nil {
@@ -424,6 +429,111 @@ func keyStarts(cc parquet.ColumnChunk, rows int64) ([]int64, error) {
 		return nil, fmt.Errorf("prepared: frame: key column holds %d rows of %d", row, rows)
 	}
 	return starts, nil
+}
+
+// packedChunk rewrites the key column chunk of a co-grouped file
+// (BlobCodecZstdDict): a lookup there reads the blob alone (the block holds
+// its key), so the key is stored as small as a standard reader reads it,
+// not framed: an INT32 or INT64 key DELTA_BINARY_PACKED (keys ascend in
+// the file: a few bits a stored row), any other PLAIN, each page's values
+// one ZSTD frame. Its entry in the table has no pages: the row index reads
+// it as pages of any file.
+func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, tw *tableWriter) ([]format.PageLocation, error) {
+	cm := &cc.MetaData
+	locs := oi.PageLocations
+	if cm.DictionaryPageOffset > 0 || len(locs) == 0 {
+		return nil, aerr.Invalid("key chunk with a dictionary page or no offset index")
+	}
+	if cm.Codec != format.Uncompressed {
+		return nil, aerr.Invalid("key chunk is %s, not UNCOMPRESSED", cm.Codec)
+	}
+	enc := format.Plain
+	if cm.Type == format.Int32 || cm.Type == format.Int64 {
+		enc = format.DeltaBinaryPacked
+	}
+	out := make([]format.PageLocation, len(locs))
+	start := fw.n
+	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
+	cm.Codec = format.Zstd
+	cm.TotalUncompressedSize = 0
+	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
+	for i, e := range cm.Encoding {
+		if e == format.Plain {
+			cm.Encoding[i] = enc
+		}
+	}
+	for i, e := range cm.EncodingStats {
+		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
+			cm.EncodingStats[i].Encoding = enc
+		}
+	}
+	tw.int(0) // no frames: read as pages
+	var ints []int64
+	var packed []byte
+	for i, loc := range locs {
+		h, body, err := readPage(r, loc, i)
+		if err != nil {
+			return nil, err
+		}
+		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
+			return nil, aerr.Invalid("key page %d is not a PLAIN data page v2", i)
+		}
+		dh := &h.DataPageHeaderV2.V
+		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
+		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
+			return nil, fmt.Errorf("key page %d: sizes do not match its location", i)
+		}
+		levels, vals := body[:nl], body[nl:]
+		if enc == format.DeltaBinaryPacked {
+			w := 8
+			if cm.Type == format.Int32 {
+				w = 4
+			}
+			if len(vals)%w != 0 {
+				return nil, fmt.Errorf("key page %d: %d value bytes", i, len(vals))
+			}
+			ints = ints[:0]
+			for at := 0; at < len(vals); at += w {
+				if w == 4 {
+					ints = append(ints, int64(int32(binary.LittleEndian.Uint32(vals[at:]))))
+				} else {
+					ints = append(ints, int64(binary.LittleEndian.Uint64(vals[at:])))
+				}
+			}
+			if w == 4 {
+				i32 := make([]int32, len(ints))
+				for k, x := range ints {
+					i32[k] = int32(x)
+				}
+				packed, err = new(delta.BinaryPackedEncoding).EncodeInt32(packed[:0], i32)
+			} else {
+				packed, err = new(delta.BinaryPackedEncoding).EncodeInt64(packed[:0], ints)
+			}
+			if err != nil {
+				return nil, err
+			}
+			vals = packed
+		}
+		z := fw.enc.EncodeAll(vals, nil)
+		h2 := h
+		h2.CRC = 0
+		h2.CompressedPageSize = int32(nl + len(z))
+		h2.UncompressedPageSize = int32(nl + len(vals))
+		h2.DataPageHeaderV2.V.IsCompressed = thrift.New(true)
+		h2.DataPageHeaderV2.V.Encoding = enc
+		head, err := thrift.Marshal(new(thrift.CompactProtocol), &h2)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head)) + h2.CompressedPageSize, FirstRowIndex: loc.FirstRowIndex}
+		fw.write(head)
+		fw.write(levels)
+		fw.write(z)
+		fw.st.Pages++
+		cm.TotalUncompressedSize += int64(len(head)) + int64(h2.UncompressedPageSize)
+	}
+	cm.TotalCompressedSize = fw.n - start
+	return out, fw.err
 }
 
 // chunk rewrites one column chunk, page by page, updating its metadata in
