@@ -294,7 +294,7 @@ func uvarintLen(u uint64) int {
 
 // chunk rewrites the blob's column chunk: every value compressed with the
 // dictionary, pages stored UNCOMPRESSED and DELTA_LENGTH_BYTE_ARRAY (the
-// values' lengths packed at the page's start, then the values), one raw
+// values' lengths packed at the page's start, then the values), one bare
 // frame per value (FramesVersionValues): a lookup reads exactly its key's
 // values, which lie side by side, without their lengths. The chunk's
 // statistics and column index (bounds of uncompressed blocks) are dropped.
@@ -378,15 +378,9 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: h2.CompressedPageSize + int32(len(head)), FirstRowIndex: loc.FirstRowIndex}
 		tw.page(len(head)+nl, nl, true, len(lens))
-		for k, size := range lens {
-			pad := 0
-			if k == 0 {
-				pad = len(packed) // the lengths, before the first value
-			}
-			tw.frame(1, 1, pad, int(size), true) // raw: the value as stored
-			fw.st.Frames++
-			fw.st.RawBlocks++
-		}
+		tw.bareFrames(len(packed), lens) // the lengths, then the values
+		fw.st.Frames += int64(len(lens))
+		fw.st.RawBlocks += int64(len(lens))
 		fw.write(head)
 		fw.write(levels)
 		fw.write(packed)

@@ -255,58 +255,74 @@ func TestFrameErrors(t *testing.T) {
 }
 
 // TestFrameTableValues: a FramesVersionValues table carries per page
-// whether its raw frames are bare values (the first frame's padding
-// skipping the page's packed lengths); a table of version 3 has no flags;
+// whether its frames are bare values; a bare page's frames are the bytes
+// of its packed lengths (the first frame's padding) and one size each; a
+// page that is not bare and a table of version 3 keep their frame entries;
 // flags other than bit 0 are ErrBadFrames.
 func TestFrameTableValues(t *testing.T) {
 	build := func(version, flags int) []byte {
 		w := newTableWriter(version)
 		w.int(1) // row groups
-		w.int(1) // columns
-		w.int(1) // pages
-		w.int(10)
-		w.int(0)
-		if version >= FramesVersionValues {
-			w.int(flags)
+		w.int(2) // columns
+		for range 2 {
+			w.int(1) // pages
+			w.int(10)
+			w.int(0)
+			if version >= FramesVersionValues {
+				w.int(flags)
+			}
+			w.int(2)
+			if flags&1 == 1 {
+				w.int(5)
+				w.int(20)
+				w.int(30)
+				continue
+			}
+			w.frame(1, 1, 5, 20, true)
+			w.frame(1, 1, 0, 30, true)
 		}
-		w.int(2)
-		w.frame(1, 1, 5, 20, true)
-		w.frame(1, 1, 0, 30, true)
 		return w.b
 	}
 	for _, c := range []struct {
 		version, flags int
 		bare           bool
 	}{{FramesVersionValues, 1, true}, {FramesVersionValues, 0, false}, {FramesVersionCompact, 0, false}} {
-		tb, err := ParseFrameTable(build(c.version, c.flags), 1, 1)
+		tb, err := ParseFrameTable(build(c.version, c.flags), 1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := tb.Page(0, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Bare != c.bare || len(p.Frames) != 2 || p.Frames[0].Offset != 15 || p.Frames[1].Offset != 35 || p.Frames[1].Size != 30 || !p.Frames[1].Raw {
-			t.Errorf("version %d flags %d: %+v", c.version, c.flags, p)
+		for col := range 2 {
+			p, err := tb.Page(0, col, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := p.Frames
+			if p.Bare != c.bare || len(f) != 2 || f[0].Offset != 15 || f[1].Offset != 35 || f[1].Size != 30 || !f[0].Raw || !f[1].Raw || f[1].Rows != 1 || f[1].Values != 1 || f[1].FirstRow != 1 {
+				t.Errorf("version %d flags %d column %d: %+v", c.version, c.flags, col, p)
+			}
 		}
 	}
-	// The writer's page entry is the one built by hand.
+	// The writer's page entry is the one built by hand, and smaller.
 	w := newTableWriter(FramesVersionValues)
 	w.int(1)
-	w.int(1)
-	w.int(1)
-	w.page(10, 0, true, 2)
-	w.frame(1, 1, 5, 20, true)
-	w.frame(1, 1, 0, 30, true)
+	w.int(2)
+	for range 2 {
+		w.int(1)
+		w.page(10, 0, true, 2)
+		w.bareFrames(5, []int32{20, 30})
+	}
 	if !bytes.Equal(w.b, build(FramesVersionValues, 1)) {
 		t.Errorf("tableWriter.page wrote %x", w.b)
 	}
-	tb, err := ParseFrameTable(build(FramesVersionValues, 2), 1, 1)
+	if n, m := len(build(FramesVersionValues, 1)), len(build(FramesVersionValues, 0)); n >= m {
+		t.Errorf("bare pages take %d bytes, %d otherwise", n, m)
+	}
+	tb, err := ParseFrameTable(build(FramesVersionValues, 3), 1, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tb.Page(0, 0, 0); !errors.Is(err, ErrBadFrames) {
-		t.Errorf("flags 2: %v", err)
+		t.Errorf("flags 3: %v", err)
 	}
 }
 

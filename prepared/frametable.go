@@ -22,9 +22,11 @@ const FramesKey = "ariadne.frames"
 // followed by its rows, values and padding: ≈2 bytes a key instead of ≈5.
 // FramesVersionValues (co-grouped blobs written since ariadne-block-3) is
 // FramesVersionCompact with a flags varint in each page's entry: bit 0
-// says the page is DELTA_LENGTH_BYTE_ARRAY and each of its raw frames is
-// one value's bytes, without a length (PageFrames.Bare), the lengths
-// counted as the first frame's padding.
+// says the page is DELTA_LENGTH_BYTE_ARRAY and each of its frames is one
+// raw value's bytes, without a length (PageFrames.Bare). A bare page's
+// frames are then, after their count, the bytes of the page's packed
+// lengths (the first frame's padding) and each frame's size alone, one
+// varint: ≈1 byte a stored row of up to 127 bytes.
 const (
 	FramesVersion        = 1
 	FramesVersionRaw     = 2
@@ -172,7 +174,14 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 		f := &p.Frames[i]
 		f.FirstRow = row
 		var pad int
-		f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
+		if p.Bare {
+			if i == 0 {
+				pad = r.int()
+			}
+			f.Rows, f.Values, f.Size, f.Raw = 1, 1, r.int(), true
+		} else {
+			f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
+		}
 		off += pad
 		f.Offset = off
 		off += f.Size
@@ -215,12 +224,22 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 				ps[p] = int32(r.at)
 				r.int()
 				r.int()
+				bare := false
 				if v >= FramesVersionValues {
-					r.int() // flags
+					bare = r.int()&1 == 1 // flags
 				}
 				nf := r.int()
 				if r.err != nil || nf > len(b) {
 					return nil, badFrames("truncated at row group %d column %d page %d", rg, c, p)
+				}
+				if bare {
+					if nf > 0 {
+						r.int() // the packed lengths
+					}
+					for range nf {
+						r.int()
+					}
+					continue
 				}
 				for range nf {
 					r.frame(v)
@@ -298,6 +317,17 @@ func (w *tableWriter) page(head, levels int, bare bool, frames int) {
 		w.int(b2i(bare))
 	}
 	w.int(frames)
+}
+
+// bareFrames writes the frames of a bare page (FramesVersionValues):
+// the bytes before the first value (pad), then each value's size.
+func (w *tableWriter) bareFrames(pad int, sizes []int32) {
+	if len(sizes) > 0 {
+		w.int(pad)
+	}
+	for _, n := range sizes {
+		w.int(int(n))
+	}
 }
 
 // frame writes one frame's entry (tableReader.frame reads it).
