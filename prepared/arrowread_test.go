@@ -64,15 +64,15 @@ func TestArrowGoReadsEveryVariant(t *testing.T) {
 	}
 }
 
-// arrowRows reads a file of events with arrow-go and renders each row as
-// event.String does.
-func arrowRows(t *testing.T, b []byte) []string {
+// arrowTable reads a whole file with arrow-go (pqarrow) and returns a
+// reader of its record batches, released when the test ends.
+func arrowTable(t *testing.T, b []byte) *array.TableReader {
 	t.Helper()
 	pr, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pr.Close()
+	t.Cleanup(func() { pr.Close() })
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +81,19 @@ func arrowRows(t *testing.T, b []byte) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tab.Release()
 	tr := array.NewTableReader(tab, 1024)
-	defer tr.Release()
+	t.Cleanup(func() {
+		tr.Release()
+		tab.Release()
+	})
+	return tr
+}
+
+// arrowRows reads a file of events with arrow-go and renders each row as
+// event.String does.
+func arrowRows(t *testing.T, b []byte) []string {
+	t.Helper()
+	tr := arrowTable(t, b)
 	var out []string
 	col := func(rec arrow.RecordBatch, name string) arrow.Array {
 		idx := rec.Schema().FieldIndices(name)
@@ -175,22 +185,7 @@ func TestArrowGoReadsCoGrouped(t *testing.T) {
 			break
 		}
 	}
-	pr, err := file.NewParquetReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := fr.ReadTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tab.Release()
-	tr := array.NewTableReader(tab, 1024)
-	defer tr.Release()
+	tr := arrowTable(t, b)
 	stored, rows := 0, 0
 	for tr.Next() {
 		r := tr.RecordBatch()

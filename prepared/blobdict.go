@@ -309,39 +309,19 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 	}
 	out := make([]format.PageLocation, len(locs))
 	start := fw.n
-	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
-	cm.TotalUncompressedSize = 0
+	reencodeChunk(cc, start, format.DeltaLengthByteArray)
 	cm.Statistics = format.Statistics{}
 	cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
-	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
-	for i, e := range cm.Encoding {
-		if e == format.Plain {
-			cm.Encoding[i] = format.DeltaLengthByteArray
-		}
-	}
-	for i, e := range cm.EncodingStats {
-		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
-			cm.EncodingStats[i].Encoding = format.DeltaLengthByteArray
-		}
-	}
 	tw.int(len(locs))
 	var lens []int32
 	var vals []byte
 	for i, loc := range locs {
-		h, body, err := readPage(r, loc, i)
+		h, levels, in, err := readPlainPage(r, loc, i, "blob")
 		if err != nil {
 			return nil, err
 		}
-		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
-			return nil, aerr.Invalid("blob page %d is not a PLAIN data page v2", i)
-		}
-		dh := &h.DataPageHeaderV2.V
-		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
-		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
-			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
-		}
-		levels, in := body[:nl], body[nl:]
-		rows := int(dh.NumRows)
+		nl := len(levels)
+		rows := int(h.DataPageHeaderV2.V.NumRows)
 		lens, vals = lens[:0], vals[:0]
 		for row := range rows {
 			if len(in) < 4 {
@@ -391,4 +371,43 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 	cm.Codec = format.Uncompressed
 	cm.TotalCompressedSize = fw.n - start
 	return out, fw.err
+}
+
+// reencodeChunk points a column chunk's metadata at its rewritten pages,
+// starting at start, whose PLAIN data pages become enc; its sizes are
+// counted again as the pages are written.
+func reencodeChunk(cc *format.ColumnChunk, start int64, enc format.Encoding) {
+	cm := &cc.MetaData
+	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
+	cm.TotalUncompressedSize = 0
+	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
+	for i, e := range cm.Encoding {
+		if e == format.Plain {
+			cm.Encoding[i] = enc
+		}
+	}
+	for i, e := range cm.EncodingStats {
+		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
+			cm.EncodingStats[i].Encoding = enc
+		}
+	}
+}
+
+// readPlainPage reads page i of an uncompressed chunk of the intermediate
+// file (what names the column in errors): a PLAIN data page v2, as its
+// header, levels and values.
+func readPlainPage(r io.ReaderAt, loc format.PageLocation, i int, what string) (h format.PageHeader, levels, vals []byte, err error) {
+	h, body, err := readPage(r, loc, i)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
+		return h, nil, nil, aerr.Invalid("%s page %d is not a PLAIN data page v2", what, i)
+	}
+	dh := &h.DataPageHeaderV2.V
+	nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
+	if nl > len(body) || int(h.CompressedPageSize) != len(body) {
+		return h, nil, nil, fmt.Errorf("%s page %d: sizes do not match its location", what, i)
+	}
+	return h, body[:nl], body[nl:], nil
 }

@@ -12,7 +12,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -453,37 +452,16 @@ func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi for
 	}
 	out := make([]format.PageLocation, len(locs))
 	start := fw.n
-	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
+	reencodeChunk(cc, start, enc)
 	cm.Codec = format.Zstd
-	cm.TotalUncompressedSize = 0
-	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
-	for i, e := range cm.Encoding {
-		if e == format.Plain {
-			cm.Encoding[i] = enc
-		}
-	}
-	for i, e := range cm.EncodingStats {
-		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
-			cm.EncodingStats[i].Encoding = enc
-		}
-	}
 	tw.int(0) // no frames: read as pages
 	var ints []int64
 	var packed []byte
 	for i, loc := range locs {
-		h, body, err := readPage(r, loc, i)
+		h, levels, vals, err := readPlainPage(r, loc, i, "key")
 		if err != nil {
 			return nil, err
 		}
-		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
-			return nil, aerr.Invalid("key page %d is not a PLAIN data page v2", i)
-		}
-		dh := &h.DataPageHeaderV2.V
-		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
-		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
-			return nil, fmt.Errorf("key page %d: sizes do not match its location", i)
-		}
-		levels, vals := body[:nl], body[nl:]
 		if enc == format.DeltaBinaryPacked {
 			w := 8
 			if cm.Type == format.Int32 {
@@ -517,8 +495,8 @@ func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi for
 		z := fw.enc.EncodeAll(vals, nil)
 		h2 := h
 		h2.CRC = 0
-		h2.CompressedPageSize = int32(nl + len(z))
-		h2.UncompressedPageSize = int32(nl + len(vals))
+		h2.CompressedPageSize = int32(len(levels) + len(z))
+		h2.UncompressedPageSize = int32(len(levels) + len(vals))
 		h2.DataPageHeaderV2.V.IsCompressed = thrift.New(true)
 		h2.DataPageHeaderV2.V.Encoding = enc
 		head, err := thrift.Marshal(new(thrift.CompactProtocol), &h2)
