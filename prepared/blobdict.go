@@ -361,12 +361,7 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 		tw.bareFrames(len(packed), lens) // the lengths, then the values
 		fw.st.Frames += int64(len(lens))
 		fw.st.RawBlocks += int64(len(lens))
-		fw.write(head)
-		fw.write(levels)
-		fw.write(packed)
-		fw.write(vals)
-		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head)) + int64(h2.CompressedPageSize)
+		fw.page(cm, head, int64(h2.CompressedPageSize), levels, packed, vals)
 	}
 	cm.Codec = format.Uncompressed
 	cm.TotalCompressedSize = fw.n - start

@@ -325,6 +325,18 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	return st, fw.err
 }
 
+// page writes one data page, its header and then its parts, and counts
+// it in its chunk's metadata (size: its size after the header,
+// uncompressed).
+func (fw *frameWriter) page(cm *format.ColumnMetaData, head []byte, size int64, parts ...[]byte) {
+	fw.write(head)
+	for _, p := range parts {
+		fw.write(p)
+	}
+	fw.st.Pages++
+	cm.TotalUncompressedSize += int64(len(head)) + size
+}
+
 // frameWriter writes the framed file, counting its bytes.
 type frameWriter struct {
 	w        io.Writer
@@ -504,11 +516,7 @@ func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi for
 			return nil, err
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head)) + h2.CompressedPageSize, FirstRowIndex: loc.FirstRowIndex}
-		fw.write(head)
-		fw.write(levels)
-		fw.write(z)
-		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head)) + int64(h2.UncompressedPageSize)
+		fw.page(cm, head, int64(h2.UncompressedPageSize), levels, z)
 	}
 	cm.TotalCompressedSize = fw.n - start
 	return out, fw.err
@@ -636,11 +644,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 				}
 			}
 		}
-		fw.write(head)
-		fw.write(levels)
-		fw.write(body2)
-		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head)) + int64(h.UncompressedPageSize)
+		fw.page(cm, head, int64(h.UncompressedPageSize), levels, body2)
 	}
 	cm.TotalCompressedSize = fw.n - start
 	return out, fw.err
