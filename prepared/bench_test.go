@@ -1,7 +1,6 @@
 package prepared_test
 
 import (
-	"bytes"
 	"context"
 	"syscall"
 	"testing"
@@ -9,9 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
-	"github.com/ariadne-go/ariadne/store"
 )
 
 // BenchmarkWriteFramedBlob writes one file of the frame benchmark's data
@@ -22,25 +19,7 @@ import (
 // a dictionary": why the co-grouped write costs ≈3× the CPU).
 func BenchmarkWriteFramedBlob(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	st, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	files, err := lakegen.Generate(ctx, st, lakegen.Config{Seed: 1, TargetBytes: 30 << 20, Days: 5, FilesPerDay: 4,
-		Users: 60_000, Sorted: true, RowGroupRows: 256 << 10, PageBytes: 64 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := store.ReadAll(ctx, st, files[0].Key)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src, err := parquet.OpenFile(bytes.NewReader(raw), int64(len(raw)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, raw, src := frameBenchFile(b)
 	fields := []string{"ts", "track_uri", "duration_ms", "context"}
 	for _, c := range []struct {
 		name  string

@@ -469,34 +469,7 @@ func TestBlobDict(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer data.Close()
-	// The sources without the list column.
-	for _, uri := range writeBlobSources(t, data) {
-		f := openStored(t, data, uri)
-		rows, err := parquet.Read[blockRow](f, f.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := parquet.Write(&buf, rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.WriteAll(ctx, data, strings.Replace(uri, "src/", "blk/", 1), buf.Bytes(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	scan := map[int64][]string{}
-	var srcCols []string
-	for _, uri := range []string{"blk/part-0.parquet", "blk/part-1.parquet"} {
-		f := openStored(t, data, uri)
-		if srcCols == nil {
-			for _, c := range f.Root().Columns() {
-				srcCols = append(srcCols, c.Name())
-			}
-		}
-		for r := range readAllRows(t, f) {
-			scan[r[0].Int64()] = append(scan[r[0].Int64()], fmt.Sprint(r))
-		}
-	}
+	scan, srcCols := writeBlockSources(t, data)
 	fields := srcCols[1:]
 	res := rowindex.StoreResolver{Store: data}
 	st := prepareTo(t, data, "blk", filepath.Join(dir, "dict"), prepared.Options{Key: "user", Sort: []string{"ts"}, Buckets: 2,
@@ -643,22 +616,7 @@ func TestBlobDict(t *testing.T) {
 		}
 		// Pages of 2 rows cut blocks; the cursor continues inside a cut
 		// block, so the pages hold every row once.
-		var paged []string
-		for cur, pages := "", 0; ; pages++ {
-			r, err := ri.Lookup(ctx, rowindex.Query{Key: k, Limit: 2, Cursor: cur})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Rows) > 2 || pages > len(want) {
-				t.Fatalf("key %d: page %d of %d rows", k, pages, len(r.Rows))
-			}
-			for _, row := range r.Rows {
-				paged = append(paged, fmt.Sprint(row.Values))
-			}
-			if cur = r.Cursor; cur == "" {
-				break
-			}
-		}
+		paged := pagedRows(t, ri, k, len(want))
 		slices.Sort(paged)
 		if !slices.Equal(paged, want) {
 			t.Fatalf("key %d: paged %d rows %v\nscan %d rows %v", k, len(paged), paged, len(want), want)
@@ -675,6 +633,11 @@ func TestBlobDict(t *testing.T) {
 		}
 		if len(r.Rows) != len(want) {
 			t.Fatalf("key %d: projection %d rows, %d", k, len(r.Rows), len(want))
+		}
+		// The key alone: a row per source row, not per stored row (the
+		// index's entries count stored rows: FileEntry.Blocks).
+		if r, err = ri.Lookup(ctx, rowindex.Query{Key: k, Columns: []string{"user"}}); err != nil || len(r.Rows) != len(want) {
+			t.Fatalf("key %d: the key alone: %v rows, %d; %v", k, r, len(want), err)
 		}
 	}
 }

@@ -165,6 +165,11 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 					return Stats{}, err
 				}
 			}
+			if o.CoGroup {
+				if _, err := planNest(cols, o); err != nil {
+					return Stats{}, err
+				}
+			}
 		}
 	}
 	sc, err := scan(ctx, res, srcs, o)

@@ -79,6 +79,8 @@ type Choices struct {
 	Frames *FrameChoice `json:"frames,omitempty"`
 	// Blob is the blob column (Options.Blob), nil for files without one.
 	Blob *BlobChoice `json:"blob,omitempty"`
+	// CoGroup is the nested co-grouping (Options.CoGroup), nil otherwise.
+	CoGroup *CoGroupChoice `json:"coGroup,omitempty"`
 }
 
 // ColumnChoice is the encoding of one leaf column.
@@ -450,6 +452,7 @@ func choose(o Options, s *scanned) (Options, *Choices, error) {
 		ch.Why[name] = fmt.Sprintf(why, args...)
 	}
 	ch.Blob = o.Blob.choice()
+	ch.CoGroup = o.coGroupChoice()
 	// Codec: the sources' codec is never kept.
 	ch.Codec = o.Compression.CompressionCodec().String()
 	if o.Frames != nil {

@@ -137,6 +137,12 @@ type Options struct {
 	// column chunk per file (see BlobOptions). With Frames the blob column
 	// is framed like any other.
 	Blob *BlobOptions
+	// CoGroup writes nested co-grouped files: one stored row per key per
+	// file (per block of ≈64 KiB of values for a heavy key), the key as it
+	// is and every other column a LIST of the key's values in row order
+	// (see CoGroupKey). Every column must be a top-level primitive; not
+	// with Frames or Blob.
+	CoGroup bool
 
 	choices     *Choices           // set by PrepareFiles, recorded in the marker
 	choseCodec  bool               // Compression was nil
@@ -188,6 +194,9 @@ type Marker struct {
 	// Blob is set on files with a blob column (Options.Blob; the decoding
 	// is described under BlobKey).
 	Blob *BlobChoice `json:"blob,omitempty"`
+	// CoGroup is set on nested co-grouped files (Options.CoGroup; the
+	// expansion is described under CoGroupKey).
+	CoGroup *CoGroupChoice `json:"coGroup,omitempty"`
 }
 
 // FrameChoice records the framing of a prepared file (Options.Frames).
@@ -228,6 +237,7 @@ func (o Options) marker(bucket int, cols *columns) Marker {
 		m.Frames = o.Frames.choice()
 	}
 	m.Blob = o.Blob.choice()
+	m.CoGroup = o.coGroupChoice()
 	return m
 }
 
@@ -293,6 +303,9 @@ func (o Options) withDefaults() (Options, error) {
 		default:
 			return o, aerr.Invalid("prepared: blob codec %q (want %q or %q)", b.Codec, "", BlobCodecZstdDict)
 		}
+	}
+	if o.CoGroup && (o.Frames != nil || o.Blob != nil) {
+		return o, aerr.Invalid("prepared: co-grouping as nested lists is not combined with frames or a blob column")
 	}
 	o.Sort = slices.Clone(o.Sort)
 	o.Encodings = maps.Clone(o.Encodings)

@@ -137,6 +137,23 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 			cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
 		}
 	}
+	if o.CoGroup {
+		if o.framing { // WriteFramed: the lists' repeated leaves are not framed
+			return FileStats{Key: key, Bucket: bucket}, aerr.Invalid("prepared: co-grouping as nested lists is not combined with frames")
+		}
+		// Rows are sorted in the source's schema and nested only here
+		// (nest.go).
+		np, err := planNest(cols, o)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		cm, err := json.Marshal(np.marker)
+		if err != nil {
+			return FileStats{Key: key, Bucket: bucket}, err
+		}
+		blobKV = append(blobKV, parquet.KeyValueMetadata(CoGroupKey, string(cm)))
+		cols, rows = np.out, &nestStream{rowStream: rows, p: np, keyType: cols.order[0].typ}
+	}
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
 	marker, err := json.Marshal(o.marker(bucket, cols))
 	if err != nil {
@@ -196,6 +213,9 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		// Rows are the source's (fs.Keys counts key groups as before); a
 		// co-grouped file stores one row per block of them.
 		fs.Rows = bs.rows
+	}
+	if ns, ok := rows.(*nestStream); ok {
+		fs.Rows = ns.rows
 	}
 	if err := pw.Close(); err != nil {
 		return fs, err
@@ -275,7 +295,13 @@ func writeKeys(ctx context.Context, kw *keyWriter, cols *columns, rows rowStream
 			return err
 		}
 		fs.Rows++
-		rgRows++
+		if ns, ok := rows.(*nestStream); ok {
+			// A stored row of nested lists holds a block of source
+			// rows: row groups are sized in source rows.
+			rgRows += ns.last
+		} else {
+			rgRows++
+		}
 	}
 	if inGroup {
 		return endGroup()

@@ -514,6 +514,7 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC, fe.TailBytes, fe.TailRanges = fm.footerCRC, fm.tail, fm.tailRanges()
+	fe.Blocks = fm.coGroup != nil || fm.blob != nil && fm.blob.Blocks()
 	f := fm.f
 	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with
@@ -558,6 +559,9 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		// and cover values per stored row would be wrong.
 		if b, ok, _ := prepared.BlobOf(f); ok && b != nil && b.Blocks() {
 			return "", &unusableFile{&ColumnError{URI: fe.URI, Column: b.Marker.Column, Reason: "co-grouped blob (" + prepared.BlobCodecZstdDict + ": a stored row per key): cover columns and aggregates cannot be built from it"}}
+		}
+		if _, ok := f.Lookup(prepared.CoGroupKey); ok {
+			return "", &unusableFile{&ColumnError{URI: fe.URI, Column: def.Key, Reason: "co-grouped as nested lists (a stored row per key): cover columns and aggregates cannot be built from it"}}
 		}
 	}
 	if kid := w.b.kid; kid != nil {

@@ -33,6 +33,7 @@ type fileWork struct {
 	sp      spans
 	err     error
 	blob    *blobRead // for a file with a blob column, how it is read
+	nest    *nestRead // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
@@ -97,6 +98,16 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			}
 			cols = w.blob.read
 			blocks = blocks || w.fm.blob.Blocks()
+		}
+		if w.fm.coGroupErr != nil {
+			return nil, w.fm.coGroupErr
+		}
+		if w.fm.coGroup != nil { // a nested co-grouped file (nestread.go)
+			var err error
+			if w.nest, err = nestColumns(w.fm.coGroup, w.fe.URI, columns); err != nil {
+				return nil, err
+			}
+			cols, blocks = w.nest.read, true
 		}
 		if err := ri.planFile(w, man, cols); err != nil {
 			return nil, err
@@ -310,6 +321,15 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 					row.file = br.b.Schema
 					var err error
 					if row.block, err = br.block(nil, scratch, p.key, row); err != nil {
+						return err
+					}
+					row.blk.n = int64(len(row.block))
+					for _, b := range row.block {
+						returned += returnedBytes(b.Values)
+					}
+				case w.nest != nil:
+					var err error
+					if row.block, err = w.nest.expand(nil, r, row); err != nil {
 						return err
 					}
 					row.blk.n = int64(len(row.block))

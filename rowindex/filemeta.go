@@ -77,6 +77,10 @@ type fileMeta struct {
 	blob      *prepared.Blob
 	blobErr   error      // the blob marker's, when it does not decode
 	blobReads *blobReads // per requested columns, how a lookup reads the blob
+	// coGroup is the expansion of a nested co-grouped file (nestread.go),
+	// nil otherwise; coGroupErr its marker's error.
+	coGroup    *prepared.CoGroup
+	coGroupErr error
 }
 
 func (fm *fileMeta) ncol() int {
@@ -185,6 +189,7 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 		return nil, err
 	}
 	loadBlob(o, fm)
+	loadCoGroup(o, fm)
 	for _, oi := range ois {
 		fm.charge += 24 * int64(len(oi.PageLocations))
 	}

@@ -265,7 +265,7 @@ func (it *RowIter) fill() error {
 		it.files[p.file] = true
 	}
 	it.plan.RowRanges += len(pieces)
-	if it.covered {
+	if it.covered && !it.anyBlocks(pieces) {
 		it.plan.Covered = true
 		batch, err := it.coveredRows(pieces)
 		if err != nil {
@@ -287,6 +287,18 @@ func (it *RowIter) fill() error {
 	}
 	it.plan.Rows += len(it.batch)
 	return nil
+}
+
+// anyBlocks reports whether a piece is in a file whose stored rows hold
+// several rows (FileEntry.Blocks): the index's entries count stored rows,
+// so even a lookup of the key alone reads such a file.
+func (it *RowIter) anyBlocks(pieces []*piece) bool {
+	for _, p := range pieces {
+		if fe := it.ids[p.file]; fe != nil && fe.Blocks {
+			return true
+		}
+	}
+	return false
 }
 
 // cutBlocks applies the cursor and the limit to the rows of co-grouped

@@ -183,6 +183,13 @@ type FileEntry struct {
 	// needed. Added in format 2 without a version bump: older builds ignore
 	// the field and read TailBytes; manifests without it read as before.
 	TailRanges []TailRange `json:"tailRanges,omitempty"`
+	// Blocks marks a file whose stored rows each hold several rows (a
+	// co-grouped blob, or nested co-grouped lists): a lookup of the key
+	// alone, which the index could answer from its entries (one per stored
+	// row), reads the file to count the rows. Added without a version
+	// bump; indexes built before it answer such lookups a row per stored
+	// row.
+	Blocks bool `json:"blocks,omitempty"`
 }
 
 // TailRange is one byte range of a data file's tail (FileEntry.TailRanges).

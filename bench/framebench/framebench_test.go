@@ -43,6 +43,10 @@ type variant struct {
 	// blocks: co-grouped blobs (prepared.BlobCodecZstdDict), one stored
 	// row per key per file: engines count stored rows, not plays.
 	blocks bool
+	// nested: co-grouped as nested lists (prepared.Options.CoGroup): one
+	// stored row per key per file, every column but the key a LIST; the
+	// engines scan the same aggregates through UNNEST / list_flatten.
+	nested bool
 	// write writes the variant from the normal (sorted, ZSTD) files into dst.
 	write func(ctx context.Context, src, dst store.Store, files []lakegen.File) error
 }
@@ -117,20 +121,28 @@ func TestFrameBench(t *testing.T) {
 			return nil
 		}
 	}
-	keyPagesBlob := func(page int, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+	// written writes each file with Write and the options o (the key,
+	// sort and row group settings added).
+	written := func(o prepared.Options) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		o.Key, o.Sort, o.RowGroupRows, o.Overwrite = "user_id", []string{"ts"}, 256<<10, true
 		return func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 			for _, f := range files {
 				rows, schema, err := readRows(ctx, src, f)
 				if err != nil {
 					return err
 				}
-				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, prepared.Options{Key: "user_id", Sort: []string{"ts"},
-					PageBytes: page, RowGroupRows: 256 << 10, Overwrite: true, Blob: blob}); err != nil {
+				if _, err := prepared.Write(ctx, dst, f.Key, schema, rows, o); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
+	}
+	keyPagesBlob := func(page int, blob *prepared.BlobOptions) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		return written(prepared.Options{PageBytes: page, Blob: blob})
+	}
+	nested := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
+		return written(prepared.Options{PageBytes: page, CoGroup: true})
 	}
 	keyPages := func(page int) func(ctx context.Context, src, dst store.Store, files []lakegen.File) error {
 		return keyPagesBlob(page, nil)
@@ -158,6 +170,11 @@ func TestFrameBench(t *testing.T) {
 		// Co-grouped (17): a key's rows column by column, one ZSTD frame
 		// with the file's dictionary, the blob column UNCOMPRESSED.
 		{name: "blob co-grouped: a ZSTD frame per key with the file's dictionary (zstd-dict)", write: framedBlob(64<<10, 256<<10, prepared.DefaultFrameOptions(), dict), blob: true, blocks: true},
+		// Co-grouped as nested Parquet (18, 19): one stored row per key
+		// per file, every column but the key a LIST, key-aligned 64 KiB
+		// and 16 KiB pages.
+		{name: "nested co-grouped: a row per key, every column a LIST (--co-group), key-aligned 64 KiB pages", write: nested(64 << 10), blocks: true, nested: true},
+		{name: "nested co-grouped, key-aligned 16 KiB pages", write: nested(16 << 10), blocks: true, nested: true},
 	}
 	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
 	// normal files (0) are always measured.
@@ -247,6 +264,7 @@ func TestFrameBench(t *testing.T) {
 	fmt.Println("| layout | size | vs normal | write s | exact ranges: bytes read | ranges | returned | local gap (64 KiB): bytes read | requests | p50 | p99 | remote gap (1 MiB): bytes read | requests | DuckDB scan | pyarrow scan |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var normalSize int64
+	var normalScan string // DuckDB's aggregates over the normal files
 	normalRows := map[int64][]string{}
 	for i, v := range variants {
 		if v.skip {
@@ -357,6 +375,10 @@ func TestFrameBench(t *testing.T) {
 		// DuckDB: every column scanned, best of 3.
 		glob := filepath.Join(dir, map[bool]string{true: "normal", false: fmt.Sprintf("v%d", i)}[i == 0], "lake", "**", "*.parquet")
 		q := `SELECT count(*), sum(duration_ms), sum(length(track_uri)), sum(length(context)), count(DISTINCT user_id), max(ts) FROM read_parquet(` + duck.String(glob) + `)`
+		if v.nested {
+			// The same aggregates over the unnested lists.
+			q = `SELECT count(*), sum(duration_ms), sum(length(track_uri)), sum(length(context)), count(DISTINCT user_id), max(ts) FROM (SELECT user_id, unnest(ts) AS ts, unnest(track_uri) AS track_uri, unnest(duration_ms) AS duration_ms, unnest(context) AS context FROM read_parquet(` + duck.String(glob) + `))`
+		}
 		if v.blob {
 			// Engines see the key and one binary column: the scan reads
 			// both (what they can compute from a blob they cannot decode).
@@ -374,7 +396,15 @@ func TestFrameBench(t *testing.T) {
 			got = fmt.Sprint(res[0])
 		}
 		stored := rows
-		if v.blocks {
+		if i == 0 {
+			normalScan = got
+		}
+		if v.nested {
+			// Unnested: the normal files' rows, the same aggregates.
+			if got != normalScan {
+				t.Fatalf("%s: DuckDB's aggregates %s over the unnested lists, %s over the normal files", v.name, got, normalScan)
+			}
+		} else if v.blocks {
 			// One stored row per key and file.
 			if _, err := fmt.Sscan(strings.TrimPrefix(got, "["), &stored); err != nil || stored >= rows {
 				t.Fatalf("%s: DuckDB counts %s, %d rows written", v.name, got, rows)
@@ -382,7 +412,7 @@ func TestFrameBench(t *testing.T) {
 		} else if !strings.HasPrefix(got, "["+strconv.FormatInt(rows, 10)) {
 			t.Fatalf("%s: DuckDB counts %s, %d rows written", v.name, got, rows)
 		}
-		pyMS := pyarrowScan(t, glob, stored, v.blob)
+		pyMS := pyarrowScan(t, glob, stored, v)
 		n := int64(len(keys))
 		fmt.Printf("| %s | %.1f MB | %.3f | %.0f | %d B | %.2f | %d B | %d B | %.2f | %s | %s | %d B | %.2f | %d ms | %s |\n", v.name, float64(size)/1e6, float64(size)/float64(normalSize), wsec,
 			read/n, float64(ranges)/float64(n), ret/n, read2/n, float64(reqs)/float64(n), p(0.5).Round(time.Microsecond), p(0.99).Round(time.Microsecond),
@@ -431,7 +461,7 @@ print(int(best * 1000), n)
 // pyarrowScan times pyarrow's scan of the files matching glob with the
 // interop harness's Python (FRAMEBENCH_PYTHON, default
 // ~/.cache/ariadne-interop/venv/bin/python); "–" when it is not installed.
-func pyarrowScan(t *testing.T, glob string, rows int64, blob bool) string {
+func pyarrowScan(t *testing.T, glob string, rows int64, v variant) string {
 	py := os.Getenv("FRAMEBENCH_PYTHON")
 	if py == "" {
 		home, _ := os.UserHomeDir()
@@ -441,7 +471,17 @@ func pyarrowScan(t *testing.T, glob string, rows int64, blob bool) string {
 		return "–"
 	}
 	script := pyarrowScanScript
-	if blob {
+	if v.nested {
+		// The lists flattened (row order kept), the key counted as stored.
+		script = strings.Replace(script, `    n = t.num_rows
+`, `    flat = {c: pc.list_flatten(t[c]) for c in ("ts", "track_uri", "duration_ms", "context")}
+    n = len(flat["ts"])
+`, 1)
+		script = strings.Replace(script, `pc.sum(t["duration_ms"]); pc.sum(pc.binary_length(t["track_uri"])); pc.sum(pc.binary_length(t["context"]))`,
+			`pc.sum(flat["duration_ms"]); pc.sum(pc.binary_length(flat["track_uri"])); pc.sum(pc.binary_length(flat["context"]))`, 1)
+		script = strings.Replace(script, `pc.max(t["ts"])`, `pc.max(flat["ts"])`, 1)
+	}
+	if v.blob {
 		script = strings.Replace(script, `pc.sum(t["duration_ms"]); pc.sum(pc.binary_length(t["track_uri"])); pc.sum(pc.binary_length(t["context"]))`,
 			`pc.sum(pc.binary_length(t["served"]))`, 1)
 		script = strings.Replace(script, `; pc.max(t["ts"])`, ``, 1)

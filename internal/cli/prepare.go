@@ -24,11 +24,11 @@ func newPrepareCmd(g *globals) *cobra.Command {
 	var sortCols, encodings []string
 	var opts prepared.Options
 	var memoryMB int64
-	var overwrite, frames, blobKeep bool
+	var overwrite, frames, blobKeep, coGroup bool
 	var blob, blobCodec string
 	var fo prepared.FrameOptions
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep | --blob-codec zstd-dict]] [--memory SIZE]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep | --blob-codec zstd-dict]] [--co-group] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
@@ -53,7 +53,12 @@ range per file and returns the original columns with their types. The listed col
 the blob unless --blob-keep. --blob-codec zstd-dict co-groups instead: one stored row per key, its
 rows column by column in one ZSTD frame compressed with a dictionary trained per file (stored in the
 footer's metadata); the blob must list every column but the key, and the files are framed, so a
-lookup reads exactly its key's frame in one range per file. See docs/prepared.md.`,
+lookup reads exactly its key's frame in one range per file.
+
+--co-group writes one row per key and file (per ≈64 KiB of values for a heavy key): the key, and every
+other column as a LIST of the key's values in row order, standard nested Parquet that engines compute on
+(UNNEST, explode) and the row index expands back to the source's rows. Not with --frames or --blob.
+See docs/prepared.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -91,6 +96,10 @@ lookup reads exactly its key's frame in one range per file. See docs/prepared.md
 			} else if blobKeep || blobCodec != "" {
 				return usagef("prepare: --blob-keep and --blob-codec need --blob")
 			}
+			if coGroup && (frames || blob != "") {
+				return usagef("prepare: --co-group is not combined with --frames or --blob")
+			}
+			opts.CoGroup = coGroup
 			if codec != "" {
 				if opts.Compression, err = codecByName(codec); err != nil {
 					return err
@@ -163,6 +172,7 @@ lookup reads exactly its key's frame in one range per file. See docs/prepared.md
 	f.IntVar(&fo.Align, "frame-align", 0, "with --frames: align frames to N bytes (a power of two ≥ 64) with ZSTD skippable frames; 0: no padding")
 	f.BoolVar(&fo.RawBlocks, "frame-raw-blocks", false, "with --frames: store a frame that ZSTD cannot shrink as a raw (uncompressed) ZSTD block, read by byte range; not with --frame-align")
 	f.StringVar(&blob, "blob", "", "NAME=COL,...: store these columns and the key of every row as one binary column NAME, so a row index lookup reads one range per file")
+	f.BoolVar(&coGroup, "co-group", false, "one row per key and file, every other column a LIST of the key's values in row order (nested co-grouping)")
 	f.BoolVar(&blobKeep, "blob-keep", false, "with --blob: keep the blob's columns as columns too (stored twice)")
 	f.StringVar(&blobCodec, "blob-codec", "", "with --blob: row (a blob per row, the default) or zstd-dict (a blob per key: the key's rows column by column, one ZSTD frame each with a dictionary trained per file; the blob lists every column but the key; framed)")
 	f.BoolVar(&overwrite, "overwrite", false, "replace existing output files (default: refuse)")
@@ -257,6 +267,9 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 		}
 		fmt.Fprintf(w, "blob            %s = key + %s, columns kept %t, codec %s (set)\n", b.Column, strings.Join(b.Fields, ","), b.Keep, codec)
 	}
+	if cg := ch.CoGroup; cg != nil {
+		fmt.Fprintf(w, "co-group        one row per key and file, every other column a LIST (≤ %d B of values a row) (set)\n", cg.BlockBytes)
+	}
 	fmt.Fprintf(w, "encodings       (%s)\n", chosen("encodings"))
 	for _, c := range ch.Columns {
 		how := fmt.Sprintf("%d of %d sampled values distinct, %d bytes", c.Distinct, c.Sampled, c.DictBytes)
@@ -323,10 +336,15 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 		}
 		blob = map[string]any{"column": bl.Column, "fields": bl.Fields, "keep": bl.Keep, "codec": codec}
 	}
+	var coGroup map[string]any
+	if cg := ch.CoGroup; cg != nil {
+		coGroup = map[string]any{"layout": cg.Layout, "block_bytes": cg.BlockBytes}
+	}
 	b := ch.Basis
 	return map[string]any{
 		"frames":     frames,
 		"blob":       blob,
+		"co_group":   coGroup,
 		"page_bytes": ch.PageBytes, "buckets": ch.Buckets, "row_group_rows": ch.RowGroupRows, "codec": ch.Codec,
 		"columns": cols, "chosen": ch.Chosen, "why": ch.Why,
 		"basis": map[string]any{

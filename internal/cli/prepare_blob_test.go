@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -48,31 +47,12 @@ func TestPrepareBlob(t *testing.T) {
 		runOK(t, dir, "create", table, "--format", "parquet", "--infer-from", filepath.Join(out, res["files"].([]any)[0].(map[string]any)["key"].(string)))
 		runOK(t, dir, "add-files", table, out)
 		runOK(t, dir, "add-row-index", table, "--key", "user_id")
-		for _, user := range []int64{lakegen.UserID(700), lakegen.UserID(3)} {
-			scan := duckRows(t, db, lakeDir, fmt.Sprintf("WHERE user_id = %d", user))
-			lk := decode(t, runOK(t, dir, "--json", "lookup", table, "--key", fmt.Sprint("user_id=", user), "--explain"))
-			var got, want []string
-			for _, r := range lk["rows"].([]any) {
-				m := r.(map[string]any)["values"].(map[string]any)
-				got = append(got, fmt.Sprintf("%.0f|%v|%v|%v", m["user_id"], m["track_uri"], m["duration_ms"], m["context"]))
-				if _, ok := m["ts"].(string); !ok || len(m) != 5 {
-					t.Fatalf("row values %v: want the source's five columns", m)
-				}
-			}
-			for _, r := range scan {
-				f := strings.Split(r, "|")
-				want = append(want, strings.Join([]string{f[0], f[2], f[3], strings.Join(f[4:], "|")}, "|"))
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			if len(want) == 0 || !slices.Equal(got, want) {
-				t.Fatalf("user %d: lookup %d rows, the scan %d:\n%v\n%v", user, len(got), len(want), got, want)
-			}
+		lookupsEqualScan(t, db, dir, table, lakeDir, func(user int64, lk map[string]any) {
 			plan := lk["plan"].(map[string]any)
 			if plan["byte_ranges"] != plan["files"] {
 				t.Errorf("%s: user %d: %v byte ranges for %v files", codec, user, plan["byte_ranges"], plan["files"])
 			}
-		}
+		})
 	}
 	// Refused: a malformed --blob, --blob-keep alone, an unknown field.
 	for _, c := range []struct {

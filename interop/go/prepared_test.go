@@ -19,12 +19,13 @@ import (
 )
 
 // TestPreparedFilesReadByEngines: prepared Parquet (package prepared), with
-// one page per key, packed pages, frames and blob columns (a blob per row,
-// and co-grouped blocks compressed with a dictionary), is ordinary Parquet
-// to DuckDB, pyarrow and Spark: each returns exactly the rows our writer
-// wrote (DuckDB and pyarrow in file order; of a blob file, the rows its
-// blob values decode to), and pyarrow sees the marker, the sorting columns
-// and the page index.
+// one page per key, packed pages, frames, blob columns (a blob per row,
+// and co-grouped blocks compressed with a dictionary) and co-grouping as
+// nested lists, is ordinary Parquet to DuckDB, pyarrow and Spark: each
+// returns exactly the rows our writer wrote (DuckDB and pyarrow in file
+// order; of a blob file, the rows its blob values decode to; of a nested
+// file, its lists unnested), and pyarrow sees the marker, the sorting
+// columns and the page index.
 func TestPreparedFilesReadByEngines(t *testing.T) {
 	env := loadEnv(t)
 	ctx := testContext(t, 5*time.Minute)
@@ -93,7 +94,18 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 	}
 	paths = append(paths, filepath.Join(dir, "blob-zstd-dict.parquet"))
 	keys = append(keys, "blob-zstd-dict.parquet")
-	blobFile := map[string]bool{"blob-framed.parquet": true, "blob-zstd-dict.parquet": true}
+	// Co-grouped as nested Parquet (Options.CoGroup): one row per key,
+	// every column but the key a LIST; the readers unnest the lists
+	// (DuckDB unnest, pyarrow list_flatten, Spark inline(arrays_zip)).
+	if _, err := prepared.Write(ctx, st, "nested-co-grouped.parquet", src.Schema(), parquet.NewReader(src),
+		prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: 16 << 10, CoGroup: true}); err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, filepath.Join(dir, "nested-co-grouped.parquet"))
+	keys = append(keys, "nested-co-grouped.parquet")
+	// Files whose rows are not read as written: the rows come from the
+	// source.
+	blobFile := map[string]bool{"blob-framed.parquet": true, "blob-zstd-dict.parquet": true, "nested-co-grouped.parquet": true}
 
 	out, err := env.RunScript(ctx, "prepared_check.py", paths...)
 	if err != nil {
@@ -148,6 +160,11 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		if blob { // user_id and the blob; ts is in the blob
 			pageIndex, sorting = []bool{true, true}, "[[0 false true]]"
 		}
+		if keys[i] == "nested-co-grouped.parquet" {
+			// The key and four lists; sorted by the key (ts orders
+			// each list, not the stored rows).
+			pageIndex, sorting = []bool{true, true, true, true, true}, "[[0 false true]]"
+		}
 		if keys[i] == "blob-zstd-dict.parquet" {
 			// Co-grouped blocks drop the blob's column index (bounds of
 			// compressed frames say nothing); its offset index stays.
@@ -187,7 +204,12 @@ func duckReads(t *testing.T, ctx context.Context, path string, b []byte) []strin
 		t.Fatal(err)
 	}
 	if !ok {
-		_, rs, err := db.QueryAll(ctx, `SELECT concat_ws('|', user_id, epoch_us(ts), track_uri, duration_ms, context) FROM read_parquet(`+duck.String(path)+`)`)
+		from := `read_parquet(` + duck.String(path) + `)`
+		if _, nested, _ := prepared.CoGroupOf(f); nested {
+			// Co-grouped lists, unnested side by side.
+			from = `(SELECT user_id, unnest(ts) AS ts, unnest(track_uri) AS track_uri, unnest(duration_ms) AS duration_ms, unnest(context) AS context FROM ` + from + `)`
+		}
+		_, rs, err := db.QueryAll(ctx, `SELECT concat_ws('|', user_id, epoch_us(ts), track_uri, duration_ms, context) FROM `+from)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -208,6 +208,16 @@ def with_pyarrow(path):
             rows += got
             keys += [k] * len(got)
         assert keys == [int(r.split("|")[0]) for r in rows]
+    elif b"ariadne.cogroup" in kv:
+        import pyarrow.compute as pc
+
+        flat = {n: pc.list_flatten(t.column(n)) for n in ("ts", "track_uri", "duration_ms", "context")}
+        for n in flat:
+            assert len(flat[n]) == len(flat["ts"]), n
+        users = pc.take(t.column("user_id"), pc.list_parent_indices(t.column("ts"))).to_pylist()
+        ts = flat["ts"].cast("int64").to_pylist()
+        cols = [flat[n].to_pylist() for n in ("track_uri", "duration_ms", "context")]
+        rows = [line(u, s, tr, d, c) for u, s, tr, d, c in zip(users, ts, cols[0], cols[1], cols[2])]
     else:
         cols = [t.column(n).to_pylist() for n in ("user_id", "track_uri", "duration_ms", "context")]
         ts = t.column("ts").cast("int64").to_pylist()
@@ -236,7 +246,10 @@ def with_spark(spark, path):
             assert all(int(g.split("|")[0]) == r.user_id for g in got)
             rows += got
         return rows
-    df = spark.read.parquet(path).selectExpr("user_id", "unix_micros(ts) AS ts", "track_uri", "duration_ms", "context")
+    df = spark.read.parquet(path)
+    if b"ariadne.cogroup" in kv:
+        df = df.selectExpr("user_id", "inline(arrays_zip(ts, track_uri, duration_ms, context))")
+    df = df.selectExpr("user_id", "unix_micros(ts) AS ts", "track_uri", "duration_ms", "context")
     return [line(r.user_id, r.ts, r.track_uri, r.duration_ms, r.context) for r in df.collect()]
 
 
