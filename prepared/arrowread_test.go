@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/parquet-go/parquet-go"
 )
 
 // TestArrowGoReadsEveryVariant: arrow-go's Parquet reader (pqarrow, the
@@ -62,15 +64,15 @@ func TestArrowGoReadsEveryVariant(t *testing.T) {
 	}
 }
 
-// arrowRows reads a file of events with arrow-go and renders each row as
-// event.String does.
-func arrowRows(t *testing.T, b []byte) []string {
+// arrowTable reads a whole file with arrow-go (pqarrow) and returns a
+// reader of its record batches, released when the test ends.
+func arrowTable(t *testing.T, b []byte) *array.TableReader {
 	t.Helper()
 	pr, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pr.Close()
+	t.Cleanup(func() { pr.Close() })
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
@@ -79,9 +81,19 @@ func arrowRows(t *testing.T, b []byte) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tab.Release()
 	tr := array.NewTableReader(tab, 1024)
-	defer tr.Release()
+	t.Cleanup(func() {
+		tr.Release()
+		tab.Release()
+	})
+	return tr
+}
+
+// arrowRows reads a file of events with arrow-go and renders each row as
+// event.String does.
+func arrowRows(t *testing.T, b []byte) []string {
+	t.Helper()
+	tr := arrowTable(t, b)
 	var out []string
 	col := func(rec arrow.RecordBatch, name string) arrow.Array {
 		idx := rec.Schema().FieldIndices(name)
@@ -123,4 +135,84 @@ func arrowRows(t *testing.T, b []byte) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestArrowGoReadsCoGrouped: arrow-go reads a co-grouped blob file
+// (BlobCodecZstdDict: a DELTA_LENGTH_BYTE_ARRAY blob column of
+// ariadne-block-3 frames) as the key and a binary column whose values are
+// parquet-go's, value for value, and whose blocks decode to every source
+// row, each block's rows holding its stored row's key.
+func TestArrowGoReadsCoGrouped(t *testing.T) {
+	type rec struct {
+		K  int64   `parquet:"k"`
+		TS int64   `parquet:"ts"`
+		S  *string `parquet:"s,optional"`
+	}
+	var src []rec
+	for i := range 3000 {
+		r := rec{K: int64(i*7919) % 400, TS: 1_717_200_000_000 + int64(i)*1000}
+		if i%5 != 0 {
+			s := fmt.Sprintf("spotify:track:%08d", i*31%977)
+			r.S = &s
+		}
+		src = append(src, r)
+	}
+	buf := parquet.NewGenericBuffer[rec]()
+	if _, err := buf.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st := fileStore(t)
+	opts := Options{Key: "k", Sort: []string{"ts"}, Blob: &BlobOptions{Column: "served", Fields: []string{"ts", "s"}, Codec: BlobCodecZstdDict}}
+	if _, _, err := WriteFramed(ctx, st, "cg", buf.Schema(), buf.Rows(), opts, DefaultFrameOptions()); err != nil {
+		t.Fatal(err)
+	}
+	f, b := openFile(t, st, "cg")
+	blob, ok, err := BlobOf(f)
+	if !ok || err != nil || blob.Marker.Encoding != BlobBlockEncoding3 {
+		t.Fatalf("blob %v %v", ok, err)
+	}
+	// parquet-go's values, in file order.
+	var pgo [][]byte
+	rr := parquet.NewReader(f)
+	for {
+		rows := make([]parquet.Row, 64)
+		n, err := rr.ReadRows(rows)
+		for _, r := range rows[:n] {
+			pgo = append(pgo, slices.Clone(r[1].ByteArray()))
+		}
+		if err != nil {
+			break
+		}
+	}
+	tr := arrowTable(t, b)
+	stored, rows := 0, 0
+	for tr.Next() {
+		r := tr.RecordBatch()
+		keys := r.Column(r.Schema().FieldIndices("k")[0]).(*array.Int64)
+		vals := r.Column(r.Schema().FieldIndices("served")[0]).(*array.Binary)
+		for i := range int(r.NumRows()) {
+			v := vals.Value(i)
+			if stored >= len(pgo) || !bytes.Equal(v, pgo[stored]) {
+				t.Fatalf("stored row %d: arrow-go's value is not parquet-go's", stored)
+			}
+			block, err := blob.DecodeBlock(nil, v)
+			if err != nil {
+				t.Fatalf("stored row %d: %v", stored, err)
+			}
+			for _, br := range block {
+				if br[blob.KeyAt()].Int64() != keys.Value(i) {
+					t.Fatalf("stored row %d: a row of key %d in key %d's block", stored, br[blob.KeyAt()].Int64(), keys.Value(i))
+				}
+			}
+			stored++
+			rows += len(block)
+		}
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if stored != len(pgo) || rows != len(src) || stored >= rows {
+		t.Fatalf("arrow-go: %d stored rows (parquet-go %d) of %d rows, %d written", stored, len(pgo), rows, len(src))
+	}
 }

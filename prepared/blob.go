@@ -400,7 +400,7 @@ type Blob struct {
 	// order); dec decompresses BlobCodecZstdDict blocks.
 	pos    []int
 	dec    *zstd.Decoder
-	dictID byte // BlobBlockEncoding2: the ID restoreFrame puts back
+	dictID byte // BlobBlockEncoding2 and 3: the ID restoreFrame puts back
 }
 
 // BlobOf returns the blob description of a prepared file, false for a file
@@ -425,12 +425,12 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 	case m.Version != 1:
 		return nil, badBlob("version %d (this build reads version 1)", m.Version)
 	case m.Encoding == BlobEncoding && m.Codec == "" && len(m.Dict) == 0:
-	case (m.Encoding == BlobBlockEncoding || m.Encoding == BlobBlockEncoding2) && m.Codec == BlobCodecZstdDict:
+	case (m.Encoding == BlobBlockEncoding || m.Encoding == BlobBlockEncoding2 || m.Encoding == BlobBlockEncoding3) && m.Codec == BlobCodecZstdDict:
 		if len(m.Dict) == 0 {
 			return nil, badBlob("codec %s without a dictionary", m.Codec)
 		}
 	default:
-		return nil, badBlob("encoding %q, codec %q (this build reads %s, and %s or %s with codec %s)", m.Encoding, m.Codec, BlobEncoding, BlobBlockEncoding, BlobBlockEncoding2, BlobCodecZstdDict)
+		return nil, badBlob("encoding %q, codec %q (this build reads %s, and %s, %s or %s with codec %s)", m.Encoding, m.Codec, BlobEncoding, BlobBlockEncoding, BlobBlockEncoding2, BlobBlockEncoding3, BlobCodecZstdDict)
 	}
 	b, err := parseBlob(m)
 	if err != nil {
@@ -440,10 +440,10 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 		if b.dec, err = newBlockDecoder(m.Dict); err != nil {
 			return nil, badBlob("dictionary: %v", err)
 		}
-		if m.Encoding == BlobBlockEncoding2 {
+		if m.Encoding != BlobBlockEncoding {
 			// Its frames are stored without the dictionary's ID
-			// (stripFrame), which must fit the byte restoreFrame puts
-			// back.
+			// (stripFrame, compactFrame), which must fit the byte
+			// restoreFrame and expandFrame put back.
 			if id := binary.LittleEndian.Uint32(m.Dict[4:8]); id == 0 || id > 255 {
 				return nil, badBlob("dictionary ID %d for %s (1 to 255)", id, m.Encoding)
 			} else {
@@ -497,7 +497,7 @@ func parseBlob(m BlobMarker) (*Blob, error) {
 		}
 		b.pos[fi] = at
 	}
-	if m.Encoding == BlobBlockEncoding2 {
+	if m.Encoding == BlobBlockEncoding2 || m.Encoding == BlobBlockEncoding3 {
 		for fi, fd := range m.Fields {
 			if fd.Scale < 0 || (fd.Scale == 0) != (b.kinds[fi] != parquet.Int32 && b.kinds[fi] != parquet.Int64) {
 				return nil, badBlob("field %q: scale %d for %s", fd.Name, fd.Scale, fd.Type)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -428,5 +429,92 @@ func TestBlockEncoding2DamagedInteger(t *testing.T) {
 	rows, err := b.decodeRaw(nil, block(most))
 	if err != nil || len(rows) != 1 || rows[0][1].Int64() != 10+int64(most)*10 {
 		t.Fatalf("u %d: %v, %v", most, rows, err)
+	}
+}
+
+// TestBlockEncoding3Frames: compactFrame keeps a one-block frame as its
+// tag and the block's content (compressed or raw) and any other frame
+// stripped; expandFrame gives back a frame that decodes, with the file's
+// dictionary, to the same bytes; a bad tag, an empty compressed block and
+// a block past 128 KiB are refused, and DecodeBlock of them is ErrBadBlob.
+func TestBlockEncoding3Frames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	var samples [][]byte
+	for i := range 200 {
+		samples = append(samples, fmt.Appendf(nil, "spotify:track:%06d {\"type\":\"playlist\",\"id\":%d}", i*7, i%13))
+	}
+	dict, err := trainDict(samples, zstd.SpeedBetterCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	dec, err := newBlockDecoder(dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	inputs := map[string][]byte{
+		"one byte":          {7},
+		"text":              fmt.Appendf(nil, "%s%s", samples[3], samples[150]),
+		"random 40 B":       random(40),
+		"random 2 KiB":      random(2 << 10),
+		"zeros 5 KiB":       make([]byte, 5<<10),
+		"text 100 KiB":      bytes.Repeat(samples[9], (100<<10)/len(samples[9])),
+		"random 200 KiB":    random(200 << 10),
+		"text and 1 random": append(bytes.Repeat(samples[1], 30), random(300)...),
+	}
+	tags := map[byte]int{}
+	for name, in := range inputs {
+		z := enc.EncodeAll(in, nil)
+		c, ok := compactFrame(z)
+		if !ok {
+			t.Fatalf("%s: not compacted", name)
+		}
+		tags[c[0]]++
+		if c[0] != frameTagStripped && len(c) > len(z)-5 {
+			t.Errorf("%s: a one-block frame of %d bytes compacted to %d", name, len(z), len(c))
+		}
+		e, ok := expandFrame(nil, c, 1)
+		if !ok {
+			t.Fatalf("%s: not expanded", name)
+		}
+		got, err := dec.DecodeAll(e, nil)
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("%s: %d bytes back (want %d), %v", name, len(got), len(in), err)
+		}
+	}
+	for _, tag := range []byte{frameTagStripped, frameTagCompressed, frameTagRaw} {
+		if tags[tag] == 0 {
+			t.Errorf("no frame stored with tag %d (%v)", tag, tags)
+		}
+	}
+	for name, v := range map[string][]byte{
+		"empty":                {},
+		"tag 3":                {3, 1, 2, 3},
+		"empty compressed":     {frameTagCompressed},
+		"raw past 128 KiB":     append([]byte{frameTagRaw}, make([]byte, blockMaxSize+1)...),
+		"stripped, dictionary": {frameTagStripped, 0x21, 9, 1, 0, 0},
+	} {
+		if _, ok := expandFrame(nil, v, 1); ok {
+			t.Errorf("%s: expanded", name)
+		}
+	}
+	b := &Blob{Marker: BlobMarker{Encoding: BlobBlockEncoding3}, dec: dec, dictID: 1}
+	if _, err := b.DecodeBlock(nil, []byte{3, 1, 2}); !errors.Is(err, ErrBadBlob) {
+		t.Errorf("a bad tag: %v", err)
+	}
+	if _, err := b.DecodeBlock(nil, []byte{frameTagCompressed, 0xff, 0xff, 0xff}); !errors.Is(err, ErrBadBlob) {
+		t.Errorf("a damaged block: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/duck"
@@ -479,7 +480,7 @@ func TestBlobDict(t *testing.T) {
 	var uris []string
 	var rows int64
 	stored := 0
-	blockBytes := map[int64]int64{} // per key: its blocks' PLAIN bytes, as a lookup reads them
+	blockBytes := map[int64]int64{} // per key: its blocks' bytes without lengths, as a lookup reads them
 	for _, fs := range st.Files {
 		uri := "dict/" + fs.Key
 		uris = append(uris, uri)
@@ -496,15 +497,19 @@ func TestBlobDict(t *testing.T) {
 			t.Fatalf("%s: marker %+v %v %v", uri, mk, ok, err)
 		}
 		b, ok, err := prepared.BlobOf(f)
-		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding2 {
+		if !ok || err != nil || !b.Blocks() || len(b.Marker.Dict) == 0 || b.Marker.Encoding != prepared.BlobBlockEncoding3 {
 			t.Fatalf("%s: blob %+v %v %v", uri, b, ok, err)
 		}
-		if fm, ok, err := prepared.FramesMarkerOf(f); !ok || err != nil || fm.Version != prepared.FramesVersionCompact {
-			t.Fatalf("%s: frame table %+v %v %v, want version %d", uri, fm, ok, err, prepared.FramesVersionCompact)
+		if fm, ok, err := prepared.FramesMarkerOf(f); !ok || err != nil || fm.Version != prepared.FramesVersionValues {
+			t.Fatalf("%s: frame table %+v %v %v, want version %d", uri, fm, ok, err, prepared.FramesVersionValues)
 		}
 		for _, rg := range f.Metadata().RowGroups {
 			if c := rg.Columns[1].MetaData.Codec.String(); c != "UNCOMPRESSED" {
 				t.Fatalf("%s: blob chunk %s", uri, c)
+			}
+			// The blob's values without 4-byte lengths: DELTA_LENGTH_BYTE_ARRAY.
+			if e := rg.Columns[1].MetaData.Encoding; !slices.Contains(e, format.DeltaLengthByteArray) || slices.Contains(e, format.Plain) {
+				t.Fatalf("%s: blob chunk encodings %v", uri, e)
 			}
 		}
 		if _, err := b.Decode(nil, []byte{0}); !errors.Is(err, prepared.ErrBadBlob) {
@@ -512,7 +517,7 @@ func TestBlobDict(t *testing.T) {
 		}
 		for r := range readAllRows(t, f) {
 			stored++
-			blockBytes[r[0].Int64()] += 4 + int64(len(r[1].ByteArray()))
+			blockBytes[r[0].Int64()] += int64(len(r[1].ByteArray())) // the values alone: no lengths read
 			dec, err := b.DecodeBlock(nil, r[1].ByteArray())
 			if err != nil {
 				t.Fatal(err)

@@ -49,6 +49,15 @@ const BlobBlockEncoding = "ariadne-block-1"
 // (stripFrame). Files of BlobBlockEncoding still read.
 const BlobBlockEncoding2 = "ariadne-block-2"
 
+// BlobBlockEncoding3 is BlobBlockEncoding2 with a smaller frame around
+// each block (compactFrame): a frame of one block, compressed or raw, is
+// stored as a tag byte and the block's content; the rest of its frame —
+// the frame header (window, content size) and the 3-byte block header —
+// is put back by the reader (expandFrame), the block's size being the
+// value's. Any other frame is stored as in BlobBlockEncoding2 after a tag
+// byte. Files of BlobBlockEncoding and BlobBlockEncoding2 still read.
+const BlobBlockEncoding3 = "ariadne-block-3"
+
 // blockMaxBytes ends a block once its rows hold this many value bytes: a
 // heavy key is several blocks (stored rows), each one ZSTD frame, so no
 // value grows without bound and a limited read of a heavy key decompresses
@@ -233,11 +242,17 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 		return dst, badBlob("value of a %s blob decoded as a block", b.Marker.Encoding)
 	}
 	z := v
-	if b.Marker.Encoding == BlobBlockEncoding2 {
-		var ok bool
-		if z, ok = restoreFrame(make([]byte, 0, len(v)+5), v, b.dictID); !ok {
-			return dst, badBlob("block frame header of %d bytes", len(v))
-		}
+	var ok bool
+	switch b.Marker.Encoding {
+	case BlobBlockEncoding2:
+		z, ok = restoreFrame(make([]byte, 0, len(v)+5), v, b.dictID)
+	case BlobBlockEncoding3:
+		z, ok = expandFrame(make([]byte, 0, len(v)+compactFrameGrowth), v, b.dictID)
+	default:
+		ok = true
+	}
+	if !ok {
+		return dst, badBlob("block frame header of %d bytes", len(v))
 	}
 	raw, err := b.dec.DecodeAll(z, nil)
 	if err != nil {
@@ -249,7 +264,7 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 // decodeRaw appends the rows of one uncompressed block in the marker's
 // encoding.
 func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
-	v2 := b.Marker.Encoding == BlobBlockEncoding2
+	v2 := b.Marker.Encoding != BlobBlockEncoding // block-2 and block-3 blocks
 	n64, w := binary.Uvarint(raw)
 	// Every row but the key's costs at least a bit (a null), and a block
 	// of the key alone holds at most ≈blockMaxBytes/8 rows: a count past
@@ -374,7 +389,8 @@ func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 }
 
 // encodeBlock2 appends the rows of one block (as decodeRaw returns them)
-// in BlobBlockEncoding2 with the marker's transforms.
+// in BlobBlockEncoding2 (and 3: the same block) with the marker's
+// transforms.
 func (b *Blob) encodeBlock2(dst []byte, rows []parquet.Row) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(rows)))
 	for fi, k := range b.kinds {
@@ -483,3 +499,95 @@ func restoreFrame(dst, s []byte, id byte) ([]byte, bool) {
 
 // zstdMagic starts every ZSTD frame (RFC 8878 §3.1.1).
 const zstdMagic = 0xFD2FB528
+
+// The tags of a BlobBlockEncoding3 value (compactFrame).
+const (
+	frameTagStripped   = 0 // a stripped frame follows (stripFrame)
+	frameTagCompressed = 1 // the content of a one-block frame, a compressed block
+	frameTagRaw        = 2 // the content of a one-block frame, a raw block
+)
+
+// compactWindow is the window descriptor expandFrame puts back (RFC 8878
+// §3.1.1.1.2: 2^(10+8) = 256 KiB): at least a block's largest content
+// (128 KiB) plus the dictionary's, so that every offset of a block into
+// its dictionary stays within the window for any decoder.
+const compactWindow = (18 - 10) << 3
+
+// compactFrameGrowth is what expandFrame adds to a value at most.
+const compactFrameGrowth = 4 + 1 + 1 + 1 + 3
+
+// blockMaxSize is the largest block a ZSTD frame holds (RFC 8878
+// §3.1.1.2.4, Block_Maximum_Size at most 128 KiB).
+const blockMaxSize = 128 << 10
+
+// compactFrame returns a ZSTD frame z with a 1-byte dictionary ID and no
+// checksum as a BlobBlockEncoding3 value: a frame of one compressed or raw
+// block as its tag and the block's content (the frame and block headers
+// are put back by expandFrame), any other as frameTagStripped and the
+// stripped frame. ok is false for a frame it cannot store.
+func compactFrame(z []byte) ([]byte, bool) {
+	if len(z) < 7 || binary.LittleEndian.Uint32(z) != zstdMagic {
+		return nil, false
+	}
+	fhd := z[4]
+	if fhd&3 != 1 || fhd&(1<<2) != 0 {
+		return nil, false
+	}
+	at := 5
+	if fhd&(1<<5) == 0 {
+		at++ // the window descriptor
+	}
+	at++ // the dictionary ID
+	switch fcs := fhd >> 6; {
+	case fcs == 0 && fhd&(1<<5) != 0:
+		at++
+	case fcs > 0:
+		at += 1 << fcs
+	}
+	if at+3 <= len(z) {
+		bh := uint32(z[at]) | uint32(z[at+1])<<8 | uint32(z[at+2])<<16
+		last, typ, size := bh&1 == 1, (bh>>1)&3, int(bh>>3)
+		content := z[at+3:]
+		if last && (typ == 0 || typ == 2) && size == len(content) && size <= blockMaxSize {
+			tag := byte(frameTagCompressed)
+			if typ == 0 {
+				tag = frameTagRaw
+			}
+			return append([]byte{tag}, content...), true
+		}
+	}
+	s, ok := stripFrame(z)
+	if !ok {
+		return nil, false
+	}
+	return append([]byte{frameTagStripped}, s...), true
+}
+
+// expandFrame appends to dst the ZSTD frame of a BlobBlockEncoding3 value
+// v (compactFrame), with dictionary ID id.
+func expandFrame(dst, v []byte, id byte) ([]byte, bool) {
+	if len(v) < 1 {
+		return dst, false
+	}
+	switch v[0] {
+	case frameTagStripped:
+		return restoreFrame(dst, v[1:], id)
+	case frameTagCompressed, frameTagRaw:
+		content := v[1:]
+		if len(content) > blockMaxSize || v[0] == frameTagCompressed && len(content) == 0 {
+			return dst, false
+		}
+		typ := uint32(2)
+		if v[0] == frameTagRaw {
+			typ = 0
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, zstdMagic)
+		// Frame header: a 1-byte dictionary ID, no single segment, no
+		// content size, no checksum; then the window and the ID.
+		dst = append(dst, 1, compactWindow, id)
+		bh := 1 | typ<<1 | uint32(len(content))<<3
+		dst = append(dst, byte(bh), byte(bh>>8), byte(bh>>16))
+		return append(dst, content...), true
+	}
+	return dst, false
+}

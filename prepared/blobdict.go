@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -19,7 +20,7 @@ import (
 // dictBlobs compresses the blocks of a co-grouped blob column
 // (BlobCodecZstdDict) while FrameFile rewrites the file: the intermediate
 // holds each block uncompressed as one PLAIN value (BlobBlockEncoding);
-// the output holds it in BlobBlockEncoding2 as a stripped ZSTD frame with
+// the output holds it in BlobBlockEncoding3 as a compacted ZSTD frame with
 // the file's dictionary, the column chunk UNCOMPRESSED (a reader sees the
 // frames as the binary values), and one raw frame-table entry per key run,
 // so a lookup reads exactly its key's values.
@@ -115,7 +116,7 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 		}
 		pages.Close()
 	}
-	m.Encoding, m.Fields = BlobBlockEncoding2, st.fields(samples)
+	m.Encoding, m.Fields = BlobBlockEncoding3, st.fields(samples)
 	out, err := parseBlob(m)
 	if err != nil {
 		return nil, err
@@ -148,14 +149,14 @@ func newDictBlobs(f *parquet.File, level zstd.EncoderLevel) (*dictBlobs, error) 
 }
 
 // compress returns the output value of one intermediate block: its rows
-// in BlobBlockEncoding2, a ZSTD frame with the dictionary, stripped.
+// in BlobBlockEncoding3, a ZSTD frame with the dictionary, compacted.
 func (db *dictBlobs) compress(raw []byte) ([]byte, error) {
 	var err error
 	if db.rows, err = db.in.decodeRaw(db.rows[:0], raw); err != nil {
 		return nil, err
 	}
 	db.buf = db.out.encodeBlock2(db.buf[:0], db.rows)
-	z, ok := stripFrame(db.enc.EncodeAll(db.buf, nil))
+	z, ok := compactFrame(db.enc.EncodeAll(db.buf, nil))
 	if !ok {
 		return nil, fmt.Errorf("prepared: a block's frame header is not the expected one")
 	}
@@ -292,10 +293,12 @@ func uvarintLen(u uint64) int {
 }
 
 // chunk rewrites the blob's column chunk: every value compressed with the
-// dictionary, pages stored UNCOMPRESSED, one raw frame per key run of a
-// page. The chunk's statistics and column index (bounds of uncompressed
-// blocks) are dropped.
-func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, starts []int64, tw *tableWriter) ([]format.PageLocation, error) {
+// dictionary, pages stored UNCOMPRESSED and DELTA_LENGTH_BYTE_ARRAY (the
+// values' lengths packed at the page's start, then the values), one bare
+// frame per value (FramesVersionValues): a lookup reads exactly its key's
+// values, which lie side by side, without their lengths. The chunk's
+// statistics and column index (bounds of uncompressed blocks) are dropped.
+func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, tw *tableWriter) ([]format.PageLocation, error) {
 	cm := &cc.MetaData
 	locs := oi.PageLocations
 	if cm.DictionaryPageOffset > 0 || len(locs) == 0 {
@@ -306,87 +309,100 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 	}
 	out := make([]format.PageLocation, len(locs))
 	start := fw.n
-	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
-	cm.TotalUncompressedSize = 0
+	reencodeChunk(cc, start, format.DeltaLengthByteArray)
 	cm.Statistics = format.Statistics{}
 	cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
 	tw.int(len(locs))
+	var lens []int32
+	var vals []byte
 	for i, loc := range locs {
-		h, body, err := readPage(r, loc, i)
+		h, levels, in, err := readPlainPage(r, loc, i, "blob")
 		if err != nil {
 			return nil, err
 		}
-		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
-			return nil, aerr.Invalid("blob page %d is not a PLAIN data page v2", i)
-		}
-		dh := &h.DataPageHeaderV2.V
-		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
-		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
-			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
-		}
-		levels, vals := body[:nl], body[nl:]
-		rows := int(dh.NumRows)
-		// The page's key runs, as row offsets.
-		first := loc.FirstRowIndex
-		segs := []int{0}
-		for _, s := range starts {
-			if s > first && s < first+int64(rows) {
-				segs = append(segs, int(s-first))
+		nl := len(levels)
+		rows := int(h.DataPageHeaderV2.V.NumRows)
+		lens, vals = lens[:0], vals[:0]
+		for row := range rows {
+			if len(in) < 4 {
+				return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
 			}
-		}
-		segs = append(segs, rows)
-		var nb []byte
-		var sizes []int
-		row := 0
-		for k := 1; k < len(segs); k++ {
-			at := len(nb)
-			for ; row < segs[k]; row++ {
-				if len(vals) < 4 {
-					return nil, fmt.Errorf("page %d: values end at row %d of %d", i, row, rows)
-				}
-				n := int(binary.LittleEndian.Uint32(vals))
-				if n > len(vals)-4 {
-					return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
-				}
-				z, err := db.compress(vals[4 : 4+n])
-				if err != nil {
-					return nil, fmt.Errorf("page %d: %w", i, err)
-				}
-				vals = vals[4+n:]
-				nb = binary.LittleEndian.AppendUint32(nb, uint32(len(z)))
-				nb = append(nb, z...)
+			n := int(binary.LittleEndian.Uint32(in))
+			if n > len(in)-4 {
+				return nil, fmt.Errorf("page %d: value of %d bytes past the page", i, n)
 			}
-			sizes = append(sizes, len(nb)-at)
+			z, err := db.compress(in[4 : 4+n])
+			if err != nil {
+				return nil, fmt.Errorf("page %d: %w", i, err)
+			}
+			in = in[4+n:]
+			lens = append(lens, int32(len(z)))
+			vals = append(vals, z...)
 		}
-		if len(vals) != 0 {
-			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(vals))
+		if len(in) != 0 {
+			return nil, fmt.Errorf("page %d: %d bytes after its values", i, len(in))
+		}
+		packed, err := new(delta.BinaryPackedEncoding).EncodeInt32(nil, lens)
+		if err != nil {
+			return nil, err
 		}
 		h2 := h
 		h2.CRC = 0
-		h2.CompressedPageSize = int32(nl + len(nb))
+		h2.CompressedPageSize = int32(nl + len(packed) + len(vals))
 		h2.UncompressedPageSize = h2.CompressedPageSize
 		h2.DataPageHeaderV2.V.IsCompressed = thrift.New(false)
+		h2.DataPageHeaderV2.V.Encoding = format.DeltaLengthByteArray
 		head, err := thrift.Marshal(new(thrift.CompactProtocol), &h2)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(nb)), FirstRowIndex: loc.FirstRowIndex}
-		tw.int(len(head) + nl)
-		tw.int(nl)
-		tw.int(len(sizes))
-		for k, size := range sizes {
-			n := segs[k+1] - segs[k]
-			tw.frame(n, n, 0, size, true) // raw: the values as stored
-			fw.st.Frames++
-			fw.st.RawBlocks++
-		}
-		fw.write(head)
-		fw.write(levels)
-		fw.write(nb)
-		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head) + nl + len(nb))
+		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: h2.CompressedPageSize + int32(len(head)), FirstRowIndex: loc.FirstRowIndex}
+		tw.page(len(head)+nl, nl, true, len(lens))
+		tw.bareFrames(len(packed), lens) // the lengths, then the values
+		fw.st.Frames += int64(len(lens))
+		fw.st.RawBlocks += int64(len(lens))
+		fw.page(cm, head, int64(h2.CompressedPageSize), levels, packed, vals)
 	}
 	cm.Codec = format.Uncompressed
 	cm.TotalCompressedSize = fw.n - start
 	return out, fw.err
+}
+
+// reencodeChunk points a column chunk's metadata at its rewritten pages,
+// starting at start, whose PLAIN data pages become enc; its sizes are
+// counted again as the pages are written.
+func reencodeChunk(cc *format.ColumnChunk, start int64, enc format.Encoding) {
+	cm := &cc.MetaData
+	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
+	cm.TotalUncompressedSize = 0
+	cm.Encoding, cm.EncodingStats = slices.Clone(cm.Encoding), slices.Clone(cm.EncodingStats) // the input's otherwise
+	for i, e := range cm.Encoding {
+		if e == format.Plain {
+			cm.Encoding[i] = enc
+		}
+	}
+	for i, e := range cm.EncodingStats {
+		if e.Encoding == format.Plain && e.PageType == format.DataPageV2 {
+			cm.EncodingStats[i].Encoding = enc
+		}
+	}
+}
+
+// readPlainPage reads page i of an uncompressed chunk of the intermediate
+// file (what names the column in errors): a PLAIN data page v2, as its
+// header, levels and values.
+func readPlainPage(r io.ReaderAt, loc format.PageLocation, i int, what string) (h format.PageHeader, levels, vals []byte, err error) {
+	h, body, err := readPage(r, loc, i)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid || h.DataPageHeaderV2.V.Encoding != format.Plain {
+		return h, nil, nil, aerr.Invalid("%s page %d is not a PLAIN data page v2", what, i)
+	}
+	dh := &h.DataPageHeaderV2.V
+	nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
+	if nl > len(body) || int(h.CompressedPageSize) != len(body) {
+		return h, nil, nil, fmt.Errorf("%s page %d: sizes do not match its location", what, i)
+	}
+	return h, body[:nl], body[nl:], nil
 }

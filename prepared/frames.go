@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -194,7 +195,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 		version = FramesVersionRaw
 	}
 	if db != nil {
-		version = FramesVersionCompact
+		version = FramesVersionValues
 	}
 	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
@@ -214,9 +215,12 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			cc := &g.Columns[c]
 			ci := f.OffsetIndexes()[rg*len(leaves)+c]
 			var locs []format.PageLocation
-			if db != nil && c == db.leaf {
-				locs, err = db.chunk(fw, r, cc, ci, starts, tw)
-			} else {
+			switch {
+			case db != nil && c == db.leaf:
+				locs, err = db.chunk(fw, r, cc, ci, tw)
+			case db != nil && c == keyLeaf:
+				locs, err = fw.packedChunk(r, cc, ci, tw)
+			default:
 				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw)
 			}
 			if err != nil {
@@ -319,6 +323,18 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	fw.write([]byte("PAR1"))
 	st.Bytes = fw.n
 	return st, fw.err
+}
+
+// page writes one data page, its header and then its parts, and counts
+// it in its chunk's metadata (size: its size after the header,
+// uncompressed).
+func (fw *frameWriter) page(cm *format.ColumnMetaData, head []byte, size int64, parts ...[]byte) {
+	fw.write(head)
+	for _, p := range parts {
+		fw.write(p)
+	}
+	fw.st.Pages++
+	cm.TotalUncompressedSize += int64(len(head)) + size
 }
 
 // frameWriter writes the framed file, counting its bytes.
@@ -424,6 +440,86 @@ func keyStarts(cc parquet.ColumnChunk, rows int64) ([]int64, error) {
 		return nil, fmt.Errorf("prepared: frame: key column holds %d rows of %d", row, rows)
 	}
 	return starts, nil
+}
+
+// packedChunk rewrites the key column chunk of a co-grouped file
+// (BlobCodecZstdDict): a lookup there reads the blob alone (the block holds
+// its key), so the key is stored as small as a standard reader reads it,
+// not framed: an INT32 or INT64 key DELTA_BINARY_PACKED (keys ascend in
+// the file: a few bits a stored row), any other PLAIN, each page's values
+// one ZSTD frame. Its entry in the table has no pages: the row index reads
+// it as pages of any file.
+func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, tw *tableWriter) ([]format.PageLocation, error) {
+	cm := &cc.MetaData
+	locs := oi.PageLocations
+	if cm.DictionaryPageOffset > 0 || len(locs) == 0 {
+		return nil, aerr.Invalid("key chunk with a dictionary page or no offset index")
+	}
+	if cm.Codec != format.Uncompressed {
+		return nil, aerr.Invalid("key chunk is %s, not UNCOMPRESSED", cm.Codec)
+	}
+	enc := format.Plain
+	if cm.Type == format.Int32 || cm.Type == format.Int64 {
+		enc = format.DeltaBinaryPacked
+	}
+	out := make([]format.PageLocation, len(locs))
+	start := fw.n
+	reencodeChunk(cc, start, enc)
+	cm.Codec = format.Zstd
+	tw.int(0) // no frames: read as pages
+	var ints []int64
+	var packed []byte
+	for i, loc := range locs {
+		h, levels, vals, err := readPlainPage(r, loc, i, "key")
+		if err != nil {
+			return nil, err
+		}
+		if enc == format.DeltaBinaryPacked {
+			w := 8
+			if cm.Type == format.Int32 {
+				w = 4
+			}
+			if len(vals)%w != 0 {
+				return nil, fmt.Errorf("key page %d: %d value bytes", i, len(vals))
+			}
+			ints = ints[:0]
+			for at := 0; at < len(vals); at += w {
+				if w == 4 {
+					ints = append(ints, int64(int32(binary.LittleEndian.Uint32(vals[at:]))))
+				} else {
+					ints = append(ints, int64(binary.LittleEndian.Uint64(vals[at:])))
+				}
+			}
+			if w == 4 {
+				i32 := make([]int32, len(ints))
+				for k, x := range ints {
+					i32[k] = int32(x)
+				}
+				packed, err = new(delta.BinaryPackedEncoding).EncodeInt32(packed[:0], i32)
+			} else {
+				packed, err = new(delta.BinaryPackedEncoding).EncodeInt64(packed[:0], ints)
+			}
+			if err != nil {
+				return nil, err
+			}
+			vals = packed
+		}
+		z := fw.enc.EncodeAll(vals, nil)
+		h2 := h
+		h2.CRC = 0
+		h2.CompressedPageSize = int32(len(levels) + len(z))
+		h2.UncompressedPageSize = int32(len(levels) + len(vals))
+		h2.DataPageHeaderV2.V.IsCompressed = thrift.New(true)
+		h2.DataPageHeaderV2.V.Encoding = enc
+		head, err := thrift.Marshal(new(thrift.CompactProtocol), &h2)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head)) + h2.CompressedPageSize, FirstRowIndex: loc.FirstRowIndex}
+		fw.page(cm, head, int64(h2.UncompressedPageSize), levels, z)
+	}
+	cm.TotalCompressedSize = fw.n - start
+	return out, fw.err
 }
 
 // chunk rewrites one column chunk, page by page, updating its metadata in
@@ -538,9 +634,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 			return nil, errors.New("page header length did not settle")
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(body2)), FirstRowIndex: loc.FirstRowIndex}
-		tw.int(len(head) + nl)
-		tw.int(nl)
-		tw.int(len(frames))
+		tw.page(len(head)+nl, nl, false, len(frames))
 		for k, fr := range frames {
 			tw.frame(fr.rows, fr.values, pads[k], len(fr.z), fr.plain)
 			if len(fr.z) > 0 {
@@ -550,11 +644,7 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 				}
 			}
 		}
-		fw.write(head)
-		fw.write(levels)
-		fw.write(body2)
-		fw.st.Pages++
-		cm.TotalUncompressedSize += int64(len(head)) + int64(h.UncompressedPageSize)
+		fw.page(cm, head, int64(h.UncompressedPageSize), levels, body2)
 	}
 	cm.TotalCompressedSize = fw.n - start
 	return out, fw.err

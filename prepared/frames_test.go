@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -251,4 +252,192 @@ func TestFrameErrors(t *testing.T) {
 	if _, err := ParseFrameTable(tab, len(f.RowGroups())+1, 7); !errors.Is(err, ErrBadFrames) {
 		t.Errorf("row groups: %v", err)
 	}
+}
+
+// TestFrameTableValues: a FramesVersionValues table carries per page
+// whether its frames are bare values; a bare page's frames are the bytes
+// of its packed lengths (the first frame's padding) and one size each; a
+// page that is not bare and a table of version 3 keep their frame entries;
+// flags other than bit 0 are ErrBadFrames.
+func TestFrameTableValues(t *testing.T) {
+	build := func(version, flags int) []byte {
+		w := newTableWriter(version)
+		w.int(1) // row groups
+		w.int(2) // columns
+		for range 2 {
+			w.int(1) // pages
+			w.int(10)
+			w.int(0)
+			if version >= FramesVersionValues {
+				w.int(flags)
+			}
+			w.int(2)
+			if flags&1 == 1 {
+				w.int(5)
+				w.int(20)
+				w.int(30)
+				continue
+			}
+			w.frame(1, 1, 5, 20, true)
+			w.frame(1, 1, 0, 30, true)
+		}
+		return w.b
+	}
+	for _, c := range []struct {
+		version, flags int
+		bare           bool
+	}{{FramesVersionValues, 1, true}, {FramesVersionValues, 0, false}, {FramesVersionCompact, 0, false}} {
+		tb, err := ParseFrameTable(build(c.version, c.flags), 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for col := range 2 {
+			p, err := tb.Page(0, col, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := p.Frames
+			if p.Bare != c.bare || len(f) != 2 || f[0].Offset != 15 || f[1].Offset != 35 || f[1].Size != 30 || !f[0].Raw || !f[1].Raw || f[1].Rows != 1 || f[1].Values != 1 || f[1].FirstRow != 1 {
+				t.Errorf("version %d flags %d column %d: %+v", c.version, c.flags, col, p)
+			}
+		}
+	}
+	// The writer's page entry is the one built by hand, and smaller.
+	w := newTableWriter(FramesVersionValues)
+	w.int(1)
+	w.int(2)
+	for range 2 {
+		w.int(1)
+		w.page(10, 0, true, 2)
+		w.bareFrames(5, []int32{20, 30})
+	}
+	if !bytes.Equal(w.b, build(FramesVersionValues, 1)) {
+		t.Errorf("tableWriter.page wrote %x", w.b)
+	}
+	if n, m := len(build(FramesVersionValues, 1)), len(build(FramesVersionValues, 0)); n >= m {
+		t.Errorf("bare pages take %d bytes, %d otherwise", n, m)
+	}
+	tb, err := ParseFrameTable(build(FramesVersionValues, 3), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Page(0, 0, 0); !errors.Is(err, ErrBadFrames) {
+		t.Errorf("flags 3: %v", err)
+	}
+}
+
+// TestPackedKeyChunk: the key column of a co-grouped file is stored
+// unframed, as pages a standard reader reads: DELTA_BINARY_PACKED for
+// INT32 and INT64 keys, PLAIN otherwise (nulls included), ZSTD, with no
+// pages in the frame table; parquet-go reads every stored row's key, and
+// each block's rows hold it.
+func TestPackedKeyChunk(t *testing.T) {
+	type i32 struct {
+		K int32 `parquet:"k"`
+		V int64 `parquet:"v"`
+	}
+	type i64 struct {
+		K int64 `parquet:"k"`
+		V int64 `parquet:"v"`
+	}
+	type str struct {
+		K *string `parquet:"k,optional"`
+		V int64   `parquet:"v"`
+	}
+	const n = 5000
+	var a []i32
+	var b []i64
+	var c []str
+	for i := range n {
+		a = append(a, i32{K: int32(i*7919%701) - 350, V: int64(i)})
+		b = append(b, i64{K: int64(i*7919%701) * 1_000_000_007, V: int64(i)})
+		var k *string
+		if i%11 != 0 {
+			s := fmt.Sprintf("user-%05d", i*7919%701)
+			k = &s
+		}
+		c = append(c, str{K: k, V: int64(i)})
+	}
+	for _, tc := range []struct {
+		name string
+		rows func() (*parquet.Schema, parquet.RowReader)
+		enc  format.Encoding
+	}{
+		{"int32", func() (*parquet.Schema, parquet.RowReader) { return genericRows(t, a) }, format.DeltaBinaryPacked},
+		{"int64", func() (*parquet.Schema, parquet.RowReader) { return genericRows(t, b) }, format.DeltaBinaryPacked},
+		{"string", func() (*parquet.Schema, parquet.RowReader) { return genericRows(t, c) }, format.Plain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := fileStore(t)
+			schema, rows := tc.rows()
+			opts := Options{Key: "k", Sort: []string{"v"}, RowGroupRows: 300, Blob: &BlobOptions{Column: "served", Fields: []string{"v"}, Codec: BlobCodecZstdDict}}
+			if _, _, err := WriteFramed(ctx, st, "cg", schema, rows, opts, DefaultFrameOptions()); err != nil {
+				t.Fatal(err)
+			}
+			f, fb := openFile(t, st, "cg")
+			blob, _, err := BlobOf(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mk, _, err := FramesMarkerOf(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := readAt(bytes.NewReader(fb), mk.Offset, mk.Length)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := ParseFrameTable(raw, len(f.RowGroups()), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rg, g := range f.Metadata().RowGroups {
+				cm := g.Columns[0].MetaData
+				if cm.Codec != format.Zstd || !slices.Contains(cm.Encoding, tc.enc) || tc.enc != format.Plain && slices.Contains(cm.Encoding, format.Plain) {
+					t.Fatalf("row group %d: key chunk %s %v", rg, cm.Codec, cm.Encoding)
+				}
+				if tb.Pages(rg, 0) != 0 || tb.Pages(rg, 1) == 0 {
+					t.Fatalf("row group %d: %d key pages, %d blob pages in the table", rg, tb.Pages(rg, 0), tb.Pages(rg, 1))
+				}
+			}
+			total, stored := 0, 0
+			rr := parquet.NewReader(f)
+			buf := make([]parquet.Row, 64)
+			for {
+				m, err := rr.ReadRows(buf)
+				for _, r := range buf[:m] {
+					block, derr := blob.DecodeBlock(nil, r[1].ByteArray())
+					if derr != nil {
+						t.Fatal(derr)
+					}
+					for _, br := range block {
+						if k := br[blob.KeyAt()]; !parquet.Equal(k, r[0]) || k.IsNull() != r[0].IsNull() {
+							t.Fatalf("stored row %d: key %v, a block row's %v", stored, r[0], k)
+						}
+					}
+					total += len(block)
+					stored++
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if total != n || stored >= n {
+				t.Fatalf("%d rows in %d stored rows, %d written", total, stored, n)
+			}
+		})
+	}
+}
+
+func genericRows[T any](t *testing.T, recs []T) (*parquet.Schema, parquet.RowReader) {
+	t.Helper()
+	buf := parquet.NewGenericBuffer[T]()
+	if _, err := buf.Write(recs); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Schema(), buf.Rows()
 }

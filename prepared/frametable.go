@@ -20,10 +20,18 @@ const FramesKey = "ariadne.frames"
 // one stored row) stores a frame of one row and one value without padding
 // as one varint, size<<2 | raw<<1 | 1, and any other as size<<2 | raw<<1
 // followed by its rows, values and padding: ≈2 bytes a key instead of ≈5.
+// FramesVersionValues (co-grouped blobs written since ariadne-block-3) is
+// FramesVersionCompact with a flags varint in each page's entry: bit 0
+// says the page is DELTA_LENGTH_BYTE_ARRAY and each of its frames is one
+// raw value's bytes, without a length (PageFrames.Bare). A bare page's
+// frames are then, after their count, the bytes of the page's packed
+// lengths (the first frame's padding) and each frame's size alone, one
+// varint: ≈1 byte a stored row of up to 127 bytes.
 const (
 	FramesVersion        = 1
 	FramesVersionRaw     = 2
 	FramesVersionCompact = 3
+	FramesVersionValues  = 4
 )
 
 // framesMagic starts every frame table, so that an offset that points
@@ -72,8 +80,8 @@ func FramesMarkerOf(f *parquet.File) (FramesMarker, bool, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return m, true, badFrames("marker: %v", err)
 	}
-	if m.Version < FramesVersion || m.Version > FramesVersionCompact {
-		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionCompact)
+	if m.Version < FramesVersion || m.Version > FramesVersionValues {
+		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionValues)
 	}
 	if m.Offset < 4 || m.Length < int64(len(framesMagic)) {
 		return m, true, badFrames("table at %d length %d", m.Offset, m.Length)
@@ -102,7 +110,12 @@ type PageFrames struct {
 	// LevelsOffset and LevelsLength locate the page's (uncompressed)
 	// repetition and definition levels, from the page's first byte.
 	LevelsOffset, LevelsLength int
-	Frames                     []Frame
+	// Bare says each raw frame of the page is one BYTE_ARRAY value's
+	// bytes without its length (a DELTA_LENGTH_BYTE_ARRAY page): a raw
+	// frame of one row and one value. Otherwise a raw frame holds PLAIN
+	// values.
+	Bare   bool
+	Frames []Frame
 }
 
 // FrameTable is a parsed frame table: per row group, column and data page
@@ -144,6 +157,13 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 	head := r.int()
 	p.LevelsLength = r.int()
 	p.LevelsOffset = head - p.LevelsLength
+	if t.version >= FramesVersionValues {
+		flags := r.int()
+		if flags > 1 {
+			return p, badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
+		}
+		p.Bare = flags&1 == 1
+	}
 	n := r.int()
 	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
 		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
@@ -154,7 +174,14 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 		f := &p.Frames[i]
 		f.FirstRow = row
 		var pad int
-		f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
+		if p.Bare {
+			if i == 0 {
+				pad = r.int()
+			}
+			f.Rows, f.Values, f.Size, f.Raw = 1, 1, r.int(), true
+		} else {
+			f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
+		}
 		off += pad
 		f.Offset = off
 		off += f.Size
@@ -174,7 +201,7 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 	}
 	r := tableReader{b: b, at: len(framesMagic)}
 	v := r.int()
-	if v < FramesVersion || v > FramesVersionCompact {
+	if v < FramesVersion || v > FramesVersionValues {
 		return nil, badFrames("table version %d", v)
 	}
 	t := &FrameTable{raw: b, version: v}
@@ -197,9 +224,22 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 				ps[p] = int32(r.at)
 				r.int()
 				r.int()
+				bare := false
+				if v >= FramesVersionValues {
+					bare = r.int()&1 == 1 // flags
+				}
 				nf := r.int()
 				if r.err != nil || nf > len(b) {
 					return nil, badFrames("truncated at row group %d column %d page %d", rg, c, p)
+				}
+				if bare {
+					if nf > 0 {
+						r.int() // the packed lengths
+					}
+					for range nf {
+						r.int()
+					}
+					continue
 				}
 				for range nf {
 					r.frame(v)
@@ -266,6 +306,29 @@ func newTableWriter(version int) *tableWriter {
 }
 
 func (w *tableWriter) int(v int) { w.b = binary.AppendUvarint(w.b, uint64(v)) }
+
+// page starts a page's entry: where its values start (its header and
+// levels, head bytes), its levels' length, whether its raw frames are
+// bare values (FramesVersionValues), and how many frames follow.
+func (w *tableWriter) page(head, levels int, bare bool, frames int) {
+	w.int(head)
+	w.int(levels)
+	if w.version >= FramesVersionValues {
+		w.int(b2i(bare))
+	}
+	w.int(frames)
+}
+
+// bareFrames writes the frames of a bare page (FramesVersionValues):
+// the bytes before the first value (pad), then each value's size.
+func (w *tableWriter) bareFrames(pad int, sizes []int32) {
+	if len(sizes) > 0 {
+		w.int(pad)
+	}
+	for _, n := range sizes {
+		w.int(int(n))
+	}
+}
 
 // frame writes one frame's entry (tableReader.frame reads it).
 func (w *tableWriter) frame(rows, values, pad, size int, raw bool) {

@@ -100,6 +100,9 @@ func pageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows 
 			return pf, badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
 				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
 		}
+		if pf.Bare && fr.Raw && (fr.Rows != 1 || fr.Values != 1) {
+			return pf, badFrame("bare frame of %d rows and %d values in row group %d column %d page %d", fr.Rows, fr.Values, rg, col, p)
+		}
 		rows += fr.Rows
 	}
 	if int64(rows) != pageRows {
@@ -155,6 +158,7 @@ type plannedFrame struct {
 	levels [2]int // the page's levels: offset and length in the page
 	fr     prepared.Frame
 	first  int64 // the frame's first row in the row group
+	bare   bool  // the page's raw frames are one value each, without its length
 }
 
 // planFrames adds the byte ranges of the frames holding a chunk's selected
@@ -175,7 +179,7 @@ func planFrames(w *fileWork, rg, col int, runs []selRun) ([]plannedFrame, error)
 		if fr.Size > 0 {
 			add(brange{loc.Offset + int64(fr.Offset), loc.Offset + int64(fr.Offset+fr.Size)})
 		}
-		frames = append(frames, plannedFrame{loc: loc, levels: [2]int{pf.LevelsOffset, pf.LevelsLength}, fr: fr, first: first})
+		frames = append(frames, plannedFrame{loc: loc, levels: [2]int{pf.LevelsOffset, pf.LevelsLength}, fr: fr, first: first, bare: pf.Bare})
 		return nil
 	})
 	return frames, err
@@ -284,12 +288,20 @@ func (c *chunkRead) decodeFrame(ri *RowIndex, ci colInfo, pfr *plannedFrame, k *
 					vi = lc.defined(pr0) - before
 				}
 				var v parquet.Value
-				if ci.typ == format.Boolean {
+				switch {
+				case pfr.bare && fr.Raw:
+					// One value without its length
+					// (DELTA_LENGTH_BYTE_ARRAY): the frame.
+					if ci.typ != format.ByteArray {
+						return badFrame("bare frame of a %s column", ci.typ)
+					}
+					v = parquet.ByteArrayValue(raw)
+				case ci.typ == format.Boolean:
 					if vi/8 >= len(raw) {
 						return badFrame("boolean %d past the frame's %d bytes", vi, len(raw))
 					}
 					v = parquet.BooleanValue(raw[vi/8]>>(vi%8)&1 == 1)
-				} else {
+				default:
 					var err error
 					if v, err = pr.value(vi); err != nil {
 						return badFrame("%v", err)

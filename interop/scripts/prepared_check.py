@@ -63,19 +63,23 @@ def blob_decoder(marker):
 
 def block_decoder(m):
     """A decoder of one co-grouped blob value: a ZSTD frame with the file's dictionary holding an
-    ariadne-block-1 or ariadne-block-2 block (docs/prepared.md, "Co-grouped blobs with a dictionary"): a
+    ariadne-block-1, ariadne-block-2 or ariadne-block-3 block (docs/prepared.md, "Co-grouped blobs with a dictionary"): a
     varint row count n, then per field a column of n values (the key, the first field, once): a null bitmap
     for an optional field (LSB first, set = null), then the non-null values, fixed widths little-endian,
     byte arrays as all their varint lengths then all their bytes. In ariadne-block-2 an INT32/INT64 value is
     base + u * scale, u an unsigned varint (with "delta": the first one, then zigzag varints of the
     difference from the previous u), a byte array is stored without the field's "prefix", and the frame is
-    stored without its magic number and dictionary ID byte (put back here before libzstd decodes it)."""
+    stored without its magic number and dictionary ID byte (put back here before libzstd decodes it).
+    ariadne-block-3 is ariadne-block-2's block in a smaller frame: a tag byte, then for tag 0 a frame stored
+    as in ariadne-block-2, for tag 1 (2) the content of a frame's only block, compressed (raw), whose frame
+    header (dictionary ID, a 256 KiB window, no content size) and 3-byte block header are put back here."""
     import base64
 
     import zstandard
 
-    assert m["version"] == 1 and m["encoding"] in ("ariadne-block-1", "ariadne-block-2"), m
-    v2 = m["encoding"] == "ariadne-block-2"
+    assert m["version"] == 1 and m["encoding"] in ("ariadne-block-1", "ariadne-block-2", "ariadne-block-3"), m
+    v2 = m["encoding"] in ("ariadne-block-2", "ariadne-block-3")
+    v3 = m["encoding"] == "ariadne-block-3"
     dict_bytes = base64.b64decode(m["dict"])
     dctx = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(dict_bytes))
     fields = m["fields"]
@@ -89,9 +93,22 @@ def block_decoder(m):
         at = 1 if s[0] & 0x20 else 2
         return b"\x28\xb5\x2f\xfd" + bytes([s[0] | 1]) + s[1:at] + bytes([dict_id]) + s[at:]
 
+    def expand(v):
+        if v[0] == 0:
+            return restore(v[1:])
+        assert v[0] in (1, 2), v[0]
+        content = v[1:]
+        # Block header: last block, type 2 (compressed) or 0 (raw), the content's size.
+        bh = 1 | (2 if v[0] == 1 else 0) << 1 | len(content) << 3
+        return b"\x28\xb5\x2f\xfd" + bytes([1, (18 - 10) << 3, dict_id]) + struct.pack("<I", bh)[:3] + content
+
     def decode(z):
         z = bytes(z)
-        b = dctx.decompress(restore(z) if v2 else z, max_output_size=256 << 20)
+        if v3:
+            z = expand(z)
+        elif v2:
+            z = restore(z)
+        b = dctx.decompress(z, max_output_size=256 << 20)
         n, at = uvarint(b, 0)
         cols = []
         for fi, f in enumerate(fields):
