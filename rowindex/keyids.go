@@ -213,65 +213,10 @@ type keyIDSource struct {
 func (k *keyIDs) source(kind Kind) *keyIDSource {
 	s := &keyIDSource{firstID: k.firstID, f: -1, rgStarts: k.rgStarts, r: -1}
 	k.table = nil
-	nk := len(k.vals)
-	// The distinct keys in fragment order: by value (an encoded key's
-	// order is its big-endian bytes' order), under a hash row index by
-	// bucket first.
-	type item struct {
-		bucket int32
-		id     uint32
-		v      uint64
-	}
-	items := make([]item, nk)
-	byValue := func(a, b item) int { return cmp.Compare(a.v, b.v) }
-	if kind == KindSorted {
-		for id, v := range k.vals {
-			items[id] = item{id: uint32(id), v: v}
-		}
-		slices.SortFunc(items, byValue)
-	} else {
-		// A counting sort by bucket, then each bucket's few keys by value:
-		// faster than one comparison sort of all keys by (bucket, value).
-		// Buckets are hashed twice (counted, then placed): cheaper than
-		// keeping them.
-		var kbuf [9]byte
-		kbuf[0] = tagInt
-		bucket := func(v uint64) int32 {
-			binary.BigEndian.PutUint64(kbuf[1:], v)
-			return bucketOf(kbuf[:])
-		}
-		at := make([]int32, numBuckets+1)
-		for _, v := range k.vals {
-			at[bucket(v)+1]++
-		}
-		for b := range numBuckets {
-			at[b+1] += at[b]
-		}
-		next := slices.Clone(at[:numBuckets])
-		for id, v := range k.vals {
-			b := bucket(v)
-			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
-			next[b]++
-		}
-		for b := range numBuckets {
-			if at[b+1]-at[b] > 1 {
-				slices.SortFunc(items[at[b]:at[b+1]], byValue)
-			}
-		}
-	}
-	s.keys = make([]uint64, nk)
-	if kind != KindSorted {
-		s.buckets = make([]int32, nk)
-	}
-	rank := make([]uint32, nk)
-	for r, it := range items {
-		s.keys[r] = it.v
-		if s.buckets != nil {
-			s.buckets[r] = it.bucket
-		}
-		rank[it.id] = uint32(r)
-	}
-	items, k.vals = nil, nil
+	var rank []uint32
+	s.keys, s.buckets, rank = rankKeys(k.vals, kind)
+	nk := len(s.keys)
+	k.vals = nil
 	// Counting sort of the rows by rank; rows are visited in file order,
 	// so each key's rows come out in (file, rg, row) order.
 	s.from = make([]uint32, nk+1)
@@ -308,6 +253,79 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 	}
 	return s
 }
+
+// rankKeys puts distinct keys (values encoded as in keyIDs.vals) in
+// fragment order: by value (an encoded key's order is its big-endian
+// bytes' order), under a hash row index by bucket first. It returns the
+// keys in that order, their buckets (nil for a sorted row index) and each
+// key's rank by its index in vals.
+func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []uint32) {
+	nk := len(vals)
+	type item struct {
+		bucket int32
+		id     uint32
+		v      uint64
+	}
+	items := make([]item, nk)
+	byValue := func(a, b item) int { return cmp.Compare(a.v, b.v) }
+	if kind == KindSorted {
+		for id, v := range vals {
+			items[id] = item{id: uint32(id), v: v}
+		}
+		slices.SortFunc(items, byValue)
+	} else {
+		// A counting sort by bucket, then each bucket's few keys by value:
+		// faster than one comparison sort of all keys by (bucket, value).
+		// Buckets are hashed twice (counted, then placed): cheaper than
+		// keeping them.
+		at := make([]int32, numBuckets+1)
+		for _, v := range vals {
+			at[intBucket(v)+1]++
+		}
+		for b := range numBuckets {
+			at[b+1] += at[b]
+		}
+		next := slices.Clone(at[:numBuckets])
+		for id, v := range vals {
+			b := intBucket(v)
+			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
+			next[b]++
+		}
+		for b := range numBuckets {
+			if at[b+1]-at[b] > 1 {
+				slices.SortFunc(items[at[b]:at[b+1]], byValue)
+			}
+		}
+	}
+	keys = make([]uint64, nk)
+	if kind != KindSorted {
+		buckets = make([]int32, nk)
+	}
+	rank = make([]uint32, nk)
+	for r, it := range items {
+		keys[r] = it.v
+		if buckets != nil {
+			buckets[r] = it.bucket
+		}
+		rank[it.id] = uint32(r)
+	}
+	return keys, buckets, rank
+}
+
+// intHash is the FNV-1a 64 hash of an int key's encoding (tagInt, then v
+// big-endian): bucketOf's hash, without building the key.
+func intHash(v uint64) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	h = (h ^ tagInt) * prime
+	for sh := 56; sh >= 0; sh -= 8 {
+		h = (h ^ (v >> uint(sh) & 0xff)) * prime
+	}
+	return h
+}
+
+// intBucket is bucketOf of an int key's encoding.
+func intBucket(v uint64) int32 { return int32(intHash(v) >> 48) }
 
 // flatGroup is a row group of a key-id build: its first row in the
 // build's numbering, its file and its index in the file.

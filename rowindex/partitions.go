@@ -1,0 +1,598 @@
+package rowindex
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// The build's partitioned key-id path, for int keys whose rows do not fit
+// the budget at keyIDRowBytes (the key-id path's per-row ids): one scan
+// writes a compact record (key value, row in its file) per row to one of P
+// partition files in the build's spill folder, by bucket range under a
+// hash row index (fragments are in bucket order) and by key range under a
+// sorted one (bounds from the keys of the first row group decoded, a
+// sample of the rows, so that partitions hold about as many rows). Then,
+// partition by partition in fragment order, the records are read twice:
+// once to give each distinct key an id in a table and count its rows,
+// once, after the keys are ranked in fragment order, to counting-sort the
+// rows by rank. Each partition's entries go to the one fragment writer as
+// the key-id path's do (keyIDSource), so the writer sees one stream in
+// fragment order and the fragments are the same bytes.
+//
+// Memory: a partition costs 4 bytes a row (its rows' places) and
+// keyIDKeyBytes a key while it is sorted; P is chosen from the rows the
+// first footer lets one expect so that an average partition takes at most
+// half the budget even if every row had its own key. A partition's rows
+// and distinct keys (estimated during the scan by linear counting) are
+// checked against the budget before the first fragment is written; a
+// build that does not fit, has a key other than int, or more than 2³²-1
+// rows goes to the run path (errKeyIDsFull), as does one whose estimate
+// proved wrong while sorting (its fragments are deleted first).
+
+// partRecordBytes is one record of a partition file: the key value
+// (encoded, as keyIDs.vals) and the row in its data file, little endian.
+const partRecordBytes = 12
+
+// partPlaceBytes is the memory of one row of the partition being sorted:
+// its place in the sorted order.
+const partPlaceBytes = 4
+
+// Partition counts are powers of two between minPartitions and
+// maxPartitions. The upper bound keeps the scan's buffers (workers × P ×
+// the buffer) and the number of blocks small: 1,024 partitions hold 2³²
+// rows at 4 M rows (16 MiB of places) each.
+const (
+	minPartitions = 2
+	maxPartitions = 1024
+)
+
+// partBufferBytes is the most a scan worker buffers for one partition
+// before writing it as a block (fewer when workers × P buffers would take
+// more than an eighth of the budget; never under partMinBuffer). At 8
+// workers and 128 partitions, 32 KiB buffers take 32 MiB.
+const (
+	partBufferBytes = 32 << 10
+	partMinBuffer   = 4 << 10
+)
+
+// sketchBits is the size of a partition's linear-counting bitmap, which
+// estimates its distinct keys during the scan: m ln(m/zeros) is within a
+// few percent up to about m ln m ≈ 340,000 keys; a full bitmap counts as
+// a key per row.
+const (
+	sketchLog  = 15
+	sketchBits = 1 << sketchLog
+)
+
+// partitions is the scan side of a partitioned key-id build: the partition
+// files and what is known of the data files.
+type partitions struct {
+	kind    Kind
+	limit   int64 // bytes a partition's places and keys may take
+	tmp     *spillDir
+	workers int
+	bytes   atomic.Int64 // bytes written to partition files
+	// onPartition, if set, is called as partition i starts being sorted.
+	onPartition func(i int)
+
+	mu       sync.Mutex
+	n        int         // partitions; 0 until the first file opens
+	shift    uint        // hash: a key's partition is its hash >> shift
+	bounds   []uint64    // sorted: partition p holds keys in [bounds[p-1], bounds[p])
+	sampled  atomic.Bool // sorted: bounds are set
+	bufBytes int
+	parts    []partFile
+	rows     int64 // rows reserved (files opened)
+	opened   int
+	fileRows []int64 // per data file in build order: its rows
+	rgStarts [][]int64
+	firstID  int32
+	sketch   []uint64 // per partition sketchBits bits: the workers' sketches ORed
+}
+
+// partFile is one partition's file: blocks of records, each written by
+// one worker from one data file, rows increasing within a block.
+type partFile struct {
+	f      *os.File
+	size   int64
+	rows   int64
+	blocks []partBlock
+}
+
+// partBlock is a block of records of data file file at off.
+type partBlock struct {
+	off  int64
+	file int32
+	n    int32
+}
+
+func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
+	return &partitions{kind: kind, limit: limit, tmp: tmp, workers: workers,
+		fileRows: make([]int64, files), rgStarts: make([][]int64, files)}
+}
+
+// openFile reserves data file i (in build order), whose footer fe holds;
+// class is its key class. The first file sets the number of partitions.
+func (p *partitions) openFile(i int, fe *FileEntry, class KeyClass) error {
+	if class != KeyInt {
+		return errKeyIDsFull
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rows += fe.Rows
+	p.opened++
+	est := p.rows + int64(len(p.fileRows)-p.opened)*(p.rows/int64(p.opened))
+	if est > math.MaxUint32-1 {
+		return errKeyIDsFull
+	}
+	if p.n == 0 {
+		// An average partition within half the budget even at a key a row.
+		per := max(p.limit/2/(partPlaceBytes+keyIDKeyBytes), 1)
+		n := min(max(1<<bits.Len64(uint64(est/per)), minPartitions), maxPartitions)
+		if est/int64(n)*partPlaceBytes > p.limit/2 {
+			// Even the most partitions leave their rows over the budget.
+			return errKeyIDsFull
+		}
+		p.n = n
+		p.shift = uint(64 - bits.Len(uint(n-1)))
+		p.parts = make([]partFile, n)
+		p.sketch = make([]uint64, n*sketchBits/64)
+		p.bufBytes = int(min(partBufferBytes, max(partMinBuffer, p.limit/8/int64(p.workers*n))))
+		p.bufBytes -= p.bufBytes % partRecordBytes
+	}
+	p.fileRows[i] = fe.Rows
+	p.rgStarts[i] = fe.RowGroupStarts
+	p.firstID = fe.ID - int32(i)
+	return nil
+}
+
+// sample sets a sorted build's key-range bounds from the keys of the first
+// row group decoded: the values at every n-th part of its rows, so that
+// the partitions hold about as many rows if the group is like the rest.
+// Equal bounds collapse, so a hot key is one partition's, never split.
+func (p *partitions) sample(keys *chunkValues, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sampled.Load() {
+		return
+	}
+	var vs []uint64
+	for r := range n {
+		if key := keys.row(r); len(key) == 9 && key[0] == tagInt {
+			vs = append(vs, binary.BigEndian.Uint64(key[1:]))
+		}
+	}
+	if len(vs) == 0 {
+		return // a group of null keys: the next one samples
+	}
+	slices.Sort(vs)
+	for q := 1; q < p.n; q++ {
+		b := vs[q*len(vs)/p.n]
+		if len(p.bounds) == 0 || b > p.bounds[len(p.bounds)-1] {
+			p.bounds = append(p.bounds, b)
+		}
+	}
+	p.sampled.Store(true)
+}
+
+// of returns the partition of an encoded key value.
+func (p *partitions) of(v uint64) int {
+	if p.kind == KindSorted {
+		i, found := slices.BinarySearch(p.bounds, v)
+		if found {
+			i++
+		}
+		return i
+	}
+	return int(intHash(v) >> p.shift)
+}
+
+// write stores a full block of records of data file file in partition i.
+func (p *partitions) write(i, file int, rec []byte) error {
+	p.mu.Lock()
+	pf := &p.parts[i]
+	if pf.f == nil {
+		f, err := p.tmp.create(fmt.Sprintf("part%04d", i))
+		if err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("rowindex: partition file: %w", err)
+		}
+		pf.f = f
+	}
+	off := pf.size
+	n := len(rec) / partRecordBytes
+	pf.size += int64(len(rec))
+	pf.rows += int64(n)
+	pf.blocks = append(pf.blocks, partBlock{off: off, file: int32(file), n: int32(n)})
+	f := pf.f
+	p.mu.Unlock()
+	// Blocks are written at offsets reserved under the lock, the writes
+	// themselves in parallel.
+	if _, err := f.WriteAt(rec, off); err != nil {
+		return fmt.Errorf("rowindex: writing a partition: %w", err)
+	}
+	p.bytes.Add(int64(len(rec)))
+	return nil
+}
+
+// keys estimates partition i's distinct keys from its sketch (its rows
+// when the sketch is full).
+func (p *partitions) keys(i int) int64 {
+	zeros := 0
+	for _, w := range p.sketch[i*sketchBits/64 : (i+1)*sketchBits/64] {
+		zeros += 64 - bits.OnesCount64(w)
+	}
+	if zeros == 0 {
+		return p.parts[i].rows
+	}
+	est := int64(math.Ceil(sketchBits * math.Log(float64(sketchBits)/float64(zeros))))
+	return min(est+est/8, p.parts[i].rows) // a margin for the estimate's error
+}
+
+// charge is what sorting partition i takes by the scan's estimate.
+func (p *partitions) charge(i int) int64 {
+	return p.parts[i].rows*partPlaceBytes + p.keys(i)*keyIDKeyBytes
+}
+
+// fits reports whether every partition can be sorted within the budget,
+// by the scan's estimate; spare is the budget the largest leaves free
+// (fragmentWriter.inMemory).
+func (p *partitions) fits() (ok bool, spare int64) {
+	most := int64(0)
+	for i := range p.parts {
+		most = max(most, p.charge(i))
+	}
+	return most <= p.limit, p.limit - most
+}
+
+// close closes and removes the partition files (the spill folder's
+// removal would too; this frees the disk as soon as the build is done).
+func (p *partitions) close() {
+	for i := range p.parts {
+		if f := p.parts[i].f; f != nil {
+			f.Close()
+			os.Remove(f.Name())
+			p.parts[i].f = nil
+		}
+	}
+}
+
+// partWriter is one scan worker's buffers: per partition the records of
+// the data file being scanned, and its sketches.
+type partWriter struct {
+	p      *partitions
+	file   int
+	bufs   [][]byte
+	sketch []uint64
+}
+
+func newPartWriter(p *partitions) *partWriter { return &partWriter{p: p, file: -1} }
+
+// addGroup adds the rows of one decoded row group of data file i (in build
+// order), whose first row is at row in the file.
+func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error {
+	p := w.p
+	if row < 0 || row+int64(n) > p.fileRows[i] {
+		// The row groups hold more rows than the footer says: the run
+		// path reads such a file (and says what is wrong with it).
+		return errKeyIDsFull
+	}
+	if w.bufs == nil {
+		w.bufs = make([][]byte, p.n)
+		for j := range w.bufs {
+			w.bufs[j] = make([]byte, 0, p.bufBytes)
+		}
+		w.sketch = make([]uint64, len(p.sketch))
+	}
+	if w.file != i {
+		if err := w.flush(); err != nil {
+			return err
+		}
+		w.file = i
+	}
+	if p.kind == KindSorted && !p.sampled.Load() {
+		p.sample(keys, n)
+	}
+	start := int32(0)
+	for r := range n {
+		end := keys.ends[r]
+		key := keys.data[start:end]
+		start = end
+		if len(key) == 0 { // null key: no entry
+			continue
+		}
+		if len(key) != 9 || key[0] != tagInt {
+			return errKeyIDsFull
+		}
+		v := binary.BigEndian.Uint64(key[1:])
+		j := p.of(v)
+		bit := j*sketchBits + int((v*0x9E3779B97F4A7C15)>>(64-sketchLog))
+		w.sketch[bit>>6] |= 1 << (bit & 63)
+		b := binary.LittleEndian.AppendUint64(w.bufs[j], v)
+		b = binary.LittleEndian.AppendUint32(b, uint32(row)+uint32(r))
+		if len(b)+partRecordBytes > cap(b) {
+			if err := p.write(j, i, b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		w.bufs[j] = b
+	}
+	return nil
+}
+
+// flush writes the buffered records (at the end of a data file, so that a
+// block holds one file's rows) and merges the worker's sketches.
+func (w *partWriter) flush() error {
+	for j, b := range w.bufs {
+		if len(b) > 0 {
+			if err := w.p.write(j, w.file, b); err != nil {
+				return err
+			}
+			w.bufs[j] = b[:0]
+		}
+	}
+	return nil
+}
+
+// done flushes the worker's last file and merges its sketches.
+func (w *partWriter) done() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	p := w.p
+	p.mu.Lock()
+	for k, s := range w.sketch {
+		p.sketch[k] |= s
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// partSource yields a partitioned build's entries in fragment order (an
+// entrySource for the merge), sorting one partition at a time.
+type partSource struct {
+	ctx  context.Context
+	p    *partitions
+	s    *keyIDSource // the partition being read
+	part int          // the partition to sort next
+	buf  []byte
+	// table maps the partition's key values to their ids while counting,
+	// to their ranks after.
+	table keyTable
+}
+
+// source starts reading the partitions in order.
+func (p *partitions) source(ctx context.Context) *partSource {
+	s := &keyIDSource{firstID: p.firstID, f: -1, rgStarts: p.rgStarts, r: -1}
+	s.starts = make([]int64, len(p.fileRows)+1)
+	for f, n := range p.fileRows {
+		s.starts[f+1] = s.starts[f] + n
+	}
+	s.index()
+	return &partSource{ctx: ctx, p: p, s: s}
+}
+
+func (ps *partSource) next() (*entry, error) {
+	for {
+		e, err := ps.s.next()
+		if err != io.EOF {
+			return e, err
+		}
+		if ps.part >= len(ps.p.parts) {
+			return nil, io.EOF
+		}
+		if err := ps.load(ps.part); err != nil {
+			return nil, err
+		}
+		ps.part++
+	}
+}
+
+func (ps *partSource) close() error {
+	ps.p.close()
+	return nil
+}
+
+// partReadBytes is the read size of a partition file read in file order.
+const partReadBytes = 1<<20 - (1<<20)%partRecordBytes
+
+// records calls fn with all of partition i's records, in file order, a
+// read at a time.
+func (ps *partSource) records(i int, fn func(rec []byte)) error {
+	pf := &ps.p.parts[i]
+	if cap(ps.buf) < partReadBytes {
+		ps.buf = make([]byte, partReadBytes)
+	}
+	for off := int64(0); off < pf.size; {
+		rec := ps.buf[:min(int64(partReadBytes), pf.size-off)]
+		if _, err := pf.f.ReadAt(rec, off); err != nil {
+			return fmt.Errorf("rowindex: reading a partition: %w", err)
+		}
+		fn(rec)
+		off += int64(len(rec))
+	}
+	return nil
+}
+
+// blocks calls fn with each block of partition i's records, in build row
+// order: blocks by data file (a file's blocks were written in row order by
+// the one worker that scanned it).
+func (ps *partSource) blocks(i int, fn func(file int, rec []byte)) error {
+	pf := &ps.p.parts[i]
+	for _, b := range pf.blocks {
+		n := int(b.n) * partRecordBytes
+		if cap(ps.buf) < n {
+			ps.buf = make([]byte, n)
+		}
+		rec := ps.buf[:n]
+		if _, err := pf.f.ReadAt(rec, b.off); err != nil {
+			return fmt.Errorf("rowindex: reading a partition: %w", err)
+		}
+		fn(int(b.file), rec)
+	}
+	return nil
+}
+
+// load sorts partition i's rows into fragment order as the next keys and
+// places of ps.s.
+func (ps *partSource) load(i int) error {
+	p, s := ps.p, ps.s
+	pf := &p.parts[i]
+	s.keys, s.buckets, s.places, s.from = nil, nil, nil, nil
+	s.r, s.at = -1, 0
+	if p.onPartition != nil {
+		p.onPartition(i)
+	}
+	// A partition is seconds of work on a large build: a cancelled build
+	// stops between two.
+	if err := ps.ctx.Err(); err != nil {
+		return err
+	}
+	if pf.rows == 0 {
+		return nil
+	}
+	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
+	// Count the rows of each key, giving keys ids in order of appearance.
+	t := &ps.table
+	t.reset(int(min(p.keys(i), pf.rows)))
+	var vals []uint64
+	var counts []uint32
+	over := false
+	err := ps.records(i, func(rec []byte) {
+		if over {
+			return
+		}
+		for o := 0; o < len(rec); o += partRecordBytes {
+			v := binary.LittleEndian.Uint64(rec[o:])
+			id, ok := t.find(v)
+			if !ok {
+				id = uint32(len(vals))
+				vals = append(vals, v)
+				counts = append(counts, 0)
+				t.insert(v, id)
+				if pf.rows*partPlaceBytes+int64(len(vals))*keyIDKeyBytes > p.limit {
+					over = true
+					return
+				}
+			}
+			counts[id]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if over {
+		// More keys than the scan estimated: the run path builds it.
+		return errKeyIDsFull
+	}
+	var rank []uint32
+	s.keys, s.buckets, rank = rankKeys(vals, p.kind)
+	vals = nil
+	nk := len(s.keys)
+	s.from = make([]uint32, nk+1)
+	for id, c := range counts {
+		s.from[rank[id]+1] = c
+	}
+	counts = nil
+	for r := range nk {
+		s.from[r+1] += s.from[r]
+	}
+	t.remap(rank)
+	next := rank // reused: the table holds the ranks now
+	copy(next, s.from[:nk])
+	s.places = make([]uint32, pf.rows)
+	err = ps.blocks(i, func(file int, rec []byte) {
+		base := uint32(s.starts[file])
+		for o := 0; o < len(rec); o += partRecordBytes {
+			r, _ := t.find(binary.LittleEndian.Uint64(rec[o:]))
+			s.places[next[r]] = base + binary.LittleEndian.Uint32(rec[o+8:])
+			next[r]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	t.reset(0)
+	// The partition is in memory: its file can go.
+	pf.f.Close()
+	os.Remove(pf.f.Name())
+	pf.f = nil
+	return nil
+}
+
+// keyTable is an open-addressing table of int key values (encoded) to
+// uint32 values, at most half full.
+type keyTable struct {
+	slots []keySlot
+	shift uint
+	n     int
+}
+
+// reset empties the table, sized for about keys keys.
+func (t *keyTable) reset(keys int) {
+	size := 1 << max(4, bits.Len(uint(2*keys)))
+	if keys == 0 {
+		t.slots, t.n = nil, 0
+		return
+	}
+	t.slots = make([]keySlot, size)
+	t.shift = uint(64 - bits.Len(uint(size-1)))
+	t.n = 0
+}
+
+// find returns v's value.
+func (t *keyTable) find(v uint64) (uint32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := (v * 0x9E3779B97F4A7C15) >> t.shift; ; j = (j + 1) & mask {
+		sl := &t.slots[j]
+		if sl.id == 0 {
+			return 0, false
+		}
+		if sl.v == v {
+			return sl.id - 1, true
+		}
+	}
+}
+
+// insert adds v, which is not in the table, with value x.
+func (t *keyTable) insert(v uint64, x uint32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]keySlot, max(16, 2*len(old)))
+		t.shift = uint(64 - bits.Len(uint(len(t.slots)-1)))
+		t.n = 0
+		for _, sl := range old {
+			if sl.id != 0 {
+				t.insert(sl.v, sl.id-1)
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	j := (v * 0x9E3779B97F4A7C15) >> t.shift
+	for t.slots[j].id != 0 {
+		j = (j + 1) & mask
+	}
+	t.slots[j] = keySlot{v, x + 1}
+	t.n++
+}
+
+// remap replaces each value x by to[x].
+func (t *keyTable) remap(to []uint32) {
+	for j := range t.slots {
+		if sl := &t.slots[j]; sl.id != 0 {
+			sl.id = to[sl.id-1] + 1
+		}
+	}
+}
