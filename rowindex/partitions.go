@@ -37,9 +37,16 @@ import (
 // rows goes to the run path (errKeyIDsFull), as does one whose estimate
 // proved wrong while sorting (its fragments are deleted first).
 
-// partRecordBytes is one record of a partition file: the key value
-// (encoded, as keyIDs.vals) and the row in its data file, little endian.
-const partRecordBytes = 12
+// partRecordBytes is one record of a partition file as a worker buffers
+// it: the key value (encoded, as keyIDs.vals) and the row in its data
+// file, little endian. A block whose keys share their high 32 bits (ids
+// below 2³², the common case) is stored with partNarrowBytes a record: the
+// key's low 32 bits and the row, the high bits once in the block's entry
+// (a third less to write and read twice).
+const (
+	partRecordBytes = 12
+	partNarrowBytes = 8
+)
 
 // partPlaceBytes is the memory of one row of the partition being sorted:
 // its place in the sorted order.
@@ -63,13 +70,17 @@ const (
 	partMinBuffer   = 4 << 10
 )
 
-// sketchBits is the size of a partition's linear-counting bitmap, which
-// estimates its distinct keys during the scan: m ln(m/zeros) is within a
-// few percent up to about m ln m ≈ 340,000 keys; a full bitmap counts as
-// a key per row.
+// A partition's distinct keys are estimated during the scan by linear
+// counting of a sample of them: the keys whose hash's top sketchSampleLog
+// bits are 0 (1 in 16) set a bit of a bitmap of sketchBits, and
+// 16 m ln(m/zeros) estimates the keys, within a few percent up to about
+// 16 m ln m ≈ 1.1 M keys a partition; a full bitmap counts as a key per
+// row. Sampling keeps the bitmaps (a worker's are P × 1 KiB) in cache and
+// touches them for one row in 16.
 const (
-	sketchLog  = 15
-	sketchBits = 1 << sketchLog
+	sketchLog       = 13
+	sketchBits      = 1 << sketchLog
+	sketchSampleLog = 4
 )
 
 // partitions is the scan side of a partitioned key-id build: the partition
@@ -107,11 +118,58 @@ type partFile struct {
 	blocks []partBlock
 }
 
-// partBlock is a block of records of data file file at off.
+// partBlock is a block of n records of data file file at off; narrow
+// ones (partNarrowBytes) have the keys' high 32 bits in hi.
 type partBlock struct {
-	off  int64
-	file int32
-	n    int32
+	off    int64
+	file   int32
+	n      int32
+	hi     uint32
+	narrow bool
+}
+
+// size is the block's bytes.
+func (b *partBlock) size() int64 {
+	if b.narrow {
+		return int64(b.n) * partNarrowBytes
+	}
+	return int64(b.n) * partRecordBytes
+}
+
+// decode decodes the block's records (rec) into keys and rows (reused).
+func (b *partBlock) decode(rec []byte, keys []uint64, rows []uint32) ([]uint64, []uint32) {
+	keys, rows = keys[:0], rows[:0]
+	if b.narrow {
+		hi := uint64(b.hi) << 32
+		for o := 0; o+partNarrowBytes <= len(rec); o += partNarrowBytes {
+			keys = append(keys, hi|uint64(binary.LittleEndian.Uint32(rec[o:])))
+			rows = append(rows, binary.LittleEndian.Uint32(rec[o+4:]))
+		}
+		return keys, rows
+	}
+	for o := 0; o+partRecordBytes <= len(rec); o += partRecordBytes {
+		keys = append(keys, binary.LittleEndian.Uint64(rec[o:]))
+		rows = append(rows, binary.LittleEndian.Uint32(rec[o+8:]))
+	}
+	return keys, rows
+}
+
+// narrow stores rec's records narrow in place when their keys share their
+// high 32 bits, and reports whether it did and those bits.
+func narrow(rec []byte) ([]byte, uint32, bool) {
+	hi := binary.LittleEndian.Uint32(rec[4:])
+	for o := 0; o < len(rec); o += partRecordBytes {
+		if binary.LittleEndian.Uint32(rec[o+4:]) != hi {
+			return rec, 0, false
+		}
+	}
+	n := 0
+	for o := 0; o < len(rec); o += partRecordBytes {
+		copy(rec[n:n+4], rec[o:o+4])
+		copy(rec[n+4:n+8], rec[o+8:o+12])
+		n += partNarrowBytes
+	}
+	return rec[:n], hi, true
 }
 
 func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
@@ -195,8 +253,11 @@ func (p *partitions) of(v uint64) int {
 	return int(intHash(v) >> p.shift)
 }
 
-// write stores a full block of records of data file file in partition i.
+// write stores a block of records of data file file in partition i (rec
+// is the caller's buffer, which it may change).
 func (p *partitions) write(i, file int, rec []byte) error {
+	blk := partBlock{file: int32(file), n: int32(len(rec) / partRecordBytes)}
+	rec, blk.hi, blk.narrow = narrow(rec)
 	p.mu.Lock()
 	pf := &p.parts[i]
 	if pf.f == nil {
@@ -207,16 +268,15 @@ func (p *partitions) write(i, file int, rec []byte) error {
 		}
 		pf.f = f
 	}
-	off := pf.size
-	n := len(rec) / partRecordBytes
+	blk.off = pf.size
 	pf.size += int64(len(rec))
-	pf.rows += int64(n)
-	pf.blocks = append(pf.blocks, partBlock{off: off, file: int32(file), n: int32(n)})
+	pf.rows += int64(blk.n)
+	pf.blocks = append(pf.blocks, blk)
 	f := pf.f
 	p.mu.Unlock()
 	// Blocks are written at offsets reserved under the lock, the writes
 	// themselves in parallel.
-	if _, err := f.WriteAt(rec, off); err != nil {
+	if _, err := f.WriteAt(rec, blk.off); err != nil {
 		return fmt.Errorf("rowindex: writing a partition: %w", err)
 	}
 	p.bytes.Add(int64(len(rec)))
@@ -233,8 +293,10 @@ func (p *partitions) keys(i int) int64 {
 	if zeros == 0 {
 		return p.parts[i].rows
 	}
-	est := int64(math.Ceil(sketchBits * math.Log(float64(sketchBits)/float64(zeros))))
-	return min(est+est/8, p.parts[i].rows) // a margin for the estimate's error
+	est := int64(math.Ceil(sketchBits*math.Log(float64(sketchBits)/float64(zeros)))) << sketchSampleLog
+	// A margin for the estimate's error, which the sample makes at least
+	// a few times 1<<sketchSampleLog keys.
+	return min(est+est/8+64<<sketchSampleLog, p.parts[i].rows)
 }
 
 // charge is what sorting partition i takes by the scan's estimate.
@@ -314,8 +376,10 @@ func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error 
 		}
 		v := binary.BigEndian.Uint64(key[1:])
 		j := p.of(v)
-		bit := j*sketchBits + int((v*0x9E3779B97F4A7C15)>>(64-sketchLog))
-		w.sketch[bit>>6] |= 1 << (bit & 63)
+		if x := v * 0x9E3779B97F4A7C15; x>>(64-sketchSampleLog) == 0 {
+			bit := j*sketchBits + int(x>>(64-sketchSampleLog-sketchLog))&(sketchBits-1)
+			w.sketch[bit>>6] |= 1 << (bit & 63)
+		}
 		b := binary.LittleEndian.AppendUint64(w.bufs[j], v)
 		b = binary.LittleEndian.AppendUint32(b, uint32(row)+uint32(r))
 		if len(b)+partRecordBytes > cap(b) {
@@ -365,6 +429,8 @@ type partSource struct {
 	s    *keyIDSource // the partition being read
 	part int          // the partition to sort next
 	buf  []byte
+	keys []uint64 // a block's records, decoded
+	rows []uint32
 	// table maps the partition's key values to their ids while counting,
 	// to their ranks after.
 	table keyTable
@@ -402,42 +468,37 @@ func (ps *partSource) close() error {
 	return nil
 }
 
-// partReadBytes is the read size of a partition file read in file order.
-const partReadBytes = 1<<20 - (1<<20)%partRecordBytes
+// partReadBytes is the most a read of a partition file takes: blocks that
+// follow each other in the file are read together up to it.
+const partReadBytes = 1 << 20
 
-// records calls fn with all of partition i's records, in file order, a
-// read at a time.
-func (ps *partSource) records(i int, fn func(rec []byte)) error {
-	pf := &ps.p.parts[i]
-	if cap(ps.buf) < partReadBytes {
-		ps.buf = make([]byte, partReadBytes)
-	}
-	for off := int64(0); off < pf.size; {
-		rec := ps.buf[:min(int64(partReadBytes), pf.size-off)]
-		if _, err := pf.f.ReadAt(rec, off); err != nil {
-			return fmt.Errorf("rowindex: reading a partition: %w", err)
+// blocks calls fn with the records of each of the blocks bs of partition
+// i (key values and rows, valid during the call), in their order, reading
+// blocks that follow each other in the file at once.
+func (ps *partSource) blocks(i int, bs []partBlock, fn func(file int, keys []uint64, rows []uint32)) error {
+	f := ps.p.parts[i].f
+	for len(bs) > 0 {
+		k, end := 1, bs[0].off+bs[0].size()
+		for k < len(bs) && bs[k].off == end && end+bs[k].size()-bs[0].off <= partReadBytes {
+			end += bs[k].size()
+			k++
 		}
-		fn(rec)
-		off += int64(len(rec))
-	}
-	return nil
-}
-
-// blocks calls fn with each block of partition i's records, in build row
-// order: blocks by data file (a file's blocks were written in row order by
-// the one worker that scanned it).
-func (ps *partSource) blocks(i int, fn func(file int, rec []byte)) error {
-	pf := &ps.p.parts[i]
-	for _, b := range pf.blocks {
-		n := int(b.n) * partRecordBytes
+		n := int(end - bs[0].off)
 		if cap(ps.buf) < n {
-			ps.buf = make([]byte, n)
+			ps.buf = make([]byte, max(n, partReadBytes))
 		}
-		rec := ps.buf[:n]
-		if _, err := pf.f.ReadAt(rec, b.off); err != nil {
+		buf := ps.buf[:n]
+		if _, err := f.ReadAt(buf, bs[0].off); err != nil {
 			return fmt.Errorf("rowindex: reading a partition: %w", err)
 		}
-		fn(int(b.file), rec)
+		for j := range k {
+			b := &bs[j]
+			sz := int(b.size())
+			ps.keys, ps.rows = b.decode(buf[:sz], ps.keys, ps.rows)
+			fn(int(b.file), ps.keys, ps.rows)
+			buf = buf[sz:]
+		}
+		bs = bs[k:]
 	}
 	return nil
 }
@@ -460,21 +521,20 @@ func (ps *partSource) load(i int) error {
 	if pf.rows == 0 {
 		return nil
 	}
-	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
 	// Count the rows of each key, giving keys ids in order of appearance.
 	t := &ps.table
 	t.reset(int(min(p.keys(i), pf.rows)))
 	var vals []uint64
 	var counts []uint32
 	over := false
-	err := ps.records(i, func(rec []byte) {
-		if over {
-			return
-		}
-		for o := 0; o < len(rec); o += partRecordBytes {
-			v := binary.LittleEndian.Uint64(rec[o:])
+	// In file order (the order doesn't matter here): reads of many blocks.
+	err := ps.blocks(i, pf.blocks, func(_ int, keys []uint64, _ []uint32) {
+		for _, v := range keys {
 			id, ok := t.find(v)
 			if !ok {
+				if over {
+					return
+				}
 				id = uint32(len(vals))
 				vals = append(vals, v)
 				counts = append(counts, 0)
@@ -510,11 +570,15 @@ func (ps *partSource) load(i int) error {
 	next := rank // reused: the table holds the ranks now
 	copy(next, s.from[:nk])
 	s.places = make([]uint32, pf.rows)
-	err = ps.blocks(i, func(file int, rec []byte) {
+	// In build row order: blocks by data file (a file's blocks were
+	// written in row order by the one worker that scanned it), so each
+	// key's rows come out in (file, row group, row) order.
+	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
+	err = ps.blocks(i, pf.blocks, func(file int, keys []uint64, rows []uint32) {
 		base := uint32(s.starts[file])
-		for o := 0; o < len(rec); o += partRecordBytes {
-			r, _ := t.find(binary.LittleEndian.Uint64(rec[o:]))
-			s.places[next[r]] = base + binary.LittleEndian.Uint32(rec[o+8:])
+		for k, v := range keys {
+			r, _ := t.find(v)
+			s.places[next[r]] = base + rows[k]
 			next[r]++
 		}
 	})

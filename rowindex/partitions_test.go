@@ -136,9 +136,9 @@ func TestPartitionedBuildStops(t *testing.T) {
 			if len(seen) < 4 {
 				t.Fatalf("%d partition files in the spill folder while sorting: %v", len(seen), seen)
 			}
-			// A record a row (no key is null).
-			if last.Partitions < 16 || last.SpillBytes != rows*partRecordBytes {
-				t.Fatalf("progress counts %d partitions, %d bytes spilled; want %d bytes", last.Partitions, last.SpillBytes, rows*partRecordBytes)
+			// A record a row (no key is null; the ids are below 2³²).
+			if last.Partitions < 16 || last.SpillBytes != rows*partNarrowBytes {
+				t.Fatalf("progress counts %d partitions, %d bytes spilled; want %d bytes", last.Partitions, last.SpillBytes, rows*partNarrowBytes)
 			}
 			left, err := os.ReadDir(tmp)
 			if err != nil || len(left) != 0 {
