@@ -247,7 +247,7 @@ type buildConfig struct {
 	partitioned bool
 	// onPartition, if set, is called as the partitioned path starts
 	// sorting each partition (tests stop a build there).
-	onPartition func(i int)
+	onPartition func(p *partitions, i int)
 }
 
 // DefaultBuildMemory is a build's default memory budget (WithMemory).

@@ -47,14 +47,17 @@ func TestPartitionedBuildMatchesRuns(t *testing.T) {
 	}
 	// The lake's ≈79,000 rows want ≈630 KB of key ids: a 400 KB budget
 	// (200 KB to sort) leaves them out and splits the rows in 64
-	// partitions. The null-key files' 3,411 rows need 27 KB; 40 KB leaves
-	// them out for 32. At 800 bytes no partition of them fits.
+	// partitions. The null-key files' 3,411 rows need 27 KB (24 KB by the
+	// first file's footer); 46 KB (23 KB to sort) leaves them out for 32
+	// partitions, of which, by bucket, one holds most rows: their ≈40 keys
+	// differ in the last byte, which moves FNV's top 16 bits little. At
+	// 800 bytes no partition of them fits.
 	cases := []tc{
 		{"lake", lakeURIs, "user_id", 400_000, 16},
-		{"nk-i", nk, "i", 40_000, 8},
-		{"nk-i32", nk, "i32", 40_000, 8},
-		{"nk-ts", nk, "ts", 40_000, 8},
-		{"nk-u", nk, "u", 40_000, 8},
+		{"nk-i", nk, "i", 46_000, 8},
+		{"nk-i32", nk, "i32", 46_000, 8},
+		{"nk-ts", nk, "ts", 46_000, 8},
+		{"nk-u", nk, "u", 46_000, 8},
 		{"nk-tiny", nk, "i", 800, 0},
 	}
 	for _, c := range cases {
@@ -118,7 +121,7 @@ func TestPartitionedBuildStops(t *testing.T) {
 			var seen []string
 			var last BuildProgress
 			stopAt := func(c *buildConfig) {
-				c.onPartition = func(i int) {
+				c.onPartition = func(_ *partitions, i int) {
 					if i < 3 {
 						return
 					}
@@ -156,6 +159,56 @@ func TestPartitionedBuildStops(t *testing.T) {
 			})
 			if len(files) != 0 {
 				t.Fatalf("fragments left: %v", files)
+			}
+		})
+	}
+}
+
+// TestPartitionedBuildFallsBack: when a partition holds more keys than the
+// scan's estimate let the build expect (here: the budget shrinks as the
+// third partition starts, after fragments of the first two may have been
+// written), the build deletes what it stored and the run path builds the
+// index: the same bytes as the run path alone, no fragment left over.
+func TestPartitionedBuildFallsBack(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, uris, _ := testLake(t, dir, false)
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			def := Definition{Name: "r", Key: "user_id", Kind: kind}
+			shrink := func(c *buildConfig) {
+				c.onPartition = func(p *partitions, i int) {
+					if i == 2 {
+						p.limit = p.parts[i].rows * partPlaceBytes
+					}
+				}
+			}
+			build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+				idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix-fall", string(kind), folder))
+				if err != nil {
+					t.Fatal(err)
+				}
+				man, st, err := Create(ctx, idx, def, StoreResolver{lake}, uris, append(opts, WithTempDir(t.TempDir()))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return idx, man, st
+			}
+			fIdx, f, fSt := build("fall", WithMemory(400_000), shrink)
+			if fSt.KeyIDs || fSt.Partitions != 0 {
+				t.Fatalf("key ids %v, %d partitions after a partition outgrew the budget", fSt.KeyIDs, fSt.Partitions)
+			}
+			rIdx, r, _ := build("runs", func(c *buildConfig) { c.noKeyIDs = true })
+			sameBuild(t, fIdx, f, rIdx, r)
+			var frags int
+			filepath.WalkDir(filepath.Join(dir, "ix-fall", string(kind), "fall"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+					frags++
+				}
+				return nil
+			})
+			if frags != len(f.Fragments) {
+				t.Fatalf("%d fragment files, the manifest lists %d", frags, len(f.Fragments))
 			}
 		})
 	}
