@@ -98,7 +98,8 @@ func TestPartitionedBuildMatchesRuns(t *testing.T) {
 }
 
 // TestPartitionedBuildStops: a build cancelled while it sorts its
-// partitions returns the cancellation, commits no manifest, leaves no
+// partitions returns the cancellation before it sorts another, commits no
+// manifest, leaves no
 // fragment in the index folder and removes its partition files, which
 // were in its spill folder under the build's temporary folder and counted
 // in its progress.
@@ -120,9 +121,14 @@ func TestPartitionedBuildStops(t *testing.T) {
 			}
 			var seen []string
 			var last BuildProgress
+			after := 0 // partitions started after the cancellation
 			stopAt := func(c *buildConfig) {
 				c.onPartition = func(_ *partitions, i int) {
 					if i < 3 {
+						return
+					}
+					if i > 3 {
+						after++
 						return
 					}
 					// Partition files, in the build's spill folder.
@@ -135,6 +141,11 @@ func TestPartitionedBuildStops(t *testing.T) {
 				WithMemory(400_000), WithTempDir(tmp), stopAt, WithProgress(func(p BuildProgress) { last = p }))
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("cancelled build: %v", err)
+			}
+			// Each partition is seconds of work on a large build: none
+			// starts once the build is cancelled.
+			if after != 0 {
+				t.Fatalf("%d partitions started after the cancellation", after)
 			}
 			if len(seen) < 4 {
 				t.Fatalf("%d partition files in the spill folder while sorting: %v", len(seen), seen)
