@@ -55,13 +55,12 @@ type keySlot struct {
 type keyIDs struct {
 	limit int64 // bytes the ids, places and dictionary may take
 
-	mu     sync.Mutex
-	rows   int64 // rows reserved (files opened)
-	opened int   // files opened
-	table  []keySlot
-	shift  uint       // 64 - log2(len(table))
-	vals   []uint64   // distinct key values (as encoded: sign bit flipped) by id
-	ids    [][]uint32 // per data file in build order: each row's id
+	mu    sync.Mutex
+	rows  footerRows // rows reserved (files opened)
+	table []keySlot
+	shift uint       // 64 - log2(len(table))
+	vals  []uint64   // distinct key values (as encoded: sign bit flipped) by id
+	ids   [][]uint32 // per data file in build order: each row's id
 	// rgStarts are each file's row groups' first rows; firstID is the
 	// file id of the build's first file.
 	rgStarts [][]int64
@@ -69,7 +68,7 @@ type keyIDs struct {
 }
 
 func newKeyIDs(limit int64, files int) *keyIDs {
-	k := &keyIDs{limit: limit, ids: make([][]uint32, files), rgStarts: make([][]int64, files)}
+	k := &keyIDs{limit: limit, ids: make([][]uint32, files), rgStarts: make([][]int64, files), rows: footerRows{files: files}}
 	k.resize(1 << 16)
 	return k
 }
@@ -89,7 +88,7 @@ func (k *keyIDs) resize(n int) {
 
 // charge is the memory the path holds or will hold; k.mu held.
 func (k *keyIDs) charge() int64 {
-	return k.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
+	return k.rows.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
 }
 
 // spare is the part of the budget that the sorted places and keys leave
@@ -98,7 +97,7 @@ func (k *keyIDs) charge() int64 {
 func (k *keyIDs) spare() int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.limit - k.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
+	return k.limit - k.rows.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
 }
 
 // openFile reserves the ids of data file i (in build order), whose footer
@@ -109,13 +108,7 @@ func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.rows += fe.Rows
-	k.opened++
-	// The files not opened yet are counted as the opened ones' average:
-	// a build far larger than the budget (a lake of many large files)
-	// leaves the path at its first files' footers, not after scanning
-	// as many rows as the budget holds for nothing.
-	est := k.rows + int64(len(k.ids)-k.opened)*(k.rows/int64(k.opened))
+	est := k.rows.add(fe.Rows)
 	if k.charge() > k.limit || est*keyIDRowBytes > k.limit || est > math.MaxUint32-1 {
 		return errKeyIDsFull
 	}
@@ -177,6 +170,23 @@ func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
 	next:
 	}
 	return nil
+}
+
+// footerRows counts the rows of the data files a build has opened (their
+// footers) and expects as many a file, the opened ones' average, of the
+// files not opened yet: a build far larger than the budget (a lake of many
+// large files) leaves a key-id path at its first files' footers, not after
+// scanning as many rows as the budget holds for nothing.
+type footerRows struct {
+	rows          int64
+	opened, files int
+}
+
+// add counts a file of n rows and returns the rows expected in all.
+func (f *footerRows) add(n int64) int64 {
+	f.rows += n
+	f.opened++
+	return f.rows + int64(f.files-f.opened)*(f.rows/int64(f.opened))
 }
 
 // keyIDSource yields a key-id build's entries in fragment order (an

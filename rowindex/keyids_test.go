@@ -38,15 +38,7 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 			t.Run(key+"/"+string(kind), func(t *testing.T) {
 				def := Definition{Name: "r", Key: key, Kind: kind}
 				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
-					idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix", key, string(kind), folder))
-					if err != nil {
-						t.Fatal(err)
-					}
-					man, st, err := Create(ctx, idx, def, StoreResolver{lake}, nk, append(opts, WithTempDir(t.TempDir()))...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return idx, man, st
+					return buildIn(t, filepath.Join(dir, "ix", key, string(kind), folder), def, lake, nk, opts...)
 				}
 				idIdx, ids, idSt := build("ids")
 				if want := key != "s"; idSt.KeyIDs != want {

@@ -102,9 +102,8 @@ type partitions struct {
 	sampled  atomic.Bool // sorted: bounds are set
 	bufBytes int
 	parts    []partFile
-	rows     int64 // rows reserved (files opened)
-	opened   int
-	fileRows []int64 // per data file in build order: its rows
+	rows     footerRows // rows reserved (files opened)
+	fileRows []int64    // per data file in build order: its rows
 	rgStarts [][]int64
 	firstID  int32
 	sketch   []uint64 // per partition sketchBits bits: the workers' sketches ORed
@@ -175,7 +174,7 @@ func narrow(rec []byte) ([]byte, uint32, bool) {
 
 func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
 	return &partitions{kind: kind, limit: limit, tmp: tmp, workers: workers,
-		fileRows: make([]int64, files), rgStarts: make([][]int64, files)}
+		fileRows: make([]int64, files), rgStarts: make([][]int64, files), rows: footerRows{files: files}}
 }
 
 // openFile reserves data file i (in build order), whose footer fe holds;
@@ -186,9 +185,7 @@ func (p *partitions) openFile(i int, fe *FileEntry, class KeyClass) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rows += fe.Rows
-	p.opened++
-	est := p.rows + int64(len(p.fileRows)-p.opened)*(p.rows/int64(p.opened))
+	est := p.rows.add(fe.Rows)
 	if est > math.MaxUint32-1 {
 		return errKeyIDsFull
 	}

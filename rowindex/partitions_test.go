@@ -65,15 +65,7 @@ func TestPartitionedBuildMatchesRuns(t *testing.T) {
 			t.Run(c.name+"/"+string(kind), func(t *testing.T) {
 				def := Definition{Name: "r", Key: c.key, Kind: kind}
 				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
-					idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix", c.name, string(kind), folder))
-					if err != nil {
-						t.Fatal(err)
-					}
-					man, st, err := Create(ctx, idx, def, StoreResolver{lake}, c.uris, append(opts, WithTempDir(t.TempDir()))...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return idx, man, st
+					return buildIn(t, filepath.Join(dir, "ix", c.name, string(kind), folder), def, lake, c.uris, opts...)
 				}
 				pIdx, p, pSt := build("parts", WithMemory(c.memory))
 				if c.parts == 0 {
@@ -181,7 +173,6 @@ func TestPartitionedBuildStops(t *testing.T) {
 // written), the build deletes what it stored and the run path builds the
 // index: the same bytes as the run path alone, no fragment left over.
 func TestPartitionedBuildFallsBack(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	lake, uris, _ := testLake(t, dir, false)
 	for _, kind := range []Kind{KindHash, KindSorted} {
@@ -195,15 +186,7 @@ func TestPartitionedBuildFallsBack(t *testing.T) {
 				}
 			}
 			build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
-				idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix-fall", string(kind), folder))
-				if err != nil {
-					t.Fatal(err)
-				}
-				man, st, err := Create(ctx, idx, def, StoreResolver{lake}, uris, append(opts, WithTempDir(t.TempDir()))...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return idx, man, st
+				return buildIn(t, filepath.Join(dir, "ix-fall", string(kind), folder), def, lake, uris, opts...)
 			}
 			fIdx, f, fSt := build("fall", WithMemory(400_000), shrink)
 			if fSt.KeyIDs || fSt.Partitions != 0 {
@@ -223,4 +206,20 @@ func TestPartitionedBuildFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildIn creates row index def over uris of lake in folder dir (a
+// temporary spill folder of its own) and fails the test on an error.
+func buildIn(t *testing.T, dir string, def Definition, lake store.Store, uris []string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+	t.Helper()
+	ctx := context.Background()
+	idx, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, st, err := Create(ctx, idx, def, StoreResolver{lake}, uris, append(opts, WithTempDir(t.TempDir()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, man, st
 }
