@@ -610,6 +610,7 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		if err := part.openFile(w.file, fe, class); err != nil {
 			return "", err
 		}
+		part.sampleFooter(f.Metadata(), keyCol)
 	}
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // The build's partitioned key-id path, for int keys whose rows do not fit
@@ -208,6 +210,63 @@ func (p *partitions) openFile(i int, fe *FileEntry, class KeyClass) error {
 	p.rgStarts[i] = fe.RowGroupStarts
 	p.firstID = fe.ID - int32(i)
 	return nil
+}
+
+// sampleFooter sets a sorted build's key-range bounds from the footer of a
+// data file whose row groups are in key order (each one's least key at or
+// above the previous one's greatest, by their statistics; a file sorted by
+// the key, as prepare writes): their least keys are the file's row
+// quantiles, where the first row group's keys (sample) would put every
+// bound below the rest of the file. Other files leave it to sample. The
+// bounds only balance the partitions: any bounds give the same index.
+func (p *partitions) sampleFooter(md *format.FileMetaData, col int) {
+	if p.kind != KindSorted || p.sampled.Load() || len(md.RowGroups) < 2 {
+		return
+	}
+	var mins []uint64
+	var prevMax uint64
+	for g := range md.RowGroups {
+		if md.RowGroups[g].NumRows == 0 {
+			continue
+		}
+		cm := &md.RowGroups[g].Columns[col].MetaData
+		lo, ok1 := statKey(cm.Type, cm.Statistics.MinValue)
+		hi, ok2 := statKey(cm.Type, cm.Statistics.MaxValue)
+		if !ok1 || !ok2 || lo > hi || len(mins) > 0 && lo < prevMax {
+			return
+		}
+		mins, prevMax = append(mins, lo), hi
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sampled.Load() || len(mins) < 2 {
+		return
+	}
+	for q := 1; q < p.n; q++ {
+		i := q * len(mins) / p.n
+		if i == 0 {
+			continue
+		}
+		if b := mins[i]; len(p.bounds) == 0 || b > p.bounds[len(p.bounds)-1] {
+			p.bounds = append(p.bounds, b)
+		}
+	}
+	p.sampled.Store(true)
+}
+
+// statKey is an int key's value (encoded, as keyIDs.vals) from a plain
+// INT32 or INT64 statistic, as the scan encodes the column's values.
+func statKey(t format.Type, b []byte) (uint64, bool) {
+	var i int64
+	switch {
+	case t == format.Int32 && len(b) == 4:
+		i = int64(int32(binary.LittleEndian.Uint32(b)))
+	case t == format.Int64 && len(b) == 8:
+		i = int64(binary.LittleEndian.Uint64(b))
+	default:
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(appendIntKey(nil, i)[1:]), true
 }
 
 // sample sets a sorted build's key-range bounds from the keys of the first

@@ -31,15 +31,19 @@ func TestIntBucket(t *testing.T) {
 // The lake of six files (several row groups each, Zipf keys) is scanned by
 // six workers whose blocks interleave in the partition files; the files
 // with null keys of every int type put runs across row-group boundaries.
-// A budget too small for the largest partition goes to the run path.
+// The same lake sorted by key checks a sorted row index's bounds from the
+// footer. A budget too small for the largest partition goes to the run
+// path.
 func TestPartitionedBuildMatchesRuns(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	lake, lakeURIs, _ := testLake(t, dir, false)
 	nk := writeNullKeys(t, ctx, lake)
 	noKeyIDs := func(c *buildConfig) { c.noKeyIDs = true }
+	sortedLake, sortedURIs, _ := testLake(t, filepath.Join(dir, "sorted"), true)
 	type tc struct {
 		name   string
+		data   store.Store
 		uris   []string
 		key    string
 		memory int64
@@ -47,25 +51,29 @@ func TestPartitionedBuildMatchesRuns(t *testing.T) {
 	}
 	// The lake's ≈79,000 rows want ≈630 KB of key ids: a 400 KB budget
 	// (200 KB to sort) leaves them out and splits the rows in 64
-	// partitions. The null-key files' 3,411 rows need 27 KB (24 KB by the
-	// first file's footer); 46 KB (23 KB to sort) leaves them out for 32
-	// partitions, of which, by bucket, one holds most rows: their ≈40 keys
-	// differ in the last byte, which moves FNV's top 16 bits little. At
-	// 800 bytes no partition of them fits.
+	// partitions. On the lake sorted by key, a sorted row index takes its
+	// bounds from the first file's row groups (the first row group's keys
+	// are the file's least: every other row would fall in the last
+	// partition, over the budget). The null-key files' 3,411 rows need
+	// 27 KB (24 KB by the first file's footer); 46 KB (23 KB to sort)
+	// leaves them out for 32 partitions, of which, by bucket, one holds
+	// most rows: their ≈40 keys differ in the last byte, which moves FNV's
+	// top 16 bits little. At 800 bytes no partition of them fits.
 	cases := []tc{
-		{"lake", lakeURIs, "user_id", 400_000, 16},
-		{"nk-i", nk, "i", 46_000, 8},
-		{"nk-i32", nk, "i32", 46_000, 8},
-		{"nk-ts", nk, "ts", 46_000, 8},
-		{"nk-u", nk, "u", 46_000, 8},
-		{"nk-tiny", nk, "i", 800, 0},
+		{"lake", lake, lakeURIs, "user_id", 400_000, 16},
+		{"sorted-lake", sortedLake, sortedURIs, "user_id", 400_000, 16},
+		{"nk-i", lake, nk, "i", 46_000, 8},
+		{"nk-i32", lake, nk, "i32", 46_000, 8},
+		{"nk-ts", lake, nk, "ts", 46_000, 8},
+		{"nk-u", lake, nk, "u", 46_000, 8},
+		{"nk-tiny", lake, nk, "i", 800, 0},
 	}
 	for _, c := range cases {
 		for _, kind := range []Kind{KindHash, KindSorted} {
 			t.Run(c.name+"/"+string(kind), func(t *testing.T) {
 				def := Definition{Name: "r", Key: c.key, Kind: kind}
 				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
-					return buildIn(t, filepath.Join(dir, "ix", c.name, string(kind), folder), def, lake, c.uris, opts...)
+					return buildIn(t, filepath.Join(dir, "ix", c.name, string(kind), folder), def, c.data, c.uris, opts...)
 				}
 				pIdx, p, pSt := build("parts", WithMemory(c.memory))
 				if c.parts == 0 {
