@@ -53,6 +53,9 @@ type BuildStats struct {
 	// key ids (every row fit the memory budget at 8 bytes), not spilled in
 	// sorted runs and merged.
 	KeyIDs bool
+	// Partitions is how many partition files the partitioned key-id path
+	// wrote (0 when the build did not take it; see KeyIDs).
+	Partitions int
 }
 
 // buildWorkers is how many data files a build scans at once (fewer under a
@@ -239,6 +242,12 @@ type buildConfig struct {
 	// noKeyIDs turns the key-id path off (keyids.go), so that tests can
 	// compare its fragments with the run path's.
 	noKeyIDs bool
+	// partitioned takes the partitioned key-id path (partitions.go)
+	// instead of the key-id path: set when the key ids outgrow the budget.
+	partitioned bool
+	// onPartition, if set, is called as the partitioned path starts
+	// sorting each partition (tests stop a build there).
+	onPartition func(p *partitions, i int)
 }
 
 // DefaultBuildMemory is a build's default memory budget (WithMemory).
@@ -287,7 +296,8 @@ type BuildProgress struct {
 	DataBytes  int64  // bytes of the data files scanned
 	Entries    int64  // entries produced (scan) or written (merge, done)
 	Runs       int    // sorted runs spilled to temporary files
-	SpillBytes int64  // bytes of the spilled runs
+	Partitions int    // partition files of the partitioned key-id path
+	SpillBytes int64  // bytes of the spilled runs and partition files
 	Fragments  int    // fragment files written
 	IndexBytes int64  // bytes of the fragments written
 	Elapsed    time.Duration
@@ -297,20 +307,45 @@ type BuildProgress struct {
 const progressEvery = time.Second
 
 // build scans uris, adds them to man.Files and their fragments to
-// man.Fragments.
+// man.Fragments. It takes the first path that can build the index within
+// the budget: the key-id path, the partitioned key-id path, the run path.
+// A path that finds it cannot (errKeyIDsFull: rows or keys past the
+// budget, a key other than int) hands over to the next, which scans again;
+// the reads of every scan count (BuildStats.Requests).
 func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, uris []string, opts ...BuildOption) (BuildStats, error) {
 	start := time.Now()
 	cfg := newBuildConfig(opts)
-	var st BuildStats
 	m := new(meter)
 	tmp, err := newSpillDir(cfg.tempDir)
 	if err != nil {
-		return st, err
+		return BuildStats{}, err
 	}
 	defer tmp.remove()
+	files, skipped, class, next := len(man.Files), len(man.Skipped), man.KeyClass, man.NextFileID
+	for {
+		st, err := buildOnce(ctx, idx, man, res, uris, cfg, m, tmp, start)
+		if !errors.Is(err, errKeyIDsFull) || cfg.noKeyIDs {
+			return st, err
+		}
+		// The next path starts from the manifest as it was.
+		man.Files, man.Skipped, man.KeyClass, man.NextFileID = man.Files[:files], man.Skipped[:skipped], class, next
+		if cfg.partitioned {
+			cfg.noKeyIDs = true
+		} else {
+			cfg.partitioned = true
+		}
+	}
+}
+
+// buildOnce is build on one path (cfg).
+func buildOnce(ctx context.Context, idx store.Store, man *Manifest, res Resolver, uris []string, cfg buildConfig, m *meter, tmp *spillDir, start time.Time) (BuildStats, error) {
+	var st BuildStats
 	b := newBuilder(cfg, &man.Definition, tmp, len(uris), start)
 	stop := b.reportEvery(progressEvery)
-	defer func() { stop() }()
+	defer stop()
+	if b.part != nil {
+		defer b.part.close()
+	}
 
 	scan := b.scanAll
 	if cfg.engine != nil {
@@ -321,21 +356,22 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 		// Before any run was emitted: the local scan builds it.
 		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
 	}
-	if b.kid != nil && keyIDsFull(results, err) {
-		// More rows or keys than the key-id path holds within the budget
-		// (it stops as soon as a file's footer shows it): the run path
-		// scans again, from a builder of its own. The reads of the scan
-		// stopped were issued: m keeps counting them (BuildStats.Requests).
-		stop()
-		cfg.noKeyIDs = true
-		b = newBuilder(cfg, &man.Definition, tmp, len(uris), start)
-		stop = b.reportEvery(progressEvery)
-		results, err = b.scanAll(ctx, m, res, man.NextFileID, uris)
+	if (b.kid != nil || b.part != nil) && keyIDsFull(results, err) {
+		// More rows or keys than the path holds within the budget (it
+		// stops as soon as a file's footer shows it). The reads of the
+		// scan stopped were issued: m keeps counting them.
+		return st, errKeyIDsFull
 	}
 	if err != nil {
 		return st, err
 	}
-	st.KeyIDs = b.kid != nil
+	if b.part != nil {
+		if ok, _ := b.part.fits(); !ok {
+			return st, errKeyIDsFull
+		}
+		st.Partitions = b.part.n
+	}
+	st.KeyIDs = b.kid != nil || b.part != nil
 	for i := range results {
 		r := &results[i]
 		if r.err != nil {

@@ -64,12 +64,14 @@ func TestBuildUnderTinyBudget(t *testing.T) {
 					t.Fatalf("default budget spilled %d runs", memProg.Runs)
 				}
 				// Int keys without cover or aggregates take the key-id
-				// path (keyids.go) when they fit; the tiny budget never
-				// does: its fragments are the run path's.
+				// path (keyids.go) when they fit; under the tiny budget
+				// they would take the partitioned one (partitions.go,
+				// TestPartitionedBuildMatchesRuns): turned off, so that
+				// the tiny build's fragments are the run path's.
 				if want := def.Key == "user_id" && len(def.Cover) == 0 && len(def.Aggregates) == 0; memSt.KeyIDs != want {
 					t.Fatalf("default budget: key-id path %v, want %v", memSt.KeyIDs, want)
 				}
-				tinyMan, tinyIdx, tinyProg, tinySt := build("tiny-"+def.Name, WithMemory(64<<10))
+				tinyMan, tinyIdx, tinyProg, tinySt := build("tiny-"+def.Name, WithMemory(64<<10), func(c *buildConfig) { c.noKeyIDs = true })
 				if tinySt.KeyIDs {
 					t.Fatal("tiny budget took the key-id path")
 				}

@@ -61,6 +61,9 @@ type builder struct {
 	// kid, when set, is the key-id path (keyids.go): the scan stores key
 	// ids per row instead of filling sort buffers.
 	kid *keyIDs
+	// part, when set, is the partitioned key-id path (partitions.go): the
+	// scan writes (key, row) records to partition files.
+	part *partitions
 
 	mu   sync.Mutex // guards runs, mems and prog's non-atomic fields
 	runs []string   // spilled run files
@@ -79,11 +82,20 @@ func newBuilder(cfg buildConfig, def *Definition, tmp *spillDir, files int, star
 	if sortBudget < cfg.memory/2 {
 		sortBudget = cfg.memory / 2
 	}
+	keyIDs := cfg.engine == nil && !cfg.noKeyIDs && len(def.Cover) == 0 && len(def.Aggregates) == 0
 	workers := int(min(int64(buildWorkers), max(1, sortBudget/minWorkerBytes), int64(max(files, 1))))
+	if keyIDs && cfg.partitioned {
+		// No sort buffers: a worker holds its partitions' buffers.
+		workers = min(buildWorkers, max(files, 1))
+	}
 	b := &builder{cfg: cfg, def: def, tmp: tmp, start: start, workers: workers,
 		limit: min(sortBudget/int64(workers), maxWorkerBytes)}
 	b.prog.Phase, b.prog.Files = "scan", files
-	if cfg.engine == nil && !cfg.noKeyIDs && len(def.Cover) == 0 && len(def.Aggregates) == 0 {
+	switch {
+	case keyIDs && cfg.partitioned:
+		b.part = newPartitions(def.Kind, sortBudget, tmp, files, workers)
+		b.part.onPartition = cfg.onPartition
+	case keyIDs:
 		// The sort buffers stay empty on this path: it has their budget.
 		b.kid = newKeyIDs(sortBudget, files)
 	}
@@ -98,6 +110,12 @@ func (b *builder) snapshot() BuildProgress {
 	p.FilesDone = int(b.filesDone.Load())
 	p.Rows, p.DataBytes, p.Entries = b.rows.Load(), b.dataBytes.Load(), b.entries.Load()
 	p.Fragments, p.IndexBytes = int(b.frags.Load()), b.written.Load()
+	if b.part != nil {
+		p.SpillBytes += b.part.bytes.Load()
+		b.part.mu.Lock()
+		p.Partitions = b.part.n
+		b.part.mu.Unlock()
+	}
 	p.Elapsed = time.Since(b.start)
 	return p
 }
@@ -186,6 +204,11 @@ func (b *builder) scanAll(ctx context.Context, m *meter, res Resolver, firstID i
 			if failed.Load() {
 				return
 			}
+			if sw.pw != nil {
+				if errs[w] = sw.pw.done(); errs[w] != nil {
+					return
+				}
+			}
 			// The last buffer stays in memory as a run.
 			if len(sw.rb.refs) > 0 {
 				sw.rb.sort()
@@ -227,7 +250,7 @@ func (b *builder) spill(rb *runBuffer) error {
 // the aggregate partials of one key and data file that a worker spilled in
 // several pieces. It returns the fragments, their bytes and the entries
 // written.
-func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind Kind, aggs []Aggregate) ([]FragmentEntry, int64, int64, error) {
+func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind Kind, aggs []Aggregate) (_ []FragmentEntry, _ int64, _ int64, err error) {
 	b.setPhase("merge")
 	b.entries.Store(0)
 	// Too many runs to merge at once: merge them in groups first.
@@ -242,6 +265,10 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	// Two fragments' groups (one filled while the previous one is
 	// encoded) held in memory, when the key-id path leaves room for them.
 	memFrags := b.kid != nil && b.kid.spare() >= 2*memFragmentBytes
+	if b.part != nil {
+		_, spare := b.part.fits()
+		memFrags = spare >= 2*memFragmentBytes
+	}
 	var srcs []entrySource
 	closeAll := func() {
 		for _, s := range srcs {
@@ -262,6 +289,9 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	if b.kid != nil {
 		srcs = append(srcs, b.kid.source(kind))
 	}
+	if b.part != nil {
+		srcs = append(srcs, b.part.source(ctx))
+	}
 	var mg entrySource
 	if len(srcs) == 1 {
 		// One run (a key-id build, or one buffer): read as it is.
@@ -277,7 +307,14 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	defer mg.close()
 	fw := newFragmentWriter(ctx, idx, name, kind, b.tmp)
 	fw.inMemory = memFrags
-	defer fw.wait() // a fragment in flight when the merge fails
+	defer func() {
+		if err != nil {
+			// No manifest will list the fragments stored so far (nor the
+			// one in flight): they go.
+			fw.wait()
+			deleteFragments(ctx, idx, name, fw.out)
+		}
+	}()
 	fw.onFragment = func(fe FragmentEntry) {
 		b.frags.Add(1)
 		b.written.Add(fe.Size)
@@ -401,6 +438,7 @@ type scanWorker struct {
 	b     *builder
 	file  int // the file being scanned, in build order
 	rb    *runBuffer
+	pw    *partWriter // the partitioned key-id path's buffers
 	err   error
 	cover []byte
 	vals  []chunkValues
@@ -423,7 +461,11 @@ func (w *scanWorker) countEntries() {
 }
 
 func newScanWorker(b *builder) *scanWorker {
-	return &scanWorker{b: b, rb: newRunBuffer(b.limit), aggs: map[string]*aggState{}}
+	w := &scanWorker{b: b, rb: newRunBuffer(b.limit), aggs: map[string]*aggState{}}
+	if b.part != nil {
+		w.pw = newPartWriter(b.part)
+	}
+	return w
 }
 
 // emit adds an entry to the sort buffer, spilling it first when full.
@@ -568,6 +610,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		if err := kid.openFile(w.file, fe, class); err != nil {
 			return "", err
 		}
+	} else if part := w.b.part; part != nil {
+		if err := part.openFile(w.file, fe, class); err != nil {
+			return "", err
+		}
+		part.sampleFooter(f.Metadata(), keyCol)
 	}
 	// Columns decoded per row group: the key (as keys) at 0, then each
 	// distinct cover or aggregate column (as hoisted values).
@@ -639,6 +686,11 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		}
 		if kid := w.b.kid; kid != nil {
 			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+				return "", err
+			}
+			w.emitted += n
+		} else if w.pw != nil {
+			if err := w.pw.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
 				return "", err
 			}
 			w.emitted += n

@@ -55,13 +55,12 @@ type keySlot struct {
 type keyIDs struct {
 	limit int64 // bytes the ids, places and dictionary may take
 
-	mu     sync.Mutex
-	rows   int64 // rows reserved (files opened)
-	opened int   // files opened
-	table  []keySlot
-	shift  uint       // 64 - log2(len(table))
-	vals   []uint64   // distinct key values (as encoded: sign bit flipped) by id
-	ids    [][]uint32 // per data file in build order: each row's id
+	mu    sync.Mutex
+	rows  footerRows // rows reserved (files opened)
+	table []keySlot
+	shift uint       // 64 - log2(len(table))
+	vals  []uint64   // distinct key values (as encoded: sign bit flipped) by id
+	ids   [][]uint32 // per data file in build order: each row's id
 	// rgStarts are each file's row groups' first rows; firstID is the
 	// file id of the build's first file.
 	rgStarts [][]int64
@@ -69,7 +68,7 @@ type keyIDs struct {
 }
 
 func newKeyIDs(limit int64, files int) *keyIDs {
-	k := &keyIDs{limit: limit, ids: make([][]uint32, files), rgStarts: make([][]int64, files)}
+	k := &keyIDs{limit: limit, ids: make([][]uint32, files), rgStarts: make([][]int64, files), rows: footerRows{files: files}}
 	k.resize(1 << 16)
 	return k
 }
@@ -89,7 +88,7 @@ func (k *keyIDs) resize(n int) {
 
 // charge is the memory the path holds or will hold; k.mu held.
 func (k *keyIDs) charge() int64 {
-	return k.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
+	return k.rows.rows*keyIDRowBytes + int64(len(k.vals))*keyIDKeyBytes
 }
 
 // spare is the part of the budget that the sorted places and keys leave
@@ -98,7 +97,7 @@ func (k *keyIDs) charge() int64 {
 func (k *keyIDs) spare() int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.limit - k.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
+	return k.limit - k.rows.rows*keyIDRowBytes/2 - int64(len(k.vals))*keyIDKeyBytes
 }
 
 // openFile reserves the ids of data file i (in build order), whose footer
@@ -109,13 +108,7 @@ func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.rows += fe.Rows
-	k.opened++
-	// The files not opened yet are counted as the opened ones' average:
-	// a build far larger than the budget (a lake of many large files)
-	// leaves the path at its first files' footers, not after scanning
-	// as many rows as the budget holds for nothing.
-	est := k.rows + int64(len(k.ids)-k.opened)*(k.rows/int64(k.opened))
+	est := k.rows.add(fe.Rows)
 	if k.charge() > k.limit || est*keyIDRowBytes > k.limit || est > math.MaxUint32-1 {
 		return errKeyIDsFull
 	}
@@ -179,6 +172,23 @@ func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
 	return nil
 }
 
+// footerRows counts the rows of the data files a build has opened (their
+// footers) and expects as many a file, the opened ones' average, of the
+// files not opened yet: a build far larger than the budget (a lake of many
+// large files) leaves a key-id path at its first files' footers, not after
+// scanning as many rows as the budget holds for nothing.
+type footerRows struct {
+	rows          int64
+	opened, files int
+}
+
+// add counts a file of n rows and returns the rows expected in all.
+func (f *footerRows) add(n int64) int64 {
+	f.rows += n
+	f.opened++
+	return f.rows + int64(f.files-f.opened)*(f.rows/int64(f.opened))
+}
+
 // keyIDSource yields a key-id build's entries in fragment order (an
 // entrySource for the merge).
 type keyIDSource struct {
@@ -213,65 +223,10 @@ type keyIDSource struct {
 func (k *keyIDs) source(kind Kind) *keyIDSource {
 	s := &keyIDSource{firstID: k.firstID, f: -1, rgStarts: k.rgStarts, r: -1}
 	k.table = nil
-	nk := len(k.vals)
-	// The distinct keys in fragment order: by value (an encoded key's
-	// order is its big-endian bytes' order), under a hash row index by
-	// bucket first.
-	type item struct {
-		bucket int32
-		id     uint32
-		v      uint64
-	}
-	items := make([]item, nk)
-	byValue := func(a, b item) int { return cmp.Compare(a.v, b.v) }
-	if kind == KindSorted {
-		for id, v := range k.vals {
-			items[id] = item{id: uint32(id), v: v}
-		}
-		slices.SortFunc(items, byValue)
-	} else {
-		// A counting sort by bucket, then each bucket's few keys by value:
-		// faster than one comparison sort of all keys by (bucket, value).
-		// Buckets are hashed twice (counted, then placed): cheaper than
-		// keeping them.
-		var kbuf [9]byte
-		kbuf[0] = tagInt
-		bucket := func(v uint64) int32 {
-			binary.BigEndian.PutUint64(kbuf[1:], v)
-			return bucketOf(kbuf[:])
-		}
-		at := make([]int32, numBuckets+1)
-		for _, v := range k.vals {
-			at[bucket(v)+1]++
-		}
-		for b := range numBuckets {
-			at[b+1] += at[b]
-		}
-		next := slices.Clone(at[:numBuckets])
-		for id, v := range k.vals {
-			b := bucket(v)
-			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
-			next[b]++
-		}
-		for b := range numBuckets {
-			if at[b+1]-at[b] > 1 {
-				slices.SortFunc(items[at[b]:at[b+1]], byValue)
-			}
-		}
-	}
-	s.keys = make([]uint64, nk)
-	if kind != KindSorted {
-		s.buckets = make([]int32, nk)
-	}
-	rank := make([]uint32, nk)
-	for r, it := range items {
-		s.keys[r] = it.v
-		if s.buckets != nil {
-			s.buckets[r] = it.bucket
-		}
-		rank[it.id] = uint32(r)
-	}
-	items, k.vals = nil, nil
+	var rank []uint32
+	s.keys, s.buckets, rank = rankKeys(k.vals, kind)
+	nk := len(s.keys)
+	k.vals = nil
 	// Counting sort of the rows by rank; rows are visited in file order,
 	// so each key's rows come out in (file, rg, row) order.
 	s.from = make([]uint32, nk+1)
@@ -308,6 +263,79 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 	}
 	return s
 }
+
+// rankKeys puts distinct keys (values encoded as in keyIDs.vals) in
+// fragment order: by value (an encoded key's order is its big-endian
+// bytes' order), under a hash row index by bucket first. It returns the
+// keys in that order, their buckets (nil for a sorted row index) and each
+// key's rank by its index in vals.
+func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []uint32) {
+	nk := len(vals)
+	type item struct {
+		bucket int32
+		id     uint32
+		v      uint64
+	}
+	items := make([]item, nk)
+	byValue := func(a, b item) int { return cmp.Compare(a.v, b.v) }
+	if kind == KindSorted {
+		for id, v := range vals {
+			items[id] = item{id: uint32(id), v: v}
+		}
+		slices.SortFunc(items, byValue)
+	} else {
+		// A counting sort by bucket, then each bucket's few keys by value:
+		// faster than one comparison sort of all keys by (bucket, value).
+		// Buckets are hashed twice (counted, then placed): cheaper than
+		// keeping them.
+		at := make([]int32, numBuckets+1)
+		for _, v := range vals {
+			at[intBucket(v)+1]++
+		}
+		for b := range numBuckets {
+			at[b+1] += at[b]
+		}
+		next := slices.Clone(at[:numBuckets])
+		for id, v := range vals {
+			b := intBucket(v)
+			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
+			next[b]++
+		}
+		for b := range numBuckets {
+			if at[b+1]-at[b] > 1 {
+				slices.SortFunc(items[at[b]:at[b+1]], byValue)
+			}
+		}
+	}
+	keys = make([]uint64, nk)
+	if kind != KindSorted {
+		buckets = make([]int32, nk)
+	}
+	rank = make([]uint32, nk)
+	for r, it := range items {
+		keys[r] = it.v
+		if buckets != nil {
+			buckets[r] = it.bucket
+		}
+		rank[it.id] = uint32(r)
+	}
+	return keys, buckets, rank
+}
+
+// intHash is the FNV-1a 64 hash of an int key's encoding (tagInt, then v
+// big-endian): bucketOf's hash, without building the key.
+func intHash(v uint64) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	h = (h ^ tagInt) * prime
+	for sh := 56; sh >= 0; sh -= 8 {
+		h = (h ^ (v >> uint(sh) & 0xff)) * prime
+	}
+	return h
+}
+
+// intBucket is bucketOf of an int key's encoding.
+func intBucket(v uint64) int32 { return int32(intHash(v) >> 48) }
 
 // flatGroup is a row group of a key-id build: its first row in the
 // build's numbering, its file and its index in the file.

@@ -14,8 +14,8 @@ import (
 // boundaries, nulls between and inside them) three ways: on the key-id
 // path (asserted through BuildStats.KeyIDs), on the run path (key ids
 // turned off), and under a budget that holds the first file's ids but not
-// all of them, so that the key-id path stops mid-scan and the run path
-// scans again. All three must write the same data-file tables and the same
+// all of them, so that the key-id path stops mid-scan and the partitioned
+// key-id path scans again. All three must write the same data-file tables and the same
 // fragments, byte for byte; the build that scanned again counts the reads
 // of the scan stopped. A string key never takes the key-id path.
 func TestKeyIDBuildMatchesRuns(t *testing.T) {
@@ -38,15 +38,7 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 			t.Run(key+"/"+string(kind), func(t *testing.T) {
 				def := Definition{Name: "r", Key: key, Kind: kind}
 				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
-					idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix", key, string(kind), folder))
-					if err != nil {
-						t.Fatal(err)
-					}
-					man, st, err := Create(ctx, idx, def, StoreResolver{lake}, nk, append(opts, WithTempDir(t.TempDir()))...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return idx, man, st
+					return buildIn(t, filepath.Join(dir, "ix", key, string(kind), folder), def, lake, nk, opts...)
 				}
 				idIdx, ids, idSt := build("ids")
 				if want := key != "s"; idSt.KeyIDs != want {
@@ -58,14 +50,14 @@ func TestKeyIDBuildMatchesRuns(t *testing.T) {
 				}
 				sameBuild(t, idIdx, ids, runIdx, runs)
 				midIdx, mid, midSt := build("mid", WithMemory(stopsMidScan))
-				if midSt.KeyIDs {
-					t.Fatal("a budget short of the second file's ids kept the key-id path")
+				if want := key != "s"; midSt.KeyIDs != want || (midSt.Partitions > 0) != want {
+					t.Fatalf("a budget short of the second file's ids: key ids %v, %d partitions; want the partitioned path %v", midSt.KeyIDs, midSt.Partitions, want)
 				}
 				if midSt.Files != len(nk) || midSt.Entries != idSt.Entries {
 					t.Fatalf("after the key-id path stopped: %d files, %d entries; want %d, %d", midSt.Files, midSt.Entries, len(nk), idSt.Entries)
 				}
 				// The stopped scan read the first two files: its reads
-				// count, beside the run path's.
+				// count, beside the next path's.
 				if midSt.Requests <= runSt.Requests || midSt.BytesRead <= runSt.BytesRead {
 					t.Fatalf("a build that scanned again counts %d requests, %d bytes; the run path alone %d, %d", midSt.Requests, midSt.BytesRead, runSt.Requests, runSt.BytesRead)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/fileindex"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/rowindex"
 )
 
 func TestProgressLogLines(t *testing.T) {
@@ -162,5 +163,28 @@ func TestProgressOfLongSteps(t *testing.T) {
 	_, _, errs := run(t, dir, "compact", "plays")
 	if !strings.Contains(errs, "row compact  [########################] 2/2") {
 		t.Errorf("compact's row index progress:\n%s", errs)
+	}
+}
+
+// TestBuildProgressSpill: a build's text line names what it spilled: runs
+// on the run path, partition files on the partitioned key-id path, nothing
+// on the key-id path.
+func TestBuildProgressSpill(t *testing.T) {
+	for _, c := range []struct {
+		bp   rowindex.BuildProgress
+		want string
+	}{
+		{rowindex.BuildProgress{Phase: "merge", Runs: 3, SpillBytes: 3 << 20}, "  3 runs spilled (3.0 MiB)"},
+		{rowindex.BuildProgress{Phase: "merge", Partitions: 128, SpillBytes: 2047 << 20}, "  128 partitions (2047.0 MiB)"},
+		{rowindex.BuildProgress{Phase: "merge"}, ""},
+	} {
+		line := formatBuildProgress(c.bp)
+		if c.want == "" {
+			if strings.Contains(line, "spilled") || strings.Contains(line, "partitions") {
+				t.Errorf("%q names a spill", line)
+			}
+		} else if !strings.Contains(line, c.want) {
+			t.Errorf("%q lacks %q", line, c.want)
+		}
 	}
 }

@@ -83,6 +83,8 @@ func formatBuildProgress(bp rowindex.BuildProgress) string {
 	}
 	if bp.Runs > 0 {
 		fmt.Fprintf(&b, "  %d runs spilled (%.1f MiB)", bp.Runs, float64(bp.SpillBytes)/(1<<20))
+	} else if bp.Partitions > 0 {
+		fmt.Fprintf(&b, "  %d partitions (%.1f MiB)", bp.Partitions, float64(bp.SpillBytes)/(1<<20))
 	}
 	if bp.Phase != "scan" {
 		fmt.Fprintf(&b, "  %d fragments (%.1f MiB)", bp.Fragments, float64(bp.IndexBytes)/(1<<20))

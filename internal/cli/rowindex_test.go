@@ -71,9 +71,9 @@ func TestRowIndexCommands(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestAddRowIndexMemory: a build under a tiny --memory spills sorted runs,
-// reports them on stderr, and gives the same entries as the default
-// budget.
+// TestAddRowIndexMemory: a build under a tiny --memory spills (an int key's
+// rows to partition files, on the partitioned key-id path), reports it on
+// stderr, and gives the same entries as the default budget.
 func TestAddRowIndexMemory(t *testing.T) {
 	dir := t.TempDir()
 	lakeDir, files := genLake(t, lakegen.Config{Seed: 3, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000})
@@ -93,8 +93,8 @@ func TestAddRowIndexMemory(t *testing.T) {
 		t.Fatalf("slim build %v, wide build %v (names of equal length: the name is in the fragment)", tight, wide)
 	}
 	// --json: the build's progress as JSON lines on stderr, its last one
-	// counting the spilled runs.
-	if !regexp.MustCompile(`"phase":"row index done".*"final":true.*"runs":[1-9]`).MatchString(errs) {
+	// counting the bytes spilled.
+	if !regexp.MustCompile(`"phase":"row index done".*"final":true.*"spill_bytes":[1-9]`).MatchString(errs) {
 		t.Fatalf("progress on stderr: %q", errs)
 	}
 	if code, _, _ := run(t, dir, "add-row-index", "plays", "--key", "user_id", "--name", "bad", "--memory", "12 parsecs"); code == 0 {

@@ -1,0 +1,722 @@
+package rowindex
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The build's partitioned key-id path, for int keys whose rows do not fit
+// the budget at keyIDRowBytes (the key-id path's per-row ids): one scan
+// writes a compact record (key value, row in its file) per row to one of P
+// partition files in the build's spill folder, by bucket range under a
+// hash row index (fragments are in bucket order) and by key range under a
+// sorted one (bounds from the keys of the first row group decoded, a
+// sample of the rows, so that partitions hold about as many rows). Then,
+// partition by partition in fragment order, the records are read twice:
+// once to give each distinct key an id in a table and count its rows,
+// once, after the keys are ranked in fragment order, to counting-sort the
+// rows by rank. Each partition's entries go to the one fragment writer as
+// the key-id path's do (keyIDSource), so the writer sees one stream in
+// fragment order and the fragments are the same bytes.
+//
+// Memory: a partition costs 4 bytes a row (its rows' places) and
+// keyIDKeyBytes a key while it is sorted; P is chosen from the rows the
+// first footer lets one expect so that an average partition takes at most
+// half the budget even if every row had its own key. A partition's rows
+// and distinct keys (estimated during the scan by linear counting) are
+// checked against the budget before the first fragment is written; a
+// build that does not fit, has a key other than int, or more than 2³²-1
+// rows goes to the run path (errKeyIDsFull), as does one whose estimate
+// proved wrong while sorting (its fragments are deleted first).
+
+// partRecordBytes is one record of a partition file as a worker buffers
+// it: the key value (encoded, as keyIDs.vals) and the row in its data
+// file, little endian. A block whose keys share their high 32 bits (ids
+// below 2³², the common case) is stored with partNarrowBytes a record: the
+// key's low 32 bits and the row, the high bits once in the block's entry
+// (a third less to write and read twice).
+const (
+	partRecordBytes = 12
+	partNarrowBytes = 8
+)
+
+// partPlaceBytes is the memory of one row of the partition being sorted:
+// its place in the sorted order.
+const partPlaceBytes = 4
+
+// Partition counts are powers of two between minPartitions and
+// maxPartitions. The upper bound keeps the scan's buffers (workers × P ×
+// the buffer) and the number of blocks small: 1,024 partitions hold 2³²
+// rows at 4 M rows (16 MiB of places) each.
+const (
+	minPartitions = 2
+	maxPartitions = 1024
+)
+
+// partBufferBytes is the most a scan worker buffers for one partition
+// before writing it as a block (fewer when workers × P buffers would take
+// more than an eighth of the budget; never under partMinBuffer). At 8
+// workers and 128 partitions, 32 KiB buffers take 32 MiB.
+const (
+	partBufferBytes = 32 << 10
+	partMinBuffer   = 4 << 10
+)
+
+// A partition's distinct keys are estimated during the scan by linear
+// counting of a sample of them: the keys whose hash's top sketchSampleLog
+// bits are 0 (1 in 16) set a bit of a bitmap of sketchBits, and
+// 16 m ln(m/zeros) estimates the keys, within a few percent up to about
+// 16 m ln m ≈ 1.1 M keys a partition; a full bitmap counts as a key per
+// row. Sampling keeps the bitmaps (a worker's are P × 1 KiB) in cache and
+// touches them for one row in 16.
+const (
+	sketchLog       = 13
+	sketchBits      = 1 << sketchLog
+	sketchSampleLog = 4
+)
+
+// partitions is the scan side of a partitioned key-id build: the partition
+// files and what is known of the data files.
+type partitions struct {
+	kind    Kind
+	limit   int64 // bytes a partition's places and keys may take
+	tmp     *spillDir
+	workers int
+	bytes   atomic.Int64 // bytes written to partition files
+	// onPartition, if set, is called as partition i starts being sorted
+	// (tests stop a build there, or change the budget).
+	onPartition func(p *partitions, i int)
+
+	mu       sync.Mutex
+	n        int         // partitions; 0 until the first file opens
+	shift    uint        // hash: a key's partition is its hash >> shift
+	bounds   []uint64    // sorted: partition p holds keys in [bounds[p-1], bounds[p])
+	sampled  atomic.Bool // sorted: bounds are set
+	bufBytes int
+	parts    []partFile
+	rows     footerRows // rows reserved (files opened)
+	fileRows []int64    // per data file in build order: its rows
+	rgStarts [][]int64
+	firstID  int32
+	sketch   []uint64 // per partition sketchBits bits: the workers' sketches ORed
+}
+
+// partFile is one partition's file: blocks of records, each written by
+// one worker from one data file, rows increasing within a block.
+type partFile struct {
+	f      *os.File
+	size   int64
+	rows   int64
+	blocks []partBlock
+}
+
+// partBlock is a block of n records of data file file at off; narrow
+// ones (partNarrowBytes) have the keys' high 32 bits in hi.
+type partBlock struct {
+	off    int64
+	file   int32
+	n      int32
+	hi     uint32
+	narrow bool
+}
+
+// size is the block's bytes.
+func (b *partBlock) size() int64 {
+	if b.narrow {
+		return int64(b.n) * partNarrowBytes
+	}
+	return int64(b.n) * partRecordBytes
+}
+
+// decode decodes the block's records (rec) into keys and rows (reused).
+func (b *partBlock) decode(rec []byte, keys []uint64, rows []uint32) ([]uint64, []uint32) {
+	keys, rows = keys[:0], rows[:0]
+	if b.narrow {
+		hi := uint64(b.hi) << 32
+		for o := 0; o+partNarrowBytes <= len(rec); o += partNarrowBytes {
+			keys = append(keys, hi|uint64(binary.LittleEndian.Uint32(rec[o:])))
+			rows = append(rows, binary.LittleEndian.Uint32(rec[o+4:]))
+		}
+		return keys, rows
+	}
+	for o := 0; o+partRecordBytes <= len(rec); o += partRecordBytes {
+		keys = append(keys, binary.LittleEndian.Uint64(rec[o:]))
+		rows = append(rows, binary.LittleEndian.Uint32(rec[o+8:]))
+	}
+	return keys, rows
+}
+
+// narrow stores rec's records narrow in place when their keys share their
+// high 32 bits, and reports whether it did and those bits.
+func narrow(rec []byte) ([]byte, uint32, bool) {
+	hi := binary.LittleEndian.Uint32(rec[4:])
+	for o := 0; o < len(rec); o += partRecordBytes {
+		if binary.LittleEndian.Uint32(rec[o+4:]) != hi {
+			return rec, 0, false
+		}
+	}
+	n := 0
+	for o := 0; o < len(rec); o += partRecordBytes {
+		copy(rec[n:n+4], rec[o:o+4])
+		copy(rec[n+4:n+8], rec[o+8:o+12])
+		n += partNarrowBytes
+	}
+	return rec[:n], hi, true
+}
+
+func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
+	return &partitions{kind: kind, limit: limit, tmp: tmp, workers: workers,
+		fileRows: make([]int64, files), rgStarts: make([][]int64, files), rows: footerRows{files: files}}
+}
+
+// openFile reserves data file i (in build order), whose footer fe holds;
+// class is its key class. The first file sets the number of partitions.
+func (p *partitions) openFile(i int, fe *FileEntry, class KeyClass) error {
+	if class != KeyInt {
+		return errKeyIDsFull
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	est := p.rows.add(fe.Rows)
+	if est > math.MaxUint32-1 {
+		return errKeyIDsFull
+	}
+	if p.n == 0 {
+		// An average partition within half the budget even at a key a row.
+		per := max(p.limit/2/(partPlaceBytes+keyIDKeyBytes), 1)
+		n := min(max(1<<bits.Len64(uint64(est/per)), minPartitions), maxPartitions)
+		if est/int64(n)*partPlaceBytes > p.limit/2 {
+			// Even the most partitions leave their rows over the budget.
+			return errKeyIDsFull
+		}
+		p.n = n
+		p.shift = uint(64 - bits.Len(uint(n-1)))
+		p.parts = make([]partFile, n)
+		p.sketch = make([]uint64, n*sketchBits/64)
+		p.bufBytes = int(min(partBufferBytes, max(partMinBuffer, p.limit/8/int64(p.workers*n))))
+		p.bufBytes -= p.bufBytes % partRecordBytes
+	}
+	p.fileRows[i] = fe.Rows
+	p.rgStarts[i] = fe.RowGroupStarts
+	p.firstID = fe.ID - int32(i)
+	return nil
+}
+
+// sampleFooter sets a sorted build's key-range bounds from the footer of a
+// data file whose row groups are in key order (each one's least key at or
+// above the previous one's greatest, by their statistics; a file sorted by
+// the key, as prepare writes): their least keys are the file's row
+// quantiles, where the first row group's keys (sample) would put every
+// bound below the rest of the file. Other files leave it to sample. The
+// bounds only balance the partitions: any bounds give the same index.
+func (p *partitions) sampleFooter(md *format.FileMetaData, col int) {
+	if p.kind != KindSorted || p.sampled.Load() || len(md.RowGroups) < 2 {
+		return
+	}
+	var mins []uint64
+	var prevMax uint64
+	for g := range md.RowGroups {
+		if md.RowGroups[g].NumRows == 0 {
+			continue
+		}
+		cm := &md.RowGroups[g].Columns[col].MetaData
+		lo, ok1 := statKey(cm.Type, cm.Statistics.MinValue)
+		hi, ok2 := statKey(cm.Type, cm.Statistics.MaxValue)
+		if !ok1 || !ok2 || lo > hi || len(mins) > 0 && lo < prevMax {
+			return
+		}
+		mins, prevMax = append(mins, lo), hi
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sampled.Load() || len(mins) < 2 {
+		return
+	}
+	for q := 1; q < p.n; q++ {
+		i := q * len(mins) / p.n
+		if i == 0 {
+			continue
+		}
+		if b := mins[i]; len(p.bounds) == 0 || b > p.bounds[len(p.bounds)-1] {
+			p.bounds = append(p.bounds, b)
+		}
+	}
+	p.sampled.Store(true)
+}
+
+// statKey is an int key's value (encoded, as keyIDs.vals) from a plain
+// INT32 or INT64 statistic, as the scan encodes the column's values.
+func statKey(t format.Type, b []byte) (uint64, bool) {
+	var i int64
+	switch {
+	case t == format.Int32 && len(b) == 4:
+		i = int64(int32(binary.LittleEndian.Uint32(b)))
+	case t == format.Int64 && len(b) == 8:
+		i = int64(binary.LittleEndian.Uint64(b))
+	default:
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(appendIntKey(nil, i)[1:]), true
+}
+
+// sample sets a sorted build's key-range bounds from the keys of the first
+// row group decoded: the values at every n-th part of its rows, so that
+// the partitions hold about as many rows if the group is like the rest.
+// Equal bounds collapse, so a hot key is one partition's, never split.
+func (p *partitions) sample(keys *chunkValues, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sampled.Load() {
+		return
+	}
+	var vs []uint64
+	for r := range n {
+		if key := keys.row(r); len(key) == 9 && key[0] == tagInt {
+			vs = append(vs, binary.BigEndian.Uint64(key[1:]))
+		}
+	}
+	if len(vs) == 0 {
+		return // a group of null keys: the next one samples
+	}
+	slices.Sort(vs)
+	for q := 1; q < p.n; q++ {
+		b := vs[q*len(vs)/p.n]
+		if len(p.bounds) == 0 || b > p.bounds[len(p.bounds)-1] {
+			p.bounds = append(p.bounds, b)
+		}
+	}
+	p.sampled.Store(true)
+}
+
+// of returns the partition of an encoded key value.
+func (p *partitions) of(v uint64) int {
+	if p.kind == KindSorted {
+		i, found := slices.BinarySearch(p.bounds, v)
+		if found {
+			i++
+		}
+		return i
+	}
+	return int(intHash(v) >> p.shift)
+}
+
+// write stores a block of records of data file file in partition i (rec
+// is the caller's buffer, which it may change).
+func (p *partitions) write(i, file int, rec []byte) error {
+	blk := partBlock{file: int32(file), n: int32(len(rec) / partRecordBytes)}
+	rec, blk.hi, blk.narrow = narrow(rec)
+	p.mu.Lock()
+	pf := &p.parts[i]
+	if pf.f == nil {
+		f, err := p.tmp.create(fmt.Sprintf("part%04d", i))
+		if err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("rowindex: partition file: %w", err)
+		}
+		pf.f = f
+	}
+	blk.off = pf.size
+	pf.size += int64(len(rec))
+	pf.rows += int64(blk.n)
+	pf.blocks = append(pf.blocks, blk)
+	f := pf.f
+	p.mu.Unlock()
+	// Blocks are written at offsets reserved under the lock, the writes
+	// themselves in parallel.
+	if _, err := f.WriteAt(rec, blk.off); err != nil {
+		return fmt.Errorf("rowindex: writing a partition: %w", err)
+	}
+	p.bytes.Add(int64(len(rec)))
+	return nil
+}
+
+// keys estimates partition i's distinct keys from its sketch (its rows
+// when the sketch is full).
+func (p *partitions) keys(i int) int64 {
+	zeros := 0
+	for _, w := range p.sketch[i*sketchBits/64 : (i+1)*sketchBits/64] {
+		zeros += 64 - bits.OnesCount64(w)
+	}
+	if zeros == 0 {
+		return p.parts[i].rows
+	}
+	est := int64(math.Ceil(sketchBits*math.Log(float64(sketchBits)/float64(zeros)))) << sketchSampleLog
+	// A margin for the estimate's error, which the sample makes at least
+	// a few times 1<<sketchSampleLog keys: a partition of 64 keys has
+	// none sampled 1.6 % of the time. A wrong estimate costs time, not
+	// the index: the partition that outgrows the budget hands the build to
+	// the run path.
+	return min(est+est/8+4<<sketchSampleLog, p.parts[i].rows)
+}
+
+// charge is what sorting partition i takes by the scan's estimate.
+func (p *partitions) charge(i int) int64 {
+	return p.parts[i].rows*partPlaceBytes + p.keys(i)*keyIDKeyBytes
+}
+
+// fits reports whether every partition can be sorted within the budget,
+// by the scan's estimate; spare is the budget the largest leaves free
+// (fragmentWriter.inMemory).
+func (p *partitions) fits() (ok bool, spare int64) {
+	most := int64(0)
+	for i := range p.parts {
+		most = max(most, p.charge(i))
+	}
+	return most <= p.limit, p.limit - most
+}
+
+// close closes and removes the partition files (the spill folder's
+// removal would too; this frees the disk as soon as the build is done).
+func (p *partitions) close() {
+	for i := range p.parts {
+		if f := p.parts[i].f; f != nil {
+			f.Close()
+			os.Remove(f.Name())
+			p.parts[i].f = nil
+		}
+	}
+}
+
+// partWriter is one scan worker's buffers: per partition the records of
+// the data file being scanned, and its sketches.
+type partWriter struct {
+	p      *partitions
+	file   int
+	bufs   [][]byte
+	sketch []uint64
+}
+
+func newPartWriter(p *partitions) *partWriter { return &partWriter{p: p, file: -1} }
+
+// addGroup adds the rows of one decoded row group of data file i (in build
+// order), whose first row is at row in the file.
+func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error {
+	p := w.p
+	if row < 0 || row+int64(n) > p.fileRows[i] {
+		// The row groups hold more rows than the footer says: the run
+		// path reads such a file (and says what is wrong with it).
+		return errKeyIDsFull
+	}
+	if w.bufs == nil {
+		w.bufs = make([][]byte, p.n)
+		for j := range w.bufs {
+			w.bufs[j] = make([]byte, 0, p.bufBytes)
+		}
+		w.sketch = make([]uint64, len(p.sketch))
+	}
+	if w.file != i {
+		if err := w.flush(); err != nil {
+			return err
+		}
+		w.file = i
+	}
+	if p.kind == KindSorted && !p.sampled.Load() {
+		p.sample(keys, n)
+	}
+	start := int32(0)
+	for r := range n {
+		end := keys.ends[r]
+		key := keys.data[start:end]
+		start = end
+		if len(key) == 0 { // null key: no entry
+			continue
+		}
+		if len(key) != 9 || key[0] != tagInt {
+			return errKeyIDsFull
+		}
+		v := binary.BigEndian.Uint64(key[1:])
+		j := p.of(v)
+		if x := v * 0x9E3779B97F4A7C15; x>>(64-sketchSampleLog) == 0 {
+			bit := j*sketchBits + int(x>>(64-sketchSampleLog-sketchLog))&(sketchBits-1)
+			w.sketch[bit>>6] |= 1 << (bit & 63)
+		}
+		b := binary.LittleEndian.AppendUint64(w.bufs[j], v)
+		b = binary.LittleEndian.AppendUint32(b, uint32(row)+uint32(r))
+		if len(b)+partRecordBytes > cap(b) {
+			if err := p.write(j, i, b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		w.bufs[j] = b
+	}
+	return nil
+}
+
+// flush writes the buffered records (at the end of a data file, so that a
+// block holds one file's rows) and merges the worker's sketches.
+func (w *partWriter) flush() error {
+	for j, b := range w.bufs {
+		if len(b) > 0 {
+			if err := w.p.write(j, w.file, b); err != nil {
+				return err
+			}
+			w.bufs[j] = b[:0]
+		}
+	}
+	return nil
+}
+
+// done flushes the worker's last file and merges its sketches.
+func (w *partWriter) done() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	p := w.p
+	p.mu.Lock()
+	for k, s := range w.sketch {
+		p.sketch[k] |= s
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// partSource yields a partitioned build's entries in fragment order (an
+// entrySource for the merge), sorting one partition at a time.
+type partSource struct {
+	ctx  context.Context
+	p    *partitions
+	s    *keyIDSource // the partition being read
+	part int          // the partition to sort next
+	buf  []byte
+	keys []uint64 // a block's records, decoded
+	rows []uint32
+	// table maps the partition's key values to their ids while counting,
+	// to their ranks after.
+	table keyTable
+}
+
+// source starts reading the partitions in order.
+func (p *partitions) source(ctx context.Context) *partSource {
+	s := &keyIDSource{firstID: p.firstID, f: -1, rgStarts: p.rgStarts, r: -1}
+	s.starts = make([]int64, len(p.fileRows)+1)
+	for f, n := range p.fileRows {
+		s.starts[f+1] = s.starts[f] + n
+	}
+	s.index()
+	return &partSource{ctx: ctx, p: p, s: s}
+}
+
+func (ps *partSource) next() (*entry, error) {
+	for {
+		e, err := ps.s.next()
+		if err != io.EOF {
+			return e, err
+		}
+		if ps.part >= len(ps.p.parts) {
+			return nil, io.EOF
+		}
+		if err := ps.load(ps.part); err != nil {
+			return nil, err
+		}
+		ps.part++
+	}
+}
+
+func (ps *partSource) close() error {
+	ps.p.close()
+	return nil
+}
+
+// partReadBytes is the most a read of a partition file takes: blocks that
+// follow each other in the file are read together up to it.
+const partReadBytes = 1 << 20
+
+// blocks calls fn with the records of each of the blocks bs of partition
+// i (key values and rows, valid during the call), in their order, reading
+// blocks that follow each other in the file at once.
+func (ps *partSource) blocks(i int, bs []partBlock, fn func(file int, keys []uint64, rows []uint32)) error {
+	f := ps.p.parts[i].f
+	for len(bs) > 0 {
+		k, end := 1, bs[0].off+bs[0].size()
+		for k < len(bs) && bs[k].off == end && end+bs[k].size()-bs[0].off <= partReadBytes {
+			end += bs[k].size()
+			k++
+		}
+		n := int(end - bs[0].off)
+		if cap(ps.buf) < n {
+			ps.buf = make([]byte, max(n, partReadBytes))
+		}
+		buf := ps.buf[:n]
+		if _, err := f.ReadAt(buf, bs[0].off); err != nil {
+			return fmt.Errorf("rowindex: reading a partition: %w", err)
+		}
+		for j := range k {
+			b := &bs[j]
+			sz := int(b.size())
+			ps.keys, ps.rows = b.decode(buf[:sz], ps.keys, ps.rows)
+			fn(int(b.file), ps.keys, ps.rows)
+			buf = buf[sz:]
+		}
+		bs = bs[k:]
+	}
+	return nil
+}
+
+// load sorts partition i's rows into fragment order as the next keys and
+// places of ps.s.
+func (ps *partSource) load(i int) error {
+	p, s := ps.p, ps.s
+	pf := &p.parts[i]
+	s.keys, s.buckets, s.places, s.from = nil, nil, nil, nil
+	s.r, s.at = -1, 0
+	if p.onPartition != nil {
+		p.onPartition(p, i)
+	}
+	// A partition is seconds of work on a large build: a cancelled build
+	// stops between two.
+	if err := ps.ctx.Err(); err != nil {
+		return err
+	}
+	if pf.rows == 0 {
+		return nil
+	}
+	// Count the rows of each key, giving keys ids in order of appearance.
+	t := &ps.table
+	t.reset(int(min(p.keys(i), pf.rows)))
+	var vals []uint64
+	var counts []uint32
+	over := false
+	// In file order (the order doesn't matter here): reads of many blocks.
+	err := ps.blocks(i, pf.blocks, func(_ int, keys []uint64, _ []uint32) {
+		for _, v := range keys {
+			id, ok := t.find(v)
+			if !ok {
+				if over {
+					return
+				}
+				id = uint32(len(vals))
+				vals = append(vals, v)
+				counts = append(counts, 0)
+				t.insert(v, id)
+				if pf.rows*partPlaceBytes+int64(len(vals))*keyIDKeyBytes > p.limit {
+					over = true
+					return
+				}
+			}
+			counts[id]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if over {
+		// More keys than the scan estimated: the run path builds it.
+		return errKeyIDsFull
+	}
+	var rank []uint32
+	s.keys, s.buckets, rank = rankKeys(vals, p.kind)
+	vals = nil
+	nk := len(s.keys)
+	s.from = make([]uint32, nk+1)
+	for id, c := range counts {
+		s.from[rank[id]+1] = c
+	}
+	counts = nil
+	for r := range nk {
+		s.from[r+1] += s.from[r]
+	}
+	t.remap(rank)
+	next := rank // reused: the table holds the ranks now
+	copy(next, s.from[:nk])
+	s.places = make([]uint32, pf.rows)
+	// In build row order: blocks by data file (a file's blocks were
+	// written in row order by the one worker that scanned it), so each
+	// key's rows come out in (file, row group, row) order.
+	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
+	err = ps.blocks(i, pf.blocks, func(file int, keys []uint64, rows []uint32) {
+		base := uint32(s.starts[file])
+		for k, v := range keys {
+			r, _ := t.find(v)
+			s.places[next[r]] = base + rows[k]
+			next[r]++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	t.reset(0)
+	// The partition is in memory: its file can go.
+	pf.f.Close()
+	os.Remove(pf.f.Name())
+	pf.f = nil
+	return nil
+}
+
+// keyTable is an open-addressing table of int key values (encoded) to
+// uint32 values, at most half full.
+type keyTable struct {
+	slots []keySlot
+	shift uint
+	n     int
+}
+
+// reset empties the table, sized for about keys keys.
+func (t *keyTable) reset(keys int) {
+	size := 1 << max(4, bits.Len(uint(2*keys)))
+	if keys == 0 {
+		t.slots, t.n = nil, 0
+		return
+	}
+	t.slots = make([]keySlot, size)
+	t.shift = uint(64 - bits.Len(uint(size-1)))
+	t.n = 0
+}
+
+// find returns v's value.
+func (t *keyTable) find(v uint64) (uint32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := (v * 0x9E3779B97F4A7C15) >> t.shift; ; j = (j + 1) & mask {
+		sl := &t.slots[j]
+		if sl.id == 0 {
+			return 0, false
+		}
+		if sl.v == v {
+			return sl.id - 1, true
+		}
+	}
+}
+
+// insert adds v, which is not in the table, with value x.
+func (t *keyTable) insert(v uint64, x uint32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]keySlot, max(16, 2*len(old)))
+		t.shift = uint(64 - bits.Len(uint(len(t.slots)-1)))
+		t.n = 0
+		for _, sl := range old {
+			if sl.id != 0 {
+				t.insert(sl.v, sl.id-1)
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	j := (v * 0x9E3779B97F4A7C15) >> t.shift
+	for t.slots[j].id != 0 {
+		j = (j + 1) & mask
+	}
+	t.slots[j] = keySlot{v, x + 1}
+	t.n++
+}
+
+// remap replaces each value x by to[x].
+func (t *keyTable) remap(to []uint32) {
+	for j := range t.slots {
+		if sl := &t.slots[j]; sl.id != 0 {
+			sl.id = to[sl.id-1] + 1
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package rowindex
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestIntBucket: intHash and intBucket are bucketOf's hash of an int key's
+// encoding, for keys over the whole range.
+func TestIntBucket(t *testing.T) {
+	for _, i := range []int64{0, 1, -1, 42, -42, 1 << 31, -(1 << 40), 1<<63 - 1, -1 << 63, 123456789} {
+		key := appendIntKey(nil, i)
+		v := binary.BigEndian.Uint64(key[1:])
+		if got, want := intBucket(v), bucketOf(key); got != want {
+			t.Fatalf("key %d: bucket %d, want %d", i, got, want)
+		}
+	}
+}
+
+// TestPartitionedBuildMatchesRuns builds row indexes over real files on
+// the partitioned key-id path, under budgets that leave the key ids of the
+// key-id path out but hold the partitions, and on the run path (key ids
+// turned off): the data-file tables and fragments must be the same bytes.
+// The lake of six files (several row groups each, Zipf keys) is scanned by
+// six workers whose blocks interleave in the partition files; the files
+// with null keys of every int type put runs across row-group boundaries.
+// The same lake sorted by key checks a sorted row index's bounds from the
+// footer. A budget too small for the largest partition goes to the run
+// path.
+func TestPartitionedBuildMatchesRuns(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lake, lakeURIs, _ := testLake(t, dir, false)
+	nk := writeNullKeys(t, ctx, lake)
+	noKeyIDs := func(c *buildConfig) { c.noKeyIDs = true }
+	sortedLake, sortedURIs, _ := testLake(t, filepath.Join(dir, "sorted"), true)
+	type tc struct {
+		name   string
+		data   store.Store
+		uris   []string
+		key    string
+		memory int64
+		parts  int // the fewest partitions expected; 0: the run path
+	}
+	// The lake's ≈79,000 rows want ≈630 KB of key ids: a 400 KB budget
+	// (200 KB to sort) leaves them out and splits the rows in 64
+	// partitions. On the lake sorted by key, a sorted row index takes its
+	// bounds from the first file's row groups (the first row group's keys
+	// are the file's least: every other row would fall in the last
+	// partition, over the budget). The null-key files' 3,411 rows need
+	// 27 KB (24 KB by the first file's footer); 46 KB (23 KB to sort)
+	// leaves them out for 32 partitions, of which, by bucket, one holds
+	// most rows: their ≈40 keys differ in the last byte, which moves FNV's
+	// top 16 bits little. At 800 bytes no partition of them fits.
+	cases := []tc{
+		{"lake", lake, lakeURIs, "user_id", 400_000, 16},
+		{"sorted-lake", sortedLake, sortedURIs, "user_id", 400_000, 16},
+		{"nk-i", lake, nk, "i", 46_000, 8},
+		{"nk-i32", lake, nk, "i32", 46_000, 8},
+		{"nk-ts", lake, nk, "ts", 46_000, 8},
+		{"nk-u", lake, nk, "u", 46_000, 8},
+		{"nk-tiny", lake, nk, "i", 800, 0},
+	}
+	for _, c := range cases {
+		for _, kind := range []Kind{KindHash, KindSorted} {
+			t.Run(c.name+"/"+string(kind), func(t *testing.T) {
+				def := Definition{Name: "r", Key: c.key, Kind: kind}
+				build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+					return buildIn(t, filepath.Join(dir, "ix", c.name, string(kind), folder), def, c.data, c.uris, opts...)
+				}
+				pIdx, p, pSt := build("parts", WithMemory(c.memory))
+				if c.parts == 0 {
+					if pSt.KeyIDs || pSt.Partitions != 0 {
+						t.Fatalf("a budget no partition fits kept a key-id path (%d partitions)", pSt.Partitions)
+					}
+				} else if !pSt.KeyIDs || pSt.Partitions < c.parts {
+					t.Fatalf("key ids %v, %d partitions; want the partitioned path, at least %d", pSt.KeyIDs, pSt.Partitions, c.parts)
+				}
+				rIdx, r, rSt := build("runs", noKeyIDs)
+				if rSt.KeyIDs {
+					t.Fatal("key ids turned off, yet taken")
+				}
+				if pSt.Entries != rSt.Entries || pSt.Rows != rSt.Rows {
+					t.Fatalf("%d entries of %d rows, the run path %d of %d", pSt.Entries, pSt.Rows, rSt.Entries, rSt.Rows)
+				}
+				sameBuild(t, pIdx, p, rIdx, r)
+				t.Logf("%d partitions, %d entries, %d fragments", pSt.Partitions, pSt.Entries, pSt.Fragments)
+			})
+		}
+	}
+}
+
+// TestPartitionedBuildStops: a build cancelled while it sorts its
+// partitions returns the cancellation before it sorts another, commits no
+// manifest, leaves no
+// fragment in the index folder and removes its partition files, which
+// were in its spill folder under the build's temporary folder and counted
+// in its progress.
+func TestPartitionedBuildStops(t *testing.T) {
+	dir := t.TempDir()
+	lake, uris, lakeFiles := testLake(t, dir, false)
+	var rows int64
+	for _, f := range lakeFiles {
+		rows += f.Rows
+	}
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			tmp := t.TempDir()
+			idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "ix-stop", string(kind)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seen []string
+			var last BuildProgress
+			after := 0 // partitions started after the cancellation
+			stopAt := func(c *buildConfig) {
+				c.onPartition = func(_ *partitions, i int) {
+					if i < 3 {
+						return
+					}
+					if i > 3 {
+						after++
+						return
+					}
+					// Partition files, in the build's spill folder.
+					spill, _ := filepath.Glob(filepath.Join(tmp, "*", "part*"))
+					seen = spill
+					cancel()
+				}
+			}
+			_, _, err = Create(ctx, idx, Definition{Name: "r", Key: "user_id", Kind: kind}, StoreResolver{lake}, uris,
+				WithMemory(400_000), WithTempDir(tmp), stopAt, WithProgress(func(p BuildProgress) { last = p }))
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled build: %v", err)
+			}
+			// Each partition is seconds of work on a large build: none
+			// starts once the build is cancelled.
+			if after != 0 {
+				t.Fatalf("%d partitions started after the cancellation", after)
+			}
+			if len(seen) < 4 {
+				t.Fatalf("%d partition files in the spill folder while sorting: %v", len(seen), seen)
+			}
+			// A record a row (no key is null; the ids are below 2³²).
+			if last.Partitions < 16 || last.SpillBytes != rows*partNarrowBytes {
+				t.Fatalf("progress counts %d partitions, %d bytes spilled; want %d bytes", last.Partitions, last.SpillBytes, rows*partNarrowBytes)
+			}
+			left, err := os.ReadDir(tmp)
+			if err != nil || len(left) != 0 {
+				t.Fatalf("the build's temporary folder holds %v (%v)", left, err)
+			}
+			if v, err := latestVersion(context.Background(), idx, "r", new(meter)); err != nil || v != 0 {
+				t.Fatalf("manifest version %d (%v) after a cancelled build", v, err)
+			}
+			var files []string
+			filepath.WalkDir(filepath.Join(dir, "ix-stop", string(kind)), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if len(files) != 0 {
+				t.Fatalf("fragments left: %v", files)
+			}
+		})
+	}
+}
+
+// TestPartitionedBuildFallsBack: when a partition holds more keys than the
+// scan's estimate let the build expect (here: the budget shrinks as the
+// third partition starts, after fragments of the first two may have been
+// written), the build deletes what it stored and the run path builds the
+// index: the same bytes as the run path alone, no fragment left over.
+func TestPartitionedBuildFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	lake, uris, _ := testLake(t, dir, false)
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			def := Definition{Name: "r", Key: "user_id", Kind: kind}
+			shrink := func(c *buildConfig) {
+				c.onPartition = func(p *partitions, i int) {
+					if i == 2 {
+						p.limit = p.parts[i].rows * partPlaceBytes
+					}
+				}
+			}
+			build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+				return buildIn(t, filepath.Join(dir, "ix-fall", string(kind), folder), def, lake, uris, opts...)
+			}
+			fIdx, f, fSt := build("fall", WithMemory(400_000), shrink)
+			if fSt.KeyIDs || fSt.Partitions != 0 {
+				t.Fatalf("key ids %v, %d partitions after a partition outgrew the budget", fSt.KeyIDs, fSt.Partitions)
+			}
+			rIdx, r, _ := build("runs", func(c *buildConfig) { c.noKeyIDs = true })
+			sameBuild(t, fIdx, f, rIdx, r)
+			var frags int
+			filepath.WalkDir(filepath.Join(dir, "ix-fall", string(kind), "fall"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+					frags++
+				}
+				return nil
+			})
+			if frags != len(f.Fragments) {
+				t.Fatalf("%d fragment files, the manifest lists %d", frags, len(f.Fragments))
+			}
+		})
+	}
+}
+
+// buildIn creates row index def over uris of lake in folder dir (a
+// temporary spill folder of its own) and fails the test on an error.
+func buildIn(t *testing.T, dir string, def Definition, lake store.Store, uris []string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+	t.Helper()
+	ctx := context.Background()
+	idx, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, st, err := Create(ctx, idx, def, StoreResolver{lake}, uris, append(opts, WithTempDir(t.TempDir()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, man, st
+}
