@@ -17,6 +17,7 @@ import (
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -109,11 +110,21 @@ func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
 	})
 }
 
+// fragmentCodec compresses fragment pages: ZSTD at klauspost's fastest
+// level. On issue 10's 1 GB lake, parquet-go's default level (≈ zstd 3)
+// took ≈1.0 s of a ≈6 s build's CPU and the fastest ≈0.5 s, for an index
+// 1.1 % (hash) to 1.5 % (sorted) larger; a light lookup's CPU did not move
+// measurably (docs/rowindex-bench.md). Readers decode any level, so
+// fragments written at the default level before still read
+// (TestDefaultLevelFragmentsStillRead). The codec's encoder pool is its only
+// state, shared by every writer as parquet.Zstd's would be.
+var fragmentCodec = &zstd.Codec{Level: zstd.SpeedFastest}
+
 // fragmentWriterOptions are the parquet-go writer options of a fragment of
 // the row index name.
 func fragmentWriterOptions(name string) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(fragmentCodec),
 		parquet.PageBufferSize(64 << 10),
 		parquet.KeyValueMetadata("ariadne.rowindex", name),
 		// No page statistics and no column-index bounds: lookups find
