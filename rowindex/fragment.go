@@ -186,8 +186,16 @@ func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name
 // rows appends the group's entries to dst, keys and covers pointing into
 // the group's buffers, and returns it.
 func (g *spoolGroup) rows(dst []diskEntry) []diskEntry {
-	for i := range g.files {
-		dst = append(dst, diskEntry{Key: g.key(i), Cover: g.cover(i), File: g.files[i], RG: g.rgs[i], Gap: g.gaps[i], N: g.ns[i]})
+	n := len(g.files)
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	out := dst[at:]
+	keyEnds, coverEnds, rgs, gaps, ns := g.keyEnds[:n], g.coverEnds[:n], g.rgs[:n], g.gaps[:n], g.ns[:n]
+	var k, c int32 // the entry's key and cover start
+	for i, f := range g.files {
+		ke, ce := keyEnds[i], coverEnds[i]
+		out[i] = diskEntry{Key: g.keys[k:ke:ke], Cover: g.covers[c:ce:ce], File: f, RG: rgs[i], Gap: gaps[i], N: ns[i]}
+		k, c = ke, ce
 	}
 	return dst
 }
