@@ -650,7 +650,7 @@ func (w *fragmentWriter) cutGroup() error {
 	}
 	w.groups = append(w.groups, g)
 	if inMemory {
-		sg := w.open.keep()
+		sg := w.open.clone()
 		w.memGroups = append(w.memGroups, sg)
 		w.memBytes += sg.bytes()
 	} else {
@@ -1001,7 +1001,7 @@ func endsSlot(data []byte, ends []int32, i int) []byte {
 
 // bytes is the memory the group's columns hold.
 func (g *spoolGroup) bytes() int64 {
-	return int64(cap(g.files))*(4+4+4+4+8+8) + int64(cap(g.keys)+cap(g.covers))
+	return int64(len(g.files))*(4+4+4+4+8+8) + int64(cap(g.keys)+cap(g.covers))
 }
 
 // fill sets the group to the entries ds (copied), as read would from
@@ -1024,33 +1024,8 @@ func (g *spoolGroup) truncate() {
 	g.files, g.rgs, g.gaps, g.ns = g.files[:0], g.rgs[:0], g.gaps[:0], g.ns[:0]
 }
 
-// keep returns the group's columns, to be held in memory instead of
-// spooled, and leaves g empty in new storage an eighth larger than the
-// kept group: the next group, cut at about the same size, fills it
-// without a copy (copying each held group was ≈2 % of a key-id build's
-// CPU). Columns that grew past that margin are cloned to their size
-// first, so a held group takes at most an eighth more than it holds.
-func (g *spoolGroup) keep() *spoolGroup {
-	n, nk, nc := len(g.files), len(g.keys), len(g.covers)
-	kept := g
-	if cap(g.files) > n+n/8 || cap(g.ns) > n+n/8 || cap(g.gaps) > n+n/8 || cap(g.rgs) > n+n/8 ||
-		cap(g.keyEnds) > n+n/8 || cap(g.coverEnds) > n+n/8 || cap(g.keys) > nk+nk/8 || cap(g.covers) > nc+nc/8 {
-		kept = g.clone()
-	} else {
-		kept = &spoolGroup{keyEnds: g.keyEnds, coverEnds: g.coverEnds, keys: g.keys, covers: g.covers,
-			files: g.files, rgs: g.rgs, gaps: g.gaps, ns: g.ns}
-	}
-	m := n + n/8
-	*g = spoolGroup{
-		keyEnds: make([]int32, 0, m), coverEnds: make([]int32, 0, m),
-		keys: make([]byte, 0, nk+nk/8), covers: make([]byte, 0, nc+nc/8),
-		files: make([]int32, 0, m), rgs: make([]int32, 0, m),
-		gaps: make([]int64, 0, m), ns: make([]int64, 0, m), buf: g.buf,
-	}
-	return kept
-}
-
-// clone returns a copy of the group's columns in storage of their size.
+// clone returns a copy of the group's columns in storage of their size:
+// a group kept in memory instead of spooled.
 func (g *spoolGroup) clone() *spoolGroup {
 	return &spoolGroup{
 		keyEnds: slices.Clone(g.keyEnds), coverEnds: slices.Clone(g.coverEnds),
