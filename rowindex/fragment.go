@@ -17,6 +17,7 @@ import (
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/google/uuid"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -109,11 +110,21 @@ func fragmentSchema(kind Kind, plainGaps bool) *parquet.Schema {
 	})
 }
 
+// fragmentCodec compresses fragment pages: ZSTD at klauspost's fastest
+// level. On issue 10's 1 GB lake, parquet-go's default level (≈ zstd 3)
+// took ≈1.0 s of a ≈6 s build's CPU and the fastest ≈0.5 s, for an index
+// 1.1 % (hash) to 1.5 % (sorted) larger; a light lookup's CPU did not move
+// measurably (docs/rowindex-bench.md). Readers decode any level, so
+// fragments written at the default level before still read
+// (TestDefaultLevelFragmentsStillRead). The codec's encoder pool is its only
+// state, shared by every writer as parquet.Zstd's would be.
+var fragmentCodec = &zstd.Codec{Level: zstd.SpeedFastest}
+
 // fragmentWriterOptions are the parquet-go writer options of a fragment of
 // the row index name.
 func fragmentWriterOptions(name string) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(fragmentCodec),
 		parquet.PageBufferSize(64 << 10),
 		parquet.KeyValueMetadata("ariadne.rowindex", name),
 		// No page statistics and no column-index bounds: lookups find
@@ -175,8 +186,16 @@ func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name
 // rows appends the group's entries to dst, keys and covers pointing into
 // the group's buffers, and returns it.
 func (g *spoolGroup) rows(dst []diskEntry) []diskEntry {
-	for i := range g.files {
-		dst = append(dst, diskEntry{Key: g.key(i), Cover: g.cover(i), File: g.files[i], RG: g.rgs[i], Gap: g.gaps[i], N: g.ns[i]})
+	n := len(g.files)
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	out := dst[at:]
+	keyEnds, coverEnds, rgs, gaps, ns := g.keyEnds[:n], g.coverEnds[:n], g.rgs[:n], g.gaps[:n], g.ns[:n]
+	var k, c int32 // the entry's key and cover start
+	for i, f := range g.files {
+		ke, ce := keyEnds[i], coverEnds[i]
+		out[i] = diskEntry{Key: g.keys[k:ke:ke], Cover: g.covers[c:ce:ce], File: f, RG: rgs[i], Gap: gaps[i], N: ns[i]}
+		k, c = ke, ce
 	}
 	return dst
 }
@@ -229,8 +248,10 @@ func storedOrder(kind Kind) func(a, b *entry) int {
 func toDisk(dst []diskEntry, es []entry, kind Kind, sc *diskScratch) []diskEntry {
 	if kind == KindSorted && len(es) > 1 {
 		if keys, ok := packDiskOrder(es, &sc.keys); ok {
-			slices.Sort(keys)
-			idx := uint64(1)<<bits.Len(uint(len(es)-1)) - 1
+			wi := bits.Len(uint(len(es) - 1))
+			sc.tmp = slices.Grow(sc.tmp[:0], len(keys))[:len(keys)]
+			keys = radixSortFrom(keys, sc.tmp, wi)
+			idx := uint64(1)<<wi - 1
 			var prev *entry
 			for _, k := range keys {
 				e := &es[k&idx]
@@ -266,8 +287,48 @@ func toDisk(dst []diskEntry, es []entry, kind Kind, sc *diskScratch) []diskEntry
 // diskScratch is toDisk's scratch space, reused from one row group to the
 // next.
 type diskScratch struct {
-	perm []diskOrder
-	keys []uint64
+	perm      []diskOrder
+	keys, tmp []uint64
+}
+
+// radixSortFrom sorts ks by their bits from bit lo up, stably, with tmp
+// (as long as ks) as scratch, and returns the sorted keys (in ks's storage
+// or tmp's). toDisk's packed keys are in index order to begin with and
+// hold the index in their low lo bits, so sorting the bits above it gives
+// their full order: an LSD radix sort of a byte per pass, skipping the
+// bytes that all keys share (≈4 passes for a build's row group of
+// ≈3,200 entries, ≈3× faster than slices.Sort, which was ≈6 % of a sorted
+// key-id build's CPU).
+func radixSortFrom(ks, tmp []uint64, lo int) []uint64 {
+	if len(ks) < 2 {
+		return ks
+	}
+	var or uint64
+	for _, k := range ks {
+		or |= k
+	}
+	src, dst := ks, tmp[:len(ks)]
+	for shift := lo; shift < bits.Len64(or); shift += 8 {
+		var count [256]int
+		for _, k := range src {
+			count[byte(k>>shift)]++
+		}
+		if count[byte(src[0]>>shift)] == len(src) {
+			continue // every key has this byte
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := byte(k >> shift)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	return src
 }
 
 // packDiskOrder packs each entry's data-file order into one uint64, when

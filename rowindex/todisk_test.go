@@ -16,9 +16,10 @@ import (
 // TestToDiskPackedOrder: a sorted row index's row group goes to disk in
 // data-file order (compareDisk: file, rg, row, then lookup order), whether
 // toDisk packs each entry's order into one uint64 (the fields vary in few
-// bits) or sorts with compareDisk (they do not fit). Cases cover negative
-// file ids and rows (sign bits), aggregate records sharing file, rg and row
-// (ties settled by key), a single file, and fields too wide to pack.
+// bits) or sorts with compareDisk (they do not fit). Cases cover bytes of
+// the packed order that every entry shares (skipped by the radix sort),
+// negative file ids and rows (sign bits), aggregate records sharing file, rg
+// and row (ties settled by key), a single file, and fields too wide to pack.
 func TestToDiskPackedOrder(t *testing.T) {
 	type tc struct {
 		name   string
@@ -37,6 +38,9 @@ func TestToDiskPackedOrder(t *testing.T) {
 		{name: "one file", n: 3000, file: func(*rand.Rand) int32 { return 7 }, rg: small(3), row: rows(100), packed: true},
 		{name: "ties", n: 500, file: small(2), rg: small(2), row: rows(3), packed: true},
 		{name: "aggregate file", n: 500, file: func(rng *rand.Rand) int32 { return int32(rng.IntN(3)) - 1 }, rg: small(2), row: rows(5), packed: true},
+		// Rows differing only in a high bit: the radix sort's low bytes are
+		// all the same and skipped, the higher ones still sorted.
+		{name: "sparse rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(2) << 15 }, packed: true},
 		{name: "negative rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(100) - 50 }, packed: false},
 		{name: "wide rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(1 << 56) }, packed: false},
 		{name: "wide rg", n: 500, file: small(1 << 20), rg: small(1 << 20), row: rows(1 << 20), packed: false},
