@@ -216,3 +216,124 @@ func TestArrowGoReadsCoGrouped(t *testing.T) {
 		t.Fatalf("arrow-go: %d stored rows (parquet-go %d) of %d rows, %d written", stored, len(pgo), rows, len(src))
 	}
 }
+
+// TestArrowGoReadsNested: arrow-go reads a nested co-grouped file
+// (Options.CoGroup) as a key column and one LIST per other column, and the
+// lists, walked stored row by stored row, give exactly the source rows in
+// the file's order (key, then ts), nulls in place; every stored row's lists
+// have the same length.
+func TestArrowGoReadsNested(t *testing.T) {
+	type rec struct {
+		K    int64   `parquet:"k"`
+		TS   int64   `parquet:"ts"`
+		S    *string `parquet:"s,optional"`
+		D    float64 `parquet:"d"`
+		Flag bool    `parquet:"flag"`
+	}
+	var src []rec
+	for i := range 5000 {
+		r := rec{K: int64(i*7919) % 300, TS: 1_717_200_000_000 + int64(i)*1000, D: float64(i) / 8, Flag: i%3 == 0}
+		if i%2 == 0 {
+			r.K = 7 // a heavy key, cut into several stored rows
+		}
+		if i%5 != 0 {
+			s := fmt.Sprintf("spotify:track:%08d", i*31%977)
+			r.S = &s
+		}
+		src = append(src, r)
+	}
+	buf := parquet.NewGenericBuffer[rec]()
+	if _, err := buf.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	render := func(k, ts int64, s *string, d float64, flag bool) string {
+		str := "null"
+		if s != nil {
+			str = *s
+		}
+		return fmt.Sprintf("%d|%d|%s|%v|%v", k, ts, str, d, flag)
+	}
+	want := make([]string, 0, len(src))
+	slices.SortStableFunc(src, func(a, b rec) int {
+		if c := cmpInt(a.K, b.K); c != 0 {
+			return c
+		}
+		return cmpInt(a.TS, b.TS)
+	})
+	for _, r := range src {
+		want = append(want, render(r.K, r.TS, r.S, r.D, r.Flag))
+	}
+	ctx := context.Background()
+	st := fileStore(t)
+	if _, err := Write(ctx, st, "nested", buf.Schema(), buf.Rows(), Options{Key: "k", Sort: []string{"ts"}, CoGroup: true, RowGroupRows: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	_, b := openFile(t, st, "nested")
+	tr := arrowTable(t, b)
+	var got []string
+	stored := 0
+	for tr.Next() {
+		r := tr.RecordBatch()
+		col := func(name string) arrow.Array {
+			idx := r.Schema().FieldIndices(name)
+			if len(idx) != 1 {
+				t.Fatalf("no column %q in %v", name, r.Schema())
+			}
+			return r.Column(idx[0])
+		}
+		keys := col("k").(*array.Int64)
+		lists := []*array.List{col("ts").(*array.List), col("s").(*array.List), col("d").(*array.List), col("flag").(*array.List)}
+		ts := lists[0].ListValues().(*array.Int64)
+		ss := lists[1].ListValues().(*array.String)
+		ds := lists[2].ListValues().(*array.Float64)
+		flags := lists[3].ListValues().(*array.Boolean)
+		for i := range int(r.NumRows()) {
+			stored++
+			lo, hi := lists[0].ValueOffsets(i)
+			for _, l := range lists[1:] {
+				if llo, lhi := l.ValueOffsets(i); lhi-llo != hi-lo {
+					t.Fatalf("stored row %d: lists of %d and %d values", stored, hi-lo, lhi-llo)
+				}
+			}
+			slo, _ := lists[1].ValueOffsets(i)
+			dlo, _ := lists[2].ValueOffsets(i)
+			flo, _ := lists[3].ValueOffsets(i)
+			for j := range hi - lo {
+				var s *string
+				if ss.IsValid(int(slo + j)) {
+					v := ss.Value(int(slo + j))
+					s = &v
+				}
+				got = append(got, render(keys.Value(i), ts.Value(int(lo+j)), s, ds.Value(int(dlo+j)), flags.Value(int(flo+j))))
+			}
+		}
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[int64]bool{}
+	for _, r := range src {
+		keys[r.K] = true
+	}
+	if stored <= len(keys) || stored >= len(src) {
+		t.Fatalf("%d stored rows for %d source rows of %d keys, one of them heavy", stored, len(src), len(keys))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("arrow-go reads %d rows, %d written", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: arrow-go reads %s, written %s", i, got[i], want[i])
+		}
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
