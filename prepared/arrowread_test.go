@@ -2,6 +2,7 @@ package prepared
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -255,10 +256,10 @@ func TestArrowGoReadsNested(t *testing.T) {
 	}
 	want := make([]string, 0, len(src))
 	slices.SortStableFunc(src, func(a, b rec) int {
-		if c := cmpInt(a.K, b.K); c != 0 {
+		if c := cmp.Compare(a.K, b.K); c != 0 {
 			return c
 		}
-		return cmpInt(a.TS, b.TS)
+		return cmp.Compare(a.TS, b.TS)
 	})
 	for _, r := range src {
 		want = append(want, render(r.K, r.TS, r.S, r.D, r.Flag))
@@ -328,12 +329,3 @@ func TestArrowGoReadsNested(t *testing.T) {
 	}
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
