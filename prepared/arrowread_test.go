@@ -328,4 +328,3 @@ func TestArrowGoReadsNested(t *testing.T) {
 		}
 	}
 }
-
