@@ -556,7 +556,9 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	fe.ScannedPages = fm.scanned
 	*scanR, *scanB = fm.scanRequests, fm.scanBytes
 	fe.FooterCRC, fe.TailBytes, fe.TailRanges = fm.footerCRC, fm.tail, fm.tailRanges()
-	fe.Blocks = fm.coGroup != nil || fm.blob != nil && fm.blob.Blocks()
+	// A co-grouping or blob marker that does not decode counts too: a
+	// lookup of the key alone then reads the file and reports it.
+	fe.Blocks = fm.coGroup != nil || fm.coGroupErr != nil || fm.blobErr != nil || fm.blob != nil && fm.blob.Blocks()
 	f := fm.f
 	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with

@@ -90,3 +90,40 @@ func TestReadRangesMapped(t *testing.T) {
 		t.Fatalf("copy from truncated pages: %d bytes, %v; want io.ErrUnexpectedEOF", n, err)
 	}
 }
+
+// TestReadRangesMappedTruncatedAfterStat: a file truncated between the
+// batch's stat and the copy out of its mapping (the copy faults on the
+// pages past the new end) is a short read, io.ErrUnexpectedEOF as pread's
+// would be (the row index then reports the file changed), not a storage
+// failure (ErrStorage).
+func TestReadRangesMappedTruncatedAfterStat(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs := newFile(dir)
+	defer fs.Close()
+	content := bytes.Repeat([]byte("0123456789abcdef"), 3*4096/16+10)
+	if err := WriteAll(ctx, fs, "x", content, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, size, err := fs.openRead(ctx, "x", 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.handles.release(h)
+	if len(h.mapping()) != len(content) {
+		t.Fatal("file not mapped")
+	}
+	if err := os.Truncate(filepath.Join(dir, "x"), 100); err != nil {
+		t.Fatal(err)
+	}
+	// The stat's size (before the truncation) puts the range in the file.
+	n, err := h.readRange("x", make([]byte, 100), 8192, size)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStorage) || n != 0 {
+		t.Fatalf("range past a truncation after the stat: %d bytes, %v; want io.ErrUnexpectedEOF, not ErrStorage", n, err)
+	}
+	// Within the new size: read.
+	buf := make([]byte, 50)
+	if _, err := h.readRange("x", buf, 10, size); err != nil || !bytes.Equal(buf, content[10:60]) {
+		t.Fatalf("range within the truncated file: %v", err)
+	}
+}

@@ -42,7 +42,9 @@ func (h *fileHandle) unmap() {
 // copyMapped copies m[off:] into buf. A file truncated after its stat makes
 // the copy fault on the pages past its new end (SIGBUS): the fault becomes
 // a panic on this goroutine (debug.SetPanicOnFault), recovered here as
-// io.ErrUnexpectedEOF, what pread reports for a range past the end.
+// io.ErrUnexpectedEOF; the caller (fileHandle.readRange) tells a truncation
+// (a short read, as pread's past the end) from an I/O error by the file's
+// size.
 func copyMapped(buf, m []byte, off int64) (n int, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {

@@ -77,24 +77,41 @@ func (f *fileStore) ReadRanges(ctx context.Context, key string, offs []int64, bu
 				return ns, err
 			}
 		}
-		buf := bufs[i]
-		want := min(max(size-off, 0), int64(len(buf)))
-		var n int
-		var err error
-		if m := h.mapping(); off+want <= int64(len(m)) {
-			n, err = copyMapped(buf[:want], m, off)
-		} else {
-			n, err = h.f.ReadAt(buf[:want], off)
-		}
+		n, err := h.readRange(key, bufs[i], off, size)
 		ns[i] = n
-		if err != nil && err != io.EOF {
-			return ns, readFailure(key, err) // an I/O error: ErrStorage
-		}
-		if n < len(buf) {
-			return ns, io.ErrUnexpectedEOF // past the object's end
+		if err != nil {
+			return ns, err
 		}
 	}
 	return ns, nil
+}
+
+// readRange reads buf at off of the handle's file, whose size was size at
+// the batch's stat: io.ErrUnexpectedEOF past the object's end, an I/O
+// error as ErrStorage. A copy out of the mapping that faults is the file
+// truncated since the stat when its size now ends before the range (a
+// short read, as pread's would be), an I/O error otherwise.
+func (h *fileHandle) readRange(key string, buf []byte, off, size int64) (int, error) {
+	want := min(max(size-off, 0), int64(len(buf)))
+	var n int
+	var err error
+	if m := h.mapping(); off+want <= int64(len(m)) {
+		n, err = copyMapped(buf[:want], m, off)
+		if err != nil {
+			if fi, serr := h.f.Stat(); serr == nil && fi.Size() < off+want {
+				n, err = 0, io.EOF
+			}
+		}
+	} else {
+		n, err = h.f.ReadAt(buf[:want], off)
+	}
+	if err != nil && err != io.EOF {
+		return n, readFailure(key, err) // an I/O error: ErrStorage
+	}
+	if n < len(buf) {
+		return n, io.ErrUnexpectedEOF // past the object's end
+	}
+	return n, nil
 }
 
 // BatchesRanges implements RangesReader.
