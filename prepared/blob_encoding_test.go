@@ -432,6 +432,41 @@ func TestBlockEncoding2DamagedInteger(t *testing.T) {
 	}
 }
 
+// TestBlockRowCountBound: a block whose row count is more than its bytes
+// can hold (a byte a row for a required field, a bit for an optional one)
+// is ErrBadBlob before its rows × fields values are allocated; the
+// largest count its bytes hold still decodes.
+func TestBlockRowCountBound(t *testing.T) {
+	schema := parquet.NewSchema("r", parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "x": parquet.Leaf(parquet.Int64Type)})
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"x"}, Codec: BlobCodecZstdDict})
+	m := p.marker
+	m.Encoding = BlobBlockEncoding2
+	m.Fields = slices.Clone(m.Fields)
+	for i := range m.Fields {
+		m.Fields[i].Base, m.Fields[i].Scale = 0, 1
+	}
+	b, err := parseBlob(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(count, values int) []byte {
+		raw := binary.AppendUvarint(nil, uint64(count))
+		raw = binary.AppendUvarint(raw, 0) // the key
+		for range values {
+			raw = binary.AppendUvarint(raw, 1)
+		}
+		return raw
+	}
+	// 64 rows claimed in a block of 3 + 8 bytes: a required INT64 needs a
+	// byte a row, so at most 11.
+	if rows, err := b.decodeRaw(nil, block(64, 8)); !errors.Is(err, ErrBadBlob) || !strings.Contains(err.Error(), "row count") {
+		t.Fatalf("64 rows in 11 bytes: %d rows, err %v; want ErrBadBlob for the row count", len(rows), err)
+	}
+	if rows, err := b.decodeRaw(nil, block(8, 8)); err != nil || len(rows) != 8 {
+		t.Fatalf("8 rows: %d rows, %v", len(rows), err)
+	}
+}
+
 // TestBlockEncoding3Frames: compactFrame keeps a one-block frame as its
 // tag and the block's content (compressed or raw) and any other frame
 // stripped; expandFrame gives back a frame that decodes, with the file's

@@ -266,11 +266,24 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 	v2 := b.Marker.Encoding != BlobBlockEncoding // block-2 and block-3 blocks
 	n64, w := binary.Uvarint(raw)
-	// Every row but the key's costs at least a bit (a null), and a block
-	// of the key alone holds at most ≈blockMaxBytes/8 rows: a count past
-	// both is damage, not a reason to allocate.
-	if w <= 0 || n64 == 0 || n64 > 8*uint64(len(raw))+blockMaxBytes {
-		return dst, badBlob("block row count")
+	// Each row costs every field but the key at least a bit (an optional
+	// field's null) or a byte (a required field's value), and a block of
+	// the key alone holds at most ≈blockMaxBytes/8 rows: a count past that
+	// is damage, not a reason to allocate rows × fields values.
+	minBits := 0
+	for fi := 1; fi < len(b.kinds); fi++ {
+		if b.optional[fi] >= 0 {
+			minBits++
+		} else {
+			minBits += 8
+		}
+	}
+	limit := uint64(blockMaxBytes)
+	if minBits > 0 {
+		limit = 8 * uint64(len(raw)) / uint64(minBits)
+	}
+	if w <= 0 || n64 == 0 || n64 > limit {
+		return dst, badBlob("block row count %d past the %d its %d bytes can hold", n64, limit, len(raw))
 	}
 	raw = raw[w:]
 	n := int(n64)
