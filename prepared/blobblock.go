@@ -85,52 +85,43 @@ const dictMaxDecoded = 256 << 20
 // at most ≈blockMaxBytes each. The blocks are compressed later, by
 // FrameFile, once the dictionary is trained over them.
 type blockStream struct {
+	keyRuns
+	p      *blobPlan
+	keyOut int // the key's output leaf
+	cols   [][]parquet.Value
+	buf    []byte
+}
+
+// keyRuns cuts a sorted row stream into runs of one key's rows, each ended
+// once its rows hold ≈blockMaxBytes of values: the blocks of co-grouped
+// blobs (blockStream) and the stored rows of nested co-grouping
+// (nestStream).
+type keyRuns struct {
 	rowStream
-	p       *blobPlan
 	keyLeaf int // the key's source leaf
-	keyOut  int // the key's output leaf
 	keyType parquet.Type
-	pending parquet.Row // the first row of the next block, read ahead
-	cols    [][]parquet.Value
+	pending parquet.Row // the first row of the next run, read ahead
 	done    bool
-	buf     []byte
 	rows    int64 // source rows read
 }
 
-func (s *blockStream) next() (parquet.Row, error) {
+// nextRun hands the rows of the next run to add, with each row's place in
+// the run; add returns the value bytes the row holds. It returns the run's
+// key and its number of rows, io.EOF after the last run.
+func (s *keyRuns) nextRun(add func(r parquet.Row, i int) int) (parquet.Value, int, error) {
 	if s.done {
-		return nil, io.EOF
+		return parquet.Value{}, 0, io.EOF
 	}
 	if s.pending == nil {
 		r, err := s.rowStream.next()
 		if err != nil {
-			return nil, err
+			return parquet.Value{}, 0, err
 		}
 		s.pending = slices.Clone(r)
 	}
-	if s.cols == nil {
-		s.cols = make([][]parquet.Value, len(s.p.kinds))
-	}
-	for i := range s.cols {
-		s.cols[i] = s.cols[i][:0]
-	}
 	key := valueOf(s.pending, s.keyLeaf).Clone()
-	bytes := 0
-	n := 0
-	add := func(r parquet.Row) {
-		for _, v := range r {
-			if fi := s.p.field[v.Column()]; fi >= 0 {
-				s.cols[fi] = append(s.cols[fi], v.Clone())
-				bytes += 8
-				if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
-					bytes += len(v.ByteArray())
-				}
-			}
-		}
-		n++
-		s.rows++
-	}
-	add(s.pending)
+	bytes := add(s.pending, 0)
+	n := 1
 	s.pending = nil
 	for bytes < blockMaxBytes {
 		r, err := s.rowStream.next()
@@ -139,13 +130,46 @@ func (s *blockStream) next() (parquet.Row, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return parquet.Value{}, 0, err
 		}
 		if !sameKey(s.keyType, key, valueOf(r, s.keyLeaf)) {
 			s.pending = slices.Clone(r)
 			break
 		}
-		add(r)
+		bytes += add(r, n)
+		n++
+	}
+	s.rows += int64(n)
+	return key, n, nil
+}
+
+// runBytes is what a value counts toward a run's blockMaxBytes.
+func runBytes(v parquet.Value) int {
+	if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+		return 8 + len(v.ByteArray())
+	}
+	return 8
+}
+
+func (s *blockStream) next() (parquet.Row, error) {
+	if s.cols == nil {
+		s.cols = make([][]parquet.Value, len(s.p.kinds))
+	}
+	for i := range s.cols {
+		s.cols[i] = s.cols[i][:0]
+	}
+	key, n, err := s.nextRun(func(r parquet.Row, _ int) int {
+		bytes := 0
+		for _, v := range r {
+			if fi := s.p.field[v.Column()]; fi >= 0 {
+				s.cols[fi] = append(s.cols[fi], v.Clone())
+				bytes += runBytes(v)
+			}
+		}
+		return bytes
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.buf = s.p.encodeBlock(s.buf[:0], n, s.cols)
 	kv := key.Level(0, key.DefinitionLevel(), s.keyOut)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -143,36 +142,21 @@ func planNest(cols *columns, o Options) (*nestPlan, error) {
 // nestStream groups the rows of a sorted stream into stored rows: one per
 // run of a key's rows, at most ≈blockMaxBytes of values each.
 type nestStream struct {
-	rowStream
-	p       *nestPlan
-	keyType parquet.Type
-	pending parquet.Row // the first row of the next stored row, read ahead
-	cols    [][]parquet.Value
-	done    bool
-	rows    int64 // source rows read
-	last    int64 // source rows in the stored row next returned
+	keyRuns
+	p    *nestPlan
+	cols [][]parquet.Value
+	last int64 // source rows in the stored row next returned
 }
 
 func (s *nestStream) next() (parquet.Row, error) {
-	if s.done {
-		return nil, io.EOF
-	}
-	if s.pending == nil {
-		r, err := s.rowStream.next()
-		if err != nil {
-			return nil, err
-		}
-		s.pending = slices.Clone(r)
-	}
 	if s.cols == nil {
 		s.cols = make([][]parquet.Value, len(s.p.outLeaf))
 	}
 	for i := range s.cols {
 		s.cols[i] = s.cols[i][:0]
 	}
-	key := valueOf(s.pending, s.p.keyLeaf).Clone()
-	bytes, n := 0, 0
-	add := func(r parquet.Row) {
+	key, n, err := s.nextRun(func(r parquet.Row, i int) int {
+		bytes := 0
 		for _, v := range r {
 			c := v.Column()
 			if c == s.p.keyLeaf {
@@ -181,34 +165,16 @@ func (s *nestStream) next() (parquet.Row, error) {
 			// Element levels: the list is required, its repeated group
 			// adds one, an optional element one more.
 			rep := 1
-			if n == 0 {
+			if i == 0 {
 				rep = 0
 			}
 			s.cols[c] = append(s.cols[c], v.Clone().Level(rep, v.DefinitionLevel()+1, s.p.outLeaf[c]))
-			bytes += 8
-			if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
-				bytes += len(v.ByteArray())
-			}
+			bytes += runBytes(v)
 		}
-		n++
-		s.rows++
-	}
-	add(s.pending)
-	s.pending = nil
-	for bytes < blockMaxBytes {
-		r, err := s.rowStream.next()
-		if err == io.EOF {
-			s.done = true
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !sameKey(s.keyType, key, valueOf(r, s.p.keyLeaf)) {
-			s.pending = slices.Clone(r)
-			break
-		}
-		add(r)
+		return bytes
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.last = int64(n)
 	out := make(parquet.Row, 0, n*len(s.cols)+1)

@@ -132,7 +132,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 			}
 			kc := cols.order[0]
 			ko, _ := bp.out.schema.Lookup(o.Key)
-			cols, rows = bp.out, &blockStream{rowStream: rows, p: bp, keyLeaf: kc.index, keyOut: ko.ColumnIndex, keyType: kc.typ}
+			cols, rows = bp.out, &blockStream{keyRuns: keyRuns{rowStream: rows, keyLeaf: kc.index, keyType: kc.typ}, p: bp, keyOut: ko.ColumnIndex}
 		} else {
 			cols, rows = bp.out, &blobStream{rowStream: rows, p: bp}
 		}
@@ -152,7 +152,7 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 			return FileStats{Key: key, Bucket: bucket}, err
 		}
 		blobKV = append(blobKV, parquet.KeyValueMetadata(CoGroupKey, string(cm)))
-		cols, rows = np.out, &nestStream{rowStream: rows, p: np, keyType: cols.order[0].typ}
+		cols, rows = np.out, &nestStream{keyRuns: keyRuns{rowStream: rows, keyLeaf: np.keyLeaf, keyType: cols.order[0].typ}, p: np}
 	}
 	fs := FileStats{Key: key, Bucket: bucket, PagesPerColumn: make([]int64, cols.leaves)}
 	marker, err := json.Marshal(o.marker(bucket, cols))
