@@ -399,23 +399,31 @@ func testBlobPlan(t *testing.T, schema *parquet.Schema, b *BlobOptions) *blobPla
 	return p
 }
 
-// TestBlockEncoding2DamagedInteger: an ariadne-block-2 integer whose
-// stored u is past what the writer can store (Base + u·Scale > MaxInt64)
-// is ErrBadBlob, not the value the wrapped product would give: u·10 below
-// wraps to 4, which would decode as 14 (not even a Base + k·Scale).
-func TestBlockEncoding2DamagedInteger(t *testing.T) {
+// int64Block2 returns the ariadne-block-2 blob of a key k and a required
+// INT64 field x, both stored as (v − base) / scale.
+func int64Block2(t *testing.T, base, scale int64) *Blob {
+	t.Helper()
 	schema := parquet.NewSchema("r", parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "x": parquet.Leaf(parquet.Int64Type)})
 	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"x"}, Codec: BlobCodecZstdDict})
 	m := p.marker
 	m.Encoding = BlobBlockEncoding2
 	m.Fields = slices.Clone(m.Fields)
 	for i := range m.Fields {
-		m.Fields[i].Base, m.Fields[i].Scale = 10, 10
+		m.Fields[i].Base, m.Fields[i].Scale = base, scale
 	}
 	b, err := parseBlob(m)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// TestBlockEncoding2DamagedInteger: an ariadne-block-2 integer whose
+// stored u is past what the writer can store (Base + u·Scale > MaxInt64)
+// is ErrBadBlob, not the value the wrapped product would give: u·10 below
+// wraps to 4, which would decode as 14 (not even a Base + k·Scale).
+func TestBlockEncoding2DamagedInteger(t *testing.T) {
+	b := int64Block2(t, 10, 10)
 	block := func(u uint64) []byte {
 		raw := binary.AppendUvarint(nil, 1) // one row
 		raw = binary.AppendUvarint(raw, 0)  // the key
@@ -437,18 +445,7 @@ func TestBlockEncoding2DamagedInteger(t *testing.T) {
 // is ErrBadBlob before its rows × fields values are allocated; the
 // largest count its bytes hold still decodes.
 func TestBlockRowCountBound(t *testing.T) {
-	schema := parquet.NewSchema("r", parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "x": parquet.Leaf(parquet.Int64Type)})
-	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"x"}, Codec: BlobCodecZstdDict})
-	m := p.marker
-	m.Encoding = BlobBlockEncoding2
-	m.Fields = slices.Clone(m.Fields)
-	for i := range m.Fields {
-		m.Fields[i].Base, m.Fields[i].Scale = 0, 1
-	}
-	b, err := parseBlob(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := int64Block2(t, 0, 1)
 	block := func(count, values int) []byte {
 		raw := binary.AppendUvarint(nil, uint64(count))
 		raw = binary.AppendUvarint(raw, 0) // the key

@@ -143,6 +143,9 @@ func (s *keyRuns) nextRun(add func(r parquet.Row, i int) int) (parquet.Value, in
 	return key, n, nil
 }
 
+// sourceRows is the number of source rows the runs so far held.
+func (s *keyRuns) sourceRows() int64 { return s.rows }
+
 // runBytes is what a value counts toward a run's blockMaxBytes.
 func runBytes(v parquet.Value) int {
 	if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {

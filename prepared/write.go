@@ -209,13 +209,10 @@ func writeSorted(ctx context.Context, st store.Store, key string, cols *columns,
 		kw.countPending()
 		fs.RowGroups++
 	}
-	if bs, ok := rows.(*blockStream); ok {
+	if kr, ok := rows.(interface{ sourceRows() int64 }); ok {
 		// Rows are the source's (fs.Keys counts key groups as before); a
-		// co-grouped file stores one row per block of them.
-		fs.Rows = bs.rows
-	}
-	if ns, ok := rows.(*nestStream); ok {
-		fs.Rows = ns.rows
+		// co-grouped file (blob or nested) stores one row per run of them.
+		fs.Rows = kr.sourceRows()
 	}
 	if err := pw.Close(); err != nil {
 		return fs, err
