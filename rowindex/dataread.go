@@ -37,6 +37,9 @@ type fileWork struct {
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
+	// pending counts the fetches of the file not yet read; the read that
+	// brings it to zero queues the file's chunks for decoding.
+	pending atomic.Int32
 }
 
 // rgWork is the selected rows of one row group: runs in row order (one per
@@ -67,9 +70,15 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		p.at = total
 		total += int(p.n)
 	}
-	// Metadata of every file, concurrently (cache hits when warm).
+	// Metadata of every file: cached metadata at once (the common, warm
+	// case: a goroutine per file cost more than the cache hit), the rest
+	// read concurrently.
 	var wg sync.WaitGroup
 	for _, w := range works {
+		if _, ok := ri.cache.get(dataMetaKey{w.fe.ID}); ok {
+			w.fm, w.o, w.err = ri.dataMeta(ctx, m, w.fe)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -136,19 +145,14 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// are copied out, cached pages and dictionaries are copies): their
 	// buffers go back to the pool once the rows are assembled.
 	defer ri.releaseFetches(fetches)
-	if err := fetchAll(ctx, m, fetches, true); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
-			for _, w := range works {
-				for _, f := range w.fetch {
-					if f.data == nil {
-						return nil, fileChanged(w.fe.URI, "truncated", err)
-					}
-				}
-			}
-		}
-		return nil, err
-	}
-	for _, w := range works {
+	// Decode, chunks in parallel (CPU-bound), a file's chunks as soon as
+	// its ranges are read (while other files are still being read): one
+	// worker per core, this goroutine one of them, takes the next chunk
+	// from a queue the reads fill. Not a goroutine per chunk: a light key
+	// of an arrival-order lake has ≈100 chunks of one page each, and each
+	// new goroutine grew its stack again for the decompressor.
+	queue := make(chan *chunkRead, len(chunks))
+	ready := func(w *fileWork) { // every range of w is read
 		for _, f := range w.fetch {
 			w.sp.add(span{f.r.off, f.data})
 		}
@@ -157,20 +161,34 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 				w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
 			}
 		}
-	}
-	// Decode, chunks in parallel (CPU-bound): one worker per core takes
-	// the next chunk. Not a goroutine per chunk: a light key of an
-	// arrival-order lake has ≈100 chunks of one page each, and each new
-	// goroutine grew its stack again for the decompressor.
-	errs := make([]error, len(chunks))
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(chunks) {
-				return
+		for _, g := range w.rgs {
+			for _, c := range g.chunks {
+				queue <- c
 			}
-			errs[i] = ri.decodeOne(ctx, m, chunks[i])
+		}
+	}
+	owner := make(map[*fetch]*fileWork, len(fetches))
+	for _, w := range works {
+		w.pending.Store(int32(len(w.fetch)))
+		for _, f := range w.fetch {
+			owner[f] = w
+		}
+		if len(w.fetch) == 0 {
+			ready(w)
+		}
+	}
+	var fetchErr error
+	go func() {
+		fetchErr = fetchEach(ctx, m, fetches, true, func(f *fetch) {
+			if w := owner[f]; w.pending.Add(-1) == 0 {
+				ready(w)
+			}
+		})
+		close(queue) // after fetchErr is set: the workers see both
+	}()
+	work := func() {
+		for c := range queue {
+			c.err = ri.decodeOne(ctx, m, c)
 		}
 	}
 	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
@@ -182,12 +200,24 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	}
 	work() // this goroutine is one of the workers
 	wg.Wait()
+	if err := fetchErr; err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
+			for _, w := range works {
+				for _, f := range w.fetch {
+					if f.data == nil {
+						return nil, fileChanged(w.fe.URI, "truncated", err)
+					}
+				}
+			}
+		}
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i, err := range errs {
-		if err != nil {
-			return nil, fileChanged(chunks[i].w.fe.URI, "undecodable pages", err)
+	for _, c := range chunks {
+		if c.err != nil {
+			return nil, fileChanged(c.w.fe.URI, "undecodable pages", c.err)
 		}
 	}
 	rows := make([]Row, total)

@@ -43,6 +43,7 @@ type chunkRead struct {
 	sub    bool           // the chunk's pages may be read in parts (subPageReads)
 	framed bool           // read by frames (frameread.go)
 	frames []plannedFrame // a framed chunk's frames holding selected rows, from its plan
+	err    error          // the decode's outcome (readPieces)
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

@@ -258,6 +258,13 @@ const maxConcurrentReads = 256
 // while the handle is cached, and the build's resident memory is bounded by
 // its budget. The first error cancels the rest and is returned.
 func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
+	return fetchEach(ctx, m, fs, batch, nil)
+}
+
+// fetchEach is fetchAll calling read, when not nil, on the goroutine that
+// read each fetch, as soon as its data is set (a lookup starts decoding a
+// file while others are still being read).
+func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, read func(*fetch)) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -298,6 +305,12 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
 			}
 			if err != nil {
 				once.Do(func() { firstEr = err; cancel() })
+				return
+			}
+			if read != nil {
+				for _, f := range t {
+					read(f)
+				}
 			}
 		}()
 	}
