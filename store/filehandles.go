@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // maxOpenFiles bounds the read handles a file store keeps open between
@@ -47,6 +48,9 @@ type fileHandle struct {
 	// its pages out of the page cache without a pread(2) per range.
 	mapOnce sync.Once
 	mm      []byte
+	// seen has a bit per mapWindow bytes of the mapping, set once a
+	// range in that window was read (filemap_unix.go).
+	seen []atomic.Uint64
 }
 
 // close unmaps and closes the handle (its last reference is gone).
