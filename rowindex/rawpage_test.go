@@ -138,3 +138,97 @@ func TestDirectPageCorruptLZ4Raw(t *testing.T) {
 		t.Fatalf("corrupt LZ4_RAW page: %v, want a *pqrow.PageError", err)
 	}
 }
+
+// TestZstdStoredPages: parquet-go's ZSTD pages of incompressible values
+// are frames of one raw block; the direct path cuts their values out of
+// the page's bytes without decoding or copying them (zstdStored), and
+// decodes every other frame. A stored frame whose block header is damaged
+// is left to the decoder, which refuses it.
+func TestZstdStoredPages(t *testing.T) {
+	type rec struct {
+		Rand  int32 `parquet:"rand"`
+		Const int64 `parquet:"const"`
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := make([]rec, 20000)
+	for i := range rows {
+		rows[i] = rec{Rand: rng.Int32(), Const: int64(i / 1000)}
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[rec](&buf, parquet.Compression(&parquet.Zstd), parquet.PageBufferSize(16<<10))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	f := openBytes(t, b)
+	md := f.Metadata()
+	for col, wantStored := range []bool{true, false} {
+		cc := md.RowGroups[0].Columns[col].MetaData
+		ci := colInfo{typ: cc.Type, width: 4, codec: cc.Codec, leaf: col}
+		if col == 1 {
+			ci.width = 8
+		}
+		locs := f.OffsetIndexes()[col].PageLocations
+		row := 0
+		for _, loc := range locs {
+			page := b[loc.Offset : loc.Offset+int64(loc.CompressedPageSize)]
+			p, own, err := parseRawPage(page, ci)
+			if err != nil {
+				t.Fatalf("column %d page at %d: %v", col, loc.Offset, err)
+			}
+			if own == wantStored {
+				t.Fatalf("column %d page at %d: decoded %v, want %v", col, loc.Offset, own, !wantStored)
+			}
+			if wantStored && (len(p.values) == 0 || &p.values[len(p.values)-1] != &page[len(page)-1]) {
+				t.Fatalf("column %d page at %d: values not read in place", col, loc.Offset)
+			}
+			cut, err := newPageCutter(p, ci, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range p.rows {
+				v, err := cut.row(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := int64(rows[row].Const)
+				got := v.Int64()
+				if col == 0 {
+					want, got = int64(rows[row].Rand), int64(v.Int32())
+				}
+				if got != want {
+					t.Fatalf("column %d row %d: %d, want %d", col, row, got, want)
+				}
+				row++
+			}
+		}
+		if row != len(rows) {
+			t.Fatalf("column %d: %d rows read, want %d", col, row, len(rows))
+		}
+	}
+	// A stored frame whose block claims one byte more than the page holds.
+	loc := f.OffsetIndexes()[0].PageLocations[0]
+	page := bytes.Clone(b[loc.Offset : loc.Offset+int64(loc.CompressedPageSize)])
+	h, hlen, err := parsePageHeader(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := page[hlen:]
+	size := int(h.UncompressedPageSize)
+	if _, ok := zstdStored(body, size); !ok {
+		t.Fatal("first page of the random column is not a stored frame")
+	}
+	bh := len(body) - size - 3 // the block header precedes the content
+	v := uint32(body[bh]) | uint32(body[bh+1])<<8 | uint32(body[bh+2])<<16
+	v += 1 << 3
+	body[bh], body[bh+1], body[bh+2] = byte(v), byte(v>>8), byte(v>>16)
+	if _, ok := zstdStored(body, size); ok {
+		t.Fatal("a damaged stored frame read in place")
+	}
+	if _, _, err := parseRawPage(page, colInfo{typ: md.RowGroups[0].Columns[0].MetaData.Type, width: 4, codec: md.RowGroups[0].Columns[0].MetaData.Codec}); err == nil {
+		t.Fatal("a damaged stored frame decoded")
+	}
+}
