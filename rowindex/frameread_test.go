@@ -36,6 +36,14 @@ type frameRow struct {
 // over 300 users, user 7 heavy enough to span pages, into a local folder.
 func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Store) {
 	t.Helper()
+	root, uris, data, _ = writeFramedFilesWith(t, []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}, {RawBlocks: true}})
+	return root, uris, data
+}
+
+// writeFramedFilesWith writes a framed file of such rows per options and
+// returns the rows each was written from.
+func writeFramedFilesWith(t *testing.T, fos []prepared.FrameOptions) (root string, uris []string, data store.Store, sources [][]frameRow) {
+	t.Helper()
 	ctx := context.Background()
 	root = t.TempDir()
 	data, err := store.Open(ctx, "file://"+root)
@@ -43,7 +51,7 @@ func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Stor
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { data.Close() })
-	for fi, fo := range []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}, {RawBlocks: true}} {
+	for fi, fo := range fos {
 		rng := rand.New(rand.NewPCG(uint64(fi), 3))
 		rows := make([]frameRow, 6000)
 		for i := range rows {
@@ -72,8 +80,9 @@ func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Stor
 			t.Fatal(err)
 		}
 		uris = append(uris, uri)
+		sources = append(sources, rows)
 	}
-	return root, uris, data
+	return root, uris, data, sources
 }
 
 // frameBytes is what a key's frames (and the levels its mixed frames need)
