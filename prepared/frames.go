@@ -177,6 +177,14 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			return st, err
 		}
 	}
+	// Each row group's key runs: read here once for the copies' dictionary
+	// too.
+	starts := make([][]int64, len(f.RowGroups()))
+	for rg, g := range f.RowGroups() {
+		if starts[rg], err = keyStarts(g.ColumnChunks()[keyLeaf], g.NumRows()); err != nil {
+			return st, err
+		}
+	}
 	level := zstd.SpeedDefault
 	if fo.Level > 0 {
 		level = zstd.EncoderLevel(fo.Level)
@@ -220,8 +228,19 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if db != nil {
 		version = FramesVersionValues
 	}
+	var interleave *InterleaveMarker
+	var cenc *zstd.Encoder // the copies' encoder, with their dictionary
 	if group != nil {
 		version = FramesVersionCopies
+		dict, err := copyDict(r, f, group, maxDef, starts, dlevel)
+		if err != nil {
+			return st, fmt.Errorf("prepared: interleave dictionary: %w", err)
+		}
+		if cenc, err = zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(dlevel), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false)); err != nil {
+			return st, fmt.Errorf("prepared: interleave dictionary: %w", err)
+		}
+		defer cenc.Close()
+		interleave = &InterleaveMarker{Host: mk.Key, Columns: slices.Clone(fo.Interleave), Dict: dict}
 	}
 	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
@@ -231,10 +250,6 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 		}
 		g := src.RowGroups[rg]
 		g.Columns = append([]format.ColumnChunk(nil), g.Columns...)
-		starts, err := keyStarts(f.RowGroups()[rg].ColumnChunks()[keyLeaf], g.NumRows)
-		if err != nil {
-			return st, err
-		}
 		tw.int(len(g.Columns))
 		g.FileOffset, g.TotalCompressedSize = fw.n, 0
 		for c := range g.Columns {
@@ -247,12 +262,12 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			case db != nil && c == keyLeaf:
 				locs, err = fw.packedChunk(r, cc, ci, tw)
 			case group != nil && c == keyLeaf:
-				cp := newCopier(r, f, rg, group, maxDef, enc)
-				if locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw, cp); err == nil {
+				cp := newCopier(r, f, rg, group, maxDef, cenc)
+				if locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, cp); err == nil {
 					err = cp.done()
 				}
 			default:
-				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw, nil)
+				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, nil)
 			}
 			if err != nil {
 				return st, fmt.Errorf("prepared: frame: row group %d column %s: %w", rg, strings.Join(leaves[c], "."), err)
@@ -316,10 +331,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			fw.write(b)
 		}
 	}
-	fm := FramesMarker{Version: version, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames}
-	if group != nil {
-		fm.Interleave = &InterleaveMarker{Host: mk.Key, Columns: slices.Clone(fo.Interleave)}
-	}
+	fm := FramesMarker{Version: version, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames, Interleave: interleave}
 	fw.write(tw.b)
 	st.TableBytes = int64(len(tw.b))
 	mj, err := json.Marshal(fm)

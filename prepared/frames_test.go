@@ -121,6 +121,13 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 	}
 	dec, _ := zstd.NewReader(nil)
 	defer dec.Close()
+	var cdec *zstd.Decoder // of the interleaved copies
+	if fm.Interleave != nil {
+		if cdec, err = fm.Interleave.Decoder(); err != nil {
+			t.Fatal(err)
+		}
+		defer cdec.Close()
+	}
 	ncol := len(f.Schema().Columns())
 	var frames, rawBlocks int64
 	for rg, g := range f.RowGroups() {
@@ -183,7 +190,7 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 						t.Fatalf("rg %d col %d page %d: copies %t, interleave %+v", rg, c, p, pf.Copies, fm.Interleave)
 					}
 					if pf.Copies {
-						checkCopy(t, f, rg, first, fr.Rows, fm.Interleave.Columns, b[loc.Offset+int64(fr.Offset+fr.Size):][:fr.Copy], starts, dec)
+						checkCopy(t, f, rg, first, fr.Rows, fm.Interleave.Columns, b[loc.Offset+int64(fr.Offset+fr.Size):][:fr.Copy], starts, cdec)
 					}
 					rows += fr.Rows
 				}
@@ -452,8 +459,8 @@ func genericRows[T any](t *testing.T, recs []T) (*parquet.Schema, parquet.RowRea
 	return buf.Schema(), buf.Rows()
 }
 
-// checkCopy checks an interleaved copy: its frame holds one key, and the
-// copy holds, per group column, exactly which of the frame's rows are
+// checkCopy checks an interleaved copy (dec: the file's copy decoder): its
+// frame holds one key, and the copy holds, per group column, exactly which of the frame's rows are
 // defined and their PLAIN values.
 func checkCopy(t *testing.T, f *parquet.File, rg int, first int64, rows int, group []string, b []byte, starts map[int64]bool, dec *zstd.Decoder) {
 	t.Helper()

@@ -91,6 +91,9 @@ type FramesMarker struct {
 type InterleaveMarker struct {
 	Host    string   `json:"host"`
 	Columns []string `json:"columns"`
+	// Dict is the ZSTD dictionary the copies are compressed with, trained
+	// over the file's copies (base64 in the JSON); none: no dictionary.
+	Dict []byte `json:"dict,omitempty"`
 }
 
 // FramesMarkerOf returns the frames marker of a framed file, and false for

@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,7 +29,11 @@ import (
 //
 // A copy is one skippable frame (magic copyMagic, 4-byte payload length)
 // whose payload is the xxhash64 of the content (8 bytes, little endian)
-// and one ZSTD frame of the content: per group column, in the group's
+// and one ZSTD frame of the content, compressed with the file's dictionary
+// (InterleaveMarker.Dict, trained over a sample of the file's copies: a
+// key's values alone lose the entropy they share with their neighbours,
+// which the dictionary gives back; only our reader reads copies, so a
+// dictionary costs other readers nothing): per group column, in the group's
 // order, a bitmap of the rows whose value is defined ((rows+7)/8 bytes,
 // bit i of byte i/8; optional columns only), the length of the values as
 // a uvarint, and the defined values PLAIN (a BOOLEAN value one byte). One
@@ -133,6 +138,55 @@ func interleaveLeaves(s *parquet.Schema, key string, names []string) ([]int, err
 	return out, nil
 }
 
+// Decoder returns a decoder of the copies' ZSTD frames (with the file's
+// dictionary); DecodeAll is safe for concurrent use.
+func (m *InterleaveMarker) Decoder() (*zstd.Decoder, error) {
+	if len(m.Dict) == 0 {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(dictMaxDecoded))
+	}
+	d, err := newBlockDecoder(m.Dict)
+	if err != nil {
+		return nil, badFrames("interleave dictionary: %v", err)
+	}
+	return d, nil
+}
+
+// copyDict trains the dictionary of a file's copies over a sample of them:
+// one in every k key runs, ≈dictSampleBytes of the group's values in all
+// (starts are each row group's key runs).
+func copyDict(r io.ReaderAt, f *parquet.File, group, maxDef []int, starts [][]int64, level zstd.EncoderLevel) ([]byte, error) {
+	var total int64
+	for _, g := range f.Metadata().RowGroups {
+		for _, c := range group {
+			total += g.Columns[c].MetaData.TotalUncompressedSize
+		}
+	}
+	every := max(total/dictSampleBytes, 1)
+	var samples [][]byte
+	var i int64
+	for rg, g := range f.RowGroups() {
+		cp := newCopier(r, f, rg, group, maxDef, nil)
+		for k, s := range starts[rg] {
+			end := g.NumRows()
+			if k+1 < len(starts[rg]) {
+				end = starts[rg][k+1]
+			}
+			b, err := cp.next(int(end - s))
+			if err != nil {
+				return nil, err
+			}
+			if i%every == 0 {
+				samples = append(samples, bytes.Clone(b))
+			}
+			i++
+		}
+	}
+	if len(samples) == 0 {
+		samples = [][]byte{{0}}
+	}
+	return trainDict(samples, level)
+}
+
 // copier writes the copies of one row group: a cursor over each group
 // column's PLAIN pages, advanced by the host's frames in row order.
 type copier struct {
@@ -155,8 +209,9 @@ func newCopier(r io.ReaderAt, f *parquet.File, rg int, leaves []int, maxDef []in
 	return cp
 }
 
-// copy returns the copy of the group's values of the next rows rows.
-func (cp *copier) copy(rows int) ([]byte, error) {
+// next returns the content of the copy of the next rows rows (valid until
+// the next call).
+func (cp *copier) next(rows int) ([]byte, error) {
 	b := cp.content[:0]
 	for i, pc := range cp.cols {
 		var err error
@@ -165,6 +220,15 @@ func (cp *copier) copy(rows int) ([]byte, error) {
 		}
 	}
 	cp.content = b
+	return b, nil
+}
+
+// copy returns the copy of the group's values of the next rows rows.
+func (cp *copier) copy(rows int) ([]byte, error) {
+	b, err := cp.next(rows)
+	if err != nil {
+		return nil, err
+	}
 	z := cp.enc.EncodeAll(b, nil)
 	out := make([]byte, 0, 16+len(z))
 	out = append(out, copyMagic...)

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/prepared"
 )
 
@@ -24,6 +24,7 @@ type copyGroup struct {
 	at   map[int]int // a group leaf's position in a copy
 	// optional[i] says group column i carries a bitmap in a copy.
 	optional []bool
+	dec      *zstd.Decoder // of the copies' frames, with the file's dictionary
 }
 
 // loadCopies resolves an interleaved file's group (mk.Interleave) to leaf
@@ -44,7 +45,11 @@ func loadCopies(fm *fileMeta, mk prepared.FramesMarker) error {
 	if err != nil {
 		return err
 	}
-	cg := &copyGroup{host: host, at: map[int]int{}}
+	dec, err := mk.Interleave.Decoder()
+	if err != nil {
+		return err
+	}
+	cg := &copyGroup{host: host, at: map[int]int{}, dec: dec}
 	for i, name := range mk.Interleave.Columns {
 		l, err := leaf(name)
 		if err != nil {
@@ -120,22 +125,7 @@ func planCopied(w *fileWork, g *rgWork, cr *chunkRead) (bool, error) {
 // decode checks and decompresses the set's copies from the prefetched
 // ranges.
 func (s *copySet) decode(w *fileWork, m *meter, optional []bool) error {
-	unzip := func(z []byte) ([]byte, error) {
-		// The frame writer's frames carry no content size; one that
-		// does is held to it.
-		n, known := pqrow.ZstdContentSize(z)
-		if !known {
-			return decompress(format.Zstd, z, 0)
-		}
-		if n > maxCopyContent {
-			return nil, fmt.Errorf("content size %d", n)
-		}
-		b, err := decompress(format.Zstd, z, int(n))
-		if err == nil && int64(len(b)) != n {
-			err = fmt.Errorf("%d bytes, its header gives %d", len(b), n)
-		}
-		return b, err
-	}
+	unzip := func(z []byte) ([]byte, error) { return w.fm.copies.dec.DecodeAll(z, nil) }
 	s.cols = make([][]prepared.CopyColumn, len(s.frames))
 	for i, pc := range s.frames {
 		b, ok := w.sp.slice(pc.off, int64(pc.size))
@@ -152,10 +142,6 @@ func (s *copySet) decode(w *fileWork, m *meter, optional []bool) error {
 	}
 	return nil
 }
-
-// maxCopyContent bounds a copy's decompressed content: a copy holds one
-// key run's values of a page of the key column.
-const maxCopyContent = 1 << 30
 
 // decodeCopies decodes a group column's selected rows from the copies.
 func (c *chunkRead) decodeCopies() error {
