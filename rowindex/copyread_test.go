@@ -219,6 +219,22 @@ func TestInterleavedLookups(t *testing.T) {
 	if nulls == 0 {
 		t.Fatal("no null names looked up")
 	}
+	// The heavy key in pages of 97 rows through the cursor: the pages
+	// together are the scan's rows.
+	want7 := byKey[string(appendKeyValue(nil, parquet.Int64Value(7)))]
+	var paged []Row
+	for q := (Query{Key: int64(7), Limit: 97}); ; {
+		r, err := ri.Lookup(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, r.Rows...)
+		if r.Cursor == "" {
+			break
+		}
+		q.Cursor = r.Cursor
+	}
+	checkRows(t, "key 7 paged", paged, want7)
 	if n := ri.slowChunks.Load() + wi.slowChunks.Load(); n != 0 {
 		t.Errorf("%d chunks decoded by parquet-go", n)
 	}
