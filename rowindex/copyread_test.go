@@ -43,32 +43,13 @@ func copyBytes(t *testing.T, root, uri string, key int64) (n int64, ranges int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk, _, _ := prepared.FramesMarkerOf(f)
+	f, mk, tab := frameTableOf(t, b)
 	if mk.Interleave == nil || mk.Interleave.Host != "user" {
 		t.Fatalf("%s: frames marker %+v", uri, mk)
 	}
-	tab, err := prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), len(f.Schema().Columns()))
-	if err != nil {
-		t.Fatal(err)
-	}
 	end := int64(-1)
 	for rg, g := range f.RowGroups() {
-		keys := make([]parquet.Value, g.NumRows())
-		pages := g.ColumnChunks()[0].Pages()
-		at := 0
-		for {
-			p, err := pages.ReadPage()
-			if err != nil {
-				break
-			}
-			k, _ := p.Values().ReadValues(keys[at:])
-			at += k
-		}
-		pages.Close()
+		keys := rowGroupKeys(g)
 		locs := f.OffsetIndexes()[rg*len(f.Schema().Columns())].PageLocations
 		for p, loc := range locs {
 			pf, err := tab.Page(rg, 0, p)
@@ -134,33 +115,10 @@ func TestInterleavedLookups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idx.Close()
-	res := StoreResolver{Store: data}
-	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user"}, res, uris); err != nil {
-		t.Fatal(err)
-	}
-	ri, err := Open(ctx, idx, "u", Options{Resolver: res, CoalesceGap: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ri.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ri := warmIndex(t, idx, data, "u", uris)
 	// The two whole-row files alone: one range per file holding a key.
-	if _, _, err := Create(ctx, idx, Definition{Name: "w", Key: "user"}, res, uris[:2]); err != nil {
-		t.Fatal(err)
-	}
-	wi, err := Open(ctx, idx, "w", Options{Resolver: res, CoalesceGap: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wi.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	scan := fullScan(t, root, uris, "user", []byte{}, bytes.Repeat([]byte{0xff}, 16))
-	byKey := map[string][]scanRow{}
-	for _, r := range scan {
-		byKey[string(r.key)] = append(byKey[string(r.key)], r)
-	}
+	wi := warmIndex(t, idx, data, "w", uris[:2])
+	byKey := scanByKey(t, root, uris)
 	nulls := 0
 	for k := int64(0); k < 300; k++ {
 		want := byKey[string(appendKeyValue(nil, parquet.Int64Value(k)))]
@@ -252,15 +210,7 @@ func TestInterleavedCopyCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk, _, _ := prepared.FramesMarkerOf(f)
-	tab, err := prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), len(f.Schema().Columns()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, tab := frameTableOf(t, b)
 	pf, err := tab.Page(0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -268,14 +218,7 @@ func TestInterleavedCopyCorrupt(t *testing.T) {
 	// The first key of the file, and its copy; every byte of a copy but
 	// its header is checked: the hash (byte 9), the ZSTD frame's header
 	// and its compressed content.
-	key := f.RowGroups()[0].ColumnChunks()[0].Pages()
-	p, err := key.ReadPage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv := make([]parquet.Value, 1)
-	p.Values().ReadValues(kv)
-	key.Close()
+	kv := rowGroupKeys(f.RowGroups()[0])
 	loc := f.OffsetIndexes()[0].PageLocations[0]
 	fr := pf.Frames[0]
 	at := loc.Offset + int64(fr.Offset+fr.Size)

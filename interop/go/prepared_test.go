@@ -145,10 +145,7 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
-		for _, l := range ls {
-			want = append(want, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
-		}
+		want := listenLines(ls)
 		g := got[p]
 		interleaved := strings.HasPrefix(keys[i], "framed-interleaved")
 		if interleaved {
@@ -158,11 +155,7 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var srcLines []string
-			for _, l := range src {
-				srcLines = append(srcLines, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
-			}
-			if !slices.Equal(srcLines, want) {
+			if srcLines := listenLines(src); !slices.Equal(srcLines, want) {
 				t.Errorf("%s: parquet-go reads %d rows, not the source's %d", keys[i], len(want), len(srcLines))
 			}
 			var fm prepared.FramesMarker
@@ -207,6 +200,16 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		}
 		t.Logf("%s: %d rows, %d row groups, marker %s", keys[i], len(want), m.NumRowGroups, *m.Marker)
 	}
+}
+
+// listenLines renders rows as the script's lines: "user_id|ts µs|
+// track_uri|duration_ms|context".
+func listenLines(ls []lakegen.Listen) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
+	}
+	return out
 }
 
 // duckReads returns the rows DuckDB reads from the prepared file at path
