@@ -274,6 +274,9 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	locs := fm.offsetIndex(c.rg, c.leaf)
 	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
 	cc := g.ColumnChunks()[c.leaf]
+	if c.copies != nil {
+		return c.decodeCopies()
+	}
 	if c.framed {
 		ci, _ := frameInfo(fm, c.rg, c.leaf)
 		return c.decodeFrames(ri, ci)
@@ -440,6 +443,13 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			locs := w.fm.offsetIndex(g.rg, c)
 			if len(locs) == 0 {
 				continue
+			}
+			if w.fm.copies != nil {
+				if ok, err := planCopied(w, g, g.chunks[len(g.chunks)-1]); err != nil {
+					return fileChanged(w.fe.URI, corruptReason+"frame table", err)
+				} else if ok {
+					continue
+				}
 			}
 			if w.fm.aligned[g.rg*ncol+c] && framedChunk(w.fm, g.rg, c) {
 				cr := g.chunks[len(g.chunks)-1]
