@@ -67,9 +67,13 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		p.at = total
 		total += int(p.n)
 	}
-	// Metadata of every file, concurrently (cache hits when warm).
+	// Metadata of every file: cached ones here, the others loaded
+	// concurrently (a goroutine per cached file cost more than the lookup).
 	var wg sync.WaitGroup
 	for _, w := range works {
+		if w.fm, w.o, w.err = ri.cachedDataMeta(ctx, m, w.fe); w.fm != nil || w.err != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
