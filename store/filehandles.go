@@ -23,10 +23,12 @@ const maxOpenFiles = 256
 // the handle and at the size that stat saw. So a file replaced (a new
 // inode renamed over its path) less than this long after its last check is
 // read as it was at that check, as an NFS client's attribute cache would
-// (acregmin is 3 s), and a file truncated in place within the window
-// is found when the copy out of its mapping faults (fileHandle.readRange:
-// io.ErrUnexpectedEOF, as before). Every other read (NewRangeReader,
-// Stat: manifests, fragments, commits) checks the path each time.
+// (acregmin is 3 s). A file truncated in place within the window is found
+// where a range lies in whole pages past its new end (the copy out of the
+// mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF); bytes of
+// the one page holding the new end read as zeros until the next stat.
+// Every other read (NewRangeReader, Stat: manifests, fragments, commits)
+// checks the path each time.
 const recheckAfter = time.Second
 
 // handleCache keeps read handles of a file store's objects open, at most
@@ -37,7 +39,8 @@ const recheckAfter = time.Second
 // inode: every read first stats the path (one fstatat, cheaper than open +
 // fstat + close), so a replaced object (commits rename a new inode over the
 // path) is never read through the old handle, exactly as if the file were
-// opened for each read. An evicted or replaced handle is closed once the
+// opened for each read; only batches of ranged reads (acquireRecent) skip
+// the stat within recheckAfter of the last one. An evicted or replaced handle is closed once the
 // readers using it are closed. A handle of a deleted object stays open
 // (holding its disk space) until evicted or the store is closed.
 type handleCache struct {
