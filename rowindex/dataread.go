@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -167,25 +166,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// arrival-order lake has ≈100 chunks of one page each, and each new
 	// goroutine grew its stack again for the decompressor.
 	errs := make([]error, len(chunks))
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(chunks) {
-				return
-			}
-			errs[i] = ri.decodeOne(ctx, m, chunks[i])
-		}
-	}
-	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work() // this goroutine is one of the workers
-	wg.Wait()
+	eachOnWorkers(len(chunks), runtime.GOMAXPROCS(0), func(i int) { errs[i] = ri.decodeOne(ctx, m, chunks[i]) })
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -301,25 +301,7 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
 		// few workers, the caller one of them, take the next task. A
 		// goroutine per file (≈30 for a light lookup) cost more in
 		// creation and wake-ups than the copies.
-		var next atomic.Int64
-		work := func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(tasks) {
-					return
-				}
-				do(tasks[i])
-			}
-		}
-		for range min(batchReadWorkers, len(tasks)) - 1 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				work()
-			}()
-		}
-		work()
-		wg.Wait()
+		eachOnWorkers(len(tasks), batchReadWorkers, func(i int) { do(tasks[i]) })
 		return firstEr
 	}
 	for _, t := range tasks {
@@ -333,6 +315,32 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
 	}
 	wg.Wait()
 	return firstEr
+}
+
+// eachOnWorkers calls fn(i) for every i in [0, n) on at most workers
+// goroutines, the caller one of them, each taking the next i; it returns
+// when all are done.
+func eachOnWorkers(n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, n) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
 }
 
 // batchReadWorkers is how many goroutines read the batches of a store that
