@@ -70,13 +70,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		p.at = total
 		total += int(p.n)
 	}
-	// Metadata of every file: cached metadata at once (the common, warm
-	// case: a goroutine per file cost more than the cache hit), the rest
-	// read concurrently.
+	// Metadata of every file: cached ones here, the others loaded
+	// concurrently (a goroutine per cached file cost more than the lookup).
 	var wg sync.WaitGroup
 	for _, w := range works {
-		if _, ok := ri.cache.get(dataMetaKey{w.fe.ID}); ok {
-			w.fm, w.o, w.err = ri.dataMeta(ctx, m, w.fe)
+		if w.fm, w.o, w.err = ri.cachedDataMeta(ctx, m, w.fe); w.fm != nil || w.err != nil {
 			continue
 		}
 		wg.Add(1)

@@ -291,32 +291,75 @@ func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, read func
 		firstEr error
 		sem     = make(chan struct{}, maxConcurrentReads)
 	)
+	do := func(t []*fetch) {
+		var err error
+		if len(t) == 1 {
+			err = t[0].read(ctx, m)
+		} else {
+			err = readBatch(ctx, m, t)
+		}
+		if err != nil {
+			once.Do(func() { firstEr = err; cancel() })
+			return
+		}
+		if read != nil {
+			for _, f := range t {
+				read(f)
+			}
+		}
+	}
+	if byObj != nil && len(byObj) == len(tasks) {
+		// Every task is a batch of a store that reads ranges in a batch
+		// (local files: a copy out of the page cache, microseconds): a
+		// few workers, the caller one of them, take the next task. A
+		// goroutine per file (≈30 for a light lookup) cost more in
+		// creation and wake-ups than the copies.
+		eachOnWorkers(len(tasks), batchReadWorkers, func(i int) { do(tasks[i]) })
+		return firstEr
+	}
 	for _, t := range tasks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			var err error
-			if len(t) == 1 {
-				err = t[0].read(ctx, m)
-			} else {
-				err = readBatch(ctx, m, t)
-			}
-			if err != nil {
-				once.Do(func() { firstEr = err; cancel() })
-				return
-			}
-			if read != nil {
-				for _, f := range t {
-					read(f)
-				}
-			}
+			do(t)
 		}()
 	}
 	wg.Wait()
 	return firstEr
 }
+
+// eachOnWorkers calls fn(i) for every i in [0, n) on at most workers
+// goroutines, the caller one of them, each taking the next i; it returns
+// when all are done.
+func eachOnWorkers(n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, n) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+// batchReadWorkers is how many goroutines read the batches of a store that
+// reads ranges in a batch (fetchAll): enough to overlap a few page-cache
+// misses of local files, without a goroutine per file.
+const batchReadWorkers = 4
 
 // buffer returns the buffer f is read into: pooled when f.pooled.
 func (f *fetch) buffer() []byte {
