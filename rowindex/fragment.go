@@ -295,16 +295,28 @@ func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int
 		})
 	}
 	dst.truncate()
-	dst.keys, dst.covers = slices.Grow(dst.keys, len(g.keys)), slices.Grow(dst.covers, len(g.covers))
+	keys, covers := slices.Grow(dst.keys, len(g.keys)), slices.Grow(dst.covers, len(g.covers))
 	keyEnds, coverEnds := slices.Grow(dst.keyEnds, n)[:n], slices.Grow(dst.coverEnds, n)[:n]
 	files, rgs := slices.Grow(dst.files, n)[:n], slices.Grow(dst.rgs, n)[:n]
 	gaps, ns := slices.Grow(dst.gaps, n)[:n], slices.Grow(dst.ns, n)[:n]
-	keys, covers := dst.keys, dst.covers
+	if w := g.keyWidth(); w > 0 {
+		// Keys of one width and no covers (every key-id build): each key
+		// is copied to its fixed place, without its end looked up.
+		keys = keys[:n*w]
+		for j, i := range perm {
+			copy(keys[j*w:j*w+w], g.keys[int(i)*w:])
+			keyEnds[j] = int32(j*w + w)
+		}
+		clear(coverEnds)
+	} else {
+		for j, i := range perm {
+			keys = append(keys, g.key(int(i))...)
+			covers = append(covers, g.cover(int(i))...)
+			keyEnds[j], coverEnds[j] = int32(len(keys)), int32(len(covers))
+		}
+	}
 	prev := int32(-1)
 	for j, i := range perm {
-		keys = append(keys, g.key(int(i))...)
-		covers = append(covers, g.cover(int(i))...)
-		keyEnds[j], coverEnds[j] = int32(len(keys)), int32(len(covers))
 		f, rg, row := g.files[i], g.rgs[i], g.gaps[i]
 		gap := row
 		if prev >= 0 && g.files[prev] == f && g.rgs[prev] == rg {
@@ -319,6 +331,25 @@ func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int
 	dst.keys, dst.covers, dst.keyEnds, dst.coverEnds = keys, covers, keyEnds, coverEnds
 	dst.files, dst.rgs, dst.gaps, dst.ns = files, rgs, gaps, ns
 	return zeroGaps
+}
+
+// keyWidth is the width of every key of the group when they all have the
+// same and the group has no covers, else 0.
+func (g *spoolGroup) keyWidth() int {
+	n := len(g.files)
+	if n == 0 || len(g.covers) > 0 {
+		return 0
+	}
+	w := g.keyEnds[0]
+	if w <= 0 || int64(len(g.keys)) != int64(n)*int64(w) {
+		return 0
+	}
+	for i, e := range g.keyEnds {
+		if e != int32(i+1)*w {
+			return 0
+		}
+	}
+	return int(w)
 }
 
 // diskScratch is inDiskOrder's scratch space, reused from one row group to

@@ -46,42 +46,58 @@ func TestToDiskPackedOrder(t *testing.T) {
 		{name: "wide rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(1 << 56) }, packed: false},
 		{name: "wide rg", n: 500, file: small(1 << 20), rg: small(1 << 20), row: rows(1 << 20), packed: false},
 	}
+	// Each case with int keys and no covers (a key-id build: inDiskOrder
+	// copies keys at fixed places), with covers, and with keys of other
+	// widths among them.
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(5, 6))
-			es := make([]entry, c.n)
-			for i := range es {
-				es[i] = entry{Key: appendIntKey(nil, rng.Int64N(50)), File: c.file(rng), RG: c.rg(rng), Row: c.row(rng), N: 1 + rng.Int64N(3)}
-				if i%4 == 0 {
-					es[i].Cover = appendValue(nil, rng.Int64())
+		for _, variant := range []string{"int keys", "covers", "two widths"} {
+			t.Run(c.name+"/"+variant, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				es := make([]entry, c.n)
+				for i := range es {
+					es[i] = entry{Key: appendIntKey(nil, rng.Int64N(50)), File: c.file(rng), RG: c.rg(rng), Row: c.row(rng), N: 1 + rng.Int64N(3)}
+					if variant == "covers" && i%4 == 0 {
+						es[i].Cover = appendValue(nil, rng.Int64())
+					}
+					// Two string keys of 8 and 10 bytes: the keys' bytes
+					// are still 9 a key on average.
+					if variant == "two widths" && i == c.n/3 {
+						es[i].Key, _ = EncodeKey("1234567")
+					}
+					if variant == "two widths" && i == c.n/2 {
+						es[i].Key, _ = EncodeKey("123456789")
+					}
 				}
-			}
-			slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) }) // lookup order, as a row group arrives
-			open := openGroup(es)
-			if _, ok := packDiskOrder(open.files, open.rgs, open.gaps, new([]uint64)); ok != c.packed {
-				t.Fatalf("packed = %v, want %v", ok, c.packed)
-			}
-			want := toDiskRef(es, KindSorted)
-			// The stage is reused with longer leftovers, as cutGroup does.
-			var got spoolGroup
-			got.fill(randomDiskGroups(rng, []int{c.n + 10})[0])
-			zeros := open.inDiskOrder(&got, &diskScratch{})
-			var wantZeros int64
-			for i, w := range want {
-				if w.Gap == 0 {
-					wantZeros++
+				slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) }) // lookup order, as a row group arrives
+				open := openGroup(es)
+				if w := open.keyWidth(); (w == 9) != (variant == "int keys") {
+					t.Fatalf("keyWidth %d for %s", w, variant)
 				}
-				if string(got.key(i)) != string(w.Key) || string(got.cover(i)) != string(w.Cover) || got.files[i] != w.File || got.rgs[i] != w.RG || got.gaps[i] != w.Gap || got.ns[i] != w.N {
-					t.Fatalf("entry %d: key %x cover %x file %d rg %d gap %d n %d, want %+v", i, got.key(i), got.cover(i), got.files[i], got.rgs[i], got.gaps[i], got.ns[i], w)
+				if _, ok := packDiskOrder(open.files, open.rgs, open.gaps, new([]uint64)); ok != c.packed {
+					t.Fatalf("packed = %v, want %v", ok, c.packed)
 				}
-			}
-			if len(got.files) != len(want) || len(got.keyEnds) != len(want) || len(got.ns) != len(want) {
-				t.Fatalf("%d entries gathered, want %d", len(got.files), len(want))
-			}
-			if zeros != wantZeros {
-				t.Fatalf("%d zero gaps counted, want %d", zeros, wantZeros)
-			}
-		})
+				want := toDiskRef(es, KindSorted)
+				// The stage is reused with longer leftovers, as cutGroup does.
+				var got spoolGroup
+				got.fill(randomDiskGroups(rng, []int{c.n + 10})[0])
+				zeros := open.inDiskOrder(&got, &diskScratch{})
+				var wantZeros int64
+				for i, w := range want {
+					if w.Gap == 0 {
+						wantZeros++
+					}
+					if string(got.key(i)) != string(w.Key) || string(got.cover(i)) != string(w.Cover) || got.files[i] != w.File || got.rgs[i] != w.RG || got.gaps[i] != w.Gap || got.ns[i] != w.N {
+						t.Fatalf("entry %d: key %x cover %x file %d rg %d gap %d n %d, want %+v", i, got.key(i), got.cover(i), got.files[i], got.rgs[i], got.gaps[i], got.ns[i], w)
+					}
+				}
+				if len(got.files) != len(want) || len(got.keyEnds) != len(want) || len(got.ns) != len(want) {
+					t.Fatalf("%d entries gathered, want %d", len(got.files), len(want))
+				}
+				if zeros != wantZeros {
+					t.Fatalf("%d zero gaps counted, want %d", zeros, wantZeros)
+				}
+			})
+		}
 	}
 }
 
