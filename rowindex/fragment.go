@@ -586,13 +586,6 @@ type fragmentWriter struct {
 	// (0: memFragmentBytes), the fragment's further groups are spooled
 	// after the ones held.
 	memBytes, memLimit int64
-	// fileBytes, if set, replaces fragmentFileBytes (tests: many
-	// fragments from few entries).
-	fileBytes int64
-	// free are held groups already encoded, whose storage the next cuts
-	// reuse (reused): a held group in fresh memory costs its allocation and
-	// zeroing, ≈4 % of a key-id build's CPU.
-	free chan *spoolGroup
 
 	inFlight chan fragmentDone // the fragment being written, if any
 	out      []FragmentEntry
@@ -602,13 +595,13 @@ type fragmentWriter struct {
 }
 
 func newFragmentWriter(ctx context.Context, st store.Store, name string, kind Kind, tmp *spillDir) *fragmentWriter {
-	return &fragmentWriter{ctx: ctx, st: st, name: name, kind: kind, tmp: tmp, free: make(chan *spoolGroup, 4)}
+	return &fragmentWriter{ctx: ctx, st: st, name: name, kind: kind, tmp: tmp}
 }
 
 // add appends the next entry; e may be reused by the caller afterwards.
 func (w *fragmentWriter) add(e *entry) error {
 	if w.any && w.boundary(e) {
-		if w.fileSz >= cmp.Or(w.fileBytes, fragmentFileBytes) {
+		if w.fileSz >= fragmentFileBytes {
 			if err := w.cutGroup(); err != nil {
 				return err
 			}
@@ -701,7 +694,7 @@ func (w *fragmentWriter) cutGroup() error {
 		// into the reused stage.
 		stored = &w.stage
 		if inMemory {
-			stored = w.reused()
+			stored = new(spoolGroup)
 		}
 		w.zeroGaps += w.open.inDiskOrder(stored, &w.disk)
 	}
@@ -716,8 +709,7 @@ func (w *fragmentWriter) cutGroup() error {
 	if inMemory {
 		sg := stored
 		if sg == nil {
-			sg = w.reused()
-			sg.copyFrom(&w.open)
+			sg = w.open.clone()
 		}
 		w.memGroups = append(w.memGroups, sg)
 		w.memBytes += sg.bytes()
@@ -773,7 +765,7 @@ func (w *fragmentWriter) finishFragment() error {
 		w.inFlight = done
 		go func() {
 			fe, err := w.writeFragment(func(i, n int) (*spoolGroup, error) {
-				return w.takeGroup(mem, i, n)
+				return takeGroup(mem, i, n)
 			}, groups, entries, 2*zeroGaps >= entries)
 			done <- fragmentDone{fe, err}
 		}()
@@ -806,9 +798,8 @@ func (w *fragmentWriter) finishFragment() error {
 		r := bufio.NewReaderSize(spool, runWriteBuffer)
 		fe, err := w.writeFragment(func(i, n int) (*spoolGroup, error) {
 			if i < len(mem) { // the groups held in memory come first
-				return w.takeGroup(mem, i, n)
+				return takeGroup(mem, i, n)
 			}
-			w.release(mem, i-1)
 			if err := g.read(r, n); err != nil {
 				return nil, fmt.Errorf("rowindex: reading fragment spool: %w", err)
 			}
@@ -819,39 +810,15 @@ func (w *fragmentWriter) finishFragment() error {
 	return nil
 }
 
-// takeGroup returns held group i, of n entries, and lets go of group
-// i-1, which the encoder is done with (release).
-func (w *fragmentWriter) takeGroup(mem []*spoolGroup, i, n int) (*spoolGroup, error) {
-	w.release(mem, i-1)
+// takeGroup returns held group i, of n entries, and lets go of it (once
+// encoded, its memory can go).
+func takeGroup(mem []*spoolGroup, i, n int) (*spoolGroup, error) {
 	g := mem[i]
+	mem[i] = nil
 	if len(g.files) != n {
 		return nil, errBadSpool
 	}
 	return g, nil
-}
-
-// release lets go of held group i, if any: its storage goes to the
-// writer's free groups while there is room (the encoder copies every
-// value it is handed, so nothing it keeps points into it).
-func (w *fragmentWriter) release(mem []*spoolGroup, i int) {
-	if i < 0 || i >= len(mem) || mem[i] == nil {
-		return
-	}
-	select {
-	case w.free <- mem[i]:
-	default:
-	}
-	mem[i] = nil
-}
-
-// reused returns a free group to hold the next cut group in, or a new one.
-func (w *fragmentWriter) reused() *spoolGroup {
-	select {
-	case g := <-w.free:
-		return g
-	default:
-		return new(spoolGroup)
-	}
 }
 
 // fragmentDone is the outcome of a fragment written in the background.
@@ -1091,10 +1058,9 @@ func endsSlot(data []byte, ends []int32, i int) []byte {
 	return data[s:ends[i]:ends[i]]
 }
 
-// bytes is the memory the group's columns hold (their capacity: a reused
-// group's may exceed its entries').
+// bytes is the memory the group's columns hold.
 func (g *spoolGroup) bytes() int64 {
-	return 4*int64(cap(g.files)+cap(g.rgs)+cap(g.keyEnds)+cap(g.coverEnds)) + 8*int64(cap(g.gaps)+cap(g.ns)) + int64(cap(g.keys)+cap(g.covers))
+	return int64(len(g.files))*(4+4+4+4+8+8) + int64(cap(g.keys)+cap(g.covers))
 }
 
 // truncate empties the group, keeping its storage.
@@ -1103,13 +1069,15 @@ func (g *spoolGroup) truncate() {
 	g.files, g.rgs, g.gaps, g.ns = g.files[:0], g.rgs[:0], g.gaps[:0], g.ns[:0]
 }
 
-// copyFrom sets the group to a copy of o's columns, reusing the group's
-// storage: a group kept in memory instead of spooled.
-func (g *spoolGroup) copyFrom(o *spoolGroup) {
-	g.keyEnds, g.coverEnds = append(g.keyEnds[:0], o.keyEnds...), append(g.coverEnds[:0], o.coverEnds...)
-	g.keys, g.covers = append(g.keys[:0], o.keys...), append(g.covers[:0], o.covers...)
-	g.files, g.rgs = append(g.files[:0], o.files...), append(g.rgs[:0], o.rgs...)
-	g.gaps, g.ns = append(g.gaps[:0], o.gaps...), append(g.ns[:0], o.ns...)
+// clone returns a copy of the group's columns in storage of their size:
+// a group kept in memory instead of spooled.
+func (g *spoolGroup) clone() *spoolGroup {
+	return &spoolGroup{
+		keyEnds: slices.Clone(g.keyEnds), coverEnds: slices.Clone(g.coverEnds),
+		keys: slices.Clone(g.keys), covers: slices.Clone(g.covers),
+		files: slices.Clone(g.files), rgs: slices.Clone(g.rgs),
+		gaps: slices.Clone(g.gaps), ns: slices.Clone(g.ns),
+	}
 }
 
 var errBadSpool = errors.New("corrupt spooled group")
