@@ -692,8 +692,9 @@ func plainValues(h format.PageHeader, body []byte, codec format.CompressionCodec
 	if dh.Encoding != format.Plain {
 		return nil, nil, aerr.Invalid("page %d is %s-encoded, not PLAIN", i, dh.Encoding)
 	}
-	nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
-	if nl > len(body) || int(h.CompressedPageSize) != len(body) || nl < 0 {
+	nl := int(dh.RepetitionLevelsByteLength) + int(dh.DefinitionLevelsByteLength)
+	// Each length on its own too: callers slice the levels at the first.
+	if nl > len(body) || int(h.CompressedPageSize) != len(body) || dh.RepetitionLevelsByteLength < 0 || dh.DefinitionLevelsByteLength < 0 {
 		return nil, nil, fmt.Errorf("page %d: sizes do not match its location", i)
 	}
 	levels, vals = body[:nl], body[nl:]

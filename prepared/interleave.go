@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/aerr"
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 )
 
 // Interleaved column groups (FrameOptions.Interleave; lever 3b of the
@@ -74,6 +75,10 @@ func ParseCopy(b []byte, rows int, optional []bool, decode func(z []byte) ([]byt
 		return nil, badFrames("no interleaved copy of %d bytes here", len(b))
 	}
 	sum := binary.LittleEndian.Uint64(b[8:])
+	// A decoder allocates the content size the frame's header gives.
+	if why := pqrow.ZstdFrameImplausible(b[16:]); why != "" {
+		return nil, badFrames("interleaved copy: %s", why)
+	}
 	content, err := decode(b[16:])
 	if err != nil {
 		return nil, badFrames("interleaved copy: %v", err)

@@ -520,15 +520,30 @@ func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 	}
 	md := w.fm.f.Metadata()
 	for _, g := range w.rgs {
-		for _, c := range cols {
+		// Group columns planned from interleaved copies (copyread.go)
+		// are decoded from the key's chunk, which holds the copies: the
+		// scan reads (and is priced by) that chunk for them, not theirs.
+		gcols, need := cols, map[int]bool{}
+		for _, cr := range g.chunks {
+			need[cr.leaf] = cr.copies == nil
+			if cr.copies != nil {
+				need[w.fm.copies.host] = true
+				if !slices.Contains(gcols, w.fm.copies.host) {
+					gcols = append(slices.Clone(gcols), w.fm.copies.host)
+				}
+			}
+		}
+		for _, c := range gcols {
 			cm := &md.RowGroups[g.rg].Columns[c].MetaData
 			start := cm.DataPageOffset
 			if d := cm.DictionaryPageOffset; d > 0 && d < start {
 				start = d
 			}
 			r := brange{start, start + cm.TotalCompressedSize}
-			scan = append(scan, r)
-			if slices.Contains(w.leaves, c) {
+			if need[c] || !slices.Contains(w.leaves, c) {
+				scan = append(scan, r)
+			}
+			if need[c] {
 				read = append(read, r)
 			}
 		}
