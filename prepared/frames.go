@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -645,6 +646,11 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		var pads []int
 		for range 4 {
 			body2, pads = fw.frameValues(fw.n+int64(hlen)+int64(nl), frames)
+			if n := int64(nl) + int64(len(body2)) + 1<<10; n > math.MaxInt32 {
+				// Interleaved copies widen the key column's pages: a page
+				// past Parquet's int32 sizes would be written wrong.
+				return nil, fmt.Errorf("prepared: page %d: %d framed bytes do not fit a Parquet page (2 GiB): use smaller pages", i, n)
+			}
 			h2 := h
 			h2.CRC = 0
 			h2.CompressedPageSize = int32(nl + len(body2))
