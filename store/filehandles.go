@@ -96,8 +96,9 @@ func (c *handleCache) acquireRecent(path string) (*fileHandle, int64, error) {
 		if time.Since(h.checked) < c.recheck {
 			h.refs++
 			c.ll.MoveToFront(e)
+			size := h.size // acquire updates it under c.mu
 			c.mu.Unlock()
-			return h, h.size, nil
+			return h, size, nil
 		}
 	}
 	c.mu.Unlock()
