@@ -26,8 +26,10 @@ const maxOpenFiles = 256
 // read as it was at that check, as an NFS client's attribute cache would
 // (acregmin is 3 s). A file truncated in place within the window is found
 // where a range lies in whole pages past its new end (the copy out of the
-// mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF); bytes of
-// the one page holding the new end read as zeros until the next stat.
+// mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF), and where a
+// range is read with pread (its window's first read: a short read); bytes
+// of the one page holding the new end copied out of the mapping (a window
+// read before) read as zeros until the next stat.
 // Every other read (NewRangeReader, Stat: manifests, fragments, commits)
 // checks the path each time.
 const recheckAfter = time.Second
