@@ -22,8 +22,8 @@ const maxOpenFiles = 256
 // a warm light lookup's CPU on prepared files, which reads a batch from
 // each of ≈30 files; a file read again within this window is read through
 // the handle and at the size that stat saw. So a file replaced (a new
-// inode renamed over its path) less than this long after its last check is
-// read as it was at that check, as an NFS client's attribute cache would
+// inode renamed over its path) or deleted less than this long after its
+// last check is read as it was at that check, as an NFS client's attribute cache would
 // (acregmin is 3 s). A file truncated in place within the window is found
 // where a range lies in whole pages past its new end (the copy out of the
 // mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF), and where a
