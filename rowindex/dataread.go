@@ -202,7 +202,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
 				for _, f := range w.fetch {
-					if f.data == nil {
+					if f.data == nil && errors.Is(f.err, io.ErrUnexpectedEOF) {
 						return nil, fileChanged(w.fe.URI, "truncated", err)
 					}
 				}

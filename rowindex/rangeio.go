@@ -224,6 +224,10 @@ type fetch struct {
 	obj  object
 	r    brange
 	data []byte // filled by fetchAll
+	// err is why f was not read (data nil): its read's error, or its
+	// batch's (fetchAll). A fetch the first error cancelled before it
+	// was read has none: this tells the failed file from the others.
+	err error
 	// pooled: data is read into a pooled buffer (bufpool.Get), which the
 	// caller gives back with releaseFetches once nothing points into it.
 	pooled bool
@@ -377,6 +381,7 @@ func (f *fetch) read(ctx context.Context, m *meter) error {
 		if f.pooled {
 			bufpool.Put(buf)
 		}
+		f.err = err
 		return err
 	}
 	f.data = b
@@ -398,8 +403,11 @@ func readBatch(ctx context.Context, m *meter, t []*fetch) error {
 		m.bytes.Add(int64(ns[i]))
 		if whole = whole && ns[i] == len(bufs[i]); whole {
 			f.data = bufs[i]
-		} else if f.pooled {
-			bufpool.Put(bufs[i])
+		} else {
+			f.err = err
+			if f.pooled {
+				bufpool.Put(bufs[i])
+			}
 		}
 	}
 	return err

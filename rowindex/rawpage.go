@@ -254,7 +254,7 @@ func inflatePage(codec format.CompressionCodec, body []byte, size int) (out []by
 // it, and judges a damaged one).
 func zstdStored(src []byte, size int) ([]byte, bool) {
 	const magic = 0xFD2FB528
-	if len(src) < 5 || binary.LittleEndian.Uint32(src) != magic {
+	if len(src) < 6 || binary.LittleEndian.Uint32(src) != magic {
 		return nil, false
 	}
 	fhd := src[4]
@@ -264,7 +264,13 @@ func zstdStored(src []byte, size int) ([]byte, bool) {
 	}
 	at := 5
 	single := fhd&0x20 != 0
+	// A block holds at most min(window, 128 KiB) (RFC 8878 3.1.1.2.4):
+	// a larger one is a damaged frame, for the decoder to refuse.
+	maxBlock := 128 << 10
 	if !single {
+		wd := src[at]
+		wb := 1 << (10 + wd>>3)
+		maxBlock = min(maxBlock, wb+wb/8*int(wd&7))
 		at++ // window descriptor
 	}
 	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
@@ -290,7 +296,7 @@ func zstdStored(src []byte, size int) ([]byte, bool) {
 	bh := uint32(src[at]) | uint32(src[at+1])<<8 | uint32(src[at+2])<<16
 	at += 3
 	last, typ, n := bh&1, bh>>1&3, int(bh>>3)
-	if last != 1 || typ != 0 || n != size || at+n != len(src) {
+	if last != 1 || typ != 0 || n != size || n > maxBlock || at+n != len(src) {
 		return nil, false
 	}
 	return src[at:len(src):len(src)], true

@@ -2,6 +2,7 @@ package rowindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/delta"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestDirectPageLZ4Raw reads parquet-testing's LZ4_RAW page of 10,000 UUID
@@ -230,5 +232,52 @@ func TestZstdStoredPages(t *testing.T) {
 	}
 	if _, _, err := parseRawPage(page, colInfo{typ: md.RowGroups[0].Columns[0].MetaData.Type, width: 4, codec: md.RowGroups[0].Columns[0].MetaData.Codec}); err == nil {
 		t.Fatal("a damaged stored frame decoded")
+	}
+}
+
+// TestZstdStoredOversizedBlock: a frame of one raw block larger than a
+// block may be (128 KiB, or the frame's window) is damaged: zstdStored
+// leaves it to the decoder, which refuses it, rather than reading its
+// bytes in place. Frames of the same shape within the limits are read in
+// place, as the decoder reads them.
+func TestZstdStoredOversizedBlock(t *testing.T) {
+	frame := func(n int, fhd byte, wd int) []byte {
+		b := []byte{0x28, 0xb5, 0x2f, 0xfd, fhd}
+		if wd >= 0 {
+			b = append(b, byte(wd))
+		}
+		if fhd>>6 == 2 {
+			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		}
+		bh := uint32(n)<<3 | 1 // last, raw
+		b = append(b, byte(bh), byte(bh>>8), byte(bh>>16))
+		for i := range n {
+			b = append(b, byte(i*7))
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		fhd  byte
+		wd   int // window descriptor, -1: single segment
+		ok   bool
+	}{
+		{"single segment, 128 KiB", 128 << 10, 0xA0, -1, true},
+		{"single segment, past 128 KiB", 128<<10 + 1, 0xA0, -1, false},
+		{"window 1 KiB, block 1 KiB", 1 << 10, 0x00, 0x00, true},
+		{"window 1 KiB, block past it", 1<<10 + 1, 0x00, 0x00, false},
+		{"window 1.125 KiB, block 1.125 KiB", 1152, 0x00, 0x01, true},
+		{"window 8 MiB, block past 128 KiB", 140000, 0x80, 0x68, false},
+	} {
+		b := frame(c.n, c.fhd, c.wd)
+		got, ok := zstdStored(b, c.n)
+		dec, err := decompress(format.Zstd, b, c.n)
+		if ok != c.ok || (err == nil) != c.ok {
+			t.Errorf("%s: stored %v, decoder error %v; want both to accept: %v", c.name, ok, err, c.ok)
+		}
+		if ok && !bytes.Equal(got, dec) {
+			t.Errorf("%s: stored bytes differ from the decoder's", c.name)
+		}
 	}
 }

@@ -22,12 +22,14 @@ const maxOpenFiles = 256
 // a warm light lookup's CPU on prepared files, which reads a batch from
 // each of ≈30 files; a file read again within this window is read through
 // the handle and at the size that stat saw. So a file replaced (a new
-// inode renamed over its path) less than this long after its last check is
-// read as it was at that check, as an NFS client's attribute cache would
+// inode renamed over its path) or deleted less than this long after its
+// last check is read as it was at that check, as an NFS client's attribute cache would
 // (acregmin is 3 s). A file truncated in place within the window is found
 // where a range lies in whole pages past its new end (the copy out of the
-// mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF); bytes of
-// the one page holding the new end read as zeros until the next stat.
+// mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF), and where a
+// range is read with pread (its window's first read: a short read); bytes
+// of the one page holding the new end copied out of the mapping (a window
+// read before) read as zeros until the next stat.
 // Every other read (NewRangeReader, Stat: manifests, fragments, commits)
 // checks the path each time.
 const recheckAfter = time.Second
@@ -96,8 +98,9 @@ func (c *handleCache) acquireRecent(path string) (*fileHandle, int64, error) {
 		if time.Since(h.checked) < c.recheck {
 			h.refs++
 			c.ll.MoveToFront(e)
+			size := h.size // acquire updates it under c.mu
 			c.mu.Unlock()
-			return h, h.size, nil
+			return h, size, nil
 		}
 	}
 	c.mu.Unlock()
