@@ -80,7 +80,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.fm, w.o, w.err = ri.dataMeta(ctx, m, w.fe)
+			w.fm, w.err = ri.loadDataMeta(ctx, m, w.fe, w.o) // w.o resolved above
 		}()
 	}
 	wg.Wait()

@@ -396,12 +396,19 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 	if fm != nil || err != nil {
 		return fm, o, err
 	}
-	fm, err = loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes, fe.TailRanges)
+	fm, err = ri.loadDataMeta(ctx, m, fe, o)
+	return fm, o, err
+}
+
+// loadDataMeta reads the metadata of data file fe, resolved to o, and
+// caches it.
+func (ri *RowIndex) loadDataMeta(ctx context.Context, m *meter, fe *FileEntry, o object) (*fileMeta, error) {
+	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes, fe.TailRanges)
 	if err != nil {
-		return nil, o, err
+		return nil, err
 	}
 	ri.cache.put(dataMetaKey{fe.ID}, fm, fm.charge)
-	return fm, o, nil
+	return fm, nil
 }
 
 // cachedDataMeta returns the object of a data file and its metadata when
