@@ -154,8 +154,10 @@ func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, grou
 // encodeGroups is encodeFragment with the i-th group, of n entries, from
 // group (a spool's, or one held in memory: spoolGroup.clone).
 //
-// Each group's entries go to a GenericWriter[diskEntry] as slices of
-// rows: its typed path moves each field straight into its column's buffer
+// A hash row index's fragment is written page by page from the groups'
+// columns (fragFile). A sorted one's, whose key column is
+// dictionary-encoded, goes through parquet-go's writer: each group's
+// entries go to a GenericWriter[diskEntry] as slices of rows: its typed path moves each field straight into its column's buffer
 // (no row assembly, no parquet.Value per cell, which with the page
 // encoding around it was ≈15 % of a key-id build's CPU). It hands the
 // column buffers 64 rows at a time and cuts pages between such chunks, as
@@ -165,6 +167,9 @@ func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, grou
 // the rows stay in the CPU's cache between their making and their reading
 // (a whole group's rows, ≈230 KB, did not).
 func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, kind Kind, groups []Group, plainGaps bool) error {
+	if kind != KindSorted {
+		return encodeHashGroups(out, group, name, groups, plainGaps)
+	}
 	schema := fragmentSchema(kind, plainGaps)
 	pw := parquet.NewGenericWriter[diskEntry](out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
 	rows := make([]diskEntry, 0, rowsPerWrite)

@@ -253,8 +253,9 @@ type shortReader struct {
 
 func (s *shortReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.max)]) }
 
-// TestEncodeFragmentMatchesWriteRows: the fragment encoder (diskEntry
-// rows through GenericWriter's typed path) writes byte for byte the file
+// TestEncodeFragmentMatchesWriteRows: the fragment encoder (fragFile's
+// page writes for a hash row index, diskEntry rows through GenericWriter's
+// typed path for a sorted one) writes byte for byte the file
 // that parquet-go's Writer.WriteRows writes from whole rows, and that the
 // previous encoder (a parquet.Value per cell, prevChunkRows rows per column
 // writer call) wrote, for both kinds, both row_gap encodings, and groups
