@@ -56,11 +56,12 @@ type entry struct {
 // entry (impliedRow). Column encodings (fragmentSchema) were chosen by
 // measuring the 1 GB benchmark lakes; see docs/rowindex.md, "Index size".
 //
-// The fields are in fragmentSchema's column order (by name) and tagged
-// with its column names, so that the struct's own schema equals it
-// (parquet.EqualNodes ignores encodings): parquet-go's GenericWriter then
-// writes rows of diskEntry straight into typed column buffers
-// (encodeGroups), with no parquet.Value per cell.
+// Fragments are written column by column from spooled groups (fragFile),
+// not as diskEntry rows; the struct names a fragment row's fields for
+// tests and for fragTemplate's parquet-go writer. Its fields are in
+// fragmentSchema's column order (by name) and tagged with its column
+// names, so that the struct's own schema equals it (parquet.EqualNodes
+// ignores encodings).
 type diskEntry struct {
 	Cover []byte `parquet:"cover"`
 	File  int32  `parquet:"file"`
@@ -149,73 +150,6 @@ func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, grou
 		}
 		return &g, nil
 	}, name, kind, groups, plainGaps)
-}
-
-// encodeGroups is encodeFragment with the i-th group, of n entries, from
-// group (a spool's, or one held in memory: spoolGroup.clone).
-//
-// A hash row index's fragment is written page by page from the groups'
-// columns (fragFile). A sorted one's, whose key column is
-// dictionary-encoded, goes through parquet-go's writer: each group's
-// entries go to a GenericWriter[diskEntry] as slices of rows: its typed path moves each field straight into its column's buffer
-// (no row assembly, no parquet.Value per cell, which with the page
-// encoding around it was ≈15 % of a key-id build's CPU). It hands the
-// column buffers 64 rows at a time and cuts pages between such chunks, as
-// Writer.WriteRows does, so the file is the same bytes
-// (TestEncodeFragmentMatchesWriteRows). The slices are rowsPerWrite rows,
-// a multiple of 64, so the chunks are the same as for a whole group's, and
-// the rows stay in the CPU's cache between their making and their reading
-// (a whole group's rows, ≈230 KB, did not).
-func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, kind Kind, groups []Group, plainGaps bool) error {
-	if kind != KindSorted {
-		return encodeHashGroups(out, group, name, groups, plainGaps)
-	}
-	schema := fragmentSchema(kind, plainGaps)
-	pw := parquet.NewGenericWriter[diskEntry](out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
-	rows := make([]diskEntry, 0, rowsPerWrite)
-	for gi, gr := range groups {
-		n := int(gr.Rows)
-		g, err := group(gi, n)
-		if err != nil {
-			return err
-		}
-		for lo := 0; lo < n; lo += rowsPerWrite {
-			rows = g.rows(rows[:0], lo, min(lo+rowsPerWrite, n))
-			if _, err := pw.Write(rows); err != nil {
-				return err
-			}
-		}
-		if err := pw.Flush(); err != nil {
-			return err
-		}
-	}
-	clear(rows) // no keys of the last group kept alive through rows
-	return pw.Close()
-}
-
-// rowsPerWrite is the number of rows encodeGroups hands its writer at a
-// time: a multiple of the 64 rows parquet-go cuts pages between.
-const rowsPerWrite = 8 * 64
-
-// rows appends the group's entries lo to hi to dst, keys and covers
-// pointing into the group's buffers, and returns it.
-func (g *spoolGroup) rows(dst []diskEntry, lo, hi int) []diskEntry {
-	n := hi - lo
-	at := len(dst)
-	dst = slices.Grow(dst, n)[:at+n]
-	out := dst[at:]
-	files, keyEnds, coverEnds := g.files[lo:hi], g.keyEnds[lo:hi], g.coverEnds[lo:hi]
-	rgs, gaps, ns := g.rgs[lo:hi], g.gaps[lo:hi], g.ns[lo:hi]
-	var k, c int32 // the entry's key and cover start
-	if lo > 0 {
-		k, c = g.keyEnds[lo-1], g.coverEnds[lo-1]
-	}
-	for i, f := range files {
-		ke, ce := keyEnds[i], coverEnds[i]
-		out[i] = diskEntry{Key: g.keys[k:ke:ke], Cover: g.covers[c:ce:ce], File: f, RG: rgs[i], Gap: gaps[i], N: ns[i]}
-		k, c = ke, ce
-	}
-	return dst
 }
 
 // fragmentCols is the column index of each field of diskEntry.

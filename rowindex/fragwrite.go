@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -15,8 +17,8 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// fragFile writes a fragment file of a hash row index from spooled groups'
-// columns, page by page, without parquet-go's row path: the entries are
+// fragFile writes a fragment file from spooled groups' columns, page by
+// page, without parquet-go's row path: the entries are
 // never turned into rows (diskEntry) and copied into parquet-go's column
 // buffers, nor copied again into PLAIN pages; each column's values are
 // encoded straight from the group's columns into the page buffer. Row
@@ -30,8 +32,9 @@ import (
 // each 64 rows), the same encodings, codec, page headers (data page v2,
 // CRC), column and offset indexes (parquet-go's own column indexer) and
 // footer (schema, creator and column orders taken from parquet-go's
-// writer once per schema). Anything it does not cover (a sorted row
-// index's dictionary-encoded keys) goes through encodeGroupsGeneric.
+// writer once per schema); a sorted row index's key column gets
+// parquet-go's dictionary (first occurrences in stored order) from a small
+// open-addressing table instead of parquet-go's map of strings.
 type fragFile struct {
 	w   io.Writer
 	off int64
@@ -47,9 +50,18 @@ type fragFile struct {
 	page    []byte
 	comp    []byte
 	chunk   []byte
-	ints32  []int32
 	unenc   int64
 	pageHdr format.PageHeader
+	dictHdr format.PageHeader
+
+	// A sorted row index's key dictionary of the group being written:
+	// its keys back to back, their ends, each entry's index and the
+	// table that finds a key's index (index + 1; 0: empty).
+	dict      []byte
+	dictEnds  []int32
+	dictIdx   []int32
+	dictSlots []int32
+	seed      maphash.Seed
 }
 
 // fragCol is one column of a fragment in file order (by name).
@@ -82,23 +94,27 @@ const pageBufferLimit = int64(64<<10) * 98 / 100
 const pageChunkRows = 64
 
 // fragTemplates holds the footer fields parquet-go writes for a fragment
-// schema that do not depend on the entries, per plainGaps.
-var fragTemplates [2]struct {
+// schema that do not depend on the entries, per kind and plainGaps.
+var fragTemplates [4]struct {
 	once sync.Once
 	meta format.FileMetaData
 	err  error
 }
 
 // fragTemplate returns the schema elements, creator and column orders
-// parquet-go writes in the footer of a hash fragment.
-func fragTemplate(plainGaps bool) (*format.FileMetaData, error) {
-	t := &fragTemplates[0]
-	if plainGaps {
-		t = &fragTemplates[1]
+// parquet-go writes in the footer of a fragment of kind.
+func fragTemplate(kind Kind, plainGaps bool) (*format.FileMetaData, error) {
+	i := 0
+	if kind == KindSorted {
+		i = 2
 	}
+	if plainGaps {
+		i++
+	}
+	t := &fragTemplates[i]
 	t.once.Do(func() {
 		var buf bytes.Buffer
-		pw := parquet.NewGenericWriter[diskEntry](&buf, append([]parquet.WriterOption{fragmentSchema(KindHash, plainGaps)}, fragmentWriterOptions("")...)...)
+		pw := parquet.NewGenericWriter[diskEntry](&buf, append([]parquet.WriterOption{fragmentSchema(kind, plainGaps)}, fragmentWriterOptions("")...)...)
 		if t.err = pw.Close(); t.err != nil {
 			return
 		}
@@ -110,8 +126,8 @@ func fragTemplate(plainGaps bool) (*format.FileMetaData, error) {
 	return &t.meta, t.err
 }
 
-func newFragFile(w io.Writer, name string, plainGaps bool) (*fragFile, error) {
-	tm, err := fragTemplate(plainGaps)
+func newFragFile(w io.Writer, name string, kind Kind, plainGaps bool) (*fragFile, error) {
+	tm, err := fragTemplate(kind, plainGaps)
 	if err != nil {
 		return nil, err
 	}
@@ -127,15 +143,20 @@ func newFragFile(w io.Writer, name string, plainGaps bool) (*fragFile, error) {
 	if plainGaps {
 		gap = format.Plain
 	}
+	key := format.Plain
+	if kind == KindSorted {
+		key = format.RLEDictionary
+		f.seed = maphash.MakeSeed()
+	}
 	f.cols = [fragmentColumns]fragCol{
 		{name: "cover", typ: format.ByteArray, encoding: format.Plain, field: fieldCover},
 		{name: "file", typ: format.Int32, encoding: format.DeltaBinaryPacked, field: fieldFile},
-		{name: "key", typ: format.ByteArray, encoding: format.Plain, field: fieldKey},
+		{name: "key", typ: format.ByteArray, encoding: key, field: fieldKey},
 		{name: "n", typ: format.Int64, encoding: format.Plain, field: fieldN},
 		{name: "rg", typ: format.Int32, encoding: format.DeltaBinaryPacked, field: fieldRG},
 		{name: "row_gap", typ: format.Int64, encoding: gap, field: fieldGap},
 	}
-	schema := fragmentSchema(KindHash, plainGaps)
+	schema := fragmentSchema(kind, plainGaps)
 	for i := range f.cols {
 		c := &f.cols[i]
 		leaf, ok := schema.Lookup(c.name)
@@ -150,6 +171,8 @@ func newFragFile(w io.Writer, name string, plainGaps bool) (*fragFile, error) {
 	f.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&f.hdr))
 	f.pageHdr.Type = format.DataPageV2
 	f.pageHdr.DataPageHeaderV2.Valid = true
+	f.dictHdr.Type = format.DictionaryPage
+	f.dictHdr.DictionaryPageHeader.Valid = true
 	return f, nil
 }
 
@@ -187,11 +210,17 @@ func (f *fragFile) writeGroup(g *spoolGroup) error {
 			PathInSchema: []string{c.name},
 			Codec:        format.Zstd,
 		}
+		dict := c.encoding == format.RLEDictionary
+		if dict {
+			// parquet-go lists the dictionary page's encoding too.
+			md.Encoding = []format.Encoding{format.Plain, format.RLEDictionary}
+			f.buildDictionary(g)
+		}
 		var locs []format.PageLocation
 		lo, size := 0, int64(0)
 		for at := 0; at < n; at += pageChunkRows {
 			hi := min(at+pageChunkRows, n)
-			size += g.colSize(c.field, at, hi)
+			size += g.colSize(c.field, dict, at, hi)
 			if size >= pageBufferLimit || hi == n {
 				hsz, csz, err := f.writePage(c, g, lo, hi)
 				if err != nil {
@@ -207,6 +236,24 @@ func (f *fragFile) writeGroup(g *spoolGroup) error {
 		}
 		md.EncodingStats = []format.PageEncodingStats{{PageType: format.DataPageV2, Encoding: c.encoding, Count: int32(len(locs))}}
 		md.SizeStatistics = format.SizeStatistics{UnencodedByteArrayDataBytes: f.unenc}
+		if dict {
+			// The dictionary page goes before the data pages (whose
+			// offsets parquet-go has already taken from 0).
+			hsz, csz, err := f.writeDictionaryPage()
+			if err != nil {
+				return err
+			}
+			md.DictionaryPageOffset = f.off
+			md.TotalUncompressedSize += int64(hsz) + int64(f.dictHdr.UncompressedPageSize)
+			md.TotalCompressedSize += int64(hsz + csz)
+			md.EncodingStats = append([]format.PageEncodingStats{{PageType: format.DictionaryPage, Encoding: format.Plain, Count: 1}}, md.EncodingStats...)
+			if err := f.write(f.hdr.Bytes()); err != nil {
+				return err
+			}
+			if err := f.write(f.comp); err != nil {
+				return err
+			}
+		}
 		md.DataPageOffset = f.off
 		for i := range locs {
 			locs[i].Offset += f.off
@@ -239,7 +286,10 @@ func (f *fragFile) writeGroup(g *spoolGroup) error {
 // colSize is the size parquet-go's column buffer of field grows by with
 // entries lo to hi: 4 bytes per int32, 8 per int64, a byte array's bytes
 // and 4 for its offset.
-func (g *spoolGroup) colSize(field fragField, lo, hi int) int64 {
+func (g *spoolGroup) colSize(field fragField, dict bool, lo, hi int) int64 {
+	if dict {
+		return 4 * int64(hi-lo) // dictionary indexes
+	}
 	switch field {
 	case fieldFile, fieldRG:
 		return 4 * int64(hi-lo)
@@ -262,8 +312,10 @@ func (g *spoolGroup) colSize(field fragField, lo, hi int) int64 {
 func (f *fragFile) writePage(c *fragCol, g *spoolGroup, lo, hi int) (int, int, error) {
 	page := f.page[:0]
 	var err error
-	switch c.field {
-	case fieldCover, fieldKey:
+	switch {
+	case c.encoding == format.RLEDictionary:
+		page, err = parquet.RLEDictionary.EncodeInt32(page, f.dictIdx[lo:hi])
+	case c.field == fieldCover || c.field == fieldKey:
 		data, ends := g.keys, g.keyEnds
 		if c.field == fieldCover {
 			data, ends = g.covers, g.coverEnds
@@ -279,13 +331,13 @@ func (f *fragFile) writePage(c *fragCol, g *spoolGroup, lo, hi int) (int, int, e
 			s = e
 		}
 		f.unenc += int64(len(page) - 4*(hi-lo))
-	case fieldFile, fieldRG:
+	case c.field == fieldFile || c.field == fieldRG:
 		vals := g.files[lo:hi]
 		if c.field == fieldRG {
 			vals = g.rgs[lo:hi]
 		}
 		page, err = c.delta.EncodeInt32(page, vals)
-	case fieldN, fieldGap:
+	default:
 		vals := g.ns[lo:hi]
 		if c.field == fieldGap {
 			vals = g.gaps[lo:hi]
@@ -303,26 +355,85 @@ func (f *fragFile) writePage(c *fragCol, g *spoolGroup, lo, hi int) (int, int, e
 		return 0, 0, err
 	}
 	f.page = page
-	if f.comp, err = fragmentCodec.Encode(f.comp[:0], page); err != nil {
-		return 0, 0, err
-	}
 	h := &f.pageHdr
-	h.UncompressedPageSize = int32(len(page))
-	h.CompressedPageSize = int32(len(f.comp))
-	h.CRC = int32(crc32.ChecksumIEEE(f.comp))
 	h.DataPageHeaderV2.V = format.DataPageHeaderV2{
 		NumValues:    int32(hi - lo),
 		NumRows:      int32(hi - lo),
 		Encoding:     c.encoding,
 		IsCompressed: thrift.New(true),
 	}
-	f.hdr.Reset()
-	if err := f.enc.Encode(h); err != nil {
+	if err := f.compress(h, page); err != nil {
 		return 0, 0, err
 	}
 	f.chunk = append(f.chunk, f.hdr.Bytes()...)
 	f.chunk = append(f.chunk, f.comp...)
 	return f.hdr.Len(), len(f.comp), nil
+}
+
+// compress compresses page into f.comp and encodes its header h, with
+// the page's sizes and CRC, into f.hdr.
+func (f *fragFile) compress(h *format.PageHeader, page []byte) error {
+	var err error
+	if f.comp, err = fragmentCodec.Encode(f.comp[:0], page); err != nil {
+		return err
+	}
+	h.UncompressedPageSize = int32(len(page))
+	h.CompressedPageSize = int32(len(f.comp))
+	h.CRC = int32(crc32.ChecksumIEEE(f.comp))
+	f.hdr.Reset()
+	return f.enc.Encode(h)
+}
+
+// writeDictionaryPage encodes the group's key dictionary (PLAIN) into
+// f.hdr and f.comp and returns their sizes.
+func (f *fragFile) writeDictionaryPage() (int, int, error) {
+	page := slices.Grow(f.page[:0], len(f.dict)+4*len(f.dictEnds))
+	s := int32(0)
+	for _, e := range f.dictEnds {
+		page = binary.LittleEndian.AppendUint32(page, uint32(e-s))
+		page = append(page, f.dict[s:e]...)
+		s = e
+	}
+	f.page = page
+	f.dictHdr.DictionaryPageHeader.V = format.DictionaryPageHeader{NumValues: int32(len(f.dictEnds)), Encoding: format.Plain}
+	if err := f.compress(&f.dictHdr, page); err != nil {
+		return 0, 0, err
+	}
+	return f.hdr.Len(), len(f.comp), nil
+}
+
+// buildDictionary numbers g's distinct keys in the order they first occur,
+// as parquet-go's dictionary does: f.dict and f.dictEnds hold them, and
+// f.dictIdx each entry's number.
+func (f *fragFile) buildDictionary(g *spoolGroup) {
+	n := len(g.keyEnds)
+	size := 1 << bits.Len(uint(2*n-1)) // at most half full
+	mask := uint64(size - 1)
+	f.dictSlots = slices.Grow(f.dictSlots[:0], size)[:size]
+	clear(f.dictSlots)
+	f.dictIdx = slices.Grow(f.dictIdx[:0], n)[:n]
+	f.dict, f.dictEnds = f.dict[:0], f.dictEnds[:0]
+	s := int32(0)
+	for i, e := range g.keyEnds {
+		k := g.keys[s:e]
+		s = e
+		j := maphash.Bytes(f.seed, k) & mask
+		for {
+			d := f.dictSlots[j]
+			if d == 0 {
+				f.dict = append(f.dict, k...)
+				f.dictEnds = append(f.dictEnds, int32(len(f.dict)))
+				f.dictSlots[j] = int32(len(f.dictEnds))
+				f.dictIdx[i] = int32(len(f.dictEnds) - 1)
+				break
+			}
+			if bytes.Equal(endsSlot(f.dict, f.dictEnds, int(d-1)), k) {
+				f.dictIdx[i] = d - 1
+				break
+			}
+			j = (j + 1) & mask
+		}
+	}
 }
 
 // close writes the page indexes and the footer.
@@ -368,9 +479,10 @@ func (f *fragFile) close() error {
 	return f.write(append(footer, "PAR1"...))
 }
 
-// encodeHashGroups is encodeGroups for a hash row index (fragFile).
-func encodeHashGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, groups []Group, plainGaps bool) error {
-	f, err := newFragFile(out, name, plainGaps)
+// encodeGroups is encodeFragment with the i-th group, of n entries, from
+// group (a spool's, or one held in memory), written by a fragFile.
+func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, kind Kind, groups []Group, plainGaps bool) error {
+	f, err := newFragFile(out, name, kind, plainGaps)
 	if err != nil {
 		return err
 	}

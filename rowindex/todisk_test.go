@@ -434,3 +434,38 @@ func (g *spoolGroup) fill(ds []diskEntry) {
 		g.gaps, g.ns = append(g.gaps, d.Gap), append(g.ns, d.N)
 	}
 }
+
+// TestFragFileKeyIDGroups: fragments of key-id builds' groups (int keys
+// of one width, each recurring many times, no covers) are byte for byte
+// parquet-go's, for both kinds, with groups long enough to cut several
+// pages per column and, under a sorted row index, dictionaries of one to
+// thousands of keys.
+func TestFragFileKeyIDGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var groups [][]diskEntry
+	for _, c := range []struct{ rows, keys int }{{1, 1}, {700, 1}, {40000, 3000}, {20000, 20000}, {5000, 40}} {
+		g := make([]diskEntry, c.rows)
+		for i := range g {
+			k, _ := EncodeKey(int64(rng.IntN(c.keys)) * 7919)
+			g[i] = diskEntry{Key: k, File: int32(rng.IntN(100)), RG: int32(rng.IntN(30)), Gap: int64(rng.IntN(3)), N: 1 + int64(rng.IntN(2)), Cover: []byte{}}
+		}
+		groups = append(groups, g)
+	}
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		for _, plainGaps := range []bool{false, true} {
+			var spool []byte
+			var gs []Group
+			for _, g := range groups {
+				spool = spoolForm(spool, g)
+				gs = append(gs, Group{Rows: int64(len(g))})
+			}
+			var got bytes.Buffer
+			if err := encodeFragment(&got, bytes.NewReader(spool), "ri", kind, gs, plainGaps); err != nil {
+				t.Fatal(err)
+			}
+			if want := writeRowsFragment(t, groups, kind, plainGaps); !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("%s plain=%v: encoder wrote %d bytes, WriteRows %d: they differ", kind, plainGaps, got.Len(), len(want))
+			}
+		}
+	}
+}
