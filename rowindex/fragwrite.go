@@ -61,7 +61,9 @@ type fragFile struct {
 	dictEnds  []int32
 	dictIdx   []int32
 	dictSlots []int32
-	seed      maphash.Seed
+	// dictSlots9 is the table of keys of 9 bytes (buildDictionary9).
+	dictSlots9 []dictSlot9
+	seed       maphash.Seed
 }
 
 // fragCol is one column of a fragment in file order (by name).
@@ -409,10 +411,14 @@ func (f *fragFile) buildDictionary(g *spoolGroup) {
 	n := len(g.keyEnds)
 	size := 1 << bits.Len(uint(2*n-1)) // at most half full
 	mask := uint64(size - 1)
-	f.dictSlots = slices.Grow(f.dictSlots[:0], size)[:size]
-	clear(f.dictSlots)
 	f.dictIdx = slices.Grow(f.dictIdx[:0], n)[:n]
 	f.dict, f.dictEnds = f.dict[:0], f.dictEnds[:0]
+	if g.keyWidth() == 9 {
+		f.buildDictionary9(g, size)
+		return
+	}
+	f.dictSlots = slices.Grow(f.dictSlots[:0], size)[:size]
+	clear(f.dictSlots)
 	s := int32(0)
 	for i, e := range g.keyEnds {
 		k := g.keys[s:e]
@@ -496,4 +502,44 @@ func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name
 		}
 	}
 	return f.close()
+}
+
+// dictSlot9 is a slot of buildDictionary9's table: a key's last 8 bytes,
+// its first and its index + 1 (0: empty).
+type dictSlot9 struct {
+	v   uint64
+	tag byte
+	id  int32
+}
+
+// buildDictionary9 is buildDictionary for keys of 9 bytes (every int or
+// float key: a tag and 8 bytes), in a table of size slots that compares
+// and hashes the keys as integers: ≈3× faster than hashing and comparing
+// byte slices, which was ≈0.35 s of a sorted build of the 1 GB lake.
+func (f *fragFile) buildDictionary9(g *spoolGroup, size int) {
+	f.dictSlots9 = slices.Grow(f.dictSlots9[:0], size)[:size]
+	clear(f.dictSlots9)
+	shift := uint(64 - bits.Len(uint(size-1)))
+	mask := uint64(size - 1)
+	keys := g.keys[:9*len(f.dictIdx)]
+	for i := range f.dictIdx {
+		k := keys[9*i : 9*i+9 : 9*i+9]
+		v, tag := binary.LittleEndian.Uint64(k[1:]), k[0]
+		j := (v ^ uint64(tag)) * 0x9E3779B97F4A7C15 >> shift
+		for {
+			sl := &f.dictSlots9[j]
+			if sl.id == 0 {
+				f.dict = append(f.dict, k...)
+				f.dictEnds = append(f.dictEnds, int32(len(f.dict)))
+				*sl = dictSlot9{v: v, tag: tag, id: int32(len(f.dictEnds))}
+				f.dictIdx[i] = sl.id - 1
+				break
+			}
+			if sl.v == v && sl.tag == tag {
+				f.dictIdx[i] = sl.id - 1
+				break
+			}
+			j = (j + 1) & mask
+		}
+	}
 }
