@@ -451,28 +451,27 @@ func (f *fragFile) close() error {
 	}
 	var buf bytes.Buffer
 	enc := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&buf))
-	for i, cis := range f.colIdx {
+	// put writes v (a column or offset index) and records where.
+	put := func(v any, off *int64, length *int32) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		*off, *length = f.off, int32(buf.Len())
+		return f.write(buf.Bytes())
+	}
+	for i, cis := range f.colIdx { // all column indexes, then all offset indexes
 		for j := range cis {
-			buf.Reset()
-			if err := enc.Encode(&cis[j]); err != nil {
-				return err
-			}
 			c := &f.meta.RowGroups[i].Columns[j]
-			c.ColumnIndexOffset, c.ColumnIndexLength = f.off, int32(buf.Len())
-			if err := f.write(buf.Bytes()); err != nil {
+			if err := put(&cis[j], &c.ColumnIndexOffset, &c.ColumnIndexLength); err != nil {
 				return err
 			}
 		}
 	}
 	for i, ois := range f.offIdx {
 		for j := range ois {
-			buf.Reset()
-			if err := enc.Encode(&ois[j]); err != nil {
-				return err
-			}
 			c := &f.meta.RowGroups[i].Columns[j]
-			c.OffsetIndexOffset, c.OffsetIndexLength = f.off, int32(buf.Len())
-			if err := f.write(buf.Bytes()); err != nil {
+			if err := put(&ois[j], &c.OffsetIndexOffset, &c.OffsetIndexLength); err != nil {
 				return err
 			}
 		}

@@ -276,16 +276,7 @@ func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
 		for _, plainGaps := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/plain=%v", kind, plainGaps), func(t *testing.T) {
 				groups := randomDiskGroups(rng, sizes)
-				var spool []byte
-				var gs []Group
-				for _, g := range groups {
-					spool = spoolForm(spool, g)
-					gs = append(gs, Group{Rows: int64(len(g))})
-				}
-				var got bytes.Buffer
-				if err := encodeFragment(&got, bytes.NewReader(spool), "ri", kind, gs, plainGaps); err != nil {
-					t.Fatal(err)
-				}
+				got := bytes.NewBuffer(encodeSpooled(t, groups, kind, plainGaps))
 				rows := writeRowsFragment(t, groups, kind, plainGaps)
 				if !bytes.Equal(got.Bytes(), rows) {
 					t.Fatalf("encoder wrote %d bytes, WriteRows %d: they differ", got.Len(), len(rows))
@@ -453,19 +444,27 @@ func TestFragFileKeyIDGroups(t *testing.T) {
 	}
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		for _, plainGaps := range []bool{false, true} {
-			var spool []byte
-			var gs []Group
-			for _, g := range groups {
-				spool = spoolForm(spool, g)
-				gs = append(gs, Group{Rows: int64(len(g))})
-			}
-			var got bytes.Buffer
-			if err := encodeFragment(&got, bytes.NewReader(spool), "ri", kind, gs, plainGaps); err != nil {
-				t.Fatal(err)
-			}
-			if want := writeRowsFragment(t, groups, kind, plainGaps); !bytes.Equal(got.Bytes(), want) {
-				t.Fatalf("%s plain=%v: encoder wrote %d bytes, WriteRows %d: they differ", kind, plainGaps, got.Len(), len(want))
+			got := encodeSpooled(t, groups, kind, plainGaps)
+			if want := writeRowsFragment(t, groups, kind, plainGaps); !bytes.Equal(got, want) {
+				t.Fatalf("%s plain=%v: encoder wrote %d bytes, WriteRows %d: they differ", kind, plainGaps, len(got), len(want))
 			}
 		}
 	}
+}
+
+// encodeSpooled is the fragment encodeFragment writes from the groups'
+// spool.
+func encodeSpooled(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps bool) []byte {
+	t.Helper()
+	var spool []byte
+	var gs []Group
+	for _, g := range groups {
+		spool = spoolForm(spool, g)
+		gs = append(gs, Group{Rows: int64(len(g))})
+	}
+	var got bytes.Buffer
+	if err := encodeFragment(&got, bytes.NewReader(spool), "ri", kind, gs, plainGaps); err != nil {
+		t.Fatal(err)
+	}
+	return got.Bytes()
 }
