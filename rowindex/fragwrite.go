@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/bits"
 	"slices"
-	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -18,23 +17,24 @@ import (
 )
 
 // fragFile writes a fragment file from spooled groups' columns, page by
-// page, without parquet-go's row path: the entries are
-// never turned into rows (diskEntry) and copied into parquet-go's column
-// buffers, nor copied again into PLAIN pages; each column's values are
-// encoded straight from the group's columns into the page buffer. Row
-// walk, column buffers and their page encoding were ≈0.65 s of a 1 GB
-// hash build's ≈4 s.
+// page, without parquet-go's row path: the entries are never turned into
+// rows (diskEntry) and copied into parquet-go's column buffers, nor copied
+// again into PLAIN pages; each column's values are encoded straight from
+// the group's columns into the page buffer. The row walk, column buffers
+// and their page encoding were ≈0.6 s of a 1 GB hash build's ≈4 s of CPU
+// (docs/rowindex-bench.md, "sixth pass").
 //
-// The file is byte for byte the one parquet-go's GenericWriter writes with
-// fragmentWriterOptions (TestEncodeFragmentMatchesWriteRows): the same
-// page cuts (a column's page ends after the first 64-row chunk that brings
-// its buffer to pageBufferLimit, as parquet-go checks every column after
-// each 64 rows), the same encodings, codec, page headers (data page v2,
-// CRC), column and offset indexes (parquet-go's own column indexer) and
-// footer (schema, creator and column orders taken from parquet-go's
-// writer once per schema); a sorted row index's key column gets
-// parquet-go's dictionary (first occurrences in stored order) from a small
-// open-addressing table instead of parquet-go's map of strings.
+// The file is byte for byte the one parquet-go's writer writes with
+// fragmentWriterOptions (TestEncodeFragmentMatchesWriteRows,
+// TestFragFileKeyIDGroups): the same page cuts (a column's page ends after
+// the first 64-row chunk that brings its buffer to pageBufferLimit, as
+// parquet-go checks every column after each 64 rows), the same encodings,
+// codec and page headers (data page v2, CRC), column and offset indexes
+// from parquet-go's own column indexer, and the footer's schema, creator
+// and column orders from parquet-go (fragTemplate). A sorted row index's
+// key column gets parquet-go's dictionary (keys numbered in the order they
+// first occur) from a small open-addressing table instead of parquet-go's
+// map of strings. So the fragment format is unchanged.
 type fragFile struct {
 	w   io.Writer
 	off int64
@@ -95,37 +95,21 @@ const pageBufferLimit = int64(64<<10) * 98 / 100
 // of a column's buffered size (its maxRowsPerWrite).
 const pageChunkRows = 64
 
-// fragTemplates holds the footer fields parquet-go writes for a fragment
-// schema that do not depend on the entries, per kind and plainGaps.
-var fragTemplates [4]struct {
-	once sync.Once
-	meta format.FileMetaData
-	err  error
-}
-
 // fragTemplate returns the schema elements, creator and column orders
-// parquet-go writes in the footer of a fragment of kind.
+// parquet-go writes in the footer of a fragment of kind: the footer of an
+// empty file written by parquet-go with the fragment's schema and options
+// (≈0.1 ms, once per fragment file).
 func fragTemplate(kind Kind, plainGaps bool) (*format.FileMetaData, error) {
-	i := 0
-	if kind == KindSorted {
-		i = 2
+	var buf bytes.Buffer
+	pw := parquet.NewGenericWriter[diskEntry](&buf, append([]parquet.WriterOption{fragmentSchema(kind, plainGaps)}, fragmentWriterOptions("")...)...)
+	if err := pw.Close(); err != nil {
+		return nil, err
 	}
-	if plainGaps {
-		i++
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		return nil, err
 	}
-	t := &fragTemplates[i]
-	t.once.Do(func() {
-		var buf bytes.Buffer
-		pw := parquet.NewGenericWriter[diskEntry](&buf, append([]parquet.WriterOption{fragmentSchema(kind, plainGaps)}, fragmentWriterOptions("")...)...)
-		if t.err = pw.Close(); t.err != nil {
-			return
-		}
-		var f *parquet.File
-		if f, t.err = parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len())); t.err == nil {
-			t.meta = *f.Metadata()
-		}
-	})
-	return &t.meta, t.err
+	return f.Metadata(), nil
 }
 
 func newFragFile(w io.Writer, name string, kind Kind, plainGaps bool) (*fragFile, error) {
