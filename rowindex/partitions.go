@@ -617,8 +617,11 @@ func (ps *partSource) load(i int) error {
 	held := func() int64 {
 		return max(int64(cap(ps.places)), pf.rows)*partPlaceBytes + max(int64(cap(ps.pairs)), pf.rows)*partPairBytes + keys
 	}
-	if held() > grant {
-		ps.pairs, ps.places = nil, nil // the old ones go before new ones come
+	if held() > grant || int64(cap(ps.places)) > 2*pf.rows {
+		// The old ones go before new ones come; a heavy partition's
+		// places are not kept for the light ones after it (a live heap
+		// near the budget makes the collector run all the time).
+		ps.pairs, ps.places = nil, nil
 	}
 	once := held() <= grant
 	var pairs []uint64
