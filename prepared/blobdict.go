@@ -357,7 +357,7 @@ func (db *dictBlobs) chunk(fw *frameWriter, r io.ReaderAt, cc *format.ColumnChun
 			return nil, err
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: h2.CompressedPageSize + int32(len(head)), FirstRowIndex: loc.FirstRowIndex}
-		tw.page(len(head)+nl, nl, true, len(lens))
+		tw.page(len(head)+nl, nl, pageBare, len(lens))
 		tw.bareFrames(len(packed), lens) // the lengths, then the values
 		fw.st.Frames += int64(len(lens))
 		fw.st.RawBlocks += int64(len(lens))

@@ -110,8 +110,9 @@ type Stats struct {
 	// folder (0 when every partition fitted half the memory budget).
 	Runs       int
 	SpillBytes int64
-	// Frames and FramePaddingBytes sum the files' (Options.Frames).
-	Frames, FramePaddingBytes int64
+	// Frames and FramePaddingBytes sum the files' (Options.Frames), and
+	// CopyBytes their interleaved copies (FrameOptions.Interleave).
+	Frames, FramePaddingBytes, CopyBytes int64
 	// Notice says what this run replaced in the output (an unfinished
 	// prepare it resumed over, or a finished one it overwrote); "" if
 	// nothing.
@@ -178,6 +179,11 @@ func PrepareFiles(ctx context.Context, res Resolver, srcs []Source, dst store.St
 	}
 	if _, err := resolveColumns(sc.schema, o); err != nil { // unknown columns before any choice
 		return Stats{}, err
+	}
+	if o.Frames != nil && len(o.Frames.Interleave) > 0 {
+		if _, err := interleaveLeaves(sc.schema, o.Key, o.Frames.Interleave); err != nil {
+			return Stats{}, err
+		}
 	}
 	o, ch, err := choose(o, sc)
 	if err != nil {
@@ -302,6 +308,7 @@ func writeBuckets(ctx context.Context, dst store.Store, part string, s *sorter, 
 		st.MaxPagesPerKey = max(st.MaxPagesPerKey, fs.MaxPagesPerKey)
 		st.Frames += fs.Frames
 		st.FramePaddingBytes += fs.FramePaddingBytes
+		st.CopyBytes += fs.CopyBytes
 		report(o, Progress{Phase: "write", Done: len(st.Files), Rows: st.Rows, Bytes: st.Bytes})
 	})
 	slices.SortFunc(st.Files[first:], func(a, b FileStats) int { return strings.Compare(a.Key, b.Key) })

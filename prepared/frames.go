@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -55,6 +57,15 @@ type FrameOptions struct {
 	// key's values of a few bytes, which ZSTD cannot compress alone, then
 	// cost 3 bytes of header instead of ≈10. Not with Align.
 	RawBlocks bool
+	// Interleave, if not empty, names the columns of an interleaved group
+	// (top-level, non-repeated primitive columns other than the key): the
+	// key column gets a frame per key run, each followed in its page by a
+	// ZSTD skippable frame holding a copy of these columns' values for the
+	// frame's rows, so that a lookup reads one byte range per file for the
+	// key and the group (see interleave.go). The columns stay as they are
+	// for other readers, so their values are stored twice. Not with
+	// RawBlocks or a blob.
+	Interleave []string
 }
 
 // maxRawBlock is the largest raw block: ZSTD's Block_Maximum_Size, 128 KiB,
@@ -84,7 +95,7 @@ func DefaultFrameOptions() FrameOptions { return FrameOptions{MinFrameBytes: Def
 
 // choice is what the marker and Choices record of the options.
 func (fo *FrameOptions) choice() *FrameChoice {
-	return &FrameChoice{MinFrameBytes: fo.MinFrameBytes, Align: fo.Align, Level: fo.Level, RawBlocks: fo.RawBlocks}
+	return &FrameChoice{MinFrameBytes: fo.MinFrameBytes, Align: fo.Align, Level: fo.Level, RawBlocks: fo.RawBlocks, Interleave: slices.Clone(fo.Interleave)}
 }
 
 // FrameStats describes a file written by FrameFile.
@@ -95,6 +106,7 @@ type FrameStats struct {
 	RawBlocks    int64 // of Frames, raw blocks (FrameOptions.RawBlocks)
 	PaddingBytes int64 // bytes of skippable frames (Align)
 	TableBytes   int64 // the frame table
+	CopyBytes    int64 // interleaved copies (Interleave), skippable frames too
 }
 
 // skippableMagic starts a ZSTD skippable frame (0x184D2A50, little endian),
@@ -127,6 +139,9 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if fo.RawBlocks && fo.Align != 0 {
 		return st, aerr.Invalid("prepared: raw blocks cannot be aligned")
 	}
+	if fo.RawBlocks && len(fo.Interleave) > 0 {
+		return st, aerr.Invalid("prepared: raw blocks cannot be interleaved")
+	}
 	f, err := pqrow.OpenParquet(r, size)
 	if err != nil {
 		return st, aerr.Wrap(aerr.ErrInvalidArgument, err, "prepared: frame: not a Parquet file")
@@ -157,6 +172,20 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if keyLeaf < 0 {
 		return st, aerr.Invalid("prepared: frame: key column %q not in the file", mk.Key)
 	}
+	var group []int // the interleaved group's leaves
+	if len(fo.Interleave) > 0 {
+		if group, err = interleaveLeaves(f.Schema(), mk.Key, fo.Interleave); err != nil {
+			return st, err
+		}
+	}
+	// Each row group's key runs: read here once for the copies' dictionary
+	// too.
+	starts := make([][]int64, len(f.RowGroups()))
+	for rg, g := range f.RowGroups() {
+		if starts[rg], err = keyStarts(g.ColumnChunks()[keyLeaf], g.NumRows()); err != nil {
+			return st, err
+		}
+	}
 	level := zstd.SpeedDefault
 	if fo.Level > 0 {
 		level = zstd.EncoderLevel(fo.Level)
@@ -183,6 +212,9 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	}
 	if db != nil {
 		defer db.enc.Close()
+		if group != nil {
+			return st, aerr.Invalid("prepared: a co-grouped blob cannot be interleaved")
+		}
 	}
 	src := f.Metadata()
 	md := *src
@@ -197,6 +229,20 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 	if db != nil {
 		version = FramesVersionValues
 	}
+	var interleave *InterleaveMarker
+	var cenc *zstd.Encoder // the copies' encoder, with their dictionary
+	if group != nil {
+		version = FramesVersionCopies
+		dict, err := copyDict(r, f, group, maxDef, starts, dlevel)
+		if err != nil {
+			return st, fmt.Errorf("prepared: interleave dictionary: %w", err)
+		}
+		if cenc, err = zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderLevel(dlevel), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false)); err != nil {
+			return st, fmt.Errorf("prepared: interleave dictionary: %w", err)
+		}
+		defer cenc.Close()
+		interleave = &InterleaveMarker{Host: mk.Key, Columns: slices.Clone(fo.Interleave), Dict: dict}
+	}
 	tw := newTableWriter(version)
 	tw.int(len(src.RowGroups))
 	for rg := range src.RowGroups {
@@ -205,10 +251,6 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 		}
 		g := src.RowGroups[rg]
 		g.Columns = append([]format.ColumnChunk(nil), g.Columns...)
-		starts, err := keyStarts(f.RowGroups()[rg].ColumnChunks()[keyLeaf], g.NumRows)
-		if err != nil {
-			return st, err
-		}
 		tw.int(len(g.Columns))
 		g.FileOffset, g.TotalCompressedSize = fw.n, 0
 		for c := range g.Columns {
@@ -220,8 +262,13 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 				locs, err = db.chunk(fw, r, cc, ci, tw)
 			case db != nil && c == keyLeaf:
 				locs, err = fw.packedChunk(r, cc, ci, tw)
+			case group != nil && c == keyLeaf:
+				cp := newCopier(r, f, rg, group, maxDef, cenc)
+				if locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, cp); err == nil {
+					err = cp.done()
+				}
 			default:
-				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts, tw)
+				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, nil)
 			}
 			if err != nil {
 				return st, fmt.Errorf("prepared: frame: row group %d column %s: %w", rg, strings.Join(leaves[c], "."), err)
@@ -285,7 +332,7 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			fw.write(b)
 		}
 	}
-	fm := FramesMarker{Version: version, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames}
+	fm := FramesMarker{Version: version, Offset: fw.n, Length: int64(len(tw.b)), Align: fo.Align, Frames: st.Frames, Interleave: interleave}
 	fw.write(tw.b)
 	st.TableBytes = int64(len(tw.b))
 	mj, err := json.Marshal(fm)
@@ -524,7 +571,10 @@ func (fw *frameWriter) packedChunk(r io.ReaderAt, cc *format.ColumnChunk, oi for
 
 // chunk rewrites one column chunk, page by page, updating its metadata in
 // cc and adding its pages to the table; it returns the new page locations.
-func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, path []string, schema *parquet.Schema, maxDef int, starts []int64, tw *tableWriter) ([]format.PageLocation, error) {
+//
+// With cp (the key column of an interleaved file) every key run is a frame
+// of its own, followed by the copy of the group's values for its rows.
+func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.OffsetIndex, path []string, schema *parquet.Schema, maxDef int, starts []int64, tw *tableWriter, cp *copier) ([]format.PageLocation, error) {
 	cm := &cc.MetaData
 	if cm.DictionaryPageOffset > 0 {
 		return nil, aerr.Invalid("dictionary page (framing needs PLAIN)")
@@ -533,19 +583,8 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 	if len(locs) == 0 {
 		return nil, aerr.Invalid("no offset index")
 	}
-	width := 0
-	switch cm.Type {
-	case format.Int32, format.Float:
-		width = 4
-	case format.Int64, format.Double:
-		width = 8
-	case format.Int96:
-		width = 12
-	case format.FixedLenByteArray:
-		lc, _ := schema.Lookup(path...)
-		width = lc.Node.Type().Length()
-	}
-	codec, srcCodec := parquet.LookupCompressionCodec(cm.Codec), cm.Codec
+	width := plainWidth(cm.Type, schema, path)
+	srcCodec := cm.Codec
 	out := make([]format.PageLocation, len(locs))
 	start := fw.n
 	cc.FileOffset, cm.DataPageOffset, cm.DictionaryPageOffset, cm.IndexPageOffset = start, start, 0, 0
@@ -557,34 +596,12 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		if err != nil {
 			return nil, err
 		}
-		if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid {
-			return nil, aerr.Invalid("page %d is %s, not a data page v2", i, h.Type)
+		levels, vals, err := plainValues(h, body, srcCodec, i)
+		if err != nil {
+			return nil, err
 		}
 		dh := &h.DataPageHeaderV2.V
-		if dh.Encoding != format.Plain {
-			return nil, aerr.Invalid("page %d is %s-encoded, not PLAIN", i, dh.Encoding)
-		}
-		nl := int(dh.RepetitionLevelsByteLength + dh.DefinitionLevelsByteLength)
-		if nl > len(body) || int(h.CompressedPageSize) != len(body) {
-			return nil, fmt.Errorf("page %d: sizes do not match its location", i)
-		}
-		levels, vals := body[:nl], body[nl:]
-		rawSize := int(h.UncompressedPageSize) - nl
-		if (!dh.IsCompressed.Valid || dh.IsCompressed.V) && cm.Codec != format.Uncompressed && len(vals) > 0 && codec != nil {
-			// pqrow.DecompressPage: LZ4_RAW with a bounded decoder
-			// (parquet-go's allocates without end on a corrupt page);
-			// a size no body of its length can have is refused first
-			// (the SNAPPY and ZSTD decoders allocate what it claims).
-			if err = pqrow.CheckPageBody(srcCodec, vals, max(rawSize, 0)); err != nil {
-				return nil, fmt.Errorf("page %d: %w", i, err)
-			}
-			if vals, err = pqrow.DecompressPage(srcCodec, nil, vals, max(rawSize, 0)); err != nil {
-				return nil, fmt.Errorf("page %d: %w", i, err)
-			}
-		}
-		if len(vals) != rawSize {
-			return nil, fmt.Errorf("page %d: %d value bytes, its header says %d", i, len(vals), rawSize)
-		}
+		nl := len(levels)
 		rows := int(dh.NumRows)
 		var defined []bool
 		if maxDef >= 0 {
@@ -603,12 +620,23 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 			}
 		}
 		segs = append(segs, rows)
-		frames, err := fw.splitValues(vals, width, defined, segs)
+		minFrame, flags := fw.minFrame, 0
+		if cp != nil {
+			minFrame, flags = 0, pageCopies
+		}
+		frames, err := fw.splitValues(vals, width, defined, segs, minFrame)
 		if err != nil {
 			return nil, fmt.Errorf("page %d: %w", i, err)
 		}
 		if maxDef < 0 {
 			frames[0].values = int(dh.NumValues - dh.NumNulls)
+		}
+		for k := range frames {
+			if cp != nil {
+				if frames[k].copy, err = cp.copy(frames[k].rows); err != nil {
+					return nil, fmt.Errorf("page %d: %w", i, err)
+				}
+			}
 		}
 		// The header's length depends on the page's compressed size, and
 		// the padding on the header's length: iterate until both agree.
@@ -618,6 +646,11 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 		var pads []int
 		for range 4 {
 			body2, pads = fw.frameValues(fw.n+int64(hlen)+int64(nl), frames)
+			if n := int64(nl) + int64(len(body2)) + 1<<10; n > math.MaxInt32 {
+				// Interleaved copies widen the key column's pages: a page
+				// past Parquet's int32 sizes would be written wrong.
+				return nil, fmt.Errorf("prepared: page %d: %d framed bytes do not fit a Parquet page (2 GiB): use smaller pages", i, n)
+			}
 			h2 := h
 			h2.CRC = 0
 			h2.CompressedPageSize = int32(nl + len(body2))
@@ -634,9 +667,13 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 			return nil, errors.New("page header length did not settle")
 		}
 		out[i] = format.PageLocation{Offset: fw.n, CompressedPageSize: int32(len(head) + nl + len(body2)), FirstRowIndex: loc.FirstRowIndex}
-		tw.page(len(head)+nl, nl, false, len(frames))
+		tw.page(len(head)+nl, nl, flags, len(frames))
 		for k, fr := range frames {
 			tw.frame(fr.rows, fr.values, pads[k], len(fr.z), fr.plain)
+			if cp != nil {
+				tw.int(len(fr.copy))
+				fw.st.CopyBytes += int64(len(fr.copy))
+			}
 			if len(fr.z) > 0 {
 				fw.st.Frames++
 				if fr.plain {
@@ -650,6 +687,42 @@ func (fw *frameWriter) chunk(r io.ReaderAt, cc *format.ColumnChunk, oi format.Of
 	return out, fw.err
 }
 
+// plainValues checks that page i (its header h and the bytes after it)
+// is a PLAIN data page v2 and returns its levels and its values,
+// decompressed from the chunk's codec.
+func plainValues(h format.PageHeader, body []byte, codec format.CompressionCodec, i int) (levels, vals []byte, err error) {
+	if h.Type != format.DataPageV2 || !h.DataPageHeaderV2.Valid {
+		return nil, nil, aerr.Invalid("page %d is %s, not a data page v2", i, h.Type)
+	}
+	dh := &h.DataPageHeaderV2.V
+	if dh.Encoding != format.Plain {
+		return nil, nil, aerr.Invalid("page %d is %s-encoded, not PLAIN", i, dh.Encoding)
+	}
+	nl := int(dh.RepetitionLevelsByteLength) + int(dh.DefinitionLevelsByteLength)
+	// Each length on its own too: callers slice the levels at the first.
+	if nl > len(body) || int(h.CompressedPageSize) != len(body) || dh.RepetitionLevelsByteLength < 0 || dh.DefinitionLevelsByteLength < 0 {
+		return nil, nil, fmt.Errorf("page %d: sizes do not match its location", i)
+	}
+	levels, vals = body[:nl], body[nl:]
+	rawSize := int(h.UncompressedPageSize) - nl
+	if (!dh.IsCompressed.Valid || dh.IsCompressed.V) && codec != format.Uncompressed && len(vals) > 0 && parquet.LookupCompressionCodec(codec) != nil {
+		// pqrow.DecompressPage: LZ4_RAW with a bounded decoder
+		// (parquet-go's allocates without end on a corrupt page);
+		// a size no body of its length can have is refused first
+		// (the SNAPPY and ZSTD decoders allocate what it claims).
+		if err = pqrow.CheckPageBody(codec, vals, max(rawSize, 0)); err != nil {
+			return nil, nil, fmt.Errorf("page %d: %w", i, err)
+		}
+		if vals, err = pqrow.DecompressPage(codec, nil, vals, max(rawSize, 0)); err != nil {
+			return nil, nil, fmt.Errorf("page %d: %w", i, err)
+		}
+	}
+	if len(vals) != rawSize {
+		return nil, nil, fmt.Errorf("page %d: %d value bytes, its header says %d", i, len(vals), rawSize)
+	}
+	return levels, vals, nil
+}
+
 // rawFrame is one frame before it is placed: its rows, values and
 // compressed bytes.
 type rawFrame struct {
@@ -659,6 +732,26 @@ type rawFrame struct {
 	// be written as a raw block.
 	z     []byte
 	plain bool
+	// copy follows the frame in an interleaved file's key column: the
+	// group's values of its rows (copier.copy).
+	copy []byte
+}
+
+// plainWidth is the width of a PLAIN value of a column of type t (at path
+// in schema); 0 for byte arrays and BOOLEAN (bits).
+func plainWidth(t format.Type, schema *parquet.Schema, path []string) int {
+	switch t {
+	case format.Int32, format.Float:
+		return 4
+	case format.Int64, format.Double:
+		return 8
+	case format.Int96:
+		return 12
+	case format.FixedLenByteArray:
+		lc, _ := schema.Lookup(path...)
+		return lc.Node.Type().Length()
+	}
+	return 0
 }
 
 func b2i(b bool) int {
@@ -717,8 +810,9 @@ func definedRows(def []byte, maxDef, rows int) ([]bool, error) {
 }
 
 // splitValues cuts a page's PLAIN values at the row segments segs (row
-// offsets, first 0, last the page's rows) and compresses each part.
-func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs []int) ([]rawFrame, error) {
+// offsets, first 0, last the page's rows) and compresses each part, whole
+// segments grouped into a frame of at least minFrame bytes.
+func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs []int, minFrame int) ([]rawFrame, error) {
 	var out []rawFrame
 	off := 0
 	for k := 0; k+1 < len(segs); k++ {
@@ -751,7 +845,7 @@ func (fw *frameWriter) splitValues(vals []byte, width int, defined []bool, segs 
 		}
 		// Whole keys join the open frame while it holds fewer than
 		// minFrame raw bytes (MinFrameBytes; 0: a frame per key).
-		if n := len(out); n > 0 && out[n-1].raw < fw.minFrame {
+		if n := len(out); n > 0 && out[n-1].raw < minFrame {
 			out[n-1].rows += hi - lo
 			out[n-1].values += nv
 			out[n-1].raw += end - off
@@ -823,6 +917,7 @@ func (fw *frameWriter) frameValues(at int64, frames []rawFrame) ([]byte, []int) 
 			}
 		}
 		out = append(out, fr.z...)
+		out = append(out, fr.copy...)
 	}
 	fw.buf = out
 	return bytes.Clone(out), pads
@@ -928,6 +1023,6 @@ func writeSortedFramed(ctx context.Context, dst store.Store, key string, cols *c
 	if err := sw.Close(); err != nil {
 		return fs, err
 	}
-	fs.Bytes, fs.Frames, fs.FramePaddingBytes = fst.Bytes, fst.Frames, fst.PaddingBytes
+	fs.Bytes, fs.Frames, fs.FramePaddingBytes, fs.CopyBytes = fst.Bytes, fst.Frames, fst.PaddingBytes, fst.CopyBytes
 	return fs, nil
 }

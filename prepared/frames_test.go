@@ -3,10 +3,12 @@ package prepared
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +34,8 @@ var frameVariants = []struct {
 	{"grouped", 4096, FrameOptions{MinFrameBytes: 300}},
 	{"raw-blocks", 4096, FrameOptions{RawBlocks: true}},
 	{"raw-blocks-grouped", 4096, FrameOptions{MinFrameBytes: 300, RawBlocks: true}},
+	{"interleaved", 4096, FrameOptions{Interleave: []string{"ts", "name", "score", "n", "blob"}}},
+	{"interleaved-aligned-grouped", 4096, FrameOptions{MinFrameBytes: 300, Align: 256, Interleave: []string{"blob", "name"}}},
 }
 
 // TestFramedFilesReadBack: a framed file holds the same rows as the
@@ -97,7 +101,7 @@ func TestFramedFilesReadBack(t *testing.T) {
 			checkFrames(t, f, b, v.fo.Align)
 			// The marker says ZSTD and the framing (the PLAIN intermediate's
 			// said UNCOMPRESSED).
-			if mk, ok, err := MarkerOf(f); !ok || err != nil || mk.Codec != "ZSTD" || mk.Frames == nil || *mk.Frames != *v.fo.choice() {
+			if mk, ok, err := MarkerOf(f); !ok || err != nil || mk.Codec != "ZSTD" || mk.Frames == nil || !reflect.DeepEqual(*mk.Frames, *v.fo.choice()) {
 				t.Fatalf("marker %+v %v %v", mk, ok, err)
 			}
 		})
@@ -117,6 +121,13 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 	}
 	dec, _ := zstd.NewReader(nil)
 	defer dec.Close()
+	var cdec *zstd.Decoder // of the interleaved copies
+	if fm.Interleave != nil {
+		if cdec, err = fm.Interleave.Decoder(); err != nil {
+			t.Fatal(err)
+		}
+		defer cdec.Close()
+	}
 	ncol := len(f.Schema().Columns())
 	var frames, rawBlocks int64
 	for rg, g := range f.RowGroups() {
@@ -174,6 +185,12 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 						if align > 0 && fr.Size <= align && at/int64(align) != (at+int64(fr.Size)-1)/int64(align) {
 							t.Fatalf("frame [%d, +%d) straddles a %d boundary", at, fr.Size, align)
 						}
+					}
+					if pf.Copies != (fm.Interleave != nil && c == 0) {
+						t.Fatalf("rg %d col %d page %d: copies %t, interleave %+v", rg, c, p, pf.Copies, fm.Interleave)
+					}
+					if pf.Copies {
+						checkCopy(t, f, rg, first, fr.Rows, fm.Interleave.Columns, b[loc.Offset+int64(fr.Offset+fr.Size):][:fr.Copy], starts, cdec)
 					}
 					rows += fr.Rows
 				}
@@ -308,7 +325,7 @@ func TestFrameTableValues(t *testing.T) {
 	w.int(2)
 	for range 2 {
 		w.int(1)
-		w.page(10, 0, true, 2)
+		w.page(10, 0, pageBare, 2)
 		w.bareFrames(5, []int32{20, 30})
 	}
 	if !bytes.Equal(w.b, build(FramesVersionValues, 1)) {
@@ -440,4 +457,79 @@ func genericRows[T any](t *testing.T, recs []T) (*parquet.Schema, parquet.RowRea
 		t.Fatal(err)
 	}
 	return buf.Schema(), buf.Rows()
+}
+
+// checkCopy checks an interleaved copy (dec: the file's copy decoder): its
+// frame holds one key, and the copy holds, per group column, exactly which of the frame's rows are
+// defined and their PLAIN values.
+func checkCopy(t *testing.T, f *parquet.File, rg int, first int64, rows int, group []string, b []byte, starts map[int64]bool, dec *zstd.Decoder) {
+	t.Helper()
+	for r := first + 1; r < first+int64(rows); r++ {
+		if starts[r] {
+			t.Fatalf("rg %d: a frame of the key column holds a key starting at row %d", rg, r)
+		}
+	}
+	var optional []bool
+	var leaves []int
+	for _, name := range group {
+		lc, ok := f.Schema().Lookup(name)
+		if !ok {
+			t.Fatalf("group column %q not in the file", name)
+		}
+		optional = append(optional, lc.MaxDefinitionLevel > 0)
+		leaves = append(leaves, lc.ColumnIndex)
+	}
+	cols, err := ParseCopy(b, rows, optional, func(z []byte) ([]byte, error) { return dec.DecodeAll(z, nil) })
+	if err != nil {
+		t.Fatalf("rg %d row %d: %v", rg, first, err)
+	}
+	for i, leaf := range leaves {
+		vals := readColumn(t, f.RowGroups()[rg].ColumnChunks()[leaf])[first : first+int64(rows)]
+		var plain []byte
+		for r, v := range vals {
+			if cols[i].IsDefined(r) == v.IsNull() {
+				t.Fatalf("rg %d row %d column %s: defined %t in the copy, value %v", rg, first+int64(r), group[i], cols[i].IsDefined(r), v)
+			}
+			if v.IsNull() {
+				continue
+			}
+			if v.Kind() == parquet.ByteArray {
+				plain = binary.LittleEndian.AppendUint32(plain, uint32(len(v.ByteArray())))
+			}
+			plain = v.AppendBytes(plain)
+		}
+		if !bytes.Equal(plain, cols[i].Values) {
+			t.Fatalf("rg %d row %d column %s: the copy's values differ from the column's", rg, first, group[i])
+		}
+	}
+}
+
+// TestInterleaveErrors: an interleaved group naming the key, a column not
+// in the file, a column twice or a repeated column, or combined with raw
+// blocks or a blob column, is aerr.ErrInvalidArgument, and no file is
+// left.
+func TestInterleaveErrors(t *testing.T) {
+	ctx := context.Background()
+	evs := genEvents(4, 500)
+	for name, fo := range map[string]FrameOptions{
+		"the key":    {Interleave: []string{"name", "user"}},
+		"unknown":    {Interleave: []string{"nope"}},
+		"twice":      {Interleave: []string{"name", "score", "name"}},
+		"repeated":   {Interleave: []string{"tags"}},
+		"raw blocks": {Interleave: []string{"name"}, RawBlocks: true},
+	} {
+		st := fileStore(t)
+		schema, rows := eventRows(t, evs)
+		_, _, err := WriteFramed(ctx, st, "f.parquet", schema, rows, Options{Key: "user", PageBytes: 4096}, fo)
+		if !errors.Is(err, aerr.ErrInvalidArgument) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := st.Stat(ctx, "f.parquet"); err == nil {
+			t.Errorf("%s: a file was written", name)
+		}
+	}
+	o := Options{Key: "user", Frames: &FrameOptions{Interleave: []string{"name"}}, Blob: &BlobOptions{Column: "b", Fields: []string{"score"}}}
+	if _, err := o.withDefaults(); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Errorf("with a blob: %v", err)
+	}
 }

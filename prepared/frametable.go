@@ -26,12 +26,24 @@ const FramesKey = "ariadne.frames"
 // raw value's bytes, without a length (PageFrames.Bare). A bare page's
 // frames are then, after their count, the bytes of the page's packed
 // lengths (the first frame's padding) and each frame's size alone, one
-// varint: ≈1 byte a stored row of up to 127 bytes.
+// varint: ≈1 byte a stored row of up to 127 bytes. FramesVersionCopies
+// (files with interleaved column groups, FrameOptions.Interleave) is
+// FramesVersionValues with bit 1 of a page's flags saying that each of its
+// frames is followed by a copy of the group's values for the frame's rows
+// (a skippable frame, FrameCopy): the frame's entry is followed by the
+// copy's size, one varint.
 const (
 	FramesVersion        = 1
 	FramesVersionRaw     = 2
 	FramesVersionCompact = 3
 	FramesVersionValues  = 4
+	FramesVersionCopies  = 5
+)
+
+// page flags of FramesVersionValues and later.
+const (
+	pageBare   = 1 << 0
+	pageCopies = 1 << 1
 )
 
 // framesMagic starts every frame table, so that an offset that points
@@ -67,6 +79,21 @@ type FramesMarker struct {
 	Align int `json:"align,omitempty"`
 	// Frames is the number of frames in the file (every column).
 	Frames int64 `json:"frames"`
+	// Interleave is set on files with an interleaved column group
+	// (FrameOptions.Interleave).
+	Interleave *InterleaveMarker `json:"interleave,omitempty"`
+}
+
+// InterleaveMarker says which columns a framed file interleaves: each
+// frame of the Host column (the key) is followed, in its page, by a copy of
+// the Columns' values for the frame's rows (FrameCopy), so one byte range
+// holds a key's values of every column of the group.
+type InterleaveMarker struct {
+	Host    string   `json:"host"`
+	Columns []string `json:"columns"`
+	// Dict is the ZSTD dictionary the copies are compressed with, trained
+	// over the file's copies (base64 in the JSON); none: no dictionary.
+	Dict []byte `json:"dict,omitempty"`
 }
 
 // FramesMarkerOf returns the frames marker of a framed file, and false for
@@ -80,8 +107,11 @@ func FramesMarkerOf(f *parquet.File) (FramesMarker, bool, error) {
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return m, true, badFrames("marker: %v", err)
 	}
-	if m.Version < FramesVersion || m.Version > FramesVersionValues {
-		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionValues)
+	if m.Version < FramesVersion || m.Version > FramesVersionCopies {
+		return m, true, badFrames("version %d (want %d to %d)", m.Version, FramesVersion, FramesVersionCopies)
+	}
+	if m.Interleave != nil && (m.Version < FramesVersionCopies || m.Interleave.Host == "" || len(m.Interleave.Columns) == 0) {
+		return m, true, badFrames("interleave %+v in a table of version %d", *m.Interleave, m.Version)
 	}
 	if m.Offset < 4 || m.Length < int64(len(framesMagic)) {
 		return m, true, badFrames("table at %d length %d", m.Offset, m.Length)
@@ -103,6 +133,10 @@ type Frame struct {
 	// stored as they are, and a reader takes them without decompressing.
 	Offset, Size int
 	Raw          bool
+	// Copy is the size of the skippable frame that follows the frame at
+	// Offset+Size in a page with copies (PageFrames.Copies): the group's
+	// values of the frame's rows (FrameCopy). 0 elsewhere.
+	Copy int
 }
 
 // PageFrames is the frame table's entry for one data page.
@@ -114,7 +148,10 @@ type PageFrames struct {
 	// bytes without its length (a DELTA_LENGTH_BYTE_ARRAY page): a raw
 	// frame of one row and one value. Otherwise a raw frame holds PLAIN
 	// values.
-	Bare   bool
+	Bare bool
+	// Copies says each frame is followed by a copy of the interleaved
+	// group's values for its rows (Frame.Copy).
+	Copies bool
 	Frames []Frame
 }
 
@@ -159,10 +196,10 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 	p.LevelsOffset = head - p.LevelsLength
 	if t.version >= FramesVersionValues {
 		flags := r.int()
-		if flags > 1 {
+		if flags > pageBare && (t.version < FramesVersionCopies || flags != pageCopies) {
 			return p, badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
 		}
-		p.Bare = flags&1 == 1
+		p.Bare, p.Copies = flags&pageBare != 0, flags&pageCopies != 0
 	}
 	n := r.int()
 	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
@@ -182,9 +219,12 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 		} else {
 			f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
 		}
+		if p.Copies {
+			f.Copy = r.int()
+		}
 		off += pad
 		f.Offset = off
-		off += f.Size
+		off += f.Size + f.Copy
 		row += f.Rows
 	}
 	if r.err != nil {
@@ -201,7 +241,7 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 	}
 	r := tableReader{b: b, at: len(framesMagic)}
 	v := r.int()
-	if v < FramesVersion || v > FramesVersionValues {
+	if v < FramesVersion || v > FramesVersionCopies {
 		return nil, badFrames("table version %d", v)
 	}
 	t := &FrameTable{raw: b, version: v}
@@ -224,10 +264,11 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 				ps[p] = int32(r.at)
 				r.int()
 				r.int()
-				bare := false
+				flags := 0
 				if v >= FramesVersionValues {
-					bare = r.int()&1 == 1 // flags
+					flags = r.int()
 				}
+				bare, copies := flags&pageBare != 0, flags&pageCopies != 0
 				nf := r.int()
 				if r.err != nil || nf > len(b) {
 					return nil, badFrames("truncated at row group %d column %d page %d", rg, c, p)
@@ -243,6 +284,9 @@ func ParseFrameTable(b []byte, rowGroups, columns int) (*FrameTable, error) {
 				}
 				for range nf {
 					r.frame(v)
+					if copies {
+						r.int()
+					}
 				}
 			}
 			t.pos[rg][c] = ps
@@ -308,13 +352,13 @@ func newTableWriter(version int) *tableWriter {
 func (w *tableWriter) int(v int) { w.b = binary.AppendUvarint(w.b, uint64(v)) }
 
 // page starts a page's entry: where its values start (its header and
-// levels, head bytes), its levels' length, whether its raw frames are
-// bare values (FramesVersionValues), and how many frames follow.
-func (w *tableWriter) page(head, levels int, bare bool, frames int) {
+// levels, head bytes), its levels' length, its flags (FramesVersionValues:
+// pageBare, pageCopies), and how many frames follow.
+func (w *tableWriter) page(head, levels int, flags int, frames int) {
 	w.int(head)
 	w.int(levels)
 	if w.version >= FramesVersionValues {
-		w.int(b2i(bare))
+		w.int(flags)
 	}
 	w.int(frames)
 }

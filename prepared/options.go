@@ -206,6 +206,8 @@ type FrameChoice struct {
 	Level         int `json:"level,omitempty"`
 	// RawBlocks: FrameOptions.RawBlocks.
 	RawBlocks bool `json:"rawBlocks,omitempty"`
+	// Interleave: FrameOptions.Interleave.
+	Interleave []string `json:"interleave,omitempty"`
 }
 
 // MarkerOf returns the marker of a prepared file, and false for a file that
@@ -278,7 +280,14 @@ func (o Options) withDefaults() (Options, error) {
 		if fo.Align != 0 && (fo.Align < 64 || fo.Align&(fo.Align-1) != 0) {
 			return o, aerr.Invalid("prepared: frame alignment %d is not a power of two ≥ 64", fo.Align)
 		}
+		if len(fo.Interleave) > 0 && fo.RawBlocks {
+			return o, aerr.Invalid("prepared: raw blocks cannot be interleaved")
+		}
+		if len(fo.Interleave) > 0 && o.Blob != nil {
+			return o, aerr.Invalid("prepared: a blob column cannot be interleaved")
+		}
 		c := *fo
+		c.Interleave = slices.Clone(fo.Interleave)
 		o.Frames = &c
 	}
 	if b := o.Blob; b != nil {

@@ -33,8 +33,9 @@ type FileStats struct {
 	// PageIndexBytes is the size of the column and offset indexes.
 	PageIndexBytes int64
 	// Frames and FramePaddingBytes count the ZSTD frames holding values
-	// and the skippable frames' bytes of a framed file (Options.Frames).
-	Frames, FramePaddingBytes int64
+	// and the skippable frames' bytes of a framed file (Options.Frames);
+	// CopyBytes its interleaved copies (FrameOptions.Interleave).
+	Frames, FramePaddingBytes, CopyBytes int64
 }
 
 // Write sorts the rows of rows (in schema) by (key, sort columns) and writes

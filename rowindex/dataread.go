@@ -37,6 +37,9 @@ type fileWork struct {
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
+	// pending counts the fetches of the file not yet read; the read that
+	// brings it to zero queues the file's chunks for decoding.
+	pending atomic.Int32
 }
 
 // rgWork is the selected rows of one row group: runs in row order (one per
@@ -67,13 +70,17 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		p.at = total
 		total += int(p.n)
 	}
-	// Metadata of every file, concurrently (cache hits when warm).
+	// Metadata of every file: cached ones here, the others loaded
+	// concurrently (a goroutine per cached file cost more than the lookup).
 	var wg sync.WaitGroup
 	for _, w := range works {
+		if w.fm, w.o, w.err = ri.cachedDataMeta(ctx, m, w.fe); w.fm != nil || w.err != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.fm, w.o, w.err = ri.dataMeta(ctx, m, w.fe)
+			w.fm, w.err = ri.loadDataMeta(ctx, m, w.fe, w.o) // w.o resolved above
 		}()
 	}
 	wg.Wait()
@@ -136,19 +143,14 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// are copied out, cached pages and dictionaries are copies): their
 	// buffers go back to the pool once the rows are assembled.
 	defer ri.releaseFetches(fetches)
-	if err := fetchAll(ctx, m, fetches, true); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
-			for _, w := range works {
-				for _, f := range w.fetch {
-					if f.data == nil {
-						return nil, fileChanged(w.fe.URI, "truncated", err)
-					}
-				}
-			}
-		}
-		return nil, err
-	}
-	for _, w := range works {
+	// Decode, chunks in parallel (CPU-bound), a file's chunks as soon as
+	// its ranges are read (while other files are still being read): one
+	// worker per core, this goroutine one of them, takes the next chunk
+	// from a queue the reads fill. Not a goroutine per chunk: a light key
+	// of an arrival-order lake has ≈100 chunks of one page each, and each
+	// new goroutine grew its stack again for the decompressor.
+	queue := make(chan *chunkRead, len(chunks))
+	ready := func(w *fileWork) { // every range of w is read
 		for _, f := range w.fetch {
 			w.sp.add(span{f.r.off, f.data})
 		}
@@ -157,20 +159,34 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 				w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
 			}
 		}
-	}
-	// Decode, chunks in parallel (CPU-bound): one worker per core takes
-	// the next chunk. Not a goroutine per chunk: a light key of an
-	// arrival-order lake has ≈100 chunks of one page each, and each new
-	// goroutine grew its stack again for the decompressor.
-	errs := make([]error, len(chunks))
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(chunks) {
-				return
+		for _, g := range w.rgs {
+			for _, c := range g.chunks {
+				queue <- c
 			}
-			errs[i] = ri.decodeOne(ctx, m, chunks[i])
+		}
+	}
+	owner := make(map[*fetch]*fileWork, len(fetches))
+	for _, w := range works {
+		w.pending.Store(int32(len(w.fetch)))
+		for _, f := range w.fetch {
+			owner[f] = w
+		}
+		if len(w.fetch) == 0 {
+			ready(w)
+		}
+	}
+	var fetchErr error
+	go func() {
+		fetchErr = fetchEach(ctx, m, fetches, true, func(f *fetch) {
+			if w := owner[f]; w.pending.Add(-1) == 0 {
+				ready(w)
+			}
+		})
+		close(queue) // after fetchErr is set: the workers see both
+	}()
+	work := func() {
+		for c := range queue {
+			c.err = ri.decodeOne(ctx, m, c)
 		}
 	}
 	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
@@ -182,12 +198,24 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	}
 	work() // this goroutine is one of the workers
 	wg.Wait()
+	if err := fetchErr; err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
+			for _, w := range works {
+				for _, f := range w.fetch {
+					if f.data == nil && errors.Is(f.err, io.ErrUnexpectedEOF) {
+						return nil, fileChanged(w.fe.URI, "truncated", err)
+					}
+				}
+			}
+		}
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i, err := range errs {
-		if err != nil {
-			return nil, fileChanged(chunks[i].w.fe.URI, "undecodable pages", err)
+	for _, c := range chunks {
+		if c.err != nil {
+			return nil, fileChanged(c.w.fe.URI, "undecodable pages", c.err)
 		}
 	}
 	rows := make([]Row, total)
@@ -244,6 +272,9 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	locs := fm.offsetIndex(c.rg, c.leaf)
 	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
 	cc := g.ColumnChunks()[c.leaf]
+	if c.copies != nil {
+		return c.decodeCopies()
+	}
 	if c.framed {
 		ci, _ := frameInfo(fm, c.rg, c.leaf)
 		return c.decodeFrames(ri, ci)
@@ -411,6 +442,13 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			if len(locs) == 0 {
 				continue
 			}
+			if w.fm.copies != nil {
+				if ok, err := planCopied(w, g, g.chunks[len(g.chunks)-1]); err != nil {
+					return fileChanged(w.fe.URI, corruptReason+"frame table", err)
+				} else if ok {
+					continue
+				}
+			}
 			if w.fm.aligned[g.rg*ncol+c] && framedChunk(w.fm, g.rg, c) {
 				cr := g.chunks[len(g.chunks)-1]
 				cr.framed = true
@@ -482,15 +520,30 @@ func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 	}
 	md := w.fm.f.Metadata()
 	for _, g := range w.rgs {
-		for _, c := range cols {
+		// Group columns planned from interleaved copies (copyread.go)
+		// are decoded from the key's chunk, which holds the copies: the
+		// scan reads (and is priced by) that chunk for them, not theirs.
+		gcols, need := cols, map[int]bool{}
+		for _, cr := range g.chunks {
+			need[cr.leaf] = cr.copies == nil
+			if cr.copies != nil {
+				need[w.fm.copies.host] = true
+				if !slices.Contains(gcols, w.fm.copies.host) {
+					gcols = append(slices.Clone(gcols), w.fm.copies.host)
+				}
+			}
+		}
+		for _, c := range gcols {
 			cm := &md.RowGroups[g.rg].Columns[c].MetaData
 			start := cm.DataPageOffset
 			if d := cm.DictionaryPageOffset; d > 0 && d < start {
 				start = d
 			}
 			r := brange{start, start + cm.TotalCompressedSize}
-			scan = append(scan, r)
-			if slices.Contains(w.leaves, c) {
+			if need[c] || !slices.Contains(w.leaves, c) {
+				scan = append(scan, r)
+			}
+			if need[c] {
 				read = append(read, r)
 			}
 		}

@@ -129,23 +129,39 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 			errs[k] = f()
 		}()
 	}
+	// What the cache holds (a warm index: all of it) is not fetched: a
+	// goroutine per cache hit cost more than a light lookup's decoding.
+	cached := func(k any) bool {
+		_, ok := ri.cache.get(k)
+		if ok {
+			m.hits.Add(1)
+		}
+		return ok
+	}
 	for i, c := range cursors {
-		run(i, func() error { _, err := ri.fragmentMeta(ctx, m, c.fr); return err })
+		if !cached(fragMetaKey{c.fr.Path}) {
+			run(i, func() error { _, err := ri.fragmentMeta(ctx, m, c.fr); return err })
+		}
 	}
 	for k, j := range jobs {
-		run(len(cursors)+k, func() error { _, err := ri.groupBytes(ctx, m, j.c.fr, j.c.groups[j.i]); return err })
+		if !cached(fragGroupKey{j.c.fr.Path, j.c.groups[j.i]}) {
+			run(len(cursors)+k, func() error { _, err := ri.groupBytes(ctx, m, j.c.fr, j.c.groups[j.i]); return err })
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	sem = make(chan struct{}, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
-	for k, j := range jobs {
-		run(k, func() error {
-			var err error
-			j.c.ready[j.i], err = s.load(j.c.fr, j.c.groups[j.i])
-			return err
-		})
+	decode := func(k int) {
+		j := jobs[k]
+		j.c.ready[j.i], errs[k] = s.load(j.c.fr, j.c.groups[j.i])
+	}
+	for k := range jobs[:max(len(jobs)-1, 0)] {
+		run(k, func() error { decode(k); return errs[k] })
+	}
+	if len(jobs) > 0 {
+		decode(len(jobs) - 1) // the last on this goroutine
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

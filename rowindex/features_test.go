@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -440,6 +441,54 @@ func TestChangedDataFileIsAnError(t *testing.T) {
 			t.Fatalf("warm lookup on truncated files (had %d rows): %v", len(res.Rows), err)
 		}
 	})
+}
+
+// TestWarmLookupNamesTruncatedFile: a warm lookup over several files of
+// which one was truncated names that file in its FileChangedError, not
+// another whose read the failure cancelled (both have no data).
+func TestWarmLookupNamesTruncatedFile(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, true, Definition{Name: "u", Key: "user_id"})
+	k := hot(0)
+	res, err := fx.ri.Lookup(ctx, Query{Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, r := range res.Rows {
+		if !slices.Contains(files, r.File) {
+			files = append(files, r.File)
+		}
+	}
+	if len(files) < 2 {
+		t.Fatalf("key in %d files, want several", len(files))
+	}
+	for _, victim := range files {
+		// Warm, without the page cache (which serves pages read before).
+		ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}, PageCacheBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ri.Lookup(ctx, Query{Key: k}); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(fx.dir, victim)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 100); err != nil {
+			t.Fatal(err)
+		}
+		_, err = ri.Lookup(ctx, Query{Key: k})
+		var fce *FileChangedError
+		if !errors.As(err, &fce) || fce.URI != victim || fce.Reason != "truncated" {
+			t.Errorf("%s truncated: %v", victim, err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestConcurrentLookups runs lookups from several goroutines on one handle

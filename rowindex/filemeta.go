@@ -72,6 +72,8 @@ type fileMeta struct {
 	chunks *pqrow.ChunkSpans
 	// frames is the frame table of a framed prepared file (frameread.go).
 	frames *prepared.FrameTable
+	// copies is the interleaved group of such a file (copyread.go).
+	copies *copyGroup
 	// blob is the blob column's description in a prepared file with one
 	// (blobread.go), nil otherwise.
 	blob      *prepared.Blob

@@ -154,26 +154,31 @@ func encodeFragment(out io.Writer, spool io.Reader, name string, kind Kind, grou
 // encodeGroups is encodeFragment with the i-th group, of n entries, from
 // group (a spool's, or one held in memory: spoolGroup.clone).
 //
-// Each group's entries go to a GenericWriter[diskEntry] as one slice of
+// Each group's entries go to a GenericWriter[diskEntry] as slices of
 // rows: its typed path moves each field straight into its column's buffer
 // (no row assembly, no parquet.Value per cell, which with the page
 // encoding around it was ≈15 % of a key-id build's CPU). It hands the
 // column buffers 64 rows at a time and cuts pages between such chunks, as
 // Writer.WriteRows does, so the file is the same bytes
-// (TestEncodeFragmentMatchesWriteRows).
+// (TestEncodeFragmentMatchesWriteRows). The slices are rowsPerWrite rows,
+// a multiple of 64, so the chunks are the same as for a whole group's, and
+// the rows stay in the CPU's cache between their making and their reading
+// (a whole group's rows, ≈230 KB, did not).
 func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name string, kind Kind, groups []Group, plainGaps bool) error {
 	schema := fragmentSchema(kind, plainGaps)
 	pw := parquet.NewGenericWriter[diskEntry](out, append([]parquet.WriterOption{schema}, fragmentWriterOptions(name)...)...)
-	var rows []diskEntry
+	rows := make([]diskEntry, 0, rowsPerWrite)
 	for gi, gr := range groups {
 		n := int(gr.Rows)
 		g, err := group(gi, n)
 		if err != nil {
 			return err
 		}
-		rows = g.rows(rows[:0])
-		if _, err := pw.Write(rows); err != nil {
-			return err
+		for lo := 0; lo < n; lo += rowsPerWrite {
+			rows = g.rows(rows[:0], lo, min(lo+rowsPerWrite, n))
+			if _, err := pw.Write(rows); err != nil {
+				return err
+			}
 		}
 		if err := pw.Flush(); err != nil {
 			return err
@@ -183,16 +188,24 @@ func encodeGroups(out io.Writer, group func(i, n int) (*spoolGroup, error), name
 	return pw.Close()
 }
 
-// rows appends the group's entries to dst, keys and covers pointing into
-// the group's buffers, and returns it.
-func (g *spoolGroup) rows(dst []diskEntry) []diskEntry {
-	n := len(g.files)
+// rowsPerWrite is the number of rows encodeGroups hands its writer at a
+// time: a multiple of the 64 rows parquet-go cuts pages between.
+const rowsPerWrite = 8 * 64
+
+// rows appends the group's entries lo to hi to dst, keys and covers
+// pointing into the group's buffers, and returns it.
+func (g *spoolGroup) rows(dst []diskEntry, lo, hi int) []diskEntry {
+	n := hi - lo
 	at := len(dst)
 	dst = slices.Grow(dst, n)[:at+n]
 	out := dst[at:]
-	keyEnds, coverEnds, rgs, gaps, ns := g.keyEnds[:n], g.coverEnds[:n], g.rgs[:n], g.gaps[:n], g.ns[:n]
+	files, keyEnds, coverEnds := g.files[lo:hi], g.keyEnds[lo:hi], g.coverEnds[lo:hi]
+	rgs, gaps, ns := g.rgs[lo:hi], g.gaps[lo:hi], g.ns[lo:hi]
 	var k, c int32 // the entry's key and cover start
-	for i, f := range g.files {
+	if lo > 0 {
+		k, c = g.keyEnds[lo-1], g.coverEnds[lo-1]
+	}
+	for i, f := range files {
 		ke, ce := keyEnds[i], coverEnds[i]
 		out[i] = diskEntry{Key: g.keys[k:ke:ke], Cover: g.covers[c:ce:ce], File: f, RG: rgs[i], Gap: gaps[i], N: ns[i]}
 		k, c = ke, ce
@@ -237,63 +250,118 @@ func storedOrder(kind Kind) func(a, b *entry) int {
 	return compareEntries
 }
 
-// toDisk converts a row group's entries (in lookup order) to fragment rows
-// in stored order, appended to dst; perm is scratch space, reused.
+// inDiskOrder sets dst to the entries of g, a sorted row index's row group
+// in lookup order whose gaps column holds each entry's row number (as
+// fragmentWriter.addOpen leaves it), in data-file order (compareDisk) with
+// their row gaps (impliedRow), reusing dst's storage; sc is scratch space,
+// reused. It returns how many of the gaps are 0.
 //
-// Data-file order (compareDisk) sorts a permutation of 24-byte keys, (file,
-// rg) and row packed as integers, not pointers to the entries: a sorted row
-// index sorts every entry of a build once here, and the pointer sort was
-// ≈15 % of a build's CPU. Entries that share file, rg and row (aggregate
-// records) fall back to compareDisk.
-func toDisk(dst []diskEntry, es []entry, kind Kind, sc *diskScratch) []diskEntry {
-	if kind == KindSorted && len(es) > 1 {
-		if keys, ok := packDiskOrder(es, &sc.keys); ok {
-			wi := bits.Len(uint(len(es) - 1))
-			sc.tmp = slices.Grow(sc.tmp[:0], len(keys))[:len(keys)]
-			keys = radixSortFrom(keys, sc.tmp, wi)
-			idx := uint64(1)<<wi - 1
-			var prev *entry
-			for _, k := range keys {
-				e := &es[k&idx]
-				dst = append(dst, diskEntry{Key: e.Key, File: e.File, RG: e.RG, Gap: e.Row - impliedRow(prev, e), N: e.N, Cover: e.Cover})
-				prev = e
-			}
-			return dst
+// Data-file order sorts 64-bit keys packing the bits of (file, rg, row)
+// in which the entries differ and the entry's index (packDiskOrder), by a
+// radix sort, not the entries: a sorted row index sorts every entry of a
+// build once here (a pointer sort was ≈15 % of a build's CPU). Entries
+// whose fields do not fit 64 bits are sorted by (file, rg, row, index).
+// The index settles ties (aggregate records share file, rg and row) in
+// lookup order, which is compareDisk's order for them: lookup order sorts
+// by bucket and key first.
+//
+// The group is gathered column by column straight from g into dst: the
+// entries are never copied as structs (the path through []entry, toDisk's
+// []diskEntry and spoolGroup.fill was ≈0.7 s of a sorted build of the 1 GB
+// lake).
+func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int64) {
+	n := len(g.files)
+	perm := slices.Grow(sc.perm[:0], n)[:n]
+	sc.perm = perm
+	if keys, ok := packDiskOrder(g.files, g.rgs, g.gaps, &sc.keys); ok {
+		wi := bits.Len(uint(max(n-1, 0)))
+		sc.tmp = slices.Grow(sc.tmp[:0], n)[:n]
+		keys = radixSortFrom(keys, sc.tmp, wi)
+		idx := uint64(1)<<wi - 1
+		for i, k := range keys {
+			perm[i] = int32(k & idx)
 		}
-	}
-	p := slices.Grow(sc.perm[:0], len(es))[:len(es)]
-	sc.perm = p
-	for i := range es {
-		e := &es[i]
-		p[i] = diskOrder{fileRG: uint64(uint32(e.File)^1<<31)<<32 | uint64(uint32(e.RG)^1<<31), row: uint64(e.Row) ^ 1<<63, i: int32(i)}
-	}
-	if kind == KindSorted {
-		slices.SortFunc(p, func(a, b diskOrder) int {
-			if c := cmp.Or(cmp.Compare(a.fileRG, b.fileRG), cmp.Compare(a.row, b.row)); c != 0 {
-				return c
-			}
-			return compareDisk(&es[a.i], &es[b.i])
+	} else {
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortFunc(perm, func(a, b int32) int {
+			return cmp.Or(
+				cmp.Compare(g.files[a], g.files[b]),
+				cmp.Compare(g.rgs[a], g.rgs[b]),
+				cmp.Compare(g.gaps[a], g.gaps[b]),
+				cmp.Compare(a, b),
+			)
 		})
 	}
-	var prev *entry
-	for _, o := range p {
-		e := &es[o.i]
-		dst = append(dst, diskEntry{Key: e.Key, File: e.File, RG: e.RG, Gap: e.Row - impliedRow(prev, e), N: e.N, Cover: e.Cover})
-		prev = e
+	dst.truncate()
+	keys, covers := slices.Grow(dst.keys, len(g.keys)), slices.Grow(dst.covers, len(g.covers))
+	keyEnds, coverEnds := slices.Grow(dst.keyEnds, n)[:n], slices.Grow(dst.coverEnds, n)[:n]
+	files, rgs := slices.Grow(dst.files, n)[:n], slices.Grow(dst.rgs, n)[:n]
+	gaps, ns := slices.Grow(dst.gaps, n)[:n], slices.Grow(dst.ns, n)[:n]
+	if w := g.keyWidth(); w > 0 {
+		// Keys of one width and no covers (every key-id build): each key
+		// is copied to its fixed place, without its end looked up.
+		keys = keys[:n*w]
+		for j, i := range perm {
+			copy(keys[j*w:j*w+w], g.keys[int(i)*w:])
+			keyEnds[j] = int32(j*w + w)
+		}
+		clear(coverEnds)
+	} else {
+		for j, i := range perm {
+			keys = append(keys, g.key(int(i))...)
+			covers = append(covers, g.cover(int(i))...)
+			keyEnds[j], coverEnds[j] = int32(len(keys)), int32(len(covers))
+		}
 	}
-	return dst
+	prev := int32(-1)
+	for j, i := range perm {
+		f, rg, row := g.files[i], g.rgs[i], g.gaps[i]
+		gap := row
+		if prev >= 0 && g.files[prev] == f && g.rgs[prev] == rg {
+			gap -= g.gaps[prev] + g.ns[prev] // impliedRow
+		}
+		if gap == 0 {
+			zeroGaps++
+		}
+		files[j], rgs[j], gaps[j], ns[j] = f, rg, gap, g.ns[i]
+		prev = i
+	}
+	dst.keys, dst.covers, dst.keyEnds, dst.coverEnds = keys, covers, keyEnds, coverEnds
+	dst.files, dst.rgs, dst.gaps, dst.ns = files, rgs, gaps, ns
+	return zeroGaps
 }
 
-// diskScratch is toDisk's scratch space, reused from one row group to the
-// next.
+// keyWidth is the width of every key of the group when they all have the
+// same and the group has no covers, else 0.
+func (g *spoolGroup) keyWidth() int {
+	n := len(g.files)
+	if n == 0 || len(g.covers) > 0 {
+		return 0
+	}
+	w := g.keyEnds[0]
+	if w <= 0 || int64(len(g.keys)) != int64(n)*int64(w) {
+		return 0
+	}
+	for i, e := range g.keyEnds {
+		if e != int32(i+1)*w {
+			return 0
+		}
+	}
+	return int(w)
+}
+
+// diskScratch is inDiskOrder's scratch space, reused from one row group to
+// the next.
 type diskScratch struct {
-	perm      []diskOrder
+	perm      []int32
 	keys, tmp []uint64
 }
 
 // radixSortFrom sorts ks by their bits from bit lo up, stably, with tmp
 // (as long as ks) as scratch, and returns the sorted keys (in ks's storage
-// or tmp's). toDisk's packed keys are in index order to begin with and
+// or tmp's). inDiskOrder's packed keys are in index order to begin with and
 // hold the index in their low lo bits, so sorting the bits above it gives
 // their full order: an LSD radix sort of a byte per pass, skipping the
 // bytes that all keys share (≈4 passes for a build's row group of
@@ -334,44 +402,39 @@ func radixSortFrom(ks, tmp []uint64, lo int) []uint64 {
 // packDiskOrder packs each entry's data-file order into one uint64, when
 // it fits: the bits of file, row group and row in which the entries differ
 // (above them every entry has the same bits, so they do not order), then
-// the entry's index, which settles ties (aggregate records share file, rg
-// and row) in lookup order, as compareDisk does since es is in lookup
-// order. A row group of a build (≈3k entries of a few files, row groups
-// and rows) needs ≈40 bits; slices.Sort on the packed keys is ≈3× faster
-// than sorting diskOrder with a comparison function.
-func packDiskOrder(es []entry, keys *[]uint64) ([]uint64, bool) {
-	f := &es[0]
-	var xf, xg, xr uint64
-	for i := range es {
-		e := &es[i]
-		xf |= uint64(uint32(e.File) ^ uint32(f.File))
-		xg |= uint64(uint32(e.RG) ^ uint32(f.RG))
-		xr |= uint64(e.Row ^ f.Row)
+// the entry's index, which settles ties (inDiskOrder). A row group of a
+// build (≈3k entries of a few files, row groups and rows) needs ≈40 bits.
+func packDiskOrder(files, rgs []int32, rows []int64, keys *[]uint64) ([]uint64, bool) {
+	n := len(files)
+	if n == 0 {
+		return nil, true
 	}
-	wf, wg, wr, wi := bits.Len64(xf), bits.Len64(xg), bits.Len64(xr), bits.Len(uint(len(es)-1))
+	rgs, rows = rgs[:n], rows[:n]
+	f0, g0, r0 := files[0], rgs[0], rows[0]
+	var xf, xg, xr uint64
+	for i := range n {
+		xf |= uint64(uint32(files[i]) ^ uint32(f0))
+		xg |= uint64(uint32(rgs[i]) ^ uint32(g0))
+		xr |= uint64(rows[i] ^ r0)
+	}
+	wf, wg, wr, wi := bits.Len64(xf), bits.Len64(xg), bits.Len64(xr), bits.Len(uint(n-1))
 	if wf+wg+wr+wi > 64 {
 		return nil, false
 	}
 	// Signed order is unsigned order of the sign-flipped values; within
 	// the varying bits (all below the sign bit unless it varies, and then
 	// the width is the whole value) flipping keeps the order.
-	ks := slices.Grow((*keys)[:0], len(es))[:len(es)]
+	ks := slices.Grow((*keys)[:0], n)[:n]
 	*keys = ks
 	mask := func(w int) uint64 { return uint64(1)<<w - 1 }
-	for i := range es {
-		e := &es[i]
-		file := uint64(uint32(e.File)^1<<31) & mask(wf)
-		rg := uint64(uint32(e.RG)^1<<31) & mask(wg)
-		row := (uint64(e.Row) ^ 1<<63) & mask(wr)
+	mf, mg, mr := mask(wf), mask(wg), mask(wr)
+	for i := range n {
+		file := uint64(uint32(files[i])^1<<31) & mf
+		rg := uint64(uint32(rgs[i])^1<<31) & mg
+		row := (uint64(rows[i]) ^ 1<<63) & mr
 		ks[i] = file<<(wg+wr+wi) | rg<<(wr+wi) | row<<wi | uint64(i)
 	}
 	return ks, true
-}
-
-// diskOrder is an entry's place in data-file order (toDisk).
-type diskOrder struct {
-	fileRG, row uint64 // sign bits flipped: unsigned order is signed order
-	i           int32
 }
 
 // impliedRow is the row number an entry has when it is not stored: the end
@@ -459,23 +522,14 @@ func writeFragments(ctx context.Context, st store.Store, name string, kind Kind,
 	return w.close()
 }
 
-// boundary reports whether a row group may end between a and b: between
-// buckets (hash) or between keys (sorted).
-func boundary(kind Kind, a, b *entry) bool {
-	if kind == KindSorted {
-		return !bytes.Equal(a.Key, b.Key)
-	}
-	return a.Bucket != b.Bucket
-}
-
 // fragmentWriter writes entries fed in fragment order (compareEntries) as
 // fragment files, holding one row group of entries in memory at a time:
 //
 //   - row groups are cut at the first bucket (hash) or key (sorted)
 //     boundary once they pass fragmentRowGroupBytes, fragment files at the
 //     first boundary past fragmentFileBytes (with their last row group);
-//   - a finished row group is put in stored order (toDisk) and appended to
-//     a spool file, because the fragment's schema depends on all its row
+//   - a finished row group is put in stored order (inDiskOrder for a sorted
+//     row index) and held in memory or appended to a spool file, because the fragment's schema depends on all its row
 //     groups (row_gap is PLAIN when at least half the gaps of the fragment
 //     are 0);
 //   - a finished fragment is written from the spool, row group by row
@@ -490,20 +544,24 @@ type fragmentWriter struct {
 	kind Kind
 	tmp  *spillDir
 
-	// The open row group. A hash row index stores a group in lookup
-	// order, the order entries come in, so its entries go straight into
-	// open's typed columns (row gaps computed as they come, openBucket the
-	// first one's bucket); a sorted one stores it in data-file order, so
-	// its entries are kept in group, keys and covers copied into arena,
-	// until cutGroup sorts them (toDisk) into open.
-	group      []entry
-	arena      []byte
+	// The open row group: its entries go straight into open's typed
+	// columns in the order they come, lookup order (openBucket the first
+	// one's bucket). A hash row index stores a group in that order, so its
+	// row gaps are computed as entries come; a sorted one stores it in
+	// data-file order, so open.gaps holds each entry's row number until
+	// cutGroup gathers the group in that order (inDiskOrder).
 	open       spoolGroup
 	openBucket int32
 	groupSz    int64
-	prev       entry // last entry added (Key in open, arena or prevKey)
-	prevKey    []byte
-	any        bool
+	// The last entry added: its fields, without pointers (an entry
+	// copied into the writer on every add was ≈4 % of a build's CPU, much
+	// of it the GC's write barriers); its key is the open group's last, or
+	// prevKey when the group is empty.
+	prevBucket       int32
+	prevFile, prevRG int32
+	prevRow, prevN   int64
+	prevKey          []byte
+	any              bool
 
 	// The open fragment.
 	fileSz   int64
@@ -512,7 +570,7 @@ type fragmentWriter struct {
 	groups   []Group
 	zeroGaps int64
 	entries  int64
-	stored   []diskEntry // reused by cutGroup
+	stage    spoolGroup  // a sorted group in stored order, to spool; reused
 	disk     diskScratch // reused by cutGroup
 	spoolBuf []byte      // reused by cutGroup
 	// inMemory keeps the open fragment's groups as typed columns
@@ -542,7 +600,7 @@ func newFragmentWriter(ctx context.Context, st store.Store, name string, kind Ki
 
 // add appends the next entry; e may be reused by the caller afterwards.
 func (w *fragmentWriter) add(e *entry) error {
-	if w.any && boundary(w.kind, &w.prev, e) {
+	if w.any && w.boundary(e) {
 		if w.fileSz >= fragmentFileBytes {
 			if err := w.cutGroup(); err != nil {
 				return err
@@ -561,47 +619,54 @@ func (w *fragmentWriter) add(e *entry) error {
 			return err
 		}
 	}
-	c := *e
-	if w.kind != KindSorted {
-		if err := w.addOpen(&c); err != nil {
-			return err
-		}
-	} else {
-		at := len(w.arena)
-		w.arena = append(w.arena, e.Key...)
-		w.arena = append(w.arena, e.Cover...)
-		// Slices into the arena stay valid when it grows (they keep the
-		// old array); they are rebuilt here only to drop the aliasing
-		// with e.
-		c.Key = w.arena[at : at+len(e.Key) : at+len(e.Key)]
-		c.Cover = w.arena[at+len(e.Key) : len(w.arena) : len(w.arena)]
-		w.group = append(w.group, c)
+	if err := w.addOpen(e); err != nil {
+		return err
 	}
 	sz := e.size()
 	w.groupSz += sz
 	w.fileSz += sz
-	w.prev = c
+	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
 	w.any = true
 	return nil
 }
 
-// addOpen appends e, the next entry of a hash row index's open group, to
-// the group's columns (as toDisk would store it) and points e's key and
-// cover at their copies there.
+// boundary reports whether a row group may end between the last entry
+// added and e: between buckets (hash) or between keys (sorted).
+func (w *fragmentWriter) boundary(e *entry) bool {
+	if w.kind != KindSorted {
+		return w.prevBucket != e.Bucket
+	}
+	return !bytes.Equal(w.lastKey(), e.Key)
+}
+
+// lastKey is the key of the last entry added.
+func (w *fragmentWriter) lastKey() []byte {
+	if n := len(w.open.files); n > 0 {
+		return w.open.key(n - 1)
+	}
+	return w.prevKey
+}
+
+// addOpen appends e, the next entry of the open group, to the group's
+// columns. A hash row
+// index's group is stored as it comes, so its row gap is computed here; a
+// sorted one's gaps column holds the row number (see fragmentWriter.open).
 func (w *fragmentWriter) addOpen(e *entry) error {
 	g := &w.open
 	n := len(g.files)
 	gap := e.Row
 	if n == 0 {
 		w.openBucket = e.Bucket
-	} else if g.files[n-1] == e.File && g.rgs[n-1] == e.RG {
-		gap -= w.prev.Row + w.prev.N // impliedRow
 	}
-	if gap == 0 {
-		w.zeroGaps++
+	if w.kind != KindSorted {
+		if n > 0 && g.files[n-1] == e.File && g.rgs[n-1] == e.RG {
+			gap -= w.prevRow + w.prevN // impliedRow
+		}
+		if gap == 0 {
+			w.zeroGaps++
+		}
 	}
-	k, c := len(g.keys), len(g.covers)
-	if int64(k+len(e.Key)) > math.MaxInt32 || int64(c+len(e.Cover)) > math.MaxInt32 {
+	if int64(len(g.keys)+len(e.Key)) > math.MaxInt32 || int64(len(g.covers)+len(e.Cover)) > math.MaxInt32 {
 		return fmt.Errorf("rowindex: a fragment row group's keys or covers pass 2 GiB")
 	}
 	g.keys = append(g.keys, e.Key...)
@@ -610,37 +675,29 @@ func (w *fragmentWriter) addOpen(e *entry) error {
 	g.coverEnds = append(g.coverEnds, int32(len(g.covers)))
 	g.files, g.rgs = append(g.files, e.File), append(g.rgs, e.RG)
 	g.gaps, g.ns = append(g.gaps, gap), append(g.ns, e.N)
-	e.Key = g.keys[k:len(g.keys):len(g.keys)]
-	e.Cover = g.covers[c:len(g.covers):len(g.covers)]
 	return nil
 }
 
 // cutGroup ends the open row group: it is held in memory or goes to the
 // spool, in stored order.
 func (w *fragmentWriter) cutGroup() error {
-	var g Group
-	if w.kind != KindSorted {
-		n := len(w.open.files)
-		if n == 0 {
-			return nil
-		}
-		g = Group{BucketLo: w.openBucket, BucketHi: w.prev.Bucket, Rows: int64(n)}
-	} else {
-		es := w.group
-		if len(es) == 0 {
-			return nil
-		}
-		g = Group{BucketLo: es[0].Bucket, BucketHi: es[len(es)-1].Bucket, Rows: int64(len(es)),
-			KeyLo: bytes.Clone(es[0].Key), KeyHi: bytes.Clone(es[len(es)-1].Key)}
-		w.stored = toDisk(w.stored[:0], es, w.kind, &w.disk)
-		for i := range w.stored {
-			if w.stored[i].Gap == 0 {
-				w.zeroGaps++
-			}
-		}
-		w.open.fill(w.stored)
+	n := len(w.open.files)
+	if n == 0 {
+		return nil
 	}
+	g := Group{BucketLo: w.openBucket, BucketHi: w.prevBucket, Rows: int64(n)}
 	inMemory := w.inMemory && w.memBytes < cmp.Or(w.memLimit, memFragmentBytes)
+	var stored *spoolGroup // the group in stored order, if not open
+	if w.kind == KindSorted {
+		g.KeyLo, g.KeyHi = bytes.Clone(w.open.key(0)), bytes.Clone(w.open.key(n-1))
+		// A held group is gathered into storage of its own, a spooled one
+		// into the reused stage.
+		stored = &w.stage
+		if inMemory {
+			stored = new(spoolGroup)
+		}
+		w.zeroGaps += w.open.inDiskOrder(stored, &w.disk)
+	}
 	if w.spool == nil && !inMemory {
 		f, err := w.tmp.create("spool")
 		if err != nil {
@@ -650,22 +707,24 @@ func (w *fragmentWriter) cutGroup() error {
 	}
 	w.groups = append(w.groups, g)
 	if inMemory {
-		sg := w.open.clone()
+		sg := stored
+		if sg == nil {
+			sg = w.open.clone()
+		}
 		w.memGroups = append(w.memGroups, sg)
 		w.memBytes += sg.bytes()
 	} else {
 		// The group goes to the spool column by column (spoolGroup), in
 		// one Write.
-		w.spoolBuf = w.open.appendTo(w.spoolBuf[:0])
+		w.spoolBuf = cmp.Or(stored, &w.open).appendTo(w.spoolBuf[:0])
 		if _, err := w.spoolW.Write(w.spoolBuf); err != nil {
 			return err
 		}
 	}
 	w.entries += g.Rows
-	// The prev entry must survive the reuse of the open group and arena.
-	w.prevKey = append(w.prevKey[:0], w.prev.Key...)
-	w.prev.Key, w.prev.Cover = w.prevKey, nil
-	w.group, w.arena, w.groupSz = w.group[:0], w.arena[:0], 0
+	// The last key must survive the reuse of the open group.
+	w.prevKey = append(w.prevKey[:0], w.open.key(n-1)...)
+	w.groupSz = 0
 	w.open.truncate()
 	return nil
 }
@@ -1002,20 +1061,6 @@ func endsSlot(data []byte, ends []int32, i int) []byte {
 // bytes is the memory the group's columns hold.
 func (g *spoolGroup) bytes() int64 {
 	return int64(len(g.files))*(4+4+4+4+8+8) + int64(cap(g.keys)+cap(g.covers))
-}
-
-// fill sets the group to the entries ds (copied), as read would from
-// their spool form, reusing the group's storage.
-func (g *spoolGroup) fill(ds []diskEntry) {
-	g.truncate()
-	for i := range ds {
-		d := &ds[i]
-		g.keys = append(g.keys, d.Key...)
-		g.covers = append(g.covers, d.Cover...)
-		g.keyEnds, g.coverEnds = append(g.keyEnds, int32(len(g.keys))), append(g.coverEnds, int32(len(g.covers)))
-		g.files, g.rgs = append(g.files, d.File), append(g.rgs, d.RG)
-		g.gaps, g.ns = append(g.gaps, d.Gap), append(g.ns, d.N)
-	}
 }
 
 // truncate empties the group, keeping its storage.

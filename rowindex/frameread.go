@@ -45,6 +45,9 @@ func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span
 	if err != nil {
 		return fileChanged(o.uri, corruptReason+"frame table", err)
 	}
+	if err := loadCopies(fm, mk); err != nil {
+		return fileChanged(o.uri, corruptReason+"frame table", err)
+	}
 	fm.frames = t
 	fm.tail = max(fm.tail, fm.size-mk.Offset)
 	fm.frameRange = brange{mk.Offset, mk.Offset + mk.Length}
@@ -96,7 +99,7 @@ func pageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows 
 	}
 	rows := 0
 	for _, fr := range pf.Frames {
-		if fr.Offset < pf.LevelsOffset+pf.LevelsLength || fr.Offset+fr.Size > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
+		if fr.Offset < pf.LevelsOffset+pf.LevelsLength || fr.Offset+fr.Size+fr.Copy > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
 			return pf, badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
 				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
 		}

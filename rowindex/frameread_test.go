@@ -36,6 +36,14 @@ type frameRow struct {
 // over 300 users, user 7 heavy enough to span pages, into a local folder.
 func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Store) {
 	t.Helper()
+	root, uris, data, _ = writeFramedFilesWith(t, []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}, {RawBlocks: true}})
+	return root, uris, data
+}
+
+// writeFramedFilesWith writes a framed file of such rows per options and
+// returns the rows each was written from.
+func writeFramedFilesWith(t *testing.T, fos []prepared.FrameOptions) (root string, uris []string, data store.Store, sources [][]frameRow) {
+	t.Helper()
 	ctx := context.Background()
 	root = t.TempDir()
 	data, err := store.Open(ctx, "file://"+root)
@@ -43,7 +51,7 @@ func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Stor
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { data.Close() })
-	for fi, fo := range []prepared.FrameOptions{{}, {Align: 512}, {MinFrameBytes: 200}, {RawBlocks: true}} {
+	for fi, fo := range fos {
 		rng := rand.New(rand.NewPCG(uint64(fi), 3))
 		rows := make([]frameRow, 6000)
 		for i := range rows {
@@ -72,8 +80,70 @@ func writeFramedFiles(t *testing.T) (root string, uris []string, data store.Stor
 			t.Fatal(err)
 		}
 		uris = append(uris, uri)
+		sources = append(sources, rows)
 	}
-	return root, uris, data
+	return root, uris, data, sources
+}
+
+// warmIndex creates a row index named name on key "user" over the files
+// uris of data in idx, opened with ranges coalesced only where adjacent,
+// and warmed.
+func warmIndex(t *testing.T, idx, data store.Store, name string, uris []string) *RowIndex {
+	t.Helper()
+	ctx := context.Background()
+	res := StoreResolver{Store: data}
+	if _, _, err := Create(ctx, idx, Definition{Name: name, Key: "user"}, res, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, name, Options{Resolver: res, CoalesceGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ri
+}
+
+// scanByKey is a full scan of the files on "user", by key.
+func scanByKey(t *testing.T, root string, uris []string) map[string][]scanRow {
+	t.Helper()
+	byKey := map[string][]scanRow{}
+	for _, r := range fullScan(t, root, uris, "user", []byte{}, bytes.Repeat([]byte{0xff}, 16)) {
+		byKey[string(r.key)] = append(byKey[string(r.key)], r)
+	}
+	return byKey
+}
+
+// rowGroupKeys reads the key column (the first) of a row group.
+func rowGroupKeys(g parquet.RowGroup) []parquet.Value {
+	keys := make([]parquet.Value, g.NumRows())
+	pages := g.ColumnChunks()[0].Pages()
+	defer pages.Close()
+	at := 0
+	for {
+		p, err := pages.ReadPage()
+		if err != nil {
+			return keys
+		}
+		k, _ := p.Values().ReadValues(keys[at:])
+		at += k
+	}
+}
+
+// frameTableOf opens a framed file's bytes and parses its frame table.
+func frameTableOf(t *testing.T, b []byte) (*parquet.File, prepared.FramesMarker, *prepared.FrameTable) {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, _, _ := prepared.FramesMarkerOf(f)
+	tab, err := prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), len(f.Schema().Columns()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, mk, tab
 }
 
 // frameBytes is what a key's frames (and the levels its mixed frames need)
@@ -97,18 +167,7 @@ func frameBytes(t *testing.T, root, uri string, key int64) (n int64, ranges int)
 	}
 	seen := map[brange]bool{}
 	for rg, g := range f.RowGroups() {
-		keys := make([]parquet.Value, g.NumRows())
-		pages := g.ColumnChunks()[0].Pages()
-		at := 0
-		for {
-			p, err := pages.ReadPage()
-			if err != nil {
-				break
-			}
-			k, _ := p.Values().ReadValues(keys[at:])
-			at += k
-		}
-		pages.Close()
+		keys := rowGroupKeys(g)
 		var run *selRun
 		for i, v := range keys {
 			if v.Int64() == key {
@@ -153,21 +212,8 @@ func TestFrameLookups(t *testing.T) {
 	}
 	defer idx.Close()
 	res := StoreResolver{Store: data}
-	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user"}, res, uris); err != nil {
-		t.Fatal(err)
-	}
-	ri, err := Open(ctx, idx, "u", Options{Resolver: res, CoalesceGap: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ri.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	scan := fullScan(t, root, uris, "user", []byte{}, bytes.Repeat([]byte{0xff}, 16))
-	byKey := map[string][]scanRow{}
-	for _, r := range scan {
-		byKey[string(r.key)] = append(byKey[string(r.key)], r)
-	}
+	ri := warmIndex(t, idx, data, "u", uris)
+	byKey := scanByKey(t, root, uris)
 	var light, lightRead, lightReturned int64
 	for k := int64(0); k < 300; k++ {
 		r, err := ri.Lookup(ctx, Query{Key: k})

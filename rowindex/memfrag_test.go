@@ -14,8 +14,8 @@ import (
 
 // TestFragmentWriterInMemory: a fragment writer writes each fragment as
 // parquet-go's Writer.WriteRows writes its groups' entries put in stored
-// order by toDisk (a hash row index's writer builds its groups' columns as
-// entries come, without toDisk). One that keeps its groups in
+// order by toDiskRef (the writer builds its groups' columns as entries come
+// and gathers a sorted one's in data-file order). One that keeps its groups in
 // memory (inMemory, the key-id build's) writes the same fragment files,
 // byte for byte, with the same key directories, as one that spools them to
 // a file, for both kinds, over entries with long keys, covers and hot keys
@@ -123,16 +123,15 @@ func sameFragments(t *testing.T, kind Kind, spooled []FragmentEntry, sst store.S
 
 // asWriteRows fails unless the fragments written from the entries es (in
 // order) are, byte for byte, each fragment's groups of es put in stored
-// order by toDisk and written by Writer.WriteRows (writeRowsFragment).
+// order by toDiskRef and written by Writer.WriteRows (writeRowsFragment).
 func asWriteRows(t *testing.T, kind Kind, es []entry, frags []FragmentEntry, st store.Store) {
 	t.Helper()
 	at := 0
 	for i, fr := range frags {
 		var groups [][]diskEntry
 		var zeros, n int
-		var sc diskScratch
 		for _, g := range fr.Groups {
-			ds := toDisk(nil, es[at:at+int(g.Rows)], kind, &sc)
+			ds := toDiskRef(es[at:at+int(g.Rows)], kind)
 			at += int(g.Rows)
 			for _, d := range ds {
 				if d.Gap == 0 {

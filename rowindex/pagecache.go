@@ -17,12 +17,19 @@ import (
 // second decode and served from then on.
 type pageCache struct {
 	*cache
-	// seen remembers the hash of recently decoded pages, one per slot
-	// (direct-mapped, a newer page overwrites an older one: forgetting
-	// only delays admission). 0 is an empty slot.
+	// seen remembers the hash of recently decoded pages in sets of
+	// seenWays slots (set-associative: a page may sit in any slot of its
+	// set, so two pages of one lookup that map to the same set do not
+	// evict each other's mark on every decode and stay unadmitted for
+	// good, as they did with one slot per set). A newer page overwrites an
+	// older one in a full set: forgetting only delays admission. 0 is an
+	// empty slot.
 	seen []atomic.Uint64
 	seed maphash.Seed
 }
+
+// seenWays is the number of slots of a set of pageCache.seen.
+const seenWays = 4
 
 // pagesPerSeenSlot sizes the filter: one slot per this many bytes of the
 // cache's budget, so it remembers ≈4× the 16 KiB pages the cache holds
@@ -32,7 +39,7 @@ const pagesPerSeenSlot = 4 << 10
 
 func newPageCache(budget int64) *pageCache {
 	n := min(max(budget/pagesPerSeenSlot, 1<<12), 1<<20)
-	n = 1 << (63 - bits.LeadingZeros64(uint64(n))) // a power of two
+	n = 1 << (63 - bits.LeadingZeros64(uint64(n))) // a power of two, a multiple of seenWays
 	return &pageCache{cache: newCache(budget), seen: make([]atomic.Uint64, n), seed: maphash.MakeSeed()}
 }
 
@@ -40,11 +47,21 @@ func newPageCache(budget int64) *pageCache {
 // before, recently. Otherwise it remembers k and reports false.
 func (pc *pageCache) admit(k pageKey) bool {
 	h := maphash.Comparable(pc.seed, k) | 1
-	s := &pc.seen[h&uint64(len(pc.seen)-1)]
-	if s.Load() == h {
-		return true
+	sets := uint64(len(pc.seen) / seenWays)
+	set := pc.seen[(h&(sets-1))*seenWays:][:seenWays]
+	free := -1
+	for i := range set {
+		switch v := set[i].Load(); {
+		case v == h:
+			return true
+		case v == 0 && free < 0:
+			free = i
+		}
 	}
-	s.Store(h)
+	if free < 0 {
+		free = int(h>>56) % seenWays // a full set: the slot the hash names
+	}
+	set[free].Store(h)
 	return false
 }
 

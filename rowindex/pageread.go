@@ -43,6 +43,9 @@ type chunkRead struct {
 	sub    bool           // the chunk's pages may be read in parts (subPageReads)
 	framed bool           // read by frames (frameread.go)
 	frames []plannedFrame // a framed chunk's frames holding selected rows, from its plan
+	copies *copySet       // read from interleaved copies (copyread.go), shared by the group's chunks
+	copyAt int            // the column's position in a copy
+	err    error          // the decode's outcome (readPieces)
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

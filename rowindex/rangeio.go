@@ -224,6 +224,10 @@ type fetch struct {
 	obj  object
 	r    brange
 	data []byte // filled by fetchAll
+	// err is why f was not read (data nil): its read's error, or its
+	// batch's (fetchAll). A fetch the first error cancelled before it
+	// was read has none: this tells the failed file from the others.
+	err error
 	// pooled: data is read into a pooled buffer (bufpool.Get), which the
 	// caller gives back with releaseFetches once nothing points into it.
 	pooled bool
@@ -258,6 +262,13 @@ const maxConcurrentReads = 256
 // while the handle is cached, and the build's resident memory is bounded by
 // its budget. The first error cancels the rest and is returned.
 func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
+	return fetchEach(ctx, m, fs, batch, nil)
+}
+
+// fetchEach is fetchAll calling read, when not nil, on the goroutine that
+// read each fetch, as soon as its data is set (a lookup starts decoding a
+// file while others are still being read).
+func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, read func(*fetch)) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -284,26 +295,75 @@ func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
 		firstEr error
 		sem     = make(chan struct{}, maxConcurrentReads)
 	)
+	do := func(t []*fetch) {
+		var err error
+		if len(t) == 1 {
+			err = t[0].read(ctx, m)
+		} else {
+			err = readBatch(ctx, m, t)
+		}
+		if err != nil {
+			once.Do(func() { firstEr = err; cancel() })
+			return
+		}
+		if read != nil {
+			for _, f := range t {
+				read(f)
+			}
+		}
+	}
+	if byObj != nil && len(byObj) == len(tasks) {
+		// Every task is a batch of a store that reads ranges in a batch
+		// (local files: a copy out of the page cache, microseconds): a
+		// few workers, the caller one of them, take the next task. A
+		// goroutine per file (≈30 for a light lookup) cost more in
+		// creation and wake-ups than the copies.
+		eachOnWorkers(len(tasks), batchReadWorkers, func(i int) { do(tasks[i]) })
+		return firstEr
+	}
 	for _, t := range tasks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			var err error
-			if len(t) == 1 {
-				err = t[0].read(ctx, m)
-			} else {
-				err = readBatch(ctx, m, t)
-			}
-			if err != nil {
-				once.Do(func() { firstEr = err; cancel() })
-			}
+			do(t)
 		}()
 	}
 	wg.Wait()
 	return firstEr
 }
+
+// eachOnWorkers calls fn(i) for every i in [0, n) on at most workers
+// goroutines, the caller one of them, each taking the next i; it returns
+// when all are done.
+func eachOnWorkers(n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, n) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+// batchReadWorkers is how many goroutines read the batches of a store that
+// reads ranges in a batch (fetchAll): enough to overlap a few page-cache
+// misses of local files, without a goroutine per file.
+const batchReadWorkers = 4
 
 // buffer returns the buffer f is read into: pooled when f.pooled.
 func (f *fetch) buffer() []byte {
@@ -321,6 +381,7 @@ func (f *fetch) read(ctx context.Context, m *meter) error {
 		if f.pooled {
 			bufpool.Put(buf)
 		}
+		f.err = err
 		return err
 	}
 	f.data = b
@@ -342,8 +403,11 @@ func readBatch(ctx context.Context, m *meter, t []*fetch) error {
 		m.bytes.Add(int64(ns[i]))
 		if whole = whole && ns[i] == len(bufs[i]); whole {
 			f.data = bufs[i]
-		} else if f.pooled {
-			bufpool.Put(bufs[i])
+		} else {
+			f.err = err
+			if f.pooled {
+				bufpool.Put(bufs[i])
+			}
 		}
 	}
 	return err

@@ -130,10 +130,12 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 		dh := h.DataPageHeader.V
 		p.rows, p.enc = int(dh.NumValues), dh.Encoding
 		if ci.codec != format.Uncompressed {
-			if body, err = decompressPooled(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
+			if body, own, err = inflatePage(ci.codec, body, int(h.UncompressedPageSize)); err != nil {
 				return nil, false, err
 			}
-			own, p.buf = true, body
+			if own {
+				p.buf = body
+			}
 		}
 		if ci.maxDef > 0 {
 			if dh.DefinitionLevelEncoding != format.RLE || len(body) < 4 {
@@ -163,10 +165,12 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 		body = body[nd:]
 		compressed := !dh.IsCompressed.Valid || dh.IsCompressed.V
 		if compressed && ci.codec != format.Uncompressed {
-			if body, err = decompressPooled(ci.codec, body, int(h.UncompressedPageSize)-nd); err != nil {
+			if body, own, err = inflatePage(ci.codec, body, int(h.UncompressedPageSize)-nd); err != nil {
 				return nil, false, err
 			}
-			own, p.buf = true, body
+			if own {
+				p.buf = body
+			}
 		}
 		p.values = body
 	}
@@ -223,6 +227,79 @@ func decompressPooled(codec format.CompressionCodec, src []byte, size int) ([]by
 		return nil, err
 	}
 	return out, nil
+}
+
+// inflatePage returns a compressed page body's content of size bytes:
+// the body itself when it is a ZSTD frame that stores its content
+// (zstdStored), else decompressed into a pooled buffer (pooled true).
+func inflatePage(codec format.CompressionCodec, body []byte, size int) (out []byte, pooled bool, err error) {
+	if codec == format.Zstd {
+		if b, ok := zstdStored(body, size); ok {
+			return b, false, nil
+		}
+	}
+	if out, err = decompressPooled(codec, body, size); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// zstdStored returns the content of a ZSTD frame that holds it stored:
+// one raw block of exactly size bytes, the whole of src, without checksum
+// or dictionary. An encoder stores a block it cannot compress, as a
+// page of random 32-bit values (the benchmark lake's duration_ms: 48,216
+// bytes of ZSTD pages for 48,186 of values): its values are then cut
+// straight out of the fetched bytes, without a decoder, a buffer or a
+// copy of the page. ok is false for any other frame (the decoder reads
+// it, and judges a damaged one).
+func zstdStored(src []byte, size int) ([]byte, bool) {
+	const magic = 0xFD2FB528
+	if len(src) < 6 || binary.LittleEndian.Uint32(src) != magic {
+		return nil, false
+	}
+	fhd := src[4]
+	// Reserved bit, content checksum or dictionary ID: the decoder's.
+	if fhd&0x08 != 0 || fhd&0x04 != 0 || fhd&0x03 != 0 {
+		return nil, false
+	}
+	at := 5
+	single := fhd&0x20 != 0
+	// A block holds at most min(window, 128 KiB) (RFC 8878 3.1.1.2.4):
+	// a larger one is a damaged frame, for the decoder to refuse.
+	maxBlock := 128 << 10
+	if !single {
+		wd := src[at]
+		wb := 1 << (10 + wd>>3)
+		maxBlock = min(maxBlock, wb+wb/8*int(wd&7))
+		at++ // window descriptor
+	}
+	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		fcsLen = 1
+	}
+	if len(src) < at+fcsLen+3 {
+		return nil, false
+	}
+	if fcsLen > 0 {
+		var fcs uint64
+		for i := range fcsLen {
+			fcs |= uint64(src[at+i]) << (8 * i)
+		}
+		if fcsLen == 2 {
+			fcs += 256
+		}
+		if fcs != uint64(size) {
+			return nil, false
+		}
+	}
+	at += fcsLen
+	bh := uint32(src[at]) | uint32(src[at+1])<<8 | uint32(src[at+2])<<16
+	at += 3
+	last, typ, n := bh&1, bh>>1&3, int(bh>>3)
+	if last != 1 || typ != 0 || n != size || n > maxBlock || at+n != len(src) {
+		return nil, false
+	}
+	return src[at:len(src):len(src)], true
 }
 
 // releasePage returns a cut page's buffer to its pool; p must not be used

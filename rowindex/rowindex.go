@@ -392,6 +392,28 @@ func (ri *RowIndex) groupBytes(ctx context.Context, m *meter, fr *FragmentEntry,
 // dataMeta returns the cached metadata of a data file, loading it (and
 // checking its footer against the manifest) on a miss.
 func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fileMeta, object, error) {
+	fm, o, err := ri.cachedDataMeta(ctx, m, fe)
+	if fm != nil || err != nil {
+		return fm, o, err
+	}
+	fm, err = ri.loadDataMeta(ctx, m, fe, o)
+	return fm, o, err
+}
+
+// loadDataMeta reads the metadata of data file fe, resolved to o, and
+// caches it.
+func (ri *RowIndex) loadDataMeta(ctx context.Context, m *meter, fe *FileEntry, o object) (*fileMeta, error) {
+	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes, fe.TailRanges)
+	if err != nil {
+		return nil, err
+	}
+	ri.cache.put(dataMetaKey{fe.ID}, fm, fm.charge)
+	return fm, nil
+}
+
+// cachedDataMeta returns the object of a data file and its metadata when
+// cached (nil otherwise), without reading anything.
+func (ri *RowIndex) cachedDataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fileMeta, object, error) {
 	if ri.opts.Resolver == nil {
 		return nil, object{}, badQuery("no Resolver to read data files")
 	}
@@ -404,12 +426,7 @@ func (ri *RowIndex) dataMeta(ctx context.Context, m *meter, fe *FileEntry) (*fil
 		m.hits.Add(1)
 		return v.(*fileMeta), o, nil
 	}
-	fm, err := loadFileMetaTail(ctx, m, o, fe.Size, fe.FooterCRC, fe.ScannedPages, fe.TailBytes, fe.TailRanges)
-	if err != nil {
-		return nil, o, err
-	}
-	ri.cache.put(dataMetaKey{fe.ID}, fm, fm.charge)
-	return fm, o, nil
+	return nil, o, nil
 }
 
 // Warm loads into the cache every fragment row group (one read per

@@ -15,8 +15,9 @@ import (
 
 // TestToDiskPackedOrder: a sorted row index's row group goes to disk in
 // data-file order (compareDisk: file, rg, row, then lookup order), whether
-// toDisk packs each entry's order into one uint64 (the fields vary in few
-// bits) or sorts with compareDisk (they do not fit). Cases cover bytes of
+// inDiskOrder packs each entry's order into one uint64 (the fields vary in
+// few bits) or sorts by (file, rg, row, index) (they do not fit): the
+// columns it gathers are toDiskRef's entries, and it counts their zero gaps. Cases cover bytes of
 // the packed order that every entry shares (skipped by the radix sort),
 // negative file ids and rows (sign bits), aggregate records sharing file, rg
 // and row (ties settled by key), a single file, and fields too wide to pack.
@@ -45,32 +46,91 @@ func TestToDiskPackedOrder(t *testing.T) {
 		{name: "wide rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(1 << 56) }, packed: false},
 		{name: "wide rg", n: 500, file: small(1 << 20), rg: small(1 << 20), row: rows(1 << 20), packed: false},
 	}
+	// Each case with int keys and no covers (a key-id build: inDiskOrder
+	// copies keys at fixed places), with covers, and with keys of other
+	// widths among them.
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(5, 6))
-			es := make([]entry, c.n)
-			for i := range es {
-				es[i] = entry{Key: appendIntKey(nil, rng.Int64N(50)), File: c.file(rng), RG: c.rg(rng), Row: c.row(rng), N: 1 + rng.Int64N(3)}
-			}
-			slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) }) // lookup order, as a row group arrives
-			if _, ok := packDiskOrder(es, new([]uint64)); ok != c.packed {
-				t.Fatalf("packed = %v, want %v", ok, c.packed)
-			}
-			want := slices.Clone(es)
-			slices.SortStableFunc(want, func(a, b entry) int { return compareDisk(&a, &b) })
-			got := toDisk(nil, es, KindSorted, &diskScratch{})
-			var prev *entry
-			for i := range want {
-				e := &want[i]
-				w := diskEntry{Key: e.Key, File: e.File, RG: e.RG, Gap: e.Row - impliedRow(prev, e), N: e.N}
-				prev = e
-				g := got[i]
-				if string(g.Key) != string(w.Key) || g.File != w.File || g.RG != w.RG || g.Gap != w.Gap || g.N != w.N {
-					t.Fatalf("entry %d: %+v, want %+v", i, g, w)
+		for _, variant := range []string{"int keys", "covers", "two widths"} {
+			t.Run(c.name+"/"+variant, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				es := make([]entry, c.n)
+				for i := range es {
+					es[i] = entry{Key: appendIntKey(nil, rng.Int64N(50)), File: c.file(rng), RG: c.rg(rng), Row: c.row(rng), N: 1 + rng.Int64N(3)}
+					if variant == "covers" && i%4 == 0 {
+						es[i].Cover = appendValue(nil, rng.Int64())
+					}
+					// Two string keys of 8 and 10 bytes: the keys' bytes
+					// are still 9 a key on average.
+					if variant == "two widths" && i == c.n/3 {
+						es[i].Key, _ = EncodeKey("1234567")
+					}
+					if variant == "two widths" && i == c.n/2 {
+						es[i].Key, _ = EncodeKey("123456789")
+					}
 				}
-			}
-		})
+				slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) }) // lookup order, as a row group arrives
+				open := openGroup(es)
+				if w := open.keyWidth(); (w == 9) != (variant == "int keys") {
+					t.Fatalf("keyWidth %d for %s", w, variant)
+				}
+				if _, ok := packDiskOrder(open.files, open.rgs, open.gaps, new([]uint64)); ok != c.packed {
+					t.Fatalf("packed = %v, want %v", ok, c.packed)
+				}
+				want := toDiskRef(es, KindSorted)
+				// The stage is reused with longer leftovers, as cutGroup does.
+				var got spoolGroup
+				got.fill(randomDiskGroups(rng, []int{c.n + 10})[0])
+				zeros := open.inDiskOrder(&got, &diskScratch{})
+				var wantZeros int64
+				for i, w := range want {
+					if w.Gap == 0 {
+						wantZeros++
+					}
+					if string(got.key(i)) != string(w.Key) || string(got.cover(i)) != string(w.Cover) || got.files[i] != w.File || got.rgs[i] != w.RG || got.gaps[i] != w.Gap || got.ns[i] != w.N {
+						t.Fatalf("entry %d: key %x cover %x file %d rg %d gap %d n %d, want %+v", i, got.key(i), got.cover(i), got.files[i], got.rgs[i], got.gaps[i], got.ns[i], w)
+					}
+				}
+				if len(got.files) != len(want) || len(got.keyEnds) != len(want) || len(got.ns) != len(want) {
+					t.Fatalf("%d entries gathered, want %d", len(got.files), len(want))
+				}
+				if zeros != wantZeros {
+					t.Fatalf("%d zero gaps counted, want %d", zeros, wantZeros)
+				}
+			})
+		}
 	}
+}
+
+// toDiskRef is the reference of a row group's stored form: the entries es
+// (in lookup order) as fragment rows in the order a row index of kind
+// stores them (storedOrder, stably), with their row gaps.
+func toDiskRef(es []entry, kind Kind) []diskEntry {
+	s := slices.Clone(es)
+	order := storedOrder(kind)
+	slices.SortStableFunc(s, func(a, b entry) int { return order(&a, &b) })
+	var ds []diskEntry
+	var prev *entry
+	for i := range s {
+		e := &s[i]
+		ds = append(ds, diskEntry{Key: e.Key, File: e.File, RG: e.RG, Gap: e.Row - impliedRow(prev, e), N: e.N, Cover: e.Cover})
+		prev = e
+	}
+	return ds
+}
+
+// openGroup is the open group of a sorted row index's fragment writer
+// holding the entries es: their columns in lookup order, each row number in
+// the gaps column.
+func openGroup(es []entry) *spoolGroup {
+	g := new(spoolGroup)
+	for i := range es {
+		e := &es[i]
+		g.keys, g.covers = append(g.keys, e.Key...), append(g.covers, e.Cover...)
+		g.keyEnds, g.coverEnds = append(g.keyEnds, int32(len(g.keys))), append(g.coverEnds, int32(len(g.covers)))
+		g.files, g.rgs = append(g.files, e.File), append(g.rgs, e.RG)
+		g.gaps, g.ns = append(g.gaps, e.Row), append(g.ns, e.N)
+	}
+	return g
 }
 
 // randomDiskGroups returns groups of fragment rows of the given sizes with
@@ -358,4 +418,18 @@ func spoolForm(dst []byte, ds []diskEntry) []byte {
 	var g spoolGroup
 	g.fill(ds)
 	return g.appendTo(dst)
+}
+
+// fill sets the group to the entries ds (copied), as read would from
+// their spool form, reusing the group's storage.
+func (g *spoolGroup) fill(ds []diskEntry) {
+	g.truncate()
+	for i := range ds {
+		d := &ds[i]
+		g.keys = append(g.keys, d.Key...)
+		g.covers = append(g.covers, d.Cover...)
+		g.keyEnds, g.coverEnds = append(g.keyEnds, int32(len(g.keys))), append(g.coverEnds, int32(len(g.covers)))
+		g.files, g.rgs = append(g.files, d.File), append(g.rgs, d.RG)
+		g.gaps, g.ns = append(g.gaps, d.Gap), append(g.ns, d.N)
+	}
 }

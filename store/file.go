@@ -119,6 +119,12 @@ func fileInfo(key string, fi fs.FileInfo) ObjectInfo {
 // openRead checks a read of key at offsets offs and returns a handle of
 // the object (given back with f.handles.release) and its size.
 func (f *fileStore) openRead(ctx context.Context, key string, offs ...int64) (*fileHandle, int64, error) {
+	return f.openReadWith(ctx, f.handles.acquire, key, offs...)
+}
+
+// openReadWith is openRead with the handle cache's acquire or
+// acquireRecent.
+func (f *fileStore) openReadWith(ctx context.Context, acquire func(string) (*fileHandle, int64, error), key string, offs ...int64) (*fileHandle, int64, error) {
 	p, err := f.path("read", key)
 	if err != nil {
 		return nil, 0, err
@@ -131,7 +137,7 @@ func (f *fileStore) openRead(ctx context.Context, key string, offs ...int64) (*f
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	h, size, err := f.handles.acquire(p)
+	h, size, err := acquire(p)
 	if err != nil {
 		return nil, 0, mapErr("read", key, err)
 	}

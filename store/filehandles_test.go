@@ -172,3 +172,54 @@ func TestFilePathIsJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRangesConcurrentWithStat: batches within the recheck window and
+// reads that stat the path run at once on one cached handle (a lookup's
+// batched data reads beside its metadata reads) and each reads the
+// object's bytes; under -race, the window's size is read under the
+// cache's lock, as the stats write it.
+func TestReadRangesConcurrentWithStat(t *testing.T) {
+	ctx := context.Background()
+	f := newFile(t.TempDir())
+	defer f.Close()
+	if err := WriteAll(ctx, f, "x", []byte("0123456789"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if g%2 == 0 {
+					buf := [][]byte{make([]byte, 4)}
+					if _, err := ReadRanges(ctx, f, "x", []int64{3}, buf); err != nil || string(buf[0]) != "3456" {
+						errs <- fmt.Errorf("batch: %q, %v", buf[0], err)
+						return
+					}
+				} else if _, err := f.Stat(ctx, "x"); err != nil {
+					errs <- err
+					return
+				} else {
+					rc, err := f.NewRangeReader(ctx, "x", 1, 2)
+					if err != nil {
+						errs <- err
+						return
+					}
+					b, err := io.ReadAll(rc)
+					rc.Close()
+					if err != nil || string(b) != "12" {
+						errs <- fmt.Errorf("range reader: %q, %v", b, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

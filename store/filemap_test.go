@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -19,12 +20,14 @@ import (
 // truncated in place gives io.ErrUnexpectedEOF for ranges past its new end,
 // and a copy out of the mapping that faults on the truncated pages (a
 // truncation between the stat and the copy) is io.ErrUnexpectedEOF, not a
-// crash.
+// crash. Every batch stats the file here (no recheck window: TestReadRanges
+// covers it).
 func TestReadRangesMapped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	fs := newFile(dir)
 	defer fs.Close()
+	fs.handles.recheck = 0
 	content := make([]byte, 3*4096+100)
 	for i := range content {
 		content[i] = byte(i * 13)
@@ -113,6 +116,7 @@ func TestReadRangesMappedTruncatedAfterStat(t *testing.T) {
 	if len(h.mapping()) != len(content) {
 		t.Fatal("file not mapped")
 	}
+	h.mapped(0, int64(len(content))) // read before: copied out of the mapping
 	if err := os.Truncate(filepath.Join(dir, "x"), 100); err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +129,34 @@ func TestReadRangesMappedTruncatedAfterStat(t *testing.T) {
 	buf := make([]byte, 50)
 	if _, err := h.readRange("x", buf, 10, size); err != nil || !bytes.Equal(buf, content[10:60]) {
 		t.Fatalf("range within the truncated file: %v", err)
+	}
+}
+
+// TestMappedOnSecondRead: a range is copied out of the mapping only when
+// every 64 KiB window it spans was read before (the first touch of a
+// window through a mapping faults, dearer than a pread); its first read
+// marks its windows.
+func TestMappedOnSecondRead(t *testing.T) {
+	h := &fileHandle{seen: make([]atomic.Uint64, 2)} // 128 windows
+	w := int64(mapWindow)
+	for i, c := range []struct {
+		off, n int64
+		want   bool
+	}{
+		{100, 6000, false},         // window 0, first read
+		{5000, 3000, true},         // window 0 again
+		{w - 10, 20, false},        // windows 0 and 1: 1 is new
+		{w + 5, 100, true},         // window 1, read by the previous range
+		{3 * w, 2 * w, false},      // windows 3–5
+		{4*w + 7, 1, true},         // window 4
+		{63 * w, 2 * w, false},     // across the first word of bits
+		{64*w + 1, 10, true},       // window 64
+		{0, 0, true},               // empty
+		{127*w + 10, 10, false},    // the last window
+		{127*w + 20, w - 20, true}, // the last window again
+	} {
+		if got := h.mapped(c.off, c.n); got != c.want {
+			t.Errorf("range %d [%d, +%d): mapped %v, want %v", i, c.off, c.n, got, c.want)
+		}
 	}
 }

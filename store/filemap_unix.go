@@ -5,6 +5,7 @@ package store
 import (
 	"io"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -26,9 +27,40 @@ func (h *fileHandle) mapping() []byte {
 		b, err := syscall.Mmap(int(h.f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 		if err == nil {
 			h.mm = b
+			h.seen = make([]atomic.Uint64, (size+mapWindow*64-1)/(mapWindow*64))
 		}
 	})
 	return h.mm
+}
+
+// mapWindow is the span of the file one page fault maps: Linux maps a
+// faulting page's neighbours that are in the page cache within an aligned
+// window of fault_around_bytes (64 KiB by default). A first touch of a
+// window through the mapping costs that fault: ≈5–9 µs here (a VM),
+// where a pread(2) of a 6.5 KiB range costs ≈2.2 µs and a copy out of an
+// already mapped window ≈0.8 µs (random 6.5 KiB ranges of the 1 GB
+// benchmark lake, docs/rowindex-bench.md). So a window is read with pread
+// the first time and through the mapping from its second read on: a
+// light lookup's ranges, which rarely come back, cost a pread, while the
+// parts of a file read again and again cost a copy.
+const mapWindow = 64 << 10
+
+// mapped reports whether the range [off, off+n) of the mapping is to be
+// copied out of it: every window it spans was read before. It marks the
+// windows read.
+func (h *fileHandle) mapped(off, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	all := true
+	for w := off / mapWindow; w <= (off+n-1)/mapWindow; w++ {
+		word, bit := &h.seen[w/64], uint64(1)<<(w%64)
+		if word.Load()&bit == 0 {
+			word.Or(bit)
+			all = false
+		}
+	}
+	return all
 }
 
 // unmap releases the mapping (the last reference is gone).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestReadRanges: ReadRanges gives every range the bytes NewRangeReader
@@ -15,7 +16,9 @@ import (
 // wrappers that pass batching through (Counting, Sub); Counting counts one
 // request per range; a range past the end is io.ErrUnexpectedEOF (not
 // ErrStorage: a truncated object) after the ranges before it were read;
-// and a batch reads the object at the key now, not a replaced one's handle.
+// and a batch reads the object at the key now, not a replaced one's handle,
+// once the handle's last stat is older than the recheck window (within it,
+// the object as that stat found it).
 func TestReadRanges(t *testing.T) {
 	ctx := context.Background()
 	content := make([]byte, 5000)
@@ -82,20 +85,42 @@ func TestReadRanges(t *testing.T) {
 			}
 		})
 	}
-	// A replaced object is read anew by the next batch (the handle cache
-	// keys handles by inode).
+	// A replaced object is read anew by the first batch after the recheck
+	// window (the handle cache keys handles by inode); within it, a batch
+	// reads the handle its last stat found, at that stat's size.
+	if file.handles.recheck != recheckAfter || recheckAfter > 5*time.Second {
+		t.Fatalf("recheck window %v, want recheckAfter (%v, at most a few seconds)", file.handles.recheck, recheckAfter)
+	}
+	file.handles.recheck = 200 * time.Millisecond
 	p := filepath.Join(dir, "d", "x.parquet")
 	buf := [][]byte{make([]byte, 4)}
 	if _, err := ReadRanges(ctx, file, "d/x.parquet", []int64{0}, buf); err != nil {
 		t.Fatal(err)
 	}
+	checked := time.Now()
 	if err := os.WriteFile(p+".new", []byte("new!"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := ReadRanges(ctx, file, "d/x.parquet", []int64{0}, buf); err != nil || !bytes.Equal(buf[0], content[:4]) {
+		if time.Since(checked) < file.handles.recheck {
+			t.Fatalf("replaced within the window: %q, %v; want the old object's bytes", buf[0], err)
+		}
+	}
+	time.Sleep(time.Until(checked.Add(file.handles.recheck)))
 	if _, err := ReadRanges(ctx, file, "d/x.parquet", []int64{0}, buf); err != nil || string(buf[0]) != "new!" {
-		t.Fatalf("after replacement: %q, %v", buf[0], err)
+		t.Fatalf("after replacement and the window: %q, %v", buf[0], err)
+	}
+	// NewRangeReader always reads the object at the key now.
+	if err := os.WriteFile(p+".new", []byte("NEW!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRange(t, file, "d/x.parquet", 0, 4); got != "NEW!" {
+		t.Fatalf("NewRangeReader after replacement within the window: %q", got)
 	}
 }

@@ -175,6 +175,12 @@ func TestFrameBench(t *testing.T) {
 		// and 16 KiB pages.
 		{name: "nested co-grouped: a row per key, every column a LIST (--co-group), key-aligned 64 KiB pages", write: nested(64 << 10), blocks: true, nested: true},
 		{name: "nested co-grouped, key-aligned 16 KiB pages", write: nested(16 << 10), blocks: true, nested: true},
+		// Interleaved column groups (20, 21): the served columns' values of
+		// each key copied into a skippable frame after the key's frame in
+		// the key column; the columns themselves framed ≥ 4 KiB (20) or a
+		// frame per key (21).
+		{name: "interleaved: ts, track_uri, duration_ms, context copied next to each key's frame; columns framed ≥ 4 KiB", write: framed(64<<10, 256<<10, prepared.FrameOptions{MinFrameBytes: 4 << 10, Interleave: served.Fields})},
+		{name: "interleaved, columns framed per key", write: framed(64<<10, 256<<10, prepared.FrameOptions{Interleave: served.Fields})},
 	}
 	// FRAMEBENCH_VARIANTS (indexes, comma-separated) limits the run; the
 	// normal files (0) are always measured.

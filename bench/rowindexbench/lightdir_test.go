@@ -4,13 +4,16 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -23,7 +26,12 @@ import (
 // data reads coalesced across ARIADNE_BENCH_GAP bytes (default: the
 // store's, rowindex.Options.CoalesceGap), a page cache of
 // ARIADNE_BENCH_PAGECACHE bytes (Options.PageCacheBytes; negative: none),
-// from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100):
+// from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100).
+// ARIADNE_BENCH_DUCKDB=1 runs DuckDB's lookup of the same key after each
+// lookup, untimed, as `ariadne bench rowindex` does: a lookup then starts
+// with DuckDB's threads, caches and garbage just behind it, and the
+// p50-ms / p90-ms metrics are the lookups' wall times in that setting (the
+// CPU metric then counts DuckDB's too):
 //
 //	ARIADNE_BENCH_LAKE=/tmp/rispeed/prepared256/lake ARIADNE_BENCH_INDEX=/tmp/rispeed/prepared256/index \
 //	  go test ./bench/rowindexbench -run '^$' -bench LightKeyDir -cpuprofile cpu.out
@@ -111,15 +119,36 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var duck *duckdb.Engine
+	if os.Getenv("ARIADNE_BENCH_DUCKDB") == "1" {
+		paths := make([]string, len(uris))
+		for i, u := range uris {
+			paths[i] = filepath.Join(lake, filepath.FromSlash(u))
+		}
+		if duck, err = duckdb.Open(ctx, paths, keyCol); err != nil {
+			b.Fatal(err)
+		}
+		defer duck.Close()
+	}
+	var walls []time.Duration
 	inflated0 := ri.DecompressedBytes()
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
 		r, err := ri.Lookup(ctx, rowindex.Query{Key: h.queryValue(keys[i%len(keys)])})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if duck != nil {
+			walls = append(walls, time.Since(t0))
+			b.StopTimer()
+			if _, err := duck.Count(ctx, h.queryValue(keys[i%len(keys)]), 0); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
 		}
 		rows += len(r.Rows)
 		bytes += r.Plan.Data.BytesRead
@@ -134,4 +163,10 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ReportMetric(float64(bytes)/float64(b.N), "databytes/op")
 	b.ReportMetric(float64(reqs)/float64(b.N), "datareqs/op")
 	b.ReportMetric(float64(pages)/float64(b.N), "pages/op")
+	if len(walls) > 0 {
+		slices.Sort(walls)
+		at := func(p int) float64 { return float64(walls[(len(walls)-1)*p/100].Microseconds()) / 1e3 }
+		b.ReportMetric(at(50), "p50-ms")
+		b.ReportMetric(at(90), "p90-ms")
+	}
 }

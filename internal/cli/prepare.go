@@ -28,7 +28,7 @@ func newPrepareCmd(g *globals) *cobra.Command {
 	var blob, blobCodec string
 	var fo prepared.FrameOptions
 	cmd := &cobra.Command{
-		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N]] [--blob NAME=COL,... [--blob-keep | --blob-codec zstd-dict]] [--co-group] [--memory SIZE]",
+		Use:   "prepare SRC... --out DEST --key COL [--sort COL,...] [--buckets N] [--page-bytes N] [--row-group-rows N] [--codec C] [--encoding COL=ENC] [--frames [--frame-min-bytes N] [--frame-align N] [--interleave COL,...]] [--blob NAME=COL,... [--blob-keep | --blob-codec zstd-dict]] [--co-group] [--memory SIZE]",
 		Short: "Rewrite Parquet files as prepared Parquet: sorted by key, bucketed, with key-aligned pages",
 		Long: `prepare reads the Parquet files SRC (files or folders, local paths or URIs; a folder's
 partition folders such as date=2024-06-01/ are kept) and writes them under DEST as prepared Parquet:
@@ -46,6 +46,9 @@ merged.
 --frames writes every column PLAIN with each page's values compressed as ZSTD frames of whole keys
 (at least --frame-min-bytes of values each) and a frame table, so a row index lookup reads and
 decompresses only the frames holding its key; still standard Parquet (ZSTD pages) for every engine.
+--interleave COL,... (with --frames) also copies these columns' values of each key into a ZSTD
+skippable frame right after the key's frame in the key column, so a lookup of the key and these
+columns reads one byte range per file; other engines skip the copies, which store the columns twice.
 
 --blob NAME=COL,... stores the listed columns (and the key) of every row as one binary column NAME
 (a typed row encoding described in the files' ariadne.blob metadata), so a row index lookup reads one
@@ -81,8 +84,8 @@ See docs/prepared.md.`,
 					return usagef("prepare: --frames compresses with ZSTD frames; --codec %s cannot be framed", codec)
 				}
 				opts.Frames = &fo
-			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") || cmd.Flags().Changed("frame-raw-blocks") {
-				return usagef("prepare: --frame-min-bytes, --frame-align and --frame-raw-blocks need --frames")
+			} else if cmd.Flags().Changed("frame-min-bytes") || cmd.Flags().Changed("frame-align") || cmd.Flags().Changed("frame-raw-blocks") || cmd.Flags().Changed("interleave") {
+				return usagef("prepare: --frame-min-bytes, --frame-align, --frame-raw-blocks and --interleave need --frames")
 			}
 			if blob != "" {
 				name, list, ok := strings.Cut(blob, "=")
@@ -146,6 +149,9 @@ See docs/prepared.md.`,
 				if st.Frames > 0 {
 					fmt.Fprintf(w, "framed: %d ZSTD frames, %.1f KB of alignment padding\n", st.Frames, float64(st.FramePaddingBytes)/1e3)
 				}
+				if st.CopyBytes > 0 {
+					fmt.Fprintf(w, "interleaved: %.1f KB of copies next to the key's frames\n", float64(st.CopyBytes)/1e3)
+				}
 				if st.Runs > 0 {
 					fmt.Fprintf(w, "sorted externally: %d runs, %.1f MB spilled\n", st.Runs, float64(st.SpillBytes)/1e6)
 				}
@@ -171,6 +177,7 @@ See docs/prepared.md.`,
 	f.IntVar(&fo.MinFrameBytes, "frame-min-bytes", prepared.DefaultMinFrameBytes, "with --frames: whole keys are grouped into a frame of at least N bytes of PLAIN values; 0: a frame per key (larger files)")
 	f.IntVar(&fo.Align, "frame-align", 0, "with --frames: align frames to N bytes (a power of two ≥ 64) with ZSTD skippable frames; 0: no padding")
 	f.BoolVar(&fo.RawBlocks, "frame-raw-blocks", false, "with --frames: store a frame that ZSTD cannot shrink as a raw (uncompressed) ZSTD block, read by byte range; not with --frame-align")
+	f.StringSliceVar(&fo.Interleave, "interleave", nil, "with --frames: columns (comma-separated, not the key) whose values of each key are copied next to the key's frame, so a lookup reads one range per file for the key and them (stored twice); not with --frame-raw-blocks or --blob")
 	f.StringVar(&blob, "blob", "", "NAME=COL,...: store these columns and the key of every row as one binary column NAME, so a row index lookup reads one range per file")
 	f.BoolVar(&coGroup, "co-group", false, "one row per key and file, every other column a LIST of the key's values in row order (nested co-grouping)")
 	f.BoolVar(&blobKeep, "blob-keep", false, "with --blob: keep the blob's columns as columns too (stored twice)")
@@ -257,6 +264,9 @@ func printChoices(w io.Writer, ch *prepared.Choices) {
 	fmt.Fprintf(w, "codec           %s (%s)\n", ch.Codec, chosen("codec"))
 	if fr := ch.Frames; fr != nil {
 		fmt.Fprintf(w, "frames          ZSTD frames of whole keys, ≥ %d B of values each, align %d, raw blocks %t (set)\n", fr.MinFrameBytes, fr.Align, fr.RawBlocks)
+		if len(fr.Interleave) > 0 {
+			fmt.Fprintf(w, "interleave      %s copied next to each key's frame (set)\n", strings.Join(fr.Interleave, ","))
+		}
 	} else {
 		fmt.Fprintf(w, "frames          none (--frames to frame keys)\n")
 	}
@@ -309,7 +319,7 @@ func prepareJSON(dest string, st prepared.Stats) map[string]any {
 		"out": dest, "sources": st.Sources, "source_bytes": st.SourceBytes, "rows": st.Rows, "bytes": st.Bytes,
 		"keys": st.Keys, "pages": st.Pages, "pages_per_key": st.PagesPerKey(), "max_pages_per_key": st.MaxPagesPerKey,
 		"page_index_bytes": st.PageIndexBytes, "runs": st.Runs, "spill_bytes": st.SpillBytes,
-		"frames": st.Frames, "frame_padding_bytes": st.FramePaddingBytes,
+		"frames": st.Frames, "frame_padding_bytes": st.FramePaddingBytes, "interleaved_copy_bytes": st.CopyBytes,
 		"choices": choicesJSON(st.Choices), "files": files, "manifest": prepared.ManifestKey, "notice": st.Notice,
 	}
 }
@@ -326,7 +336,8 @@ func choicesJSON(ch *prepared.Choices) map[string]any {
 	}
 	var frames map[string]any
 	if fr := ch.Frames; fr != nil {
-		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align, "raw_blocks": fr.RawBlocks}
+		frames = map[string]any{"min_frame_bytes": fr.MinFrameBytes, "align": fr.Align, "raw_blocks": fr.RawBlocks,
+			"interleave": append([]string{}, fr.Interleave...)}
 	}
 	var blob map[string]any
 	if bl := ch.Blob; bl != nil {

@@ -165,6 +165,17 @@ func snappyLength(head []byte, c int64) (int64, bool) {
 // frames, whose table gives no byte count).
 func ZstdContentSize(head []byte) (int64, bool) { return zstdContentSize(head) }
 
+// ZstdFrameImplausible returns why the ZSTD frame z (whole) cannot decode
+// to the content size its header gives (beyond zstdMaxRatio for its
+// bytes), "" if it can or gives none: a decoder allocates that size
+// before decoding, so a frame read from a file is checked first.
+func ZstdFrameImplausible(z []byte) string {
+	if n, ok := zstdContentSize(z); ok && n > int64(len(z))*zstdMaxRatio+64 {
+		return fmt.Sprintf("ZSTD frame of %d bytes says it decodes to %d bytes", len(z), n)
+	}
+	return ""
+}
+
 // zstdContentSize is the content size of the ZSTD frame at the start of
 // head, when its header records one (single-shot encoders do: Arrow's
 // ZSTD_compress, parquet-go's EncodeAll; streaming ones, as parquet-mr's,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,12 +58,17 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 	keys := []string{files[0].Key, files[1].Key, "one-page-per-key.parquet"}
 	// Framed variants (prepared.WriteFramed): a ZSTD frame per key inside
 	// the pages, frames of ≥ 1 KiB of keys aligned to 4 KiB with
-	// skippable frames, and adaptive raw blocks (uncompressed ZSTD blocks
-	// where a frame does not pay).
+	// skippable frames, adaptive raw blocks (uncompressed ZSTD blocks
+	// where a frame does not pay), and interleaved column groups (the
+	// served columns' values of each key copied into a skippable frame
+	// after the key's frame in the key column; grouped, and aligned).
+	served := []string{"ts", "track_uri", "duration_ms", "context"}
 	for name, fo := range map[string]prepared.FrameOptions{
-		"framed-per-key.parquet":         {},
-		"framed-grouped-aligned.parquet": {MinFrameBytes: 1 << 10, Align: 4 << 10},
-		"framed-raw-blocks.parquet":      {RawBlocks: true},
+		"framed-per-key.parquet":             {},
+		"framed-grouped-aligned.parquet":     {MinFrameBytes: 1 << 10, Align: 4 << 10},
+		"framed-raw-blocks.parquet":          {RawBlocks: true},
+		"framed-interleaved.parquet":         {MinFrameBytes: 1 << 10, Interleave: served},
+		"framed-interleaved-aligned.parquet": {Align: 4 << 10, Interleave: []string{"context", "ts"}},
 	} {
 		if _, _, err := prepared.WriteFramed(ctx, st, name, src.Schema(), parquet.NewReader(src),
 			prepared.Options{Key: "user_id", Sort: []string{"ts"}, RowGroupRows: 4000, PageBytes: 16 << 10}, fo); err != nil {
@@ -117,7 +123,8 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 			Marker         *string
 			SortingColumns [][][]any `json:"sorting_columns"`
 			PageIndex      []bool    `json:"page_index"`
-			NumRowGroups   int       `json:"num_row_groups"`
+			Frames         *string
+			NumRowGroups   int `json:"num_row_groups"`
 		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -138,11 +145,24 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
-		for _, l := range ls {
-			want = append(want, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
-		}
+		want := listenLines(ls)
 		g := got[p]
+		interleaved := strings.HasPrefix(keys[i], "framed-interleaved")
+		if interleaved {
+			// parquet-go (want) reads the source's rows, and pyarrow sees
+			// the group in the frames marker.
+			src, err := parquet.Read[lakegen.Listen](bytes.NewReader(rows), int64(len(rows)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if srcLines := listenLines(src); !slices.Equal(srcLines, want) {
+				t.Errorf("%s: parquet-go reads %d rows, not the source's %d", keys[i], len(want), len(srcLines))
+			}
+			var fm prepared.FramesMarker
+			if g.Metadata.Frames == nil || json.Unmarshal([]byte(*g.Metadata.Frames), &fm) != nil || fm.Interleave == nil || fm.Interleave.Host != "user_id" {
+				t.Errorf("%s: frames marker as pyarrow sees it: %v", keys[i], g.Metadata.Frames)
+			}
+		}
 		if !slices.Equal(g.Pyarrow.Rows, want) {
 			t.Errorf("%s: pyarrow reads %d rows, not the %d written in order", keys[i], len(g.Pyarrow.Rows), len(want))
 		}
@@ -180,6 +200,16 @@ func TestPreparedFilesReadByEngines(t *testing.T) {
 		}
 		t.Logf("%s: %d rows, %d row groups, marker %s", keys[i], len(want), m.NumRowGroups, *m.Marker)
 	}
+}
+
+// listenLines renders rows as the script's lines: "user_id|ts µs|
+// track_uri|duration_ms|context".
+func listenLines(ls []lakegen.Listen) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%d|%d|%s|%d|%s", l.UserID, l.TS.UnixMicro(), l.TrackURI, l.DurationMS, l.Context))
+	}
+	return out
 }
 
 // duckReads returns the rows DuckDB reads from the prepared file at path

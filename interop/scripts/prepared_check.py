@@ -11,6 +11,7 @@ context string). Prints one JSON object on stdout:
               "metadata": {"marker": "<ariadne.prepared value>" | null,
                            "sorting_columns": [[column index, descending, nulls first], ...] per row group,
                            "page_index": [true|false per column of row group 0],
+                           "frames": "<ariadne.frames value>" | null,
                            "num_row_groups": N}}}
 
 A line is "user_id|ts in microseconds since the epoch|track_uri|duration_ms|context".
@@ -22,6 +23,10 @@ co-grouped blob (entry with "codec": "zstd-dict", "encoding": "ariadne-block-1" 
 one stored row per block of a key's rows: each value is a ZSTD frame compressed with the file's dictionary (the
 entry's "dict", base64), decoded here with libzstd (the zstandard package), then its block laid out column by
 column; a stored row gives its block's rows.
+
+A file with an interleaved column group (ariadne.frames entry with "interleave"; --interleave) is read as any
+framed file: the copies of the group's values are ZSTD skippable frames inside the key column's pages, which
+libzstd skips, so both readers must return exactly the rows written.
 """
 
 import json
@@ -229,8 +234,10 @@ def with_pyarrow(path):
         sorting.append([[c.column_index, c.descending, c.nulls_first] for c in sc])
     rg0 = md.row_group(0)
     page_index = [rg0.column(i).has_column_index and rg0.column(i).has_offset_index for i in range(rg0.num_columns)]
+    frames = kv.get(b"ariadne.frames")
     meta = {"marker": marker.decode() if marker else None, "sorting_columns": sorting,
-            "page_index": page_index, "num_row_groups": md.num_row_groups}
+            "page_index": page_index, "num_row_groups": md.num_row_groups,
+            "frames": frames.decode() if frames else None}
     return rows, meta
 
 
