@@ -607,23 +607,24 @@ func (ps *partSource) load(i int) error {
 	// were written in row order by the one worker that scanned it), so
 	// each key's rows come out in (file, row group, row) order.
 	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
-	// One read when the memory the partitions are granted (p.grant: the
-	// merge's fragments have the rest) holds a pair a row
-	// besides the places, the buffers kept from the partitions before
-	// counted (the common partition); else (a partition of a few heavy
-	// keys) the records are read again to place the rows.
+	// One read when the partition's pairs and places, the buffers kept
+	// from the partitions before counted, take at most onceShare of the
+	// memory the partitions are granted (p.grant: the merge's fragments
+	// have the rest): the common partition. Else (a partition of a few
+	// heavy keys) the records are read again to place the rows, as the
+	// places alone take a third of the pairs and places.
 	keys := p.keys(i) * keyIDKeyBytes
 	grant := min(p.grant, p.limit)
 	held := func() int64 {
 		return max(int64(cap(ps.places)), pf.rows)*partPlaceBytes + max(int64(cap(ps.pairs)), pf.rows)*partPairBytes + keys
 	}
-	if held() > grant || int64(cap(ps.places)) > 2*pf.rows {
+	if held() > grant/onceShare || int64(cap(ps.places)) > 2*pf.rows {
 		// The old ones go before new ones come; a heavy partition's
 		// places are not kept for the light ones after it (a live heap
 		// near the budget makes the collector run all the time).
 		ps.pairs, ps.places = nil, nil
 	}
-	once := held() <= grant
+	once := held() <= grant/onceShare
 	var pairs []uint64
 	if once {
 		if int64(cap(ps.pairs)) < pf.rows {
@@ -694,6 +695,18 @@ var errPairsFull = errors.New("rowindex: a partition's pairs outgrow the budget"
 // partPairBytes is the memory of one row's (key id, row) pair when a
 // partition is read once.
 const partPairBytes = 8
+
+// onceShare bounds the one read's memory: a partition is read once when its
+// pairs, places and keys take at most 1/onceShare of the partitions' grant.
+// Pairs of up to the whole grant (three times the places the second read
+// needs) put the live heap, with the merge's fragments, at the Go memory
+// limit the CLI sets at the budget: the collector then keeps the process at
+// the limit, and past it for a moment when a large slice comes before the
+// runtime has returned the free spans (peak RSS 511–520 MiB for 512 on the
+// 10× lake, where the second read's heaviest partition peaked at 493–497).
+// At a quarter (≈56 MiB, ≈4.7 M rows at the default budget) the light
+// partitions, most of them, are still read once.
+const onceShare = 4
 
 // layout returns the block's record size and, if narrow, its keys' high
 // bits.

@@ -255,6 +255,15 @@ func TestPartitionedBuildReadPaths(t *testing.T) {
 							t.Fatalf("partition %d: %d keys leave no room for the second way", i, k)
 						}
 					case 3:
+						// Room for the pairs in the grant, but not in the
+						// share of it the one read may take (onceShare).
+						p.limit, p.grant = limit, grant
+						need := pf.rows*(partPlaceBytes+partPairBytes) + p.keys(i)*keyIDKeyBytes
+						if need > p.limit {
+							t.Fatalf("partition %d: %d bytes for one read, limit %d", i, need, p.limit)
+						}
+						p.grant = need
+					case 4:
 						p.limit, p.grant = limit, grant
 					}
 				}
@@ -267,11 +276,11 @@ func TestPartitionedBuildReadPaths(t *testing.T) {
 			// estimate's margin): a budget the key-id path would take.
 			partitioned := func(c *buildConfig) { c.partitioned = true }
 			pIdx, p, pSt := build("parts", WithMemory(4<<20), partitioned, paths)
-			if !pSt.KeyIDs || pSt.Partitions < 4 {
+			if !pSt.KeyIDs || pSt.Partitions < 6 {
 				t.Fatalf("key ids %v, %d partitions; want the partitioned path", pSt.KeyIDs, pSt.Partitions)
 			}
-			if !slices.Contains(parts.twice, 1) || !slices.Contains(parts.twice, 2) || len(parts.twice) >= pSt.Partitions-1 {
-				t.Fatalf("partitions %v of %d read twice; want 1, 2 and not most", parts.twice, pSt.Partitions)
+			if !slices.Contains(parts.twice, 1) || !slices.Contains(parts.twice, 2) || !slices.Contains(parts.twice, 3) || len(parts.twice) >= pSt.Partitions-1 {
+				t.Fatalf("partitions %v of %d read twice; want 1, 2, 3 and not most", parts.twice, pSt.Partitions)
 			}
 			rIdx, r, _ := build("runs", func(c *buildConfig) { c.noKeyIDs = true })
 			sameBuild(t, pIdx, p, rIdx, r)
