@@ -28,8 +28,8 @@ import (
 // are read once, in build row order: each key gets an id in a table as it
 // first appears and each row becomes an (id, row) pair in memory, the
 // keys are ranked in fragment order and the pairs counting-sorted by rank
-// (a partition without room for the pairs, one of a few heavy keys, is
-// read a second time to place its rows instead).
+// (a partition whose pairs would take more than onceShare allows, one of
+// a few heavy keys, is read a second time to place its rows instead).
 // Each partition's entries go to the one fragment writer as the key-id
 // path's do (keyIDSource), so the writer sees one stream in fragment order
 // and the fragments are the same bytes.
@@ -699,13 +699,12 @@ const partPairBytes = 8
 // onceShare bounds the one read's memory: a partition is read once when its
 // pairs, places and keys take at most 1/onceShare of the partitions' grant.
 // Pairs of up to the whole grant (three times the places the second read
-// needs) put the live heap, with the merge's fragments, at the Go memory
-// limit the CLI sets at the budget: the collector then keeps the process at
-// the limit, and past it for a moment when a large slice comes before the
-// runtime has returned the free spans (peak RSS 511–520 MiB for 512 on the
-// 10× lake, where the second read's heaviest partition peaked at 493–497).
-// At a quarter (≈56 MiB, ≈4.7 M rows at the default budget) the light
-// partitions, most of them, are still read once.
+// needs; ≈18M rows on the 10× lake) put the live heap, with the merge's
+// fragments, near the Go memory limit the CLI sets (388 MiB of objects at
+// a 432 MiB limit), where the collector runs all the time and its CPU
+// limiter lets the heap past the soft limit (one 10× run in three peaked at
+// 520 MiB for 512). At a quarter (≈56 MiB, ≈4.7M rows at the default
+// budget) most partitions, the light ones, are still read once.
 const onceShare = 4
 
 // layout returns the block's record size and, if narrow, its keys' high
