@@ -7,7 +7,7 @@ import (
 
 // TestHeapBudget: the heap budget is the budget less the process's
 // resident memory outside the Go runtime (at least a test binary's resident
-// code: more than 0 on Linux), and at least half the budget; allocating Go
+// code: more than 0 on Linux) and a margin, and at least half the budget; allocating Go
 // memory does not move it much (it is not counted as outside).
 func TestHeapBudget(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -17,6 +17,11 @@ func TestHeapBudget(t *testing.T) {
 	h := HeapBudget(budget)
 	if h >= budget || h < budget/2 {
 		t.Fatalf("HeapBudget(512 MiB) = %d", h)
+	}
+	// The margin for a soft memory limit (the estimate moves by a few
+	// pages between calls).
+	if out := nonGoResident(); h > budget-out-budget/heapMarginShare+1<<20 {
+		t.Fatalf("HeapBudget(512 MiB) = %d: more than the budget less %d outside and the margin", h, out)
 	}
 	before := nonGoResident()
 	big := make([]byte, 64<<20)

@@ -3,6 +3,7 @@ package rowindex
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,19 +19,24 @@ import (
 // The build's partitioned key-id path, for int keys whose rows do not fit
 // the budget at keyIDRowBytes (the key-id path's per-row ids): one scan
 // writes a compact record (key value, row in its file) per row to one of P
-// partition files in the build's spill folder, by bucket range under a
-// hash row index (fragments are in bucket order) and by key range under a
-// sorted one (bounds from the keys of the first row group decoded, a
-// sample of the rows, so that partitions hold about as many rows). Then,
-// partition by partition in fragment order, the records are read twice:
-// once to give each distinct key an id in a table and count its rows,
-// once, after the keys are ranked in fragment order, to counting-sort the
-// rows by rank. Each partition's entries go to the one fragment writer as
-// the key-id path's do (keyIDSource), so the writer sees one stream in
-// fragment order and the fragments are the same bytes.
+// partitions, by bucket range under a hash row index (fragments are in
+// bucket order) and by key range under a sorted one (bounds from the keys
+// of the first row group decoded, a sample of the rows, so that partitions
+// hold about as many rows). The partitions' records are blocks of one
+// spill file (one file descriptor whatever P, so a low `ulimit -n` is no
+// concern). Then, partition by partition in fragment order, the records
+// are read once, in build row order: each key gets an id in a table as it
+// first appears and each row becomes an (id, row) pair in memory, the
+// keys are ranked in fragment order and the pairs counting-sorted by rank
+// (a partition whose pairs would take more than onceShare allows, one of
+// a few heavy keys, is read a second time to place its rows instead).
+// Each partition's entries go to the one fragment writer as the key-id
+// path's do (keyIDSource), so the writer sees one stream in fragment order
+// and the fragments are the same bytes.
 //
-// Memory: a partition costs 4 bytes a row (its rows' places) and
-// keyIDKeyBytes a key while it is sorted; P is chosen from the rows the
+// Memory: a partition costs partPlaceBytes a row (its rows' places) and
+// keyIDKeyBytes a key while it is sorted, and partPairBytes a row more
+// when it is read once; P is chosen from the rows the
 // first footer lets one expect so that an average partition takes at most
 // half the budget even if every row had its own key. A partition's rows
 // and distinct keys (estimated during the scan by linear counting) are
@@ -39,12 +45,12 @@ import (
 // rows goes to the run path (errKeyIDsFull), as does one whose estimate
 // proved wrong while sorting (its fragments are deleted first).
 
-// partRecordBytes is one record of a partition file as a worker buffers
-// it: the key value (encoded, as keyIDs.vals) and the row in its data
-// file, little endian. A block whose keys share their high 32 bits (ids
-// below 2³², the common case) is stored with partNarrowBytes a record: the
+// partRecordBytes is one wide record of the partition file: the key
+// value (encoded, as keyIDs.vals) and the row in its data file, little
+// endian. A block whose keys share their high 32 bits (ids below 2³², the
+// common case) is buffered and stored with partNarrowBytes a record: the
 // key's low 32 bits and the row, the high bits once in the block's entry
-// (a third less to write and read twice).
+// (a third less to buffer, write and read).
 const (
 	partRecordBytes = 12
 	partNarrowBytes = 8
@@ -86,7 +92,7 @@ const (
 )
 
 // partitions is the scan side of a partitioned key-id build: the partition
-// files and what is known of the data files.
+// file and what is known of the data files.
 type partitions struct {
 	kind    Kind
 	limit   int64 // bytes a partition's places and keys may take
@@ -96,6 +102,12 @@ type partitions struct {
 	// onPartition, if set, is called as partition i starts being sorted
 	// (tests stop a build there, or change the budget).
 	onPartition func(p *partitions, i int)
+	// grant is the memory the merge leaves the partition being sorted
+	// (set by source).
+	grant int64
+	// twice lists the partitions whose records were read twice (the
+	// merge's goroutine alone sets it).
+	twice []int
 
 	mu       sync.Mutex
 	n        int         // partitions; 0 until the first file opens
@@ -104,6 +116,8 @@ type partitions struct {
 	sampled  atomic.Bool // sorted: bounds are set
 	bufBytes int
 	parts    []partFile
+	f        *os.File   // the partitions' blocks; nil until the first is written
+	size     int64      // f's bytes
 	rows     footerRows // rows reserved (files opened)
 	fileRows []int64    // per data file in build order: its rows
 	rgStarts [][]int64
@@ -111,11 +125,11 @@ type partitions struct {
 	sketch   []uint64 // per partition sketchBits bits: the workers' sketches ORed
 }
 
-// partFile is one partition's file: blocks of records, each written by
-// one worker from one data file, rows increasing within a block.
+// partFile is one partition: blocks of records in the partition file,
+// each written by one worker from one data file, rows increasing within a
+// block.
 type partFile struct {
-	f      *os.File
-	size   int64
+	size   int64 // bytes of its blocks
 	rows   int64
 	blocks []partBlock
 }
@@ -136,42 +150,6 @@ func (b *partBlock) size() int64 {
 		return int64(b.n) * partNarrowBytes
 	}
 	return int64(b.n) * partRecordBytes
-}
-
-// decode decodes the block's records (rec) into keys and rows (reused).
-func (b *partBlock) decode(rec []byte, keys []uint64, rows []uint32) ([]uint64, []uint32) {
-	keys, rows = keys[:0], rows[:0]
-	if b.narrow {
-		hi := uint64(b.hi) << 32
-		for o := 0; o+partNarrowBytes <= len(rec); o += partNarrowBytes {
-			keys = append(keys, hi|uint64(binary.LittleEndian.Uint32(rec[o:])))
-			rows = append(rows, binary.LittleEndian.Uint32(rec[o+4:]))
-		}
-		return keys, rows
-	}
-	for o := 0; o+partRecordBytes <= len(rec); o += partRecordBytes {
-		keys = append(keys, binary.LittleEndian.Uint64(rec[o:]))
-		rows = append(rows, binary.LittleEndian.Uint32(rec[o+8:]))
-	}
-	return keys, rows
-}
-
-// narrow stores rec's records narrow in place when their keys share their
-// high 32 bits, and reports whether it did and those bits.
-func narrow(rec []byte) ([]byte, uint32, bool) {
-	hi := binary.LittleEndian.Uint32(rec[4:])
-	for o := 0; o < len(rec); o += partRecordBytes {
-		if binary.LittleEndian.Uint32(rec[o+4:]) != hi {
-			return rec, 0, false
-		}
-	}
-	n := 0
-	for o := 0; o < len(rec); o += partRecordBytes {
-		copy(rec[n:n+4], rec[o:o+4])
-		copy(rec[n+4:n+8], rec[o+8:o+12])
-		n += partNarrowBytes
-	}
-	return rec[:n], hi, true
 }
 
 func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
@@ -310,26 +288,30 @@ func (p *partitions) of(v uint64) int {
 	return int(intHash(v) >> p.shift)
 }
 
-// write stores a block of records of data file file in partition i (rec
-// is the caller's buffer, which it may change).
-func (p *partitions) write(i, file int, rec []byte) error {
-	blk := partBlock{file: int32(file), n: int32(len(rec) / partRecordBytes)}
-	rec, blk.hi, blk.narrow = narrow(rec)
+// write stores a block of records of data file file in partition i:
+// narrow ones (partNarrowBytes) whose keys' high 32 bits are hi, or wide
+// ones.
+func (p *partitions) write(i, file int, rec []byte, narrow bool, hi uint32) error {
+	blk := partBlock{file: int32(file), n: int32(len(rec) / partRecordBytes), narrow: narrow}
+	if narrow {
+		blk.n, blk.hi = int32(len(rec)/partNarrowBytes), hi
+	}
 	p.mu.Lock()
-	pf := &p.parts[i]
-	if pf.f == nil {
-		f, err := p.tmp.create(fmt.Sprintf("part%04d", i))
+	if p.f == nil {
+		f, err := p.tmp.create("parts")
 		if err != nil {
 			p.mu.Unlock()
 			return fmt.Errorf("rowindex: partition file: %w", err)
 		}
-		pf.f = f
+		p.f = f
 	}
-	blk.off = pf.size
+	pf := &p.parts[i]
+	blk.off = p.size
+	p.size += int64(len(rec))
 	pf.size += int64(len(rec))
 	pf.rows += int64(blk.n)
 	pf.blocks = append(pf.blocks, blk)
-	f := pf.f
+	f := p.f
 	p.mu.Unlock()
 	// Blocks are written at offsets reserved under the lock, the writes
 	// themselves in parallel.
@@ -375,25 +357,34 @@ func (p *partitions) fits() (ok bool, spare int64) {
 	return most <= p.limit, p.limit - most
 }
 
-// close closes and removes the partition files (the spill folder's
+// close closes and removes the partition file (the spill folder's
 // removal would too; this frees the disk as soon as the build is done).
 func (p *partitions) close() {
-	for i := range p.parts {
-		if f := p.parts[i].f; f != nil {
-			f.Close()
-			os.Remove(f.Name())
-			p.parts[i].f = nil
-		}
+	if p.f != nil {
+		p.f.Close()
+		os.Remove(p.f.Name())
+		p.f = nil
 	}
 }
 
 // partWriter is one scan worker's buffers: per partition the records of
 // the data file being scanned, and its sketches.
 type partWriter struct {
-	p      *partitions
-	file   int
-	bufs   [][]byte
+	p    *partitions
+	file int
+	bufs []partBuf
+	// sketch is the worker's partitions' sketches.
 	sketch []uint64
+}
+
+// partBuf is a partition's buffered block. Its records are in the layout
+// they are written in: narrow while every key's high 32 bits are hi (the
+// common case: ids below 2³²), wide from the first key that differs until
+// the end of the data file.
+type partBuf struct {
+	rec  []byte
+	hi   uint32
+	wide bool
 }
 
 func newPartWriter(p *partitions) *partWriter { return &partWriter{p: p, file: -1} }
@@ -408,9 +399,9 @@ func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error 
 		return errKeyIDsFull
 	}
 	if w.bufs == nil {
-		w.bufs = make([][]byte, p.n)
+		w.bufs = make([]partBuf, p.n)
 		for j := range w.bufs {
-			w.bufs[j] = make([]byte, 0, p.bufBytes)
+			w.bufs[j].rec = make([]byte, 0, p.bufBytes)
 		}
 		w.sketch = make([]uint64, len(p.sketch))
 	}
@@ -440,29 +431,54 @@ func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error 
 			bit := j*sketchBits + int(x>>(64-sketchSampleLog-sketchLog))&(sketchBits-1)
 			w.sketch[bit>>6] |= 1 << (bit & 63)
 		}
-		b := binary.LittleEndian.AppendUint64(w.bufs[j], v)
-		b = binary.LittleEndian.AppendUint32(b, uint32(row)+uint32(r))
+		pb := &w.bufs[j]
+		b, at := pb.rec, uint32(row)+uint32(r)
+		if !pb.wide {
+			if len(b) == 0 {
+				pb.hi = uint32(v >> 32)
+			}
+			if uint32(v>>32) == pb.hi {
+				b = binary.LittleEndian.AppendUint64(b, uint64(at)<<32|v&math.MaxUint32)
+				if len(b)+partNarrowBytes > cap(b) {
+					if err := p.write(j, i, b, true, pb.hi); err != nil {
+						return err
+					}
+					b = b[:0]
+				}
+				pb.rec = b
+				continue
+			}
+			// A key of other high bits: the narrow records so far are
+			// a block, the rest of the file's are wide.
+			if err := p.write(j, i, b, true, pb.hi); err != nil {
+				return err
+			}
+			b, pb.wide = b[:0], true
+		}
+		b = binary.LittleEndian.AppendUint64(b, v)
+		b = binary.LittleEndian.AppendUint32(b, at)
 		if len(b)+partRecordBytes > cap(b) {
-			if err := p.write(j, i, b); err != nil {
+			if err := p.write(j, i, b, false, 0); err != nil {
 				return err
 			}
 			b = b[:0]
 		}
-		w.bufs[j] = b
+		pb.rec = b
 	}
 	return nil
 }
 
 // flush writes the buffered records (at the end of a data file, so that a
-// block holds one file's rows) and merges the worker's sketches.
+// block holds one file's rows).
 func (w *partWriter) flush() error {
-	for j, b := range w.bufs {
-		if len(b) > 0 {
-			if err := w.p.write(j, w.file, b); err != nil {
+	for j := range w.bufs {
+		pb := &w.bufs[j]
+		if len(pb.rec) > 0 {
+			if err := w.p.write(j, w.file, pb.rec, !pb.wide, pb.hi); err != nil {
 				return err
 			}
-			w.bufs[j] = b[:0]
 		}
+		pb.rec, pb.wide = pb.rec[:0], false
 	}
 	return nil
 }
@@ -489,10 +505,12 @@ type partSource struct {
 	s    *keyIDSource // the partition being read
 	part int          // the partition to sort next
 	buf  []byte
-	keys []uint64 // a block's records, decoded
-	rows []uint32
-	// table maps the partition's key values to their ids while counting,
-	// to their ranks after.
+	// pairs are the partition's rows as key id << 32 | row in the
+	// build, in build row order; places its rows sorted (s.places). Both
+	// are reused from partition to partition.
+	pairs  []uint64
+	places []uint32
+	// table maps the partition's key values to their ids.
 	table keyTable
 }
 
@@ -504,6 +522,13 @@ func (p *partitions) source(ctx context.Context) *partSource {
 		s.starts[f+1] = s.starts[f] + n
 	}
 	s.index()
+	// The merge holds two fragments' groups in memory when the largest
+	// partition leaves room for them (builder.merge); the partitions have
+	// the rest.
+	p.grant = p.limit
+	if ok, spare := p.fits(); ok && spare >= 2*memFragmentBytes {
+		p.grant -= 2 * memFragmentBytes
+	}
 	return &partSource{ctx: ctx, p: p, s: s}
 }
 
@@ -528,15 +553,14 @@ func (ps *partSource) close() error {
 	return nil
 }
 
-// partReadBytes is the most a read of a partition file takes: blocks that
-// follow each other in the file are read together up to it.
+// partReadBytes is the most a read of the partition file takes: blocks
+// that follow each other in the file are read together up to it.
 const partReadBytes = 1 << 20
 
-// blocks calls fn with the records of each of the blocks bs of partition
-// i (key values and rows, valid during the call), in their order, reading
-// blocks that follow each other in the file at once.
-func (ps *partSource) blocks(i int, bs []partBlock, fn func(file int, keys []uint64, rows []uint32)) error {
-	f := ps.p.parts[i].f
+// read calls fn with the records of each of the blocks bs, in their order
+// (valid during the call), reading blocks that follow each other in the
+// file at once.
+func (ps *partSource) read(bs []partBlock, fn func(b *partBlock, rec []byte)) error {
 	for len(bs) > 0 {
 		k, end := 1, bs[0].off+bs[0].size()
 		for k < len(bs) && bs[k].off == end && end+bs[k].size()-bs[0].off <= partReadBytes {
@@ -548,14 +572,12 @@ func (ps *partSource) blocks(i int, bs []partBlock, fn func(file int, keys []uin
 			ps.buf = make([]byte, max(n, partReadBytes))
 		}
 		buf := ps.buf[:n]
-		if _, err := f.ReadAt(buf, bs[0].off); err != nil {
+		if _, err := ps.p.f.ReadAt(buf, bs[0].off); err != nil {
 			return fmt.Errorf("rowindex: reading a partition: %w", err)
 		}
 		for j := range k {
-			b := &bs[j]
-			sz := int(b.size())
-			ps.keys, ps.rows = b.decode(buf[:sz], ps.keys, ps.rows)
-			fn(int(b.file), ps.keys, ps.rows)
+			sz := int(bs[j].size())
+			fn(&bs[j], buf[:sz])
 			buf = buf[sz:]
 		}
 		bs = bs[k:]
@@ -581,38 +603,45 @@ func (ps *partSource) load(i int) error {
 	if pf.rows == 0 {
 		return nil
 	}
-	// Count the rows of each key, giving keys ids in order of appearance.
-	t := &ps.table
-	t.reset(int(min(p.keys(i), pf.rows)))
-	var vals []uint64
-	var counts []uint32
-	over := false
-	// In file order (the order doesn't matter here): reads of many blocks.
-	err := ps.blocks(i, pf.blocks, func(_ int, keys []uint64, _ []uint32) {
-		for _, v := range keys {
-			id, ok := t.find(v)
-			if !ok {
-				if over {
-					return
-				}
-				id = uint32(len(vals))
-				vals = append(vals, v)
-				counts = append(counts, 0)
-				t.insert(v, id)
-				if pf.rows*partPlaceBytes+int64(len(vals))*keyIDKeyBytes > p.limit {
-					over = true
-					return
-				}
-			}
-			counts[id]++
+	// Records in build row order: blocks by data file (a file's blocks
+	// were written in row order by the one worker that scanned it), so
+	// each key's rows come out in (file, row group, row) order.
+	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
+	// One read when the partition's pairs and places, the buffers kept
+	// from the partitions before counted, take at most onceShare of the
+	// memory the partitions are granted (p.grant: the merge's fragments
+	// have the rest): the common partition. Else (a partition of a few
+	// heavy keys) the records are read again to place the rows, as the
+	// places alone take a third of the pairs and places.
+	keys := p.keys(i) * keyIDKeyBytes
+	grant := min(p.grant, p.limit)
+	held := func() int64 {
+		return max(int64(cap(ps.places)), pf.rows)*partPlaceBytes + max(int64(cap(ps.pairs)), pf.rows)*partPairBytes + keys
+	}
+	if held() > grant/onceShare || int64(cap(ps.places)) > 2*pf.rows {
+		// The old ones go before new ones come; a heavy partition's
+		// places are not kept for the light ones after it (a live heap
+		// near the budget makes the collector run all the time).
+		ps.pairs, ps.places = nil, nil
+	}
+	once := held() <= grant/onceShare
+	var pairs []uint64
+	if once {
+		if int64(cap(ps.pairs)) < pf.rows {
+			ps.pairs = make([]uint64, pf.rows)
 		}
-	})
+		pairs = ps.pairs[:pf.rows]
+	} else {
+		ps.pairs = nil
+	}
+	vals, counts, err := ps.count(i, pairs, grant)
+	if errors.Is(err, errPairsFull) {
+		// More keys than the scan estimated: the two reads take less.
+		once, pairs, ps.pairs = false, nil, nil
+		vals, counts, err = ps.count(i, nil, p.limit)
+	}
 	if err != nil {
 		return err
-	}
-	if over {
-		// More keys than the scan estimated: the run path builds it.
-		return errKeyIDsFull
 	}
 	var rank []uint32
 	s.keys, s.buckets, rank = rankKeys(vals, p.kind)
@@ -622,35 +651,132 @@ func (ps *partSource) load(i int) error {
 	for id, c := range counts {
 		s.from[rank[id]+1] = c
 	}
-	counts = nil
 	for r := range nk {
 		s.from[r+1] += s.from[r]
 	}
-	t.remap(rank)
-	next := rank // reused: the table holds the ranks now
-	copy(next, s.from[:nk])
-	s.places = make([]uint32, pf.rows)
-	// In build row order: blocks by data file (a file's blocks were
-	// written in row order by the one worker that scanned it), so each
-	// key's rows come out in (file, row group, row) order.
-	slices.SortStableFunc(pf.blocks, func(a, b partBlock) int { return int(a.file) - int(b.file) })
-	err = ps.blocks(i, pf.blocks, func(file int, keys []uint64, rows []uint32) {
-		base := uint32(s.starts[file])
-		for k, v := range keys {
-			r, _ := t.find(v)
-			s.places[next[r]] = base + rows[k]
-			next[r]++
+	// A counting sort: next[id] is where the key's next row goes.
+	next := counts
+	for id, r := range rank {
+		next[id] = s.from[r]
+	}
+	if int64(cap(ps.places)) < pf.rows {
+		ps.places = nil
+		ps.places = make([]uint32, pf.rows)
+	}
+	s.places = ps.places[:pf.rows]
+	if once {
+		for _, pr := range pairs {
+			id := pr >> 32
+			s.places[next[id]] = uint32(pr)
+			next[id]++
+		}
+		ps.table.reset(0)
+		return nil
+	}
+	p.twice = append(p.twice, i)
+	t := &ps.table
+	err = ps.read(pf.blocks, func(b *partBlock, rec []byte) {
+		base := uint32(s.starts[b.file])
+		step, hi := b.layout()
+		for o := 0; o+step <= len(rec); o += step {
+			id, _ := t.find(recordKey(rec[o:], hi, step))
+			s.places[next[id]] = base + binary.LittleEndian.Uint32(rec[o+step-4:])
+			next[id]++
 		}
 	})
-	if err != nil {
-		return err
-	}
 	t.reset(0)
-	// The partition is in memory: its file can go.
-	pf.f.Close()
-	os.Remove(pf.f.Name())
-	pf.f = nil
-	return nil
+	return err
+}
+
+// errPairsFull stops a partition's one read: its keys leave no room for
+// a pair a row.
+var errPairsFull = errors.New("rowindex: a partition's pairs outgrow the budget")
+
+// partPairBytes is the memory of one row's (key id, row) pair when a
+// partition is read once.
+const partPairBytes = 8
+
+// onceShare bounds the one read's memory: a partition is read once when its
+// pairs, places and keys take at most 1/onceShare of the partitions' grant.
+// Pairs of up to the whole grant (three times the places the second read
+// needs; ≈18M rows on the 10× lake) put the live heap, with the merge's
+// fragments, near the Go memory limit the CLI sets (388 MiB of objects at
+// a 432 MiB limit), where the collector runs all the time and its CPU
+// limiter lets the heap past the soft limit (one 10× run in three peaked at
+// 520 MiB for 512). At a quarter (≈56 MiB, ≈4.7M rows at the default
+// budget) most partitions, the light ones, are still read once.
+const onceShare = 4
+
+// layout returns the block's record size and, if narrow, its keys' high
+// bits.
+func (b *partBlock) layout() (step int, hi uint64) {
+	if b.narrow {
+		return partNarrowBytes, uint64(b.hi) << 32
+	}
+	return partRecordBytes, 0
+}
+
+// recordKey is the key value of the record at the start of rec, of a
+// block whose layout is (hi, step).
+func recordKey(rec []byte, hi uint64, step int) uint64 {
+	if step == partNarrowBytes {
+		return hi | uint64(binary.LittleEndian.Uint32(rec))
+	}
+	return binary.LittleEndian.Uint64(rec)
+}
+
+// count reads partition i's records, gives each key an id in ps.table as
+// it first appears (vals by id) and counts its rows; with pairs, it also
+// stores each row as key id << 32 | row in the build, in build row order.
+// More keys than limit bytes hold are errKeyIDsFull, or errPairsFull with
+// pairs.
+func (ps *partSource) count(i int, pairs []uint64, limit int64) (vals []uint64, counts []uint32, err error) {
+	p, s := ps.p, ps.s
+	pf := &p.parts[i]
+	t := &ps.table
+	t.reset(int(min(p.keys(i), pf.rows)))
+	fixed := pf.rows * partPlaceBytes
+	if pairs != nil {
+		fixed += pf.rows * partPairBytes
+	}
+	n := 0
+	over := false
+	err = ps.read(pf.blocks, func(b *partBlock, rec []byte) {
+		if over {
+			return
+		}
+		base := uint64(s.starts[b.file])
+		step, hi := b.layout()
+		for o := 0; o+step <= len(rec); o += step {
+			v := recordKey(rec[o:], hi, step)
+			id, ok := t.find(v)
+			if !ok {
+				id = uint32(len(vals))
+				vals = append(vals, v)
+				counts = append(counts, 0)
+				t.insert(v, id)
+				if fixed+int64(len(vals))*keyIDKeyBytes > limit {
+					over = true
+					return
+				}
+			}
+			counts[id]++
+			if pairs != nil {
+				pairs[n] = uint64(id)<<32 | (base + uint64(binary.LittleEndian.Uint32(rec[o+step-4:])))
+				n++
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case over && pairs != nil:
+		return nil, nil, errPairsFull
+	case over:
+		// More keys than the scan estimated: the run path builds it.
+		return nil, nil, errKeyIDsFull
+	}
+	return vals, counts, nil
 }
 
 // keyTable is an open-addressing table of int key values (encoded) to
@@ -710,13 +836,4 @@ func (t *keyTable) insert(v uint64, x uint32) {
 	}
 	t.slots[j] = keySlot{v, x + 1}
 	t.n++
-}
-
-// remap replaces each value x by to[x].
-func (t *keyTable) remap(to []uint32) {
-	for j := range t.slots {
-		if sl := &t.slots[j]; sl.id != 0 {
-			sl.id = to[sl.id-1] + 1
-		}
-	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -147,7 +149,8 @@ func TestPartitionedBuildStops(t *testing.T) {
 			if after != 0 {
 				t.Fatalf("%d partitions started after the cancellation", after)
 			}
-			if len(seen) < 4 {
+			// One file holds every partition's blocks.
+			if len(seen) != 1 {
 				t.Fatalf("%d partition files in the spill folder while sorting: %v", len(seen), seen)
 			}
 			// A record a row (no key is null; the ids are below 2³²).
@@ -214,6 +217,120 @@ func TestPartitionedBuildFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPartitionedBuildReadPaths: a partition is read once when its (key
+// id, row) pairs fit beside its places, else twice; one whose keys outgrow
+// the pairs' room while it is read (more than the scan estimated) is read
+// again the second way. Each way gives the run path's bytes.
+func TestPartitionedBuildReadPaths(t *testing.T) {
+	dir := t.TempDir()
+	lake, uris, _ := testLake(t, dir, false)
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			var parts *partitions
+			var limit, grant int64
+			paths := func(c *buildConfig) {
+				c.onPartition = func(p *partitions, i int) {
+					parts = p
+					pf := &p.parts[i]
+					switch i {
+					case 1:
+						// The scan's estimate: no more than 64 keys.
+						limit, grant = p.limit, p.grant
+						clear(p.sketch[i*sketchBits/64 : (i+1)*sketchBits/64])
+						k := partKeys(t, p, i)
+						if k <= p.keys(i) {
+							t.Fatalf("partition %d: %d keys, estimated %d", i, k, p.keys(i))
+						}
+						p.limit = pf.rows*(partPlaceBytes+partPairBytes) + (k-1)*keyIDKeyBytes
+						p.grant = p.limit
+					case 2:
+						// No room for the pairs by the estimate.
+						p.limit, p.grant = limit, grant
+						k := partKeys(t, p, i)
+						p.limit = pf.rows*(partPlaceBytes+partPairBytes) + p.keys(i)*keyIDKeyBytes - 1
+						p.grant = p.limit
+						if pf.rows*partPlaceBytes+k*keyIDKeyBytes > p.limit {
+							t.Fatalf("partition %d: %d keys leave no room for the second way", i, k)
+						}
+					case 3:
+						// Room for the pairs in the grant, but not in the
+						// share of it the one read may take (onceShare).
+						p.limit, p.grant = limit, grant
+						need := pf.rows*(partPlaceBytes+partPairBytes) + p.keys(i)*keyIDKeyBytes
+						if need > p.limit {
+							t.Fatalf("partition %d: %d bytes for one read, limit %d", i, need, p.limit)
+						}
+						p.grant = need
+					case 4:
+						p.limit, p.grant = limit, grant
+					}
+				}
+			}
+			def := Definition{Name: "r", Key: "user_id", Kind: kind}
+			build := func(folder string, opts ...BuildOption) (store.Store, *Manifest, BuildStats) {
+				return buildIn(t, filepath.Join(dir, "ix-paths", string(kind), folder), def, lake, uris, opts...)
+			}
+			// Few partitions (of a few hundred keys, more than the
+			// estimate's margin): a budget the key-id path would take.
+			partitioned := func(c *buildConfig) { c.partitioned = true }
+			pIdx, p, pSt := build("parts", WithMemory(4<<20), partitioned, paths)
+			if !pSt.KeyIDs || pSt.Partitions < 6 {
+				t.Fatalf("key ids %v, %d partitions; want the partitioned path", pSt.KeyIDs, pSt.Partitions)
+			}
+			if !slices.Contains(parts.twice, 1) || !slices.Contains(parts.twice, 2) || !slices.Contains(parts.twice, 3) || len(parts.twice) >= pSt.Partitions-1 {
+				t.Fatalf("partitions %v of %d read twice; want 1, 2, 3 and not most", parts.twice, pSt.Partitions)
+			}
+			rIdx, r, _ := build("runs", func(c *buildConfig) { c.noKeyIDs = true })
+			sameBuild(t, pIdx, p, rIdx, r)
+		})
+	}
+}
+
+// TestPartitionedBuildFewFiles: the partitioned path holds one partition
+// file whatever the partitions, so a build of 64 partitions runs under a
+// `ulimit -n` a few descriptors above what the process holds (one file a
+// partition would fail with "too many open files").
+func TestPartitionedBuildFewFiles(t *testing.T) {
+	dir := t.TempDir()
+	lake, uris, _ := testLake(t, dir, false)
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := old
+	low.Cur = uint64(len(fds) + 24)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		_, _, st := buildIn(t, filepath.Join(dir, "ix-fds", string(kind)), Definition{Name: "r", Key: "user_id", Kind: kind}, lake, uris, WithMemory(400_000))
+		if !st.KeyIDs || st.Partitions < 64 {
+			t.Fatalf("%s: key ids %v, %d partitions; want the partitioned path, 64 partitions", kind, st.KeyIDs, st.Partitions)
+		}
+	}
+}
+
+// partKeys counts partition i's distinct keys.
+func partKeys(t *testing.T, p *partitions, i int) int64 {
+	seen := map[uint64]bool{}
+	for _, b := range p.parts[i].blocks {
+		rec := make([]byte, b.size())
+		if _, err := p.f.ReadAt(rec, b.off); err != nil {
+			t.Fatal(err)
+		}
+		step, hi := b.layout()
+		for o := 0; o+step <= len(rec); o += step {
+			seen[recordKey(rec[o:], hi, step)] = true
+		}
+	}
+	return int64(len(seen))
 }
 
 // buildIn creates row index def over uris of lake in folder dir (a

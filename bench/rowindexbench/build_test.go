@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,7 +43,11 @@ import (
 //   - ARIADNE_BENCH_INDEX=DIR builds the index into DIR (emptied first) and
 //     keeps it, to compare the fragments of two builds;
 //   - ARIADNE_BENCH_PHASES=1 logs each phase's start (wall and process CPU
-//     since the build began), to see where the wall time goes.
+//     since the build began), to see where the wall time goes;
+//   - ARIADNE_BENCH_RSS=1 samples the process's resident memory every 10 ms
+//     and logs the peak split into anonymous and file pages and the Go
+//     runtime's memory classes (rssSampler); ARIADNE_BENCH_RSS_TRACE=FILE
+//     also writes every sample to FILE.
 func BenchmarkBuild(b *testing.B) {
 	lake := os.Getenv("ARIADNE_BENCH_LAKE")
 	if lake == "" {
@@ -86,14 +91,27 @@ func BenchmarkBuild(b *testing.B) {
 		b.Logf("heap budget %d MiB", budget>>20)
 	}
 	opts := []rowindex.BuildOption{rowindex.WithMemory(budget)}
-	if os.Getenv("ARIADNE_BENCH_PHASES") != "" {
+	logPhases, sampleRSS := os.Getenv("ARIADNE_BENCH_PHASES") != "", os.Getenv("ARIADNE_BENCH_RSS") != ""
+	var phaseNow atomic.Value // the build's phase, for the RSS sampler
+	phaseNow.Store("")
+	if logPhases || sampleRSS {
 		phase, c0 := "", cpuTime()
 		opts = append(opts, rowindex.WithProgress(func(p rowindex.BuildProgress) {
 			if p.Phase != phase {
 				phase = p.Phase
-				b.Logf("phase %s at %.2f s wall, %.2f s CPU (runs %d, %d MiB spilled)", phase, p.Elapsed.Seconds(), (cpuTime() - c0).Seconds(), p.Runs, p.SpillBytes>>20)
+				phaseNow.Store(phase)
+				if logPhases {
+					b.Logf("phase %s at %.2f s wall, %.2f s CPU (runs %d, %d MiB spilled)", phase, p.Elapsed.Seconds(), (cpuTime() - c0).Seconds(), p.Runs, p.SpillBytes>>20)
+				}
 			}
 		}))
+	}
+	if sampleRSS {
+		s, err := startRSSSampler(10*time.Millisecond, func() string { return phaseNow.Load().(string) }, os.Getenv("ARIADNE_BENCH_RSS_TRACE"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { b.Log(s.end()) }()
 	}
 	data, err := store.Open(ctx, "file://"+lake)
 	if err != nil {
