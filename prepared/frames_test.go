@@ -130,6 +130,7 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 	}
 	ncol := len(f.Schema().Columns())
 	var frames, rawBlocks int64
+	var reused PageFrames // PageInto over every page in turn gives what Page gives
 	for rg, g := range f.RowGroups() {
 		// The rows where a key starts.
 		starts := map[int64]bool{}
@@ -152,6 +153,12 @@ func checkFrames(t *testing.T, f *parquet.File, b []byte, align int) {
 				pf, err := tab.Page(rg, c, p)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if err := tab.PageInto(&reused, rg, c, p); err != nil {
+					t.Fatal(err)
+				}
+				if a, b := reused, pf; !slices.Equal(a.Frames, b.Frames) || func() bool { a.Frames, b.Frames = nil, nil; return !reflect.DeepEqual(a, b) }() {
+					t.Fatalf("rg %d col %d page %d: PageInto gives %+v, Page %+v", rg, c, p, reused, pf)
 				}
 				rows := 0
 				for _, fr := range pf.Frames {

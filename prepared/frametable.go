@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -186,30 +187,38 @@ func (t *FrameTable) Bytes() int64 {
 
 // Page decodes the frames of one data page.
 func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
+	var p PageFrames
+	err := t.PageInto(&p, rg, col, page)
+	return p, err
+}
+
+// PageInto is Page decoding into *p, reusing the capacity of p.Frames (a
+// reader walking many pages allocates their frames once).
+func (t *FrameTable) PageInto(p *PageFrames, rg, col, page int) error {
+	*p = PageFrames{Frames: p.Frames[:0]}
 	if page < 0 || page >= t.Pages(rg, col) {
-		return PageFrames{}, badFrames("no entry for row group %d column %d page %d", rg, col, page)
+		return badFrames("no entry for row group %d column %d page %d", rg, col, page)
 	}
 	r := tableReader{b: t.raw, at: int(t.pos[rg][col][page])}
-	var p PageFrames
 	head := r.int()
 	p.LevelsLength = r.int()
 	p.LevelsOffset = head - p.LevelsLength
 	if t.version >= FramesVersionValues {
 		flags := r.int()
 		if flags > pageBare && (t.version < FramesVersionCopies || flags != pageCopies) {
-			return p, badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
+			return badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
 		}
 		p.Bare, p.Copies = flags&pageBare != 0, flags&pageCopies != 0
 	}
 	n := r.int()
 	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
-		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
+		return badFrames("page entry of row group %d column %d page %d", rg, col, page)
 	}
-	p.Frames = make([]Frame, n)
+	p.Frames = slices.Grow(p.Frames, n)[:n]
 	off, row := head, 0
 	for i := range p.Frames {
 		f := &p.Frames[i]
-		f.FirstRow = row
+		*f = Frame{FirstRow: row} // a reused frame keeps nothing of its last page
 		var pad int
 		if p.Bare {
 			if i == 0 {
@@ -228,9 +237,9 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 		row += f.Rows
 	}
 	if r.err != nil {
-		return p, badFrames("page entry of row group %d column %d page %d", rg, col, page)
+		return badFrames("page entry of row group %d column %d page %d", rg, col, page)
 	}
-	return p, nil
+	return nil
 }
 
 // ParseFrameTable parses a frame table read from a file of rowGroups row

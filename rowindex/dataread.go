@@ -15,6 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -32,8 +33,9 @@ type fileWork struct {
 	fetch   []*fetch
 	sp      spans
 	err     error
-	blob    *blobRead // for a file with a blob column, how it is read
-	nest    *nestRead // for a nested co-grouped file, how it is read
+	pf      prepared.PageFrames // scratch of eachFrame
+	blob    *blobRead           // for a file with a blob column, how it is read
+	nest    *nestRead           // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
@@ -119,11 +121,14 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		if err := ri.planFile(w, man, cols); err != nil {
 			return nil, err
 		}
-		for _, r := range ri.choosePath(w, plan) {
-			f := &fetch{obj: w.o, r: r, pooled: true}
-			w.fetch = append(w.fetch, f)
-			fetches = append(fetches, f)
+		rs := ri.choosePath(w, plan)
+		fs := make([]fetch, len(rs)) // one allocation for the file's fetches
+		w.fetch = make([]*fetch, len(rs))
+		for i, r := range rs {
+			fs[i] = fetch{obj: w.o, r: r, pooled: true}
+			w.fetch[i] = &fs[i]
 		}
+		fetches = append(fetches, w.fetch...)
 		for _, g := range w.rgs {
 			chunks = append(chunks, g.chunks...)
 		}
@@ -436,8 +441,11 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			g.base[k] = sel
 			sel += int(r.n)
 		}
+		crs := make([]chunkRead, len(w.leaves)) // one allocation for the group's chunks
+		g.chunks = make([]*chunkRead, 0, len(w.leaves))
 		for at, c := range w.leaves {
-			g.chunks = append(g.chunks, &chunkRead{w: w, rg: g.rg, leaf: c, at: at, runs: g.runs, selected: sel})
+			crs[at] = chunkRead{w: w, rg: g.rg, leaf: c, at: at, runs: g.runs, selected: sel}
+			g.chunks = append(g.chunks, &crs[at])
 			locs := w.fm.offsetIndex(g.rg, c)
 			if len(locs) == 0 {
 				continue

@@ -88,30 +88,30 @@ func badFrame(format string, args ...any) error {
 	return &prepared.FrameTableError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// pageFrames returns page p's frames, checked against its location.
-func pageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows int64) (prepared.PageFrames, error) {
-	pf, err := fm.frames.Page(rg, col, p)
-	if err != nil {
-		return pf, err
+// pageFrames decodes page p's frames into *pf (reusing its frames' slice),
+// checked against the page's location.
+func pageFrames(pf *prepared.PageFrames, fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows int64) error {
+	if err := fm.frames.PageInto(pf, rg, col, p); err != nil {
+		return err
 	}
 	if pf.LevelsOffset+pf.LevelsLength > int(loc.CompressedPageSize) {
-		return pf, badFrame("levels of row group %d column %d page %d past the page", rg, col, p)
+		return badFrame("levels of row group %d column %d page %d past the page", rg, col, p)
 	}
 	rows := 0
 	for _, fr := range pf.Frames {
 		if fr.Offset < pf.LevelsOffset+pf.LevelsLength || fr.Offset+fr.Size+fr.Copy > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
-			return pf, badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
+			return badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
 				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
 		}
 		if pf.Bare && fr.Raw && (fr.Rows != 1 || fr.Values != 1) {
-			return pf, badFrame("bare frame of %d rows and %d values in row group %d column %d page %d", fr.Rows, fr.Values, rg, col, p)
+			return badFrame("bare frame of %d rows and %d values in row group %d column %d page %d", fr.Rows, fr.Values, rg, col, p)
 		}
 		rows += fr.Rows
 	}
 	if int64(rows) != pageRows {
-		return pf, badFrame("frames of row group %d column %d page %d hold %d rows, the page %d", rg, col, p, rows, pageRows)
+		return badFrame("frames of row group %d column %d page %d hold %d rows, the page %d", rg, col, p, rows, pageRows)
 	}
-	return pf, nil
+	return nil
 }
 
 // pageEnd is the row after page p of a chunk.
@@ -123,8 +123,10 @@ func pageEnd(locs []format.PageLocation, p int, chunkRows int64) int64 {
 }
 
 // eachFrame calls fn for every frame of a chunk holding a row of the runs
-// (runs in row order), with the frame's first row in the row group.
-func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error) error {
+// (runs in row order), with the frame's first row in the row group. The
+// page's frames are decoded into *pf (a scratch the caller reuses across
+// chunks), valid only during the call.
+func eachFrame(pf *prepared.PageFrames, fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error) error {
 	locs := fm.offsetIndex(rg, col)
 	chunkRows := fm.f.RowGroups()[rg].NumRows()
 	p := 0
@@ -134,8 +136,7 @@ func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.Page
 			p++
 		}
 		for j := p; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
-			pf, err := pageFrames(fm, rg, col, j, locs[j], pageEnd(locs, j, chunkRows)-locs[j].FirstRowIndex)
-			if err != nil {
+			if err := pageFrames(pf, fm, rg, col, j, locs[j], pageEnd(locs, j, chunkRows)-locs[j].FirstRowIndex); err != nil {
 				return err
 			}
 			for fi, fr := range pf.Frames {
@@ -144,7 +145,7 @@ func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.Page
 					continue
 				}
 				last = [2]int{j, fi}
-				if err := fn(locs[j], &pf, fr, first); err != nil {
+				if err := fn(locs[j], pf, fr, first); err != nil {
 					return err
 				}
 			}
@@ -175,7 +176,7 @@ func planFrames(w *fileWork, rg, col int, runs []selRun) ([]plannedFrame, error)
 		w.ranges = append(w.ranges, r)
 	}
 	var frames []plannedFrame
-	err := eachFrame(w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
+	err := eachFrame(&w.pf, w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
 		if fr.Values > 0 && fr.Values < fr.Rows && pf.LevelsLength > 0 {
 			add(brange{loc.Offset + int64(pf.LevelsOffset), loc.Offset + int64(pf.LevelsOffset+pf.LevelsLength)})
 		}

@@ -31,7 +31,12 @@ import (
 // lookup, untimed, as `ariadne bench rowindex` does: a lookup then starts
 // with DuckDB's threads, caches and garbage just behind it, and the
 // p50-ms / p90-ms metrics are the lookups' wall times in that setting (the
-// CPU metric then counts DuckDB's too):
+// CPU metric then counts DuckDB's too). Two diagnostics take DuckDB's
+// place to say which of its effects slows the lookup after it:
+// ARIADNE_BENCH_IDLE=D sleeps D between lookups (the runtime's threads
+// park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
+// memory between lookups (caches cold, threads awake); both report p50-ms
+// and p90-ms as DuckDB does:
 //
 //	ARIADNE_BENCH_LAKE=/tmp/rispeed/prepared256/lake ARIADNE_BENCH_INDEX=/tmp/rispeed/prepared256/index \
 //	  go test ./bench/rowindexbench -run '^$' -bench LightKeyDir -cpuprofile cpu.out
@@ -130,6 +135,21 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		}
 		defer duck.Close()
 	}
+	var idle time.Duration
+	if s := os.Getenv("ARIADNE_BENCH_IDLE"); s != "" {
+		if idle, err = time.ParseDuration(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var thrash []byte
+	if s := os.Getenv("ARIADNE_BENCH_THRASH"); s != "" {
+		mb, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		thrash = make([]byte, mb<<20)
+	}
+	between := duck != nil || idle > 0 || thrash != nil
 	var walls []time.Duration
 	inflated0 := ri.DecompressedBytes()
 	runtime.GC()
@@ -142,11 +162,20 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if duck != nil {
+		if between {
 			walls = append(walls, time.Since(t0))
 			b.StopTimer()
-			if _, err := duck.Count(ctx, h.queryValue(keys[i%len(keys)]), 0); err != nil {
-				b.Fatal(err)
+			switch {
+			case duck != nil:
+				if _, err := duck.Count(ctx, h.queryValue(keys[i%len(keys)]), 0); err != nil {
+					b.Fatal(err)
+				}
+			case idle > 0:
+				time.Sleep(idle)
+			default:
+				for j := range thrash {
+					thrash[j] += byte(j)
+				}
 			}
 			b.StartTimer()
 		}
