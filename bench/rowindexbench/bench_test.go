@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -344,4 +347,74 @@ func BenchmarkLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestRunCoGrouped runs the co-grouped layout on a tiny lake: the lake is
+// the source prepared into co-grouped blobs with a dictionary (every file's
+// marker says so, and it stores fewer rows than the source: a row per key
+// block), the keys are drawn and checked by the source's rows (Run fails if
+// the row index returns another count, or DuckDB on the prepared files
+// another number of stored rows), a light key reads one range per file, and
+// DuckDB is timed on the source too.
+func TestRunCoGrouped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Layout: LayoutCoGrouped, Lake: smallLake(2),
+		Classes: ClassConfig{KeysPerClass: 3, TopRepeats: 1, Only: []string{"absent", "1-100", "101-1k", ClassTop}}}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Format(&sb)
+	t.Log("\n" + sb.String())
+	if !strings.Contains(rep.Description, "--blob-codec zstd-dict") || !strings.Contains(sb.String(), "DuckDB on the source") {
+		t.Errorf("report does not say what the co-grouped layout is or lacks the reference table")
+	}
+	src, err := lakegen.Ensure(ctx, filepath.Join(dir, "source"), cfg.Lake, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcRows int64
+	for _, f := range src {
+		srcRows += f.Rows
+	}
+	if rep.Lake.Rows != srcRows || rep.Lake.StoredRows <= 0 || rep.Lake.StoredRows >= srcRows {
+		t.Errorf("lake rows %d (source %d), stored rows %d: want the source's rows and fewer stored", rep.Lake.Rows, srcRows, rep.Lake.StoredRows)
+	}
+	light := false
+	for _, c := range rep.Classes {
+		if c.DuckDBReference == nil || c.DuckDBReference.P50MS <= 0 || c.DuckDB.P50MS <= 0 {
+			t.Errorf("class %s/%s: DuckDB not timed on both the prepared and the source files", c.Sampling, c.Class)
+		}
+		if c.Class == "1-100" {
+			light = c.RowsPerLookup > 0 && c.BytesPerLookup > 0
+			if c.RequestsPerLookup > float64(rep.Lake.Files) {
+				t.Errorf("light key: %.1f requests per lookup over %d files", c.RequestsPerLookup, rep.Lake.Files)
+			}
+		}
+	}
+	if !light {
+		t.Errorf("no light key read data")
+	}
+	uris, err := parquetFiles(filepath.Join(dir, "lake"))
+	if err != nil || len(uris) == 0 {
+		t.Fatalf("co-grouped files: %v, %v", uris, err)
+	}
+	for _, u := range uris {
+		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bl, ok, err := prepared.BlobOf(f); err != nil || !ok || bl.Marker.Codec != prepared.BlobCodecZstdDict || len(bl.Marker.Dict) == 0 {
+			t.Fatalf("%s: blob %v, %v: not co-grouped with a dictionary", u, ok, err)
+		}
+	}
+	if _, err := Run(ctx, Config{Dir: t.TempDir(), Layout: LayoutCoGrouped, Lake: smallLake(1), Overview: true}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Errorf("overview on co-grouped files: %v, want ErrInvalidArgument", err)
+	}
 }
