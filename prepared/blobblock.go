@@ -357,11 +357,7 @@ func (b *Blob) decodeRows(dst []parquet.Row, raw []byte, own bool) ([]parquet.Ro
 	raw = raw[w:]
 	n := int(n64)
 	nf := len(b.kinds)
-	var arena []byte // the copied byte arrays (copyOut), allocated once
-	prefixBytes := 0
-	for i := range b.Marker.Fields {
-		prefixBytes += len(b.Marker.Fields[i].Prefix)
-	}
+	var arena []byte // the copied byte arrays (copyOut)
 	vals := make([]parquet.Value, n*nf)
 	for fi, k := range b.kinds {
 		m := n
@@ -386,12 +382,14 @@ func (b *Blob) decodeRows(dst []parquet.Row, raw []byte, own bool) ([]parquet.Ro
 		// the block, read again value by value below; the values' bytes
 		// (with the field's prefix) go to arena when copied out.
 		var lens []byte
+		values := 0 // a byte array field's non-null values
 		if k == parquet.ByteArray {
 			at := raw
 			for i := range m {
 				if isNull(i) {
 					continue
 				}
+				values++
 				l, w := binary.Uvarint(raw)
 				if w <= 0 || l > uint64(len(raw)) {
 					return dst, badBlob("field %s: bad length", name)
@@ -403,9 +401,11 @@ func (b *Blob) decodeRows(dst []parquet.Row, raw []byte, own bool) ([]parquet.Ro
 		copyOut := own && (k == parquet.ByteArray || k == parquet.FixedLenByteArray) || k == parquet.ByteArray && len(fd.Prefix) > 0
 		if copyOut && arena == nil {
 			// One arena for the block's copied bytes: they come from raw,
-			// each byte once, plus at most a prefix per value, so it
-			// never grows.
-			arena = make([]byte, 0, len(raw)+n*prefixBytes)
+			// each byte once, plus this field's prefixes. A later field's
+			// prefixes may grow it (the values before keep the first
+			// array); a count from a damaged block cannot inflate it
+			// past the values present.
+			arena = make([]byte, 0, len(raw)+values*len(fd.Prefix))
 		}
 		intv := v2 && (k == parquet.Int32 || k == parquet.Int64)
 		var prev uint64
