@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -401,6 +402,8 @@ type Blob struct {
 	pos    []int
 	dec    *zstd.Decoder
 	dictID byte // BlobBlockEncoding2 and 3: the ID restoreFrame puts back
+	// scratch holds DecodeBlock's *blockScratch between blocks.
+	scratch sync.Pool
 }
 
 // BlobOf returns the blob description of a prepared file, false for a file

@@ -262,7 +262,8 @@ func TestBlockEncodingRoundTrip(t *testing.T) {
 // prefix), at the extremes of INT32 and INT64 and with nulls and a value
 // equal to the prefix, decode to the same rows; the transforms are the
 // expected ones; a stripped frame restores, and a damaged header is
-// ErrBadBlob.
+// ErrBadBlob. As BlobBlockEncoding3 values, compressed and raw, they decode
+// to the same rows, which stay valid while later blocks are decoded.
 func TestBlockEncoding2RoundTrip(t *testing.T) {
 	g := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "ts": parquet.Leaf(parquet.Int64Type), "s": parquet.Optional(parquet.String()),
 		"i": parquet.Optional(parquet.Leaf(parquet.Int32Type)), "x": parquet.Leaf(parquet.Int64Type), "none": parquet.Optional(parquet.Leaf(parquet.Int64Type)),
@@ -343,6 +344,37 @@ func TestBlockEncoding2RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enc.Close()
+	// The same blocks as BlobBlockEncoding3 values: compressed (tag 1) and
+	// raw (tag 2, read without ZSTD), with no prefix, so that the byte
+	// arrays are the decoded block's own bytes.
+	m3 := m
+	m3.Encoding, m3.Fields = BlobBlockEncoding3, slices.Clone(m.Fields)
+	for i := range m3.Fields {
+		m3.Fields[i].Prefix = nil
+	}
+	b3, err := NewBlob(m3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(bi int, got, want []parquet.Row) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("block %d: %d rows, want %d", bi, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.EqualFunc(got[i], want[i], func(a, b parquet.Value) bool {
+				return parquet.Equal(a, b) && a.Column() == b.Column() && a.DefinitionLevel() == b.DefinitionLevel()
+			}) {
+				t.Fatalf("block %d row %d: %v, want %v", bi, i, got[i], want[i])
+			}
+		}
+	}
+	// The first block's rows, decoded each way, are checked again after
+	// every other block was decoded: DecodeBlock reuses its frame and
+	// output buffers, the caller its value's, and the rows must not point
+	// into them.
+	var first [][]parquet.Row
+	var want0 []parquet.Row
 	for bi, r := range raws {
 		want, err := in.decodeRaw(nil, r)
 		if err != nil {
@@ -357,21 +389,35 @@ func TestBlockEncoding2RoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("block %d: %v", bi, err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("block %d: %d rows, want %d", bi, len(got), len(want))
+		same(bi, got, want)
+		v3 := b3.encodeBlock2(nil, want)
+		c3, ok := compactFrame(enc.EncodeAll(v3, nil))
+		if !ok {
+			t.Fatalf("block %d: frame not compacted", bi)
 		}
-		for i := range want {
-			if !slices.EqualFunc(got[i], want[i], func(a, b parquet.Value) bool {
-				return parquet.Equal(a, b) && a.Column() == b.Column() && a.DefinitionLevel() == b.DefinitionLevel()
-			}) {
-				t.Fatalf("block %d row %d: %v, want %v", bi, i, got[i], want[i])
+		for _, v := range [][]byte{c3, append([]byte{frameTagRaw}, v3...)} {
+			got3, err := b3.DecodeBlock(nil, v)
+			if err != nil {
+				t.Fatalf("block %d, tag %d: %v", bi, v[0], err)
 			}
+			same(bi, got3, want)
+			if bi == 0 {
+				first = append(first, got3)
+			}
+			clear(v) // the caller's read buffer, reused
+
+		}
+		if bi == 0 {
+			first, want0 = append(first, got), want
 		}
 		bad := bytes.Clone(z)
 		bad[0] |= 1 // a dictionary ID flag where none may be
 		if _, err := b.DecodeBlock(nil, bad); !errors.Is(err, ErrBadBlob) {
 			t.Errorf("block %d with a damaged header: %v", bi, err)
 		}
+	}
+	for _, got := range first {
+		same(0, got, want0)
 	}
 	// A scale that does not suit the field's type is ErrBadBlob.
 	m.Fields = slices.Clone(m.Fields)

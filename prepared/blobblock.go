@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -268,29 +269,70 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 	if b.dec == nil {
 		return dst, badBlob("value of a %s blob decoded as a block", b.Marker.Encoding)
 	}
+	// The frame and the decompressed block are scratch, reused by the
+	// next block: the rows own copies of their byte arrays (one
+	// allocation per field), so a light lookup's block costs its values
+	// and their bytes, not a frame, a decoder output grown in steps and a
+	// prefixed value each.
+	sc, _ := b.scratch.Get().(*blockScratch)
+	if sc == nil {
+		sc = &blockScratch{}
+	}
+	defer sc.put(&b.scratch)
 	z := v
 	var ok bool
 	switch b.Marker.Encoding {
-	case BlobBlockEncoding2:
-		z, ok = restoreFrame(make([]byte, 0, len(v)+5), v, b.dictID)
 	case BlobBlockEncoding3:
-		z, ok = expandFrame(make([]byte, 0, len(v)+compactFrameGrowth), v, b.dictID)
+		if len(v) > 0 && v[0] == frameTagRaw && len(v)-1 <= blockMaxSize {
+			// A raw block is the block itself: ZSTD would copy it. The
+			// rows copy their bytes out of v (decodeRows with own).
+			return b.decodeRows(dst, v[1:], true)
+		}
+		sc.frame, ok = expandFrame(sc.frame[:0], v, b.dictID)
+		z = sc.frame
+	case BlobBlockEncoding2:
+		sc.frame, ok = restoreFrame(sc.frame[:0], v, b.dictID)
+		z = sc.frame
 	default:
 		ok = true
 	}
 	if !ok {
 		return dst, badBlob("block frame header of %d bytes", len(v))
 	}
-	raw, err := b.dec.DecodeAll(z, nil)
+	raw, err := b.dec.DecodeAll(z, sc.raw[:0])
+	sc.raw = raw
 	if err != nil {
 		return dst, badBlob("block frame of %d bytes: %v", len(v), err)
 	}
-	return b.decodeRaw(dst, raw)
+	return b.decodeRows(dst, raw, true)
+}
+
+// blockScratch is DecodeBlock's reused memory.
+type blockScratch struct{ frame, raw []byte }
+
+// maxScratch bounds the scratch kept for the next block (a heavy key's
+// blocks are ≤ 128 KiB; a damaged frame may have grown it further).
+const maxScratch = 1 << 18
+
+func (sc *blockScratch) put(p *sync.Pool) {
+	if cap(sc.frame) > maxScratch {
+		sc.frame = nil
+	}
+	if cap(sc.raw) > maxScratch {
+		sc.raw = nil
+	}
+	p.Put(sc)
 }
 
 // decodeRaw appends the rows of one uncompressed block in the marker's
-// encoding.
+// encoding; byte array values point into raw.
 func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
+	return b.decodeRows(dst, raw, false)
+}
+
+// decodeRows is decodeRaw; with own, byte array values are copied out of
+// raw (which the caller reuses), one allocation per field.
+func (b *Blob) decodeRows(dst []parquet.Row, raw []byte, own bool) ([]parquet.Row, error) {
 	v2 := b.Marker.Encoding != BlobBlockEncoding // block-2 and block-3 blocks
 	n64, w := binary.Uvarint(raw)
 	// Each row costs every field but the key at least a bit (an optional
@@ -315,6 +357,7 @@ func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 	raw = raw[w:]
 	n := int(n64)
 	nf := len(b.kinds)
+	var arena []byte // the copied byte arrays (copyOut)
 	vals := make([]parquet.Value, n*nf)
 	for fi, k := range b.kinds {
 		m := n
@@ -335,24 +378,38 @@ func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 			def = 1
 		}
 		isNull := func(i int) bool { return nulls != nil && nulls[i/8]&(1<<(i%8)) != 0 }
-		var lens []int
+		// A byte array field's lengths come first: lens is that part of
+		// the block, read again value by value below; the values' bytes
+		// (with the field's prefix) go to arena when copied out.
+		var lens []byte
+		values := 0 // a byte array field's non-null values
 		if k == parquet.ByteArray {
+			at := raw
 			for i := range m {
 				if isNull(i) {
 					continue
 				}
+				values++
 				l, w := binary.Uvarint(raw)
 				if w <= 0 || l > uint64(len(raw)) {
 					return dst, badBlob("field %s: bad length", name)
 				}
 				raw = raw[w:]
-				lens = append(lens, int(l))
 			}
+			lens = at[:len(at)-len(raw)]
+		}
+		copyOut := own && (k == parquet.ByteArray || k == parquet.FixedLenByteArray) || k == parquet.ByteArray && len(fd.Prefix) > 0
+		if copyOut && arena == nil {
+			// One arena for the block's copied bytes: they come from raw,
+			// each byte once, plus this field's prefixes. A later field's
+			// prefixes may grow it (the values before keep the first
+			// array); a count from a damaged block cannot inflate it
+			// past the values present.
+			arena = make([]byte, 0, len(raw)+values*len(fd.Prefix))
 		}
 		intv := v2 && (k == parquet.Int32 || k == parquet.Int64)
 		var prev uint64
 		first := true
-		li := 0
 		for i := range m {
 			var x parquet.Value
 			switch {
@@ -393,16 +450,22 @@ func (b *Blob) decodeRaw(dst []parquet.Row, raw []byte) ([]parquet.Row, error) {
 			default:
 				need := valueWidth(k, b.lengths[fi])
 				if k == parquet.ByteArray {
-					need = lens[li]
-					li++
+					l, w := binary.Uvarint(lens)
+					lens = lens[w:]
+					need = int(l)
 				}
 				if len(raw) < need {
 					return dst, badBlob("field %s: %d bytes left, %d needed", name, len(raw), need)
 				}
 				p := raw[:need:need]
 				raw = raw[need:]
-				if k == parquet.ByteArray && len(fd.Prefix) > 0 {
-					p = append(slices.Clip(fd.Prefix), p...)
+				if copyOut {
+					at := len(arena)
+					if k == parquet.ByteArray {
+						arena = append(arena, fd.Prefix...)
+					}
+					arena = append(arena, p...)
+					p = arena[at:len(arena):len(arena)]
 				}
 				var ok bool
 				if x, ok = blobValue(k, p); !ok {

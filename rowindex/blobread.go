@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -30,6 +31,9 @@ type blobRead struct {
 	move     []int    // per data file leaf: its source leaf, -1 if not returned as it is
 	want     []bool   // per source leaf: returned
 	all      bool     // every field of the blob is returned
+	// blocks holds block's decoded rows between stored rows (*[]parquet.Row):
+	// the rows' values are copied into the returned Rows.
+	blocks sync.Pool
 }
 
 // loadBlob decodes a blob file's marker once, when the file's metadata
@@ -196,17 +200,22 @@ func (br *blobRead) row(dst, dec, r parquet.Row, key []byte, uri string, rowNum 
 // block appends to dst the rows of one stored row r of a co-grouped blob
 // (prepared.BlobCodecZstdDict): its block decoded, each row like tmpl.
 func (br *blobRead) block(dst []Row, r parquet.Row, key []byte, tmpl Row) ([]Row, error) {
-	for _, v := range r {
-		if v.Column() != br.blobLeaf {
-			continue
-		}
-		rows, err := br.b.DecodeBlock(nil, v.ByteArray())
-		if err != nil {
-			return dst, fileChanged(tmpl.File, corruptReason+"blob value", err)
-		}
-		if err := br.checkKey(rows[0], key, tmpl.File, tmpl.Row); err != nil {
-			return dst, err
-		}
+	i := slices.IndexFunc(r, func(v parquet.Value) bool { return v.Column() == br.blobLeaf })
+	if i < 0 {
+		return dst, nil
+	}
+	sp, _ := br.blocks.Get().(*[]parquet.Row)
+	if sp == nil {
+		sp = new([]parquet.Row)
+	}
+	rows, err := br.b.DecodeBlock((*sp)[:0], r[i].ByteArray())
+	if err == nil {
+		err = br.checkKey(rows[0], key, tmpl.File, tmpl.Row)
+	} else {
+		err = fileChanged(tmpl.File, corruptReason+"blob value", err)
+	}
+	if err == nil {
+		dst = slices.Grow(dst, len(rows))
 		for j, vals := range rows {
 			if !br.all {
 				kept := vals[:0]
@@ -221,10 +230,18 @@ func (br *blobRead) block(dst []Row, r parquet.Row, key []byte, tmpl Row) ([]Row
 			t.Values, t.bi = vals, int64(j)
 			dst = append(dst, t)
 		}
-		return dst, nil
 	}
-	return dst, nil
+	// The pool keeps the slice, not the rows it held.
+	clear(rows)
+	if *sp = rows[:0]; cap(rows) <= maxPooledBlockRows {
+		br.blocks.Put(sp)
+	}
+	return dst, err
 }
+
+// maxPooledBlockRows bounds the block rows slice blobRead keeps for the
+// next block.
+const maxPooledBlockRows = 1 << 14
 
 // checkKey checks that a decoded row holds the key the index says it does.
 func (br *blobRead) checkKey(dec parquet.Row, key []byte, uri string, rowNum int64) error {

@@ -297,7 +297,10 @@ func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, read func
 	)
 	do := func(t []*fetch) {
 		var err error
-		if len(t) == 1 {
+		// A batch of one fetch (a light key's one range in a co-grouped
+		// file) is still read as a batch: one stat per handle per
+		// recheck window instead of a stat per read.
+		if len(t) == 1 && !(batch && store.BatchesRanges(t[0].obj.st)) {
 			err = t[0].read(ctx, m)
 		} else {
 			err = readBatch(ctx, m, t)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/aerr"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
@@ -102,14 +105,8 @@ func TestRunFramed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := Config{Dir: dir, Layout: LayoutFramed, Lake: smallLake(2), Classes: ClassConfig{KeysPerClass: 2, TopRepeats: 1}}
-	rep, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sb strings.Builder
-	rep.Format(&sb)
-	t.Log("\n" + sb.String())
-	if !strings.Contains(sb.String(), "DuckDB on the source") || !strings.Contains(rep.Description, "--frames --frame-raw-blocks") {
+	rep, text := runFormatted(t, cfg)
+	if !strings.Contains(text, "DuckDB on the source") || !strings.Contains(rep.Description, "--frames --frame-raw-blocks") {
 		t.Errorf("report does not say what the framed layout is or lacks the reference table")
 	}
 	framesRead := false
@@ -122,19 +119,9 @@ func TestRunFramed(t *testing.T) {
 	if !framesRead {
 		t.Errorf("no class read data")
 	}
-	uris, err := parquetFiles(filepath.Join(dir, "lake"))
-	if err != nil || len(uris) == 0 {
-		t.Fatalf("framed files: %v, %v", uris, err)
-	}
-	for _, u := range uris {
-		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+	uris, files := lakeFiles(t, dir)
+	for i, u := range uris {
+		f := files[i]
 		m, ok, err := prepared.MarkerOf(f)
 		if err != nil || !ok || m.Frames == nil {
 			t.Fatalf("%s: marker %+v, %v, %v: not framed", u, m, ok, err)
@@ -190,15 +177,9 @@ func TestRunFramed(t *testing.T) {
 			t.Errorf("Only top key measured %s", c.Class)
 		}
 	}
-	for _, u := range uris {
-		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+	_, files = lakeFiles(t, dir)
+	for i, f := range files {
+		u := uris[i]
 		if m, ok, err := prepared.MarkerOf(f); err != nil || !ok || m.Frames == nil || m.Frames.MinFrameBytes != 0 {
 			t.Fatalf("%s: marker %+v, %v, %v: not prepared again with a frame per key", u, m, ok, err)
 		}
@@ -344,4 +325,93 @@ func BenchmarkLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// runFormatted runs cfg, logs the report's tables and returns them.
+func runFormatted(t *testing.T, cfg Config) (*Report, string) {
+	t.Helper()
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Format(&sb)
+	t.Log("\n" + sb.String())
+	return rep, sb.String()
+}
+
+// lakeFiles opens every Parquet file of dir/lake, at least one.
+func lakeFiles(t *testing.T, dir string) ([]string, []*parquet.File) {
+	t.Helper()
+	uris, err := parquetFiles(filepath.Join(dir, "lake"))
+	if err != nil || len(uris) == 0 {
+		t.Fatalf("prepared files: %v, %v", uris, err)
+	}
+	var files []*parquet.File
+	for _, u := range uris {
+		b, err := os.ReadFile(filepath.Join(dir, "lake", u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return uris, files
+}
+
+// TestRunCoGrouped runs the co-grouped layout on a tiny lake: the lake is
+// the source prepared into co-grouped blobs with a dictionary (every file's
+// marker says so, and it stores fewer rows than the source: a row per key
+// block), the keys are drawn and checked by the source's rows (Run fails if
+// the row index returns another count, or DuckDB on the prepared files
+// another number of stored rows), a light key reads one range per file, and
+// DuckDB is timed on the source too.
+func TestRunCoGrouped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Layout: LayoutCoGrouped, Lake: smallLake(2),
+		Classes: ClassConfig{KeysPerClass: 3, TopRepeats: 1, Only: []string{"absent", "1-100", "101-1k", ClassTop}}}
+	rep, text := runFormatted(t, cfg)
+	if !strings.Contains(rep.Description, "--blob-codec zstd-dict") || !strings.Contains(text, "DuckDB on the source") {
+		t.Errorf("report does not say what the co-grouped layout is or lacks the reference table")
+	}
+	src, err := lakegen.Ensure(ctx, filepath.Join(dir, "source"), cfg.Lake, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcRows int64
+	for _, f := range src {
+		srcRows += f.Rows
+	}
+	if rep.Lake.Rows != srcRows || rep.Lake.StoredRows <= 0 || rep.Lake.StoredRows >= srcRows {
+		t.Errorf("lake rows %d (source %d), stored rows %d: want the source's rows and fewer stored", rep.Lake.Rows, srcRows, rep.Lake.StoredRows)
+	}
+	light := false
+	for _, c := range rep.Classes {
+		if c.DuckDBReference == nil || c.DuckDBReference.P50MS <= 0 || c.DuckDB.P50MS <= 0 {
+			t.Errorf("class %s/%s: DuckDB not timed on both the prepared and the source files", c.Sampling, c.Class)
+		}
+		if c.Class == "1-100" {
+			light = c.RowsPerLookup > 0 && c.BytesPerLookup > 0
+			if c.RequestsPerLookup > float64(rep.Lake.Files) {
+				t.Errorf("light key: %.1f requests per lookup over %d files", c.RequestsPerLookup, rep.Lake.Files)
+			}
+		}
+	}
+	if !light {
+		t.Errorf("no light key read data")
+	}
+	uris, files := lakeFiles(t, dir)
+	for i, f := range files {
+		u := uris[i]
+		if bl, ok, err := prepared.BlobOf(f); err != nil || !ok || bl.Marker.Codec != prepared.BlobCodecZstdDict || len(bl.Marker.Dict) == 0 {
+			t.Fatalf("%s: blob %v, %v: not co-grouped with a dictionary", u, ok, err)
+		}
+	}
+	if _, err := Run(ctx, Config{Dir: t.TempDir(), Layout: LayoutCoGrouped, Lake: smallLake(1), Overview: true}); !errors.Is(err, aerr.ErrInvalidArgument) {
+		t.Errorf("overview on co-grouped files: %v, want ErrInvalidArgument", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/prepared"
@@ -22,32 +23,52 @@ func framedPageBytes(c lakegen.Config) int {
 	return cmp.Or(c.PreparedPageBytes, lakegen.DefaultPreparedPageBytes)
 }
 
+// blobColumn and blobFields are LayoutCoGrouped's blob: every generated
+// column but the key (the zstd-dict codec wants them all).
+const blobColumn = "served"
+
+var blobFields = []string{"ts", "track_uri", "duration_ms", "context"}
+
 // framedOptions are the options of `ariadne prepare SRC --out DEST --key
 // user_id --sort ts --frames --frame-raw-blocks --frame-min-bytes M
 // --buckets B --page-bytes P --row-group-rows R`, with B, P and R those of
-// LayoutPrepared and M minFrame (0: a frame per key).
-func framedOptions(c lakegen.Config, minFrame int) prepared.Options {
-	return prepared.Options{
+// LayoutPrepared and M minFrame (0: a frame per key). With cogrouped they
+// are those of LayoutCoGrouped: `--blob served=ts,track_uri,duration_ms,context
+// --blob-codec zstd-dict` instead of --frame-raw-blocks (prepare's command
+// in docs/prepared.md; the key column is not framed, and the blob's
+// blocks are frames of their own).
+func framedOptions(c lakegen.Config, minFrame int, cogrouped bool) prepared.Options {
+	o := prepared.Options{
 		Key: keyColumn, Sort: []string{"ts"}, Buckets: c.FilesPerDay, PageBytes: framedPageBytes(c),
 		RowGroupRows: c.RowGroupRows,
-		Frames:       &prepared.FrameOptions{MinFrameBytes: minFrame, RawBlocks: true},
+		Frames:       &prepared.FrameOptions{MinFrameBytes: minFrame, RawBlocks: !cogrouped},
 	}
+	if cogrouped {
+		o.Blob = &prepared.BlobOptions{Column: blobColumn, Fields: blobFields, Codec: prepared.BlobCodecZstdDict}
+	}
+	return o
 }
 
 // ensureFramed prepares the source lake srcDir (generated with c) into
-// lakeDir with framedOptions(c, minFrame), unless lakeDir already holds
-// that output (its framed.json records the source's config and the
-// options). It returns the prepared files' keys in lakeDir.
-func ensureFramed(ctx context.Context, srcDir, lakeDir string, c lakegen.Config, minFrame int, progress io.Writer) ([]string, error) {
+// lakeDir with framedOptions(c, minFrame, cogrouped), unless lakeDir
+// already holds that output (its framed.json records the source's config
+// and the options). It returns the prepared files' keys in lakeDir.
+func ensureFramed(ctx context.Context, srcDir, lakeDir string, c lakegen.Config, minFrame int, cogrouped bool, progress io.Writer) ([]string, error) {
 	type record struct {
 		Version int
 		Source  string // fmt.Sprint of the source lake's config
 		Options string // fmt.Sprint of the options that matter
 		Files   []string
 	}
-	opts := framedOptions(c, minFrame)
+	opts := framedOptions(c, minFrame, cogrouped)
 	want := record{Version: framedVersion, Source: fmt.Sprint(c),
 		Options: fmt.Sprint(opts.Key, opts.Sort, opts.Buckets, opts.PageBytes, opts.RowGroupRows, *opts.Frames)}
+	how := fmt.Sprintf("with frames (prepare --frames --frame-raw-blocks --frame-min-bytes %d)", minFrame)
+	if opts.Blob != nil {
+		want.Options += fmt.Sprint(" ", *opts.Blob)
+		how = fmt.Sprintf("co-grouped (prepare --frames --frame-min-bytes %d --blob %s=%s --blob-codec %s)",
+			minFrame, opts.Blob.Column, strings.Join(opts.Blob.Fields, ","), opts.Blob.Codec)
+	}
 	r, err := lakegen.Reuse(lakeDir, "framed.json", func(r record) bool {
 		return r.Version == want.Version && r.Source == want.Source && r.Options == want.Options
 	}, func() (record, error) {
@@ -62,7 +83,7 @@ func ensureFramed(ctx context.Context, srcDir, lakeDir string, c lakegen.Config,
 		if err != nil {
 			return record{}, err
 		}
-		fmt.Fprintf(progress, "preparing %d source files with frames (prepare --frames --frame-raw-blocks --frame-min-bytes %d)...\n", len(srcs), minFrame)
+		fmt.Fprintf(progress, "preparing %d source files %s...\n", len(srcs), how)
 		st, err := prepared.PrepareFiles(ctx, res, srcs, dst, opts)
 		if err != nil {
 			return record{}, err

@@ -37,6 +37,23 @@ type histogram struct {
 	counts []int64 // rows per key, parallel to keys
 	rows   int64   // rows with a non-null key
 	exact  map[any]int64
+	// stored, if set, is the stored rows per key of the measured files
+	// where those are not rows (LayoutCoGrouped: key blocks): what DuckDB
+	// returns from them.
+	stored map[any]int64
+}
+
+// storedRows is the number of stored rows DuckDB returns for key k from
+// the measured files, at most limit (0: no limit).
+func (h *histogram) storedRows(k any, limit int) int64 {
+	n := h.exact[k]
+	if h.stored != nil {
+		n = h.stored[k]
+	}
+	if limit > 0 {
+		n = min(n, int64(limit))
+	}
+	return n
 }
 
 // keyKindOf checks that col can be a benchmark key and says how.

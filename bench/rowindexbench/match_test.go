@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ariadne-go/ariadne/bench/duckdb"
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -21,7 +23,8 @@ import (
 // TestRowIndexMatchesDuckDB checks, on every generated layout and through
 // both kinds of row index, that the row index returns exactly DuckDB's rows
 // (values, compared as text) for the top users, cold users and an absent
-// one, with and without a limit.
+// one, with and without a limit. The prepared layouts (framed, co-grouped)
+// are looked up in the prepared files, DuckDB reads their source.
 func TestRowIndexMatchesDuckDB(t *testing.T) {
 	ctx := context.Background()
 	for _, layout := range Layouts {
@@ -45,6 +48,13 @@ func TestRowIndexMatchesDuckDB(t *testing.T) {
 				for _, f := range files {
 					uris = append(uris, f.Key)
 					paths = append(paths, filepath.Join(dir, f.Key))
+				}
+				if sourced(layout) {
+					out := t.TempDir()
+					if uris, err = ensureFramed(ctx, dir, out, c, prepared.DefaultMinFrameBytes, layout == LayoutCoGrouped, io.Discard); err != nil {
+						t.Fatal(err)
+					}
+					data, _ = store.Open(ctx, "file://"+out)
 				}
 				idx, _ := store.Open(ctx, "mem://")
 				if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: keyColumn, Kind: kind}, rowindex.StoreResolver{Store: data}, uris); err != nil {

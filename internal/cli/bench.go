@@ -65,7 +65,10 @@ Generated lakes (--layout): sorted (bucketed and sorted by user), prepared (the 
 arrival (arrival order), skewed (arrival order, a top user with ~19 % of the rows, 12k-row row groups,
 16 KiB pages), arrow (arrival order written by arrow-go with default properties: one row group and 1 MiB
 pages per file, dictionaries, no page index, no compression), framed (the sorted lake, kept in
-WORK/source, through prepare --frames --frame-raw-blocks; DuckDB is also timed on the source files). The
+WORK/source, through prepare --frames --frame-raw-blocks; DuckDB is also timed on the source files),
+cogrouped (the same source through prepare --frames --blob served=ts,track_uri,duration_ms,context
+--blob-codec zstd-dict: a stored row per key and file; DuckDB on those files returns the key's stored rows,
+as it cannot decode the blob, and is timed on the source files too). The
 lake is generated once into WORK/lake and reused; --overview adds the standard parquet-go reader and the row index cold, on local disk
 and behind 2 ms and 20 ms of injected latency.
 
