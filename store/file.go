@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,7 +49,7 @@ const tmpPrefix = ".ariadne-tmp-"
 // lose the newest commit, but never exposes a partially written object.
 //
 // ETags are derived from (inode, size, mtime in ns); without inode numbers
-// (Windows and others, file_nounix.go) from (size, mtime in ns). A replacement always
+// (Windows, file_windows.go) from (size, mtime in ns). A replacement always
 // has a new inode and a new mtime, so its ETag differs even if the kernel
 // reuses a freed inode number for it.
 //
@@ -63,9 +62,6 @@ type fileStore struct {
 	root    string // absolute, cleaned
 	url     string
 	handles *handleCache // read handles kept open between ranged reads
-	// commitMu serializes commits where the system has no file locks
-	// (file_other.go); unused on unix and Windows.
-	commitMu sync.Mutex
 }
 
 // newFile returns a store rooted at the absolute folder root (which need not

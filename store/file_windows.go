@@ -1,12 +1,23 @@
 package store
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/windows"
 )
+
+// fileETag derives an ETag from the size and mtime in nanoseconds: a
+// FileInfo from a path carries no file index to add. Every commit sets its
+// file's mtime to the time of the commit in nanoseconds
+// (fileWriter.Close), so a replacement still gets a new ETag unless two
+// commits of the same size happen within the clock's 100 ns, which the
+// fsync of each commit rules out in practice.
+func fileETag(fi fs.FileInfo) string {
+	return fmt.Sprintf("0-%x-%x", fi.Size(), fi.ModTime().UnixNano())
+}
 
 // openShared opens path for reading with FILE_SHARE_DELETE, as unix opens
 // every file: os.Open's handles would make a commit's rename over the path

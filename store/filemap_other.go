@@ -2,8 +2,8 @@
 
 package store
 
-// Without mmap(2) (Windows, plan9, js, wasip1, or unix built with the
-// ariadne_nomap tag, which tests this fallback) ReadRanges reads every
+// Without mmap(2) (Windows, or unix built with the ariadne_nomap tag,
+// which tests this fallback) ReadRanges reads every
 // range with ReadAt: the same bytes and errors, without the mapping's
 // saving on ranges read again.
 
