@@ -107,6 +107,10 @@ type FrameStats struct {
 	PaddingBytes int64 // bytes of skippable frames (Align)
 	TableBytes   int64 // the frame table
 	CopyBytes    int64 // interleaved copies (Interleave), skippable frames too
+
+	// keyStartsHeld is the most bytes of key-run starts FrameFile held at
+	// once (tests).
+	keyStartsHeld int64
 }
 
 // skippableMagic starts a ZSTD skippable frame (0x184D2A50, little endian),
@@ -178,12 +182,18 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 			return st, err
 		}
 	}
-	// Each row group's key runs: read here once for the copies' dictionary
-	// too.
-	starts := make([][]int64, len(f.RowGroups()))
-	for rg, g := range f.RowGroups() {
-		if starts[rg], err = keyStarts(g.ColumnChunks()[keyLeaf], g.NumRows()); err != nil {
-			return st, err
+	// Each row group's key runs cut its frames. An interleaved file reads
+	// every row group's here, once, for the copies' dictionary too; any
+	// other file reads a row group's when it frames it, so it holds one
+	// row group's at a time (8 B a key run) rather than the whole file's.
+	var starts [][]int64
+	if group != nil {
+		starts = make([][]int64, len(f.RowGroups()))
+		for rg, g := range f.RowGroups() {
+			if starts[rg], err = keyStarts(g.ColumnChunks()[keyLeaf], g.NumRows()); err != nil {
+				return st, err
+			}
+			st.keyStartsHeld += 8 * int64(len(starts[rg]))
 		}
 	}
 	level := zstd.SpeedDefault
@@ -251,6 +261,16 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 		}
 		g := src.RowGroups[rg]
 		g.Columns = append([]format.ColumnChunk(nil), g.Columns...)
+		var rgStarts []int64
+		if starts != nil {
+			rgStarts = starts[rg]
+		} else {
+			pg := f.RowGroups()[rg]
+			if rgStarts, err = keyStarts(pg.ColumnChunks()[keyLeaf], pg.NumRows()); err != nil {
+				return st, err
+			}
+			st.keyStartsHeld = max(st.keyStartsHeld, 8*int64(len(rgStarts)))
+		}
 		tw.int(len(g.Columns))
 		g.FileOffset, g.TotalCompressedSize = fw.n, 0
 		for c := range g.Columns {
@@ -264,11 +284,11 @@ func FrameFile(ctx context.Context, r io.ReaderAt, size int64, w io.Writer, fo F
 				locs, err = fw.packedChunk(r, cc, ci, tw)
 			case group != nil && c == keyLeaf:
 				cp := newCopier(r, f, rg, group, maxDef, cenc)
-				if locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, cp); err == nil {
+				if locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], rgStarts, tw, cp); err == nil {
 					err = cp.done()
 				}
 			default:
-				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], starts[rg], tw, nil)
+				locs, err = fw.chunk(r, cc, ci, leaves[c], f.Schema(), maxDef[c], rgStarts, tw, nil)
 			}
 			if err != nil {
 				return st, fmt.Errorf("prepared: frame: row group %d column %s: %w", rg, strings.Join(leaves[c], "."), err)

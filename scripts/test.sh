@@ -14,6 +14,9 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+echo "== cross-platform build (windows, darwin)"
+./scripts/crossbuild.sh
+
 echo "== go test"
 # -p 2: the machine has 2 cores; -count=1: never trust a cached pass in CI.
 go test -p 2 -count=1 -timeout 30m ./...

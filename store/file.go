@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,7 +37,7 @@ const tmpPrefix = ".ariadne-tmp-"
 //   - IfNotExist: link(2) the temporary file to the key's path, which fails
 //     with EEXIST if any file is there (atomic across processes), then
 //     remove the temporary name;
-//   - otherwise: take an exclusive flock(2) on the current object's inode
+//   - otherwise: take an exclusive lock (flock(2); LockFileEx on Windows) on the current object's inode
 //     (if there is one), check that the path still names that inode and,
 //     for IfMatch, that its ETag matches, then rename(2) the temporary file
 //     over the path and unlock. Deletes do the same with unlink(2). Every
@@ -47,7 +48,8 @@ const tmpPrefix = ".ariadne-tmp-"
 // into place; the folder is not, so a machine crash right after Close may
 // lose the newest commit, but never exposes a partially written object.
 //
-// ETags are derived from (inode, size, mtime in ns). A replacement always
+// ETags are derived from (inode, size, mtime in ns); without inode numbers
+// (Windows, file_windows.go) from (size, mtime in ns). A replacement always
 // has a new inode and a new mtime, so its ETag differs even if the kernel
 // reuses a freed inode number for it.
 //
@@ -93,6 +95,9 @@ func mapErr(op, key string, err error) error {
 }
 
 var errNotRegular = errors.New("not a regular file")
+
+// errNotDirSyscall is what a path through a regular file fails with.
+var errNotDirSyscall error = syscall.ENOTDIR
 
 func (f *fileStore) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	p, err := f.path("stat", key)

@@ -24,7 +24,9 @@ const maxOpenFiles = 256
 // the handle and at the size that stat saw. So a file replaced (a new
 // inode renamed over its path) or deleted less than this long after its
 // last check is read as it was at that check, as an NFS client's attribute cache would
-// (acregmin is 3 s). A file truncated in place within the window is found
+// (acregmin is 3 s). A file grown in place within the window is read at
+// its new size: a range past the size the stat saw makes the batch fstat
+// its handle before failing (fileStore.ReadRanges). A file truncated in place within the window is found
 // where a range lies in whole pages past its new end (the copy out of the
 // mapping faults: fileHandle.readRange's io.ErrUnexpectedEOF), and where a
 // range is read with pread (its window's first read: a short read); bytes
@@ -123,7 +125,7 @@ func (c *handleCache) acquire(path string) (*fileHandle, int64, error) {
 	c.mu.Lock()
 	if e, ok := c.byPath[path]; ok {
 		h := e.Value.(*fileHandle)
-		if sameInode(h.fi, fi) {
+		if os.SameFile(h.fi, fi) {
 			h.refs++
 			h.checked, h.size = now, fi.Size()
 			c.ll.MoveToFront(e)
@@ -132,7 +134,7 @@ func (c *handleCache) acquire(path string) (*fileHandle, int64, error) {
 		}
 	}
 	c.mu.Unlock()
-	f, err := os.Open(path)
+	f, err := openShared(path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -160,6 +162,21 @@ func (c *handleCache) acquire(path string) (*fileHandle, int64, error) {
 		c.drop(c.ll.Back())
 	}
 	return h, ofi.Size(), nil
+}
+
+// restat returns the size of h's open file now (fstat), recording it as
+// the size later batches within the recheck window trust; size (the last
+// size seen) if the fstat fails. The path is not checked: a batch reads
+// the inode its handle holds.
+func (c *handleCache) restat(h *fileHandle, size int64) int64 {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return size
+	}
+	c.mu.Lock()
+	h.size = fi.Size()
+	c.mu.Unlock()
+	return fi.Size()
 }
 
 // release gives back a reference from acquire.

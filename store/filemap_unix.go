@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !ariadne_nomap
 
 package store
 

@@ -74,11 +74,19 @@ func (f *fileStore) ReadRanges(ctx context.Context, key string, offs []int64, bu
 		return ns, err
 	}
 	defer f.handles.release(h)
+	restated := false
 	for i, off := range offs {
 		if i > 0 {
 			if err := ctx.Err(); err != nil {
 				return ns, err
 			}
+		}
+		if off+int64(len(bufs[i])) > size && !restated {
+			// size may be a stat up to recheckAfter old: before a range
+			// past it fails, the open file's size now decides, so a file
+			// grown in place since is read at once. A truncated file, or
+			// the old inode of a replaced one, still ends short.
+			size, restated = f.handles.restat(h, size), true
 		}
 		n, err := h.readRange(key, bufs[i], off, size)
 		ns[i] = n

@@ -124,3 +124,79 @@ func TestReadRanges(t *testing.T) {
 		t.Fatalf("NewRangeReader after replacement within the window: %q", got)
 	}
 }
+
+// TestReadRangesGrownInWindow: within the recheck window a batch trusts
+// its handle's last stat, but a range past the size that stat saw makes it
+// look at the open file again before failing: a file grown in place is
+// read at its new size at once; a range past the end of a file truncated
+// in place still fails as past the end (io.ErrUnexpectedEOF, not
+// ErrStorage); and a replaced file is still read as it was (its old inode,
+// whose end a range past fails), as documented for the window.
+func TestReadRangesGrownInWindow(t *testing.T) {
+	ctx := context.Background()
+	content := make([]byte, 12000)
+	for i := range content {
+		content[i] = byte(i*7 + i/256)
+	}
+	dir := t.TempDir()
+	file := newFile(dir)
+	defer file.Close()
+	file.handles.recheck = time.Hour // every batch below is within the window
+	p := filepath.Join(dir, "x.parquet")
+	if err := os.WriteFile(p, content[:5000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(off int64, n int) ([]byte, error) {
+		buf := [][]byte{make([]byte, n)}
+		_, err := ReadRanges(ctx, file, "x.parquet", []int64{off}, buf)
+		return buf[0], err
+	}
+	if _, err := read(0, 10); err != nil { // caches the handle at 5000 bytes
+		t.Fatal(err)
+	}
+	// Grown in place (appended to): the new bytes are read at once.
+	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.Write(content[5000:8000]); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	for _, r := range []struct {
+		off int64
+		n   int
+	}{{4990, 100}, {7000, 1000}, {100, 50}} {
+		got, err := read(r.off, r.n)
+		if err != nil || !bytes.Equal(got, content[r.off:r.off+int64(r.n)]) {
+			t.Fatalf("grown in place, range %d+%d: %v; want the file's new bytes", r.off, r.n, err)
+		}
+	}
+	if _, err := read(7990, 100); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStorage) {
+		t.Fatalf("past the grown file's end: %v, want io.ErrUnexpectedEOF", err)
+	}
+	// Truncated in place: past the new end fails as past the end, whether
+	// the range lies within the size last seen or beyond it.
+	if err := os.Truncate(p, 6000); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{7000, 7990} {
+		if _, err := read(off, 100); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStorage) {
+			t.Fatalf("truncated in place, range at %d: %v, want io.ErrUnexpectedEOF", off, err)
+		}
+	}
+	// Replaced by a larger file: within the window the old inode is read,
+	// and a range past its end fails rather than reading the new file.
+	if err := os.WriteFile(p+".new", content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(5000, 100); err != nil || !bytes.Equal(got, content[5000:5100]) {
+		t.Fatalf("replaced within the window, inside the old file: %v", err)
+	}
+	if _, err := read(11000, 100); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("replaced within the window, past the old file's end: %v, want io.ErrUnexpectedEOF (the old inode)", err)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/testfixture"
@@ -84,10 +83,7 @@ func TestCorruptLZ4RawBoundedMemory(t *testing.T) {
 		}
 		return
 	}
-	lim := syscall.Rlimit{Cur: 2 << 30, Max: 2 << 30}
-	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
-		t.Fatal(err)
-	}
+	capAddressSpace(t, 2<<30)
 	file, _ := corruptLZ4Raw(t)
 	ctx := context.Background()
 	// parquet-go keeps only the text of a read error: what matters is
