@@ -636,9 +636,10 @@ func (ps *partSource) load(i int) error {
 	}
 	vals, counts, err := ps.count(i, pairs, grant)
 	if errors.Is(err, errPairsFull) {
-		// More keys than the scan estimated: the two reads take less.
+		// More keys than the scan estimated: the two reads take less,
+		// within the same grant (the merge's fragments have the rest).
 		once, pairs, ps.pairs = false, nil, nil
-		vals, counts, err = ps.count(i, nil, p.limit)
+		vals, counts, err = ps.count(i, nil, grant)
 	}
 	if err != nil {
 		return err

@@ -318,3 +318,55 @@ func buildIn(t *testing.T, dir string, def Definition, lake store.Store, uris []
 	}
 	return idx, man, st
 }
+
+// TestPartitionRetryKeepsGrant: a partition read once whose keys outgrow
+// its pairs' room (more keys than the scan estimated) is read again
+// within the memory the merge leaves it (p.grant), as a partition read
+// twice from the start is: its places and keys over the grant (the
+// merge's two fragments have the rest) hand the build to the run path,
+// not past the budget.
+func TestPartitionRetryKeepsGrant(t *testing.T) {
+	tmp, err := newSpillDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.remove()
+	const rows = 40000
+	p := newPartitions(KindHash, 1<<30, tmp, 1, 1)
+	if err := p.openFile(0, &FileEntry{ID: 1, Rows: rows, RowGroupStarts: []int64{0}}, KeyInt); err != nil {
+		t.Fatal(err)
+	}
+	var keys chunkValues
+	for r := range rows { // a key a row
+		k, _ := EncodeKey(int64(r))
+		keys.data = append(keys.data, k...)
+		keys.ends = append(keys.ends, int32(len(keys.data)))
+	}
+	w := newPartWriter(p)
+	if err := w.addGroup(0, 0, &keys, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.done(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	ps := p.source(context.Background())
+	i := 0
+	if p.parts[1].rows > p.parts[0].rows {
+		i = 1
+	}
+	n := p.parts[i].rows
+	// The scan's estimate: a few keys, so the one read is chosen.
+	clear(p.sketch[i*sketchBits/64 : (i+1)*sketchBits/64])
+	p.grant = 60 * n
+	if est := n*(partPlaceBytes+partPairBytes) + p.keys(i)*keyIDKeyBytes; est > p.grant/onceShare {
+		t.Fatalf("estimate %d bytes: the one read is not chosen (grant %d)", est, p.grant)
+	}
+	if need := n*partPlaceBytes + n*keyIDKeyBytes; need <= p.grant || need > p.limit {
+		t.Fatalf("the second read needs %d: want over the grant %d, within the limit %d", need, p.grant, p.limit)
+	}
+	ps.part = i
+	if err := ps.load(i); !errors.Is(err, errKeyIDsFull) {
+		t.Fatalf("load: %v; want errKeyIDsFull (%d rows and keys over the grant %d)", err, n, p.grant)
+	}
+}
