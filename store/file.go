@@ -349,7 +349,7 @@ func (w *fileWriter) commit(tmp string) error {
 		if cur != nil && !cur.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", w.path)
 		}
-		return os.Rename(tmp, w.path)
+		return replaceFile(tmp, w.path)
 	})
 }
 

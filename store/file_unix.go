@@ -19,6 +19,9 @@ func fileETag(fi fs.FileInfo) string {
 	return fmt.Sprintf("%x-%x-%x", ino, fi.Size(), fi.ModTime().UnixNano())
 }
 
+// replaceFile renames tmp over path (fileWriter.commit).
+func replaceFile(tmp, path string) error { return os.Rename(tmp, path) }
+
 // openShared opens path for reading. On unix an open file never stops
 // another process from renaming over or unlinking its path.
 func openShared(path string) (*os.File, error) { return os.Open(path) }

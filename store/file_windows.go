@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -17,6 +18,21 @@ import (
 // fsync of each commit rules out in practice.
 func fileETag(fi fs.FileInfo) string {
 	return fmt.Sprintf("0-%x-%x", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// replaceFile renames tmp over path, both in one folder
+// (fileWriter.commit), with POSIX semantics where the file system has them
+// (os.Root.Rename: FILE_RENAME_POSIX_SEMANTICS, else a plain replacing
+// rename). os.Rename's MoveFileEx fails with ERROR_ACCESS_DENIED while any
+// handle holds the replaced file open, even one shared for deletion, and a
+// commit always holds one: withLocked's lock handle on that very file.
+func replaceFile(tmp, path string) error {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Rename(filepath.Base(tmp), filepath.Base(path))
 }
 
 // openShared opens path for reading with FILE_SHARE_DELETE, as unix opens
