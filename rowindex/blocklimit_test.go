@@ -131,9 +131,20 @@ func TestLimitReadsBlocksIncrementally(t *testing.T) {
 		t.Fatalf("limit 100: %d data requests, the whole key %d", q, fq)
 	}
 
-	// Pages: a limit that cuts blocks inside, one past a blob file's
-	// rows, and one that needs more than a first block.
-	for _, limit := range []int{37, 100, 450, blocks0 + 5} {
+	// The rows of the key's first block: a limit of that many fills the
+	// page with the first batch exactly.
+	if full.Rows[0].blk == nil {
+		t.Fatal("a block's rows carry no position")
+	}
+	first := int(full.Rows[0].blk.n)
+	t.Logf("the key's first block: %d rows", first)
+	if ex := lookup(Query{Key: int64(7), Limit: first}); ex.Plan.Data.Requests != lim.Plan.Data.Requests || ex.Cursor == "" {
+		t.Fatalf("limit %d (the first block): %d data requests, cursor %q; want %d and a cursor", first, ex.Plan.Data.Requests, ex.Cursor, lim.Plan.Data.Requests)
+	}
+	// Pages: a limit that cuts blocks inside, one the first block fills
+	// exactly, one past a blob file's rows, and one that needs more than a
+	// first block.
+	for _, limit := range []int{37, 100, first, 450, blocks0 + 5} {
 		var got []Row
 		cursor := ""
 		for page := 0; ; page++ {
