@@ -55,10 +55,21 @@ type RowIter struct {
 	// far under a limit (cutBlocks): a limit the batches filled exactly
 	// ends the page there.
 	prevEnd *cursor
-	drained bool // the entry stream is exhausted
-	done    bool
-	err     error
-	start   time.Time
+	// hit: the limit cut the selection (selectRows found a row past it).
+	hit bool
+	// pend is an entry of a co-grouped blob file whose selection stopped
+	// at row pendFrom because the batch's block budget was spent
+	// (blockBudget): the next batch resumes it there.
+	pend     *entry
+	pendFrom int64
+	// blkStored and blkRows are the stored rows of block files read so far
+	// under a limit and the rows they held: the rows per block that size
+	// the next batch's budget.
+	blkStored, blkRows int64
+	drained            bool // the entry stream is exhausted
+	done               bool
+	err                error
+	start              time.Time
 }
 
 // Iter starts a lookup whose rows are read as the caller consumes them.
@@ -198,18 +209,23 @@ func (it *RowIter) finish() {
 }
 
 // fill selects the next batch of rows from the entry stream and reads them.
+// Under a limit, the stored rows of block files (FileEntry.Blocks) are
+// selected a budget at a time (blockBudget): their rows are counted once
+// read, so a key's first block, which may hold the whole page, is read
+// before the rest are planned.
 func (it *RowIter) fill() error {
 	man := it.man
 	var pieces []*piece
 	rows := 0
-	limitHit := it.q.Limit > 0 && it.total >= it.q.Limit
+	budget := it.blockBudget()
+	var blkSel int64 // stored rows of block files selected in this batch
 	for n := 0; !it.drained && rows < batchRows; n++ {
 		if n%4096 == 0 {
 			if err := it.ctx.Err(); err != nil {
 				return err // a hot key's entries are millions: stop when asked
 			}
 		}
-		e, ok, err := it.stream.next()
+		e, from, ok, err := it.nextEntry()
 		if err != nil {
 			return err
 		}
@@ -217,42 +233,37 @@ func (it *RowIter) fill() error {
 			it.drained = true
 			break
 		}
-		if e.isStale() {
-			kv, _ := DecodeKey(e.Key)
-			return &StaleAggregatesError{Index: man.Name, Key: kv}
-		}
-		if e.isAggregate() {
-			s, err := decodeAggState(man.Aggregates, e.Cover)
-			if err != nil {
-				return err
-			}
-			if acc, ok := it.aggs[string(e.Key)]; ok {
-				acc.merge(man.Aggregates, s)
-			} else {
-				it.aggs[string(e.Key)] = s
-			}
-			continue
-		}
-		it.plan.Entries++
-		if it.q.NoRows || limitHit {
-			if limitHit && len(man.Aggregates) == 0 {
+		if it.q.NoRows || it.hit {
+			if it.hit && len(man.Aggregates) == 0 {
 				it.drained = true // nothing more to learn from the entries
 			}
 			continue
 		}
-		if _, ok := it.ids[e.File]; !ok {
+		fe, ok := it.ids[e.File]
+		if !ok {
 			return corrupt("entry names unknown file id %d", e.File)
 		}
-		n, hit, err := it.selectRows(&e, &pieces)
+		most := int64(-1)
+		if budget >= 0 && fe.Blocks {
+			most = budget - blkSel
+		}
+		n, next, hit, err := it.selectRows(&e, from, most, &pieces)
 		if err != nil {
 			return err
 		}
 		rows += n
+		if fe.Blocks {
+			blkSel += int64(n)
+		}
 		if hit {
-			limitHit = true
+			it.hit = true
 			if len(man.Aggregates) == 0 {
 				it.drained = true
 			}
+		} else if next < e.N {
+			// The budget is spent: read this batch first.
+			it.pend, it.pendFrom = &e, next
+			break
 		}
 	}
 	if it.drained {
@@ -277,6 +288,12 @@ func (it *RowIter) fill() error {
 		if err != nil {
 			return err
 		}
+		if blkSel > 0 {
+			// The batch's rows less the plain files' (a row per stored
+			// row) are the blocks' rows.
+			it.blkStored += blkSel
+			it.blkRows += int64(len(batch)) - (int64(rows) - blkSel)
+		}
 		batch = it.cutBlocks(batch, pieces)
 		it.batch = batch
 		if it.columns == nil {
@@ -286,7 +303,62 @@ func (it *RowIter) fill() error {
 		}
 	}
 	it.plan.Rows += len(it.batch)
+	if blkSel > 0 {
+		// selectRows counted a block as one row: the rows returned are
+		// known now, and the next batch's selection counts from them.
+		it.total = it.plan.Rows
+	}
 	return nil
+}
+
+// nextEntry returns the next entry with rows to select and the row of it to
+// start at: the entry a spent budget stopped (pend), else the stream's next,
+// merging the aggregate entries it passes.
+func (it *RowIter) nextEntry() (entry, int64, bool, error) {
+	if e := it.pend; e != nil {
+		it.pend = nil
+		return *e, it.pendFrom, true, nil
+	}
+	man := it.man
+	for {
+		e, ok, err := it.stream.next()
+		if err != nil || !ok {
+			return entry{}, 0, false, err
+		}
+		if e.isStale() {
+			kv, _ := DecodeKey(e.Key)
+			return entry{}, 0, false, &StaleAggregatesError{Index: man.Name, Key: kv}
+		}
+		if !e.isAggregate() {
+			it.plan.Entries++
+			return e, 0, true, nil
+		}
+		s, err := decodeAggState(man.Aggregates, e.Cover)
+		if err != nil {
+			return entry{}, 0, false, err
+		}
+		if acc, ok := it.aggs[string(e.Key)]; ok {
+			acc.merge(man.Aggregates, s)
+		} else {
+			it.aggs[string(e.Key)] = s
+		}
+	}
+}
+
+// blockBudget is how many stored rows of block files the next batch may
+// select: -1 (no bound) without a limit; under one, a single block until
+// one was read, then as many as the rows still wanted take at the rows per
+// block seen so far, and one more (blocks differ: one short block should
+// not cost another round of reads).
+func (it *RowIter) blockBudget() int64 {
+	if it.q.Limit <= 0 || it.q.NoRows {
+		return -1
+	}
+	if it.blkStored == 0 || it.blkRows <= 0 {
+		return 1
+	}
+	need := max(int64(it.q.Limit-it.plan.Rows), 1)
+	return (need*it.blkStored+it.blkRows-1)/it.blkRows + 1
 }
 
 // anyBlocks reports whether a piece is in a file whose stored rows hold
@@ -366,10 +438,12 @@ func rowCursor(batch []Row, i int, pieces []*piece) cursor {
 	return cursor{Key: p.key, File: p.file, RG: p.rg, Row: p.row + p.n - 1}
 }
 
-// selectRows appends the rows of run e that pass the cursor, the filters
-// and the limit to pieces. It returns how many it selected and whether the
-// limit cut the rows (a further row exists: the cursor is set).
-func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
+// selectRows appends the rows of run e from row from on that pass the
+// cursor, the filters and the limit to pieces, at most most of them (-1: no
+// bound). It returns how many it selected, the row it stopped before (e.N
+// when it went through), and whether the limit cut the rows (a further row
+// exists: the cursor is set).
+func (it *RowIter) selectRows(e *entry, from, most int64, pieces *[]*piece) (int, int64, bool, error) {
 	man := it.man
 	var cov [][]any
 	// Without filters, the covered path decodes a piece's cover values
@@ -379,11 +453,11 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 	if it.needCover && !lazy {
 		vals, err := decodeValues(e.Cover)
 		if err != nil {
-			return 0, false, err
+			return 0, 0, false, err
 		}
 		w := len(man.Cover)
 		if int64(len(vals)) != e.N*int64(w) {
-			return 0, false, corrupt("cover of %d values for %d rows × %d columns", len(vals), e.N, w)
+			return 0, 0, false, corrupt("cover of %d values for %d rows × %d columns", len(vals), e.N, w)
 		}
 		cov = make([][]any, e.N)
 		for i := range cov {
@@ -392,17 +466,17 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 	}
 	// A run entirely at or before the cursor is skipped whole.
 	if c := it.cur; c != nil && len(it.q.Where) == 0 && !pastCursor(e.Key, e.File, e.RG, e.Row+e.N-1, c) {
-		return 0, false, nil
+		return 0, e.N, false, nil
 	}
 	var p *piece
 	n := 0
-	for i := range e.N {
+	for i := from; i < e.N; i++ {
 		row := e.Row + i
 		keep := it.cur == nil || pastCursor(e.Key, e.File, e.RG, row, it.cur)
 		if keep && len(it.q.Where) > 0 {
 			var err error
 			if keep, err = match(it.q.Where, it.coverIdx, cov[i]); err != nil {
-				return n, false, err
+				return n, i, false, err
 			}
 		}
 		if !keep {
@@ -413,7 +487,10 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 			if l := it.last; l != nil {
 				it.cursorOut = cursor{Key: l.key, File: l.file, RG: l.rg, Row: l.row + l.n - 1}.encode()
 			}
-			return n, true, nil
+			return n, i, true, nil
+		}
+		if most >= 0 && int64(n) >= most {
+			return n, i, false, nil
 		}
 		if p == nil {
 			p = &piece{key: e.Key, file: e.File, rg: e.RG, row: row}
@@ -430,7 +507,7 @@ func (it *RowIter) selectRows(e *entry, pieces *[]*piece) (int, bool, error) {
 		it.total++
 		n++
 	}
-	return n, false, nil
+	return n, e.N, false, nil
 }
 
 // coveredRows answers pieces from the index alone. The rows' value slices
