@@ -209,6 +209,9 @@ func storedOrder(kind Kind) func(a, b *entry) int {
 // []diskEntry and spoolGroup.fill was ≈0.7 s of a sorted build of the 1 GB
 // lake).
 func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int64) {
+	if g.inDataFileOrder() {
+		return g.copyInOrder(dst)
+	}
 	n := len(g.files)
 	perm := slices.Grow(sc.perm[:0], n)[:n]
 	sc.perm = perm
@@ -269,6 +272,63 @@ func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int
 	}
 	dst.keys, dst.covers, dst.keyEnds, dst.coverEnds = keys, covers, keyEnds, coverEnds
 	dst.files, dst.rgs, dst.gaps, dst.ns = files, rgs, gaps, ns
+	return zeroGaps
+}
+
+// inDataFileOrder reports whether the group's entries, in lookup order
+// with each row number in the gaps column (as inDiskOrder takes them), are
+// in data-file order already: (file, rg, row) never decreases. Entries of
+// one key are in that order (lookup order sorts a key's entries by it), so
+// a group of one key is: on an arrival-order lake every key with more
+// entries than a row group holds (cut at a key boundary) has groups of its
+// own, ≈60 % of the 10× lake's entries; so is every group of a lake
+// clustered by the key. Equal (file, rg, row) keep lookup order, as
+// compareDisk's tie-break does.
+func (g *spoolGroup) inDataFileOrder() bool {
+	n := len(g.files)
+	files, rgs, rows := g.files[:n], g.rgs[:n], g.gaps[:n]
+	for i := 1; i < n; i++ {
+		if f0, f1 := files[i-1], files[i]; f0 != f1 {
+			if f0 > f1 {
+				return false
+			}
+			continue
+		}
+		if r0, r1 := rgs[i-1], rgs[i]; r0 != r1 {
+			if r0 > r1 {
+				return false
+			}
+			continue
+		}
+		if rows[i-1] > rows[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// copyInOrder is inDiskOrder of a group already in data-file order
+// (inDataFileOrder): its columns are copied whole, with no sort and no
+// gather through a permutation, and the row numbers turned into row gaps.
+func (g *spoolGroup) copyInOrder(dst *spoolGroup) (zeroGaps int64) {
+	n := len(g.files)
+	dst.truncate()
+	dst.keys, dst.covers = append(dst.keys, g.keys...), append(dst.covers, g.covers...)
+	dst.keyEnds, dst.coverEnds = append(dst.keyEnds, g.keyEnds...), append(dst.coverEnds, g.coverEnds...)
+	dst.files, dst.rgs, dst.ns = append(dst.files, g.files...), append(dst.rgs, g.rgs...), append(dst.ns, g.ns...)
+	gaps := slices.Grow(dst.gaps, n)[:n]
+	files, rgs, rows, ns := g.files[:n], g.rgs[:n], g.gaps[:n], g.ns[:n]
+	for i := range n {
+		gap := rows[i]
+		if i > 0 && files[i-1] == files[i] && rgs[i-1] == rgs[i] {
+			gap -= rows[i-1] + ns[i-1] // impliedRow
+		}
+		if gap == 0 {
+			zeroGaps++
+		}
+		gaps[i] = gap
+	}
+	dst.gaps = gaps
 	return zeroGaps
 }
 
