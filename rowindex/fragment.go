@@ -635,7 +635,19 @@ func (w *fragmentWriter) boundary(e *entry) bool {
 	if w.kind != KindSorted {
 		return w.prevBucket != e.Bucket
 	}
-	return !bytes.Equal(w.lastKey(), e.Key)
+	return !sameKey(w.lastKey(), e.Key)
+}
+
+// sameKey is bytes.Equal, with 9-byte keys (every int or float key)
+// compared as a byte and a word inline: the sorted kind compares every
+// entry's key with the last one's, and bytes.Equal's call was ≈1.2 s of a
+// sorted build of the 10× lake against 0.3 s for the hash kind's bucket
+// compare.
+func sameKey(a, b []byte) bool {
+	if len(a) == 9 && len(b) == 9 {
+		return a[0] == b[0] && binary.LittleEndian.Uint64(a[1:]) == binary.LittleEndian.Uint64(b[1:])
+	}
+	return bytes.Equal(a, b)
 }
 
 // lastKey is the key of the last entry added.

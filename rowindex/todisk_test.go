@@ -525,3 +525,25 @@ func BenchmarkInDiskOrder(b *testing.B) {
 		})
 	}
 }
+
+// TestSameKey: sameKey is bytes.Equal, for 9-byte keys differing in their
+// tag, first, middle or last byte, and keys of other lengths.
+func TestSameKey(t *testing.T) {
+	base := appendIntKey(nil, 0x0102030405060708)
+	keys := [][]byte{nil, {}, base[:8], base, appendValue(nil, 3.5), []byte("abcdefghij")}
+	for _, at := range []int{0, 1, 4, 8} {
+		k := slices.Clone(base)
+		k[at] ^= 0x40
+		keys = append(keys, k)
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			if got, want := sameKey(a, b), bytes.Equal(a, b); got != want {
+				t.Fatalf("sameKey(%x, %x) = %v, want %v", a, b, got, want)
+			}
+			if !sameKey(a, slices.Clone(a)) {
+				t.Fatalf("sameKey(%x, its copy) = false", a)
+			}
+		}
+	}
+}
