@@ -558,6 +558,14 @@ type fragmentWriter struct {
 	prevRow, prevN   int64
 	prevKey          []byte
 	any              bool
+	// A sorted row index's last key when it is 9 bytes (every int or
+	// float key: prev9), as a tag and a word: boundary compares every
+	// entry's key with it, and finding the last key in the open group
+	// (lastKey) and comparing the bytes took ≈2 s of the 10× lake's
+	// sorted build, against 0.3 s for the hash kind's bucket compare.
+	prevTag  byte
+	prevWord uint64
+	prev9    bool
 
 	// The open fragment.
 	fileSz   int64
@@ -622,6 +630,13 @@ func (w *fragmentWriter) add(e *entry) error {
 	w.groupSz += sz
 	w.fileSz += sz
 	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
+	if w.kind == KindSorted {
+		if k := e.Key; len(k) == 9 {
+			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
+		} else {
+			w.prev9 = false
+		}
+	}
 	w.any = true
 	return nil
 }
@@ -632,14 +647,14 @@ func (w *fragmentWriter) boundary(e *entry) bool {
 	if w.kind != KindSorted {
 		return w.prevBucket != e.Bucket
 	}
+	if k := e.Key; w.prev9 && len(k) == 9 {
+		return k[0] != w.prevTag || binary.LittleEndian.Uint64(k[1:]) != w.prevWord
+	}
 	return !sameKey(w.lastKey(), e.Key)
 }
 
 // sameKey is bytes.Equal, with 9-byte keys (every int or float key)
-// compared as a byte and a word inline: the sorted kind compares every
-// entry's key with the last one's, and bytes.Equal's call was ≈1.2 s of a
-// sorted build of the 10× lake against 0.3 s for the hash kind's bucket
-// compare.
+// compared as a byte and a word inline.
 func sameKey(a, b []byte) bool {
 	if len(a) == 9 && len(b) == 9 {
 		return a[0] == b[0] && binary.LittleEndian.Uint64(a[1:]) == binary.LittleEndian.Uint64(b[1:])
