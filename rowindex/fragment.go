@@ -524,8 +524,9 @@ func writeFragments(ctx context.Context, st store.Store, name string, kind Kind,
 //   - row groups are cut at the first bucket (hash) or key (sorted)
 //     boundary once they pass fragmentRowGroupBytes, fragment files at the
 //     first boundary past fragmentFileBytes (with their last row group);
-//   - a finished row group is put in stored order (inDiskOrder for a sorted
-//     row index) and held in memory or appended to a spool file, because the fragment's schema depends on all its row
+//   - a finished row group is put in stored order (for a sorted row index
+//     rowsToGaps when it is in data-file order already, else inDiskOrder)
+//     and held in memory or appended to a spool file, because the fragment's schema depends on all its row
 //     groups (row_gap is PLAIN when at least half the gaps of the fragment
 //     are 0);
 //   - a finished fragment is written from the spool, row group by row
@@ -545,7 +546,8 @@ type fragmentWriter struct {
 	// one's bucket). A hash row index stores a group in that order, so its
 	// row gaps are computed as entries come; a sorted one stores it in
 	// data-file order, so open.gaps holds each entry's row number until
-	// cutGroup gathers the group in that order (inDiskOrder).
+	// cutGroup gathers the group in that order (inDiskOrder), or turns
+	// them into gaps in place when it is in that order (rowsToGaps).
 	open       spoolGroup
 	openBucket int32
 	groupSz    int64
