@@ -272,6 +272,63 @@ func (g *spoolGroup) inDiskOrder(dst *spoolGroup, sc *diskScratch) (zeroGaps int
 	return zeroGaps
 }
 
+// inDataFileOrder reports whether the group's entries, in lookup order
+// with each row number in the gaps column (as inDiskOrder takes them), are
+// in data-file order already (then rowsToGaps, not inDiskOrder, puts it in
+// stored order): (file, rg, row) never decreases. Entries of
+// one key are in that order (lookup order sorts a key's entries by it), so
+// a group of one key is: on an arrival-order lake every key with more
+// entries than a row group holds (cut at a key boundary) has groups of its
+// own, ≈60 % of the 10× lake's entries; so is every group of a lake
+// clustered by the key. Equal (file, rg, row) keep lookup order, as
+// compareDisk's tie-break does.
+func (g *spoolGroup) inDataFileOrder() bool {
+	n := len(g.files)
+	files, rgs, rows := g.files[:n], g.rgs[:n], g.gaps[:n]
+	for i := 1; i < n; i++ {
+		if f0, f1 := files[i-1], files[i]; f0 != f1 {
+			if f0 > f1 {
+				return false
+			}
+			continue
+		}
+		if r0, r1 := rgs[i-1], rgs[i]; r0 != r1 {
+			if r0 > r1 {
+				return false
+			}
+			continue
+		}
+		if rows[i-1] > rows[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// rowsToGaps turns the row numbers in the gaps column of a group in
+// data-file order (inDataFileOrder) into row gaps (impliedRow), in place:
+// the group is then in stored order as it is, and is held or spooled as a
+// hash row index's group is, with no sort, gather or copy (in a hot key's
+// spooled fragment, ≈16 % of the 10× lake's entries, no copy at all). It
+// returns how many of the gaps are 0.
+func (g *spoolGroup) rowsToGaps() (zeroGaps int64) {
+	n := len(g.files)
+	files, rgs, rows, ns := g.files[:n], g.rgs[:n], g.gaps[:n], g.ns[:n]
+	prev := int64(0) // the previous entry's row
+	for i := range n {
+		row := rows[i]
+		gap := row
+		if i > 0 && files[i-1] == files[i] && rgs[i-1] == rgs[i] {
+			gap -= prev + ns[i-1] // impliedRow
+		}
+		if gap == 0 {
+			zeroGaps++
+		}
+		rows[i], prev = gap, row
+	}
+	return zeroGaps
+}
+
 // keyWidth is the width of every key of the group when they all have the
 // same and the group has no covers, else 0.
 func (g *spoolGroup) keyWidth() int {
@@ -467,8 +524,9 @@ func writeFragments(ctx context.Context, st store.Store, name string, kind Kind,
 //   - row groups are cut at the first bucket (hash) or key (sorted)
 //     boundary once they pass fragmentRowGroupBytes, fragment files at the
 //     first boundary past fragmentFileBytes (with their last row group);
-//   - a finished row group is put in stored order (inDiskOrder for a sorted
-//     row index) and held in memory or appended to a spool file, because the fragment's schema depends on all its row
+//   - a finished row group is put in stored order (for a sorted row index
+//     rowsToGaps when it is in data-file order already, else inDiskOrder)
+//     and held in memory or appended to a spool file, because the fragment's schema depends on all its row
 //     groups (row_gap is PLAIN when at least half the gaps of the fragment
 //     are 0);
 //   - a finished fragment is written from the spool, row group by row
@@ -488,7 +546,8 @@ type fragmentWriter struct {
 	// one's bucket). A hash row index stores a group in that order, so its
 	// row gaps are computed as entries come; a sorted one stores it in
 	// data-file order, so open.gaps holds each entry's row number until
-	// cutGroup gathers the group in that order (inDiskOrder).
+	// cutGroup gathers the group in that order (inDiskOrder), or turns
+	// them into gaps in place when it is in that order (rowsToGaps).
 	open       spoolGroup
 	openBucket int32
 	groupSz    int64
@@ -501,6 +560,14 @@ type fragmentWriter struct {
 	prevRow, prevN   int64
 	prevKey          []byte
 	any              bool
+	// A sorted row index's last key when it is 9 bytes (every int or
+	// float key: prev9), as a tag and a word: boundary compares every
+	// entry's key with it, and finding the last key in the open group
+	// (lastKey) and comparing the bytes took ≈2 s of the 10× lake's
+	// sorted build, against 0.3 s for the hash kind's bucket compare.
+	prevTag  byte
+	prevWord uint64
+	prev9    bool
 
 	// The open fragment.
 	fileSz   int64
@@ -565,6 +632,13 @@ func (w *fragmentWriter) add(e *entry) error {
 	w.groupSz += sz
 	w.fileSz += sz
 	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
+	if w.kind == KindSorted {
+		if k := e.Key; len(k) == 9 {
+			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
+		} else {
+			w.prev9 = false
+		}
+	}
 	w.any = true
 	return nil
 }
@@ -575,7 +649,19 @@ func (w *fragmentWriter) boundary(e *entry) bool {
 	if w.kind != KindSorted {
 		return w.prevBucket != e.Bucket
 	}
-	return !bytes.Equal(w.lastKey(), e.Key)
+	if k := e.Key; w.prev9 && len(k) == 9 {
+		return k[0] != w.prevTag || binary.LittleEndian.Uint64(k[1:]) != w.prevWord
+	}
+	return !sameKey(w.lastKey(), e.Key)
+}
+
+// sameKey is bytes.Equal, with 9-byte keys (every int or float key)
+// compared as a byte and a word inline.
+func sameKey(a, b []byte) bool {
+	if len(a) == 9 && len(b) == 9 {
+		return a[0] == b[0] && binary.LittleEndian.Uint64(a[1:]) == binary.LittleEndian.Uint64(b[1:])
+	}
+	return bytes.Equal(a, b)
 }
 
 // lastKey is the key of the last entry added.
@@ -629,13 +715,20 @@ func (w *fragmentWriter) cutGroup() error {
 	var stored *spoolGroup // the group in stored order, if not open
 	if w.kind == KindSorted {
 		g.KeyLo, g.KeyHi = bytes.Clone(w.open.key(0)), bytes.Clone(w.open.key(n-1))
-		// A held group is gathered into storage of its own, a spooled one
-		// into the reused stage.
-		stored = &w.stage
-		if inMemory {
-			stored = new(spoolGroup)
+		if w.open.inDataFileOrder() {
+			// Already in stored order (a hot key's group, or a lake
+			// clustered by the key): stored stays nil, the open group
+			// is it.
+			w.zeroGaps += w.open.rowsToGaps()
+		} else {
+			// A held group is gathered into storage of its own, a
+			// spooled one into the reused stage.
+			stored = &w.stage
+			if inMemory {
+				stored = new(spoolGroup)
+			}
+			w.zeroGaps += w.open.inDiskOrder(stored, &w.disk)
 		}
-		w.zeroGaps += w.open.inDiskOrder(stored, &w.disk)
 	}
 	if w.spool == nil && !inMemory {
 		f, err := w.tmp.create("spool")

@@ -271,6 +271,11 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 // key's rank by its index in vals.
 func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []uint32) {
 	nk := len(vals)
+	if kind == KindSorted {
+		if keys, rank, ok := rankByRadix(vals); ok {
+			return keys, nil, rank
+		}
+	}
 	type item struct {
 		bucket int32
 		id     uint32
@@ -320,6 +325,39 @@ func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []
 		rank[it.id] = uint32(r)
 	}
 	return keys, buckets, rank
+}
+
+// rankByRadix is rankKeys of a sorted row index when the keys' spread
+// (greatest less least) and their ids fit 64 bits together, as a
+// partition's keys (a key range) or a build's few million do: each key's
+// offset from the least and its id packed in a uint64, radix-sorted
+// (radixSortFrom) instead of a comparison sort of (value, id) items
+// (slices.SortFunc took ≈0.5 s of the 10× lake's sorted build).
+func rankByRadix(vals []uint64) (keys []uint64, rank []uint32, ok bool) {
+	nk := len(vals)
+	if nk == 0 {
+		return nil, nil, false
+	}
+	lo, hi := vals[0], vals[0]
+	for _, v := range vals {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	wi := bits.Len(uint(nk - 1))
+	if bits.Len64(hi-lo)+wi > 64 {
+		return nil, nil, false
+	}
+	packed := make([]uint64, nk)
+	for id, v := range vals {
+		packed[id] = (v-lo)<<wi | uint64(id)
+	}
+	packed = radixSortFrom(packed, make([]uint64, nk), wi)
+	keys, rank = make([]uint64, nk), make([]uint32, nk)
+	idMask := uint64(1)<<wi - 1
+	for r, k := range packed {
+		keys[r] = lo + k>>wi
+		rank[k&idMask] = uint32(r)
+	}
+	return keys, rank, true
 }
 
 // intHash is the FNV-1a 64 hash of an int key's encoding (tagInt, then v

@@ -2,7 +2,9 @@ package rowindex
 
 import (
 	"context"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -108,6 +110,46 @@ func TestKeyIDLocate(t *testing.T) {
 			f, g, lo, hi := want(p)
 			if s.f != f || s.g != g || s.lo != lo || s.hi != hi {
 				t.Fatalf("%s: row %d: file %d group %d [%d, %d), want file %d group %d [%d, %d)", order, p, s.f, s.g, s.lo, s.hi, f, g, lo, hi)
+			}
+		}
+	}
+}
+
+// TestRankByRadix: a sorted row index's keys ranked by the radix sort are
+// ranked as the comparison sort ranks them (rankKeys without it), for
+// distinct keys of narrow and wide spreads, one key, and spreads too wide
+// to pack beside the ids (left to the comparison sort).
+func TestRankByRadix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		n      int
+		spread uint64
+		packed bool
+	}{{1, 1, true}, {2, 3, true}, {1000, 1 << 20, true}, {5000, 1 << 40, true}, {300, 5000, true}, {1000, 1 << 63, false}} {
+		seen := map[uint64]bool{}
+		var vals []uint64
+		base := rng.Uint64() >> 1
+		for len(vals) < c.n {
+			v := base + rng.Uint64N(c.spread)
+			if !seen[v] {
+				seen[v] = true
+				vals = append(vals, v)
+			}
+		}
+		keys, rank, ok := rankByRadix(vals)
+		if ok != c.packed {
+			t.Fatalf("%d keys over %d: packed %v", c.n, c.spread, ok)
+		}
+		if !ok {
+			continue
+		}
+		want := slices.Sorted(slices.Values(vals))
+		if !slices.Equal(keys, want) {
+			t.Fatalf("%d keys over %d: not in order", c.n, c.spread)
+		}
+		for id, v := range vals {
+			if keys[rank[id]] != v {
+				t.Fatalf("%d keys over %d: key %d ranked %d, which holds %d", c.n, c.spread, v, rank[id], keys[rank[id]])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -152,5 +153,77 @@ func asWriteRows(t *testing.T, kind Kind, es []entry, frags []FragmentEntry, st 
 	}
 	if at != len(es) {
 		t.Fatalf("%s: fragments hold %d entries, want %d", kind, at, len(es))
+	}
+}
+
+// TestSortedWriterCutsAtKeys: a sorted row index's fragment writer cuts a
+// row group at the first key boundary past fragmentRowGroupBytes (or
+// inside a key at fragmentSplitBytes), by a model of that rule, over runs
+// of keys of 9 bytes (ints, and strings whose 8 bytes after the tag equal
+// the int key's before them: only the tag tells them apart) and of other
+// widths, one of them between two runs of the same 9-byte key. The writer remembers a 9-byte last key as a tag and a word
+// (boundary); a compare that missed the tag, or a width, would cut
+// elsewhere.
+func TestSortedWriterCutsAtKeys(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(13, 14))
+	var es []entry
+	for i := range 4000 {
+		ik := appendIntKey(nil, int64(i))
+		sk := append([]byte{tagBytes}, ik[1:]...) // same word, other tag
+		keys := [][]byte{ik, sk}
+		if i%9 == 0 {
+			// A key of another width between two runs of one 9-byte key
+			// (not lookup order, but the rule is the same).
+			keys = append(keys, []byte(fmt.Sprintf("%c%0*d", tagBytes, 1+rng.IntN(20), i)), sk)
+		}
+		for _, k := range keys {
+			for range 1 + rng.IntN(40) {
+				es = append(es, entry{Key: k, File: int32(rng.IntN(5)), RG: int32(rng.IntN(3)), Row: int64(rng.IntN(1000)), N: 1})
+			}
+		}
+	}
+	// A hot key cut inside.
+	hot := appendIntKey(nil, 1<<40)
+	for range 30000 {
+		es = append(es, entry{Key: hot, File: int32(rng.IntN(5)), Row: int64(rng.IntN(1000)), N: 1})
+	}
+	var want []int64
+	var rows, sz int64
+	for i := range es {
+		if i > 0 && (!bytes.Equal(es[i-1].Key, es[i].Key) && sz >= fragmentRowGroupBytes || sz >= fragmentSplitBytes) {
+			want, rows, sz = append(want, rows), 0, 0
+		}
+		rows, sz = rows+1, sz+es[i].size()
+	}
+	want = append(want, rows)
+	dir := t.TempDir()
+	st, err := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := newSpillDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.remove()
+	w := newFragmentWriter(ctx, st, "ri", KindSorted, tmp)
+	for i := range es {
+		if err := w.add(&es[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frags, _, err := w.close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, f := range frags {
+		for _, g := range f.Groups {
+			got = append(got, g.Rows)
+		}
+	}
+	if len(want) < 20 || !slices.Equal(got, want) {
+		t.Fatalf("groups of %v rows, want %v", got, want)
 	}
 }

@@ -113,6 +113,7 @@ type partitions struct {
 	n        int         // partitions; 0 until the first file opens
 	shift    uint        // hash: a key's partition is its hash >> shift
 	bounds   []uint64    // sorted: partition p holds keys in [bounds[p-1], bounds[p])
+	cuts     boundCells  // sorted: finds a key's place among bounds
 	sampled  atomic.Bool // sorted: bounds are set
 	bufBytes int
 	parts    []partFile
@@ -229,6 +230,7 @@ func (p *partitions) sampleFooter(md *format.FileMetaData, col int) {
 			p.bounds = append(p.bounds, b)
 		}
 	}
+	p.cuts = newBoundCells(p.bounds)
 	p.sampled.Store(true)
 }
 
@@ -273,19 +275,78 @@ func (p *partitions) sample(keys *chunkValues, n int) {
 			p.bounds = append(p.bounds, b)
 		}
 	}
+	p.cuts = newBoundCells(p.bounds)
 	p.sampled.Store(true)
 }
 
 // of returns the partition of an encoded key value.
 func (p *partitions) of(v uint64) int {
 	if p.kind == KindSorted {
-		i, found := slices.BinarySearch(p.bounds, v)
-		if found {
-			i++
-		}
-		return i
+		return p.cuts.count(p.bounds, v)
 	}
 	return int(intHash(v) >> p.shift)
+}
+
+// boundCells finds how many of a sorted build's partition bounds are at
+// or below a key in about one step: the bounds' range is cut into cells of
+// 2^shift values, about eight a bound, and at[j] counts the bounds below
+// cell j, so a key's count is at[j] plus the few bounds in its own cell.
+// The scan asks it for every row: a binary search of the bounds (7 steps,
+// each a branch the keys of an arrival-order lake do not let the CPU
+// predict, for 128 partitions) took ≈0.7 s of a partitioned sorted build
+// of the 1 GB lake against ≈0.1 s for a hash build's intHash.
+type boundCells struct {
+	lo    uint64   // the least bound: cell 0's first value
+	shift uint     // a cell holds 2^shift values
+	at    []uint16 // at[j]: the bounds below cell j; len(at) = cells + 1
+}
+
+// boundCellsPerBound is about how many cells the table has a bound:
+// a key's cell then rarely holds a bound at all unless bounds cluster.
+const boundCellsPerBound = 8
+
+// newBoundCells makes the cells of bounds (strictly increasing, fewer than
+// maxPartitions).
+func newBoundCells(bounds []uint64) boundCells {
+	if len(bounds) == 0 {
+		return boundCells{}
+	}
+	lo, span := bounds[0], bounds[len(bounds)-1]-bounds[0]
+	log := bits.Len(uint(len(bounds) * boundCellsPerBound))
+	shift := uint(max(0, bits.Len64(span)-log))
+	at := make([]uint16, span>>shift+2)
+	for _, b := range bounds {
+		at[(b-lo)>>shift+1]++
+	}
+	for j := 1; j < len(at); j++ {
+		at[j] += at[j-1]
+	}
+	return boundCells{lo: lo, shift: shift, at: at}
+}
+
+// count returns how many of bounds (those c was made of) are at or below
+// v: the partition of key v.
+func (c *boundCells) count(bounds []uint64, v uint64) int {
+	if len(bounds) == 0 || v < c.lo {
+		return 0
+	}
+	if v >= bounds[len(bounds)-1] {
+		return len(bounds)
+	}
+	j := (v - c.lo) >> c.shift
+	i, end := int(c.at[j]), int(c.at[j+1])
+	if end-i > 8 {
+		// Bounds that cluster (a run of hot keys): search the cell's.
+		k, found := slices.BinarySearch(bounds[i:end], v)
+		if found {
+			k++
+		}
+		return i + k
+	}
+	for i < end && bounds[i] <= v {
+		i++
+	}
+	return i
 }
 
 // write stores a block of records of data file file in partition i:

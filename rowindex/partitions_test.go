@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -368,5 +370,69 @@ func TestPartitionRetryKeepsGrant(t *testing.T) {
 	ps.part = i
 	if err := ps.load(i); !errors.Is(err, errKeyIDsFull) {
 		t.Fatalf("load: %v; want errKeyIDsFull (%d rows and keys over the grant %d)", err, n, p.grant)
+	}
+}
+
+// TestBoundCells: a sorted build's partition of a key through the bound
+// cells is the number of bounds at or below it, as a binary search of the
+// bounds finds it, for bounds spread out, clustered (hot keys: many bounds
+// in one cell), at the ends of the key range and few; keys at, beside and
+// between bounds and outside their range.
+func TestBoundCells(t *testing.T) {
+	want := func(bounds []uint64, v uint64) int {
+		i, found := slices.BinarySearch(bounds, v)
+		if found {
+			i++
+		}
+		return i
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var cases [][]uint64
+	cases = append(cases, nil, []uint64{5}, []uint64{0}, []uint64{math.MaxUint64},
+		[]uint64{0, math.MaxUint64}, []uint64{1 << 63, 1<<63 + 1})
+	for _, n := range []int{2, 3, 7, 127, 1023} {
+		for _, spread := range []uint64{uint64(n), 1 << 20, 1 << 40, math.MaxUint64} {
+			seen := map[uint64]bool{}
+			var bs []uint64
+			for len(bs) < n {
+				// Half the bounds in a narrow run (hot keys), the
+				// rest spread.
+				v := 1<<63 + rnd.Uint64N(spread)
+				if spread == math.MaxUint64 {
+					v = rnd.Uint64()
+				}
+				if len(bs)%2 == 0 {
+					v = 1<<63 + 1000 + rnd.Uint64N(uint64(4*n))
+				}
+				if !seen[v] {
+					seen[v] = true
+					bs = append(bs, v)
+				}
+			}
+			slices.Sort(bs)
+			cases = append(cases, bs)
+		}
+	}
+	for _, bs := range cases {
+		c := newBoundCells(bs)
+		check := func(v uint64) {
+			if got, w := c.count(bs, v), want(bs, v); got != w {
+				t.Fatalf("%d bounds %v…: key %d in partition %d, want %d", len(bs), bs[:min(len(bs), 4)], v, got, w)
+			}
+		}
+		for _, v := range []uint64{0, 1, 1 << 63, math.MaxUint64 - 1, math.MaxUint64} {
+			check(v)
+		}
+		for _, b := range bs {
+			check(b - 1)
+			check(b)
+			check(b + 1)
+		}
+		for range 2000 {
+			if len(bs) > 0 && bs[len(bs)-1]-bs[0] < math.MaxUint64 {
+				check(bs[0] + rnd.Uint64N(bs[len(bs)-1]-bs[0]+1))
+			}
+			check(rnd.Uint64())
+		}
 	}
 }

@@ -29,6 +29,10 @@ func TestToDiskPackedOrder(t *testing.T) {
 		rg     func(rng *rand.Rand) int32
 		row    func(rng *rand.Rand) int64
 		packed bool
+		// key, if set, is entry i's key (else one of 50 at random).
+		key func(rng *rand.Rand, i int) int64
+		// inOrder: the group comes in data-file order (copyInOrder).
+		inOrder bool
 	}
 	small := func(k int) func(rng *rand.Rand) int32 {
 		return func(rng *rand.Rand) int32 { return int32(rng.IntN(k)) }
@@ -45,6 +49,21 @@ func TestToDiskPackedOrder(t *testing.T) {
 		{name: "negative rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(100) - 50 }, packed: false},
 		{name: "wide rows", n: 500, file: small(3), rg: small(2), row: func(rng *rand.Rand) int64 { return rng.Int64N(1 << 56) }, packed: false},
 		{name: "wide rg", n: 500, file: small(1 << 20), rg: small(1 << 20), row: rows(1 << 20), packed: false},
+		// A group of one key (a hot key's, on an arrival-order lake) is in
+		// data-file order as it comes, ties (aggregate records) too.
+		{name: "one key", n: 3000, file: small(100), rg: small(22), row: rows(12_000), packed: true,
+			key: func(*rand.Rand, int) int64 { return 7 }, inOrder: true},
+		{name: "one key ties", n: 500, file: small(2), rg: small(2), row: rows(3), packed: true,
+			key: func(*rand.Rand, int) int64 { return -3 }, inOrder: true},
+		{name: "one key wide", n: 500, file: small(1 << 20), rg: small(1 << 20), row: rows(1 << 20), packed: false,
+			key: func(*rand.Rand, int) int64 { return 1 << 40 }, inOrder: true},
+		// Keys in the order of the rows (a lake clustered by the key): the
+		// entries of the one file and row group are in order too.
+		{name: "clustered", n: 3000, file: func(*rand.Rand) int32 { return 4 }, rg: func(*rand.Rand) int32 { return 1 }, row: rows(12_000), packed: true,
+			key: func(_ *rand.Rand, i int) int64 { return int64(i) }, inOrder: true},
+		// Two keys whose runs interleave in the files: not in order.
+		{name: "two keys", n: 3000, file: small(100), rg: small(22), row: rows(12_000), packed: true,
+			key: func(_ *rand.Rand, i int) int64 { return int64(i % 2) }},
 	}
 	// Each case with int keys and no covers (a key-id build: inDiskOrder
 	// copies keys at fixed places), with covers, and with keys of other
@@ -56,6 +75,12 @@ func TestToDiskPackedOrder(t *testing.T) {
 				es := make([]entry, c.n)
 				for i := range es {
 					es[i] = entry{Key: appendIntKey(nil, rng.Int64N(50)), File: c.file(rng), RG: c.rg(rng), Row: c.row(rng), N: 1 + rng.Int64N(3)}
+					if c.key != nil {
+						es[i].Key = appendIntKey(nil, c.key(rng, i))
+					}
+					if c.name == "clustered" {
+						es[i].Row = int64(i) * 3
+					}
 					if variant == "covers" && i%4 == 0 {
 						es[i].Cover = appendValue(nil, rng.Int64())
 					}
@@ -76,6 +101,11 @@ func TestToDiskPackedOrder(t *testing.T) {
 				if _, ok := packDiskOrder(open.files, open.rgs, open.gaps, new([]uint64)); ok != c.packed {
 					t.Fatalf("packed = %v, want %v", ok, c.packed)
 				}
+				// The two string keys of "two widths" break a one-key
+				// group's order.
+				if got, want := open.inDataFileOrder(), c.inOrder && variant != "two widths"; got != want {
+					t.Fatalf("inDataFileOrder = %v, want %v", got, want)
+				}
 				want := toDiskRef(es, KindSorted)
 				// The stage is reused with longer leftovers, as cutGroup does.
 				var got spoolGroup
@@ -95,6 +125,20 @@ func TestToDiskPackedOrder(t *testing.T) {
 				}
 				if zeros != wantZeros {
 					t.Fatalf("%d zero gaps counted, want %d", zeros, wantZeros)
+				}
+				if !open.inDataFileOrder() {
+					return
+				}
+				// In order already: the fragment writer turns the rows
+				// into gaps in place instead (rowsToGaps), to the same
+				// columns.
+				if zeros := open.rowsToGaps(); zeros != wantZeros {
+					t.Fatalf("rowsToGaps: %d zero gaps counted, want %d", zeros, wantZeros)
+				}
+				for i, w := range want {
+					if string(open.key(i)) != string(w.Key) || string(open.cover(i)) != string(w.Cover) || open.files[i] != w.File || open.rgs[i] != w.RG || open.gaps[i] != w.Gap || open.ns[i] != w.N {
+						t.Fatalf("rowsToGaps: entry %d: key %x cover %x file %d rg %d gap %d n %d, want %+v", i, open.key(i), open.cover(i), open.files[i], open.rgs[i], open.gaps[i], open.ns[i], w)
+					}
 				}
 			})
 		}
@@ -467,4 +511,60 @@ func encodeSpooled(t *testing.T, groups [][]diskEntry, kind Kind, plainGaps bool
 		t.Fatal(err)
 	}
 	return got.Bytes()
+}
+
+// BenchmarkInDiskOrder puts a sorted key-id build's row group in stored
+// order as the fragment writer's cutGroup does: 3,200 int-key entries of
+// 12 keys (inDiskOrder) or of one (a hot key's group, in order as it comes:
+// rowsToGaps, on a copy of the row numbers), each key's runs in
+// (file, rg, row) order over 1,000 files of 3 row groups of 100k rows, as
+// a group of the 10× lake in arrival order arrives.
+func BenchmarkInDiskOrder(b *testing.B) {
+	for _, keys := range []int{1, 12} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			const n = 3200
+			es := make([]entry, n)
+			for i := range es {
+				es[i] = entry{Key: appendIntKey(nil, int64(i*keys/n)), File: int32(rng.IntN(1000)), RG: int32(rng.IntN(3)), Row: rng.Int64N(100_000), N: 1}
+			}
+			slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
+			open := openGroup(es)
+			var dst spoolGroup
+			var sc diskScratch
+			rows := slices.Clone(open.gaps)
+			b.ResetTimer()
+			for range b.N {
+				copy(open.gaps, rows)
+				if open.inDataFileOrder() {
+					open.rowsToGaps()
+				} else {
+					open.inDiskOrder(&dst, &sc)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
+		})
+	}
+}
+
+// TestSameKey: sameKey is bytes.Equal, for 9-byte keys differing in their
+// tag, first, middle or last byte, and keys of other lengths.
+func TestSameKey(t *testing.T) {
+	base := appendIntKey(nil, 0x0102030405060708)
+	keys := [][]byte{nil, {}, base[:8], base, appendValue(nil, 3.5), []byte("abcdefghij")}
+	for _, at := range []int{0, 1, 4, 8} {
+		k := slices.Clone(base)
+		k[at] ^= 0x40
+		keys = append(keys, k)
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			if got, want := sameKey(a, b), bytes.Equal(a, b); got != want {
+				t.Fatalf("sameKey(%x, %x) = %v, want %v", a, b, got, want)
+			}
+			if !sameKey(a, slices.Clone(a)) {
+				t.Fatalf("sameKey(%x, its copy) = false", a)
+			}
+		}
+	}
 }
