@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,15 +15,32 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
-// TestIntBucket: intHash and intBucket are bucketOf's hash of an int key's
-// encoding, for keys over the whole range.
+// TestIntBucket: intHash and intBucket are bucket's hash of an int key's
+// encoding under both bucket hashes, for keys over the whole range
+// (negative ones included) and a dense run around zero.
 func TestIntBucket(t *testing.T) {
-	for _, i := range []int64{0, 1, -1, 42, -42, 1 << 31, -(1 << 40), 1<<63 - 1, -1 << 63, 123456789} {
-		key := appendIntKey(nil, i)
-		v := binary.BigEndian.Uint64(key[1:])
-		if got, want := intBucket(v), bucketOf(key); got != want {
-			t.Fatalf("key %d: bucket %d, want %d", i, got, want)
+	vals := []int64{0, 1, -1, 42, -42, 1 << 31, -(1 << 40), 1<<63 - 1, -1 << 63, 123456789}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20_000 {
+		vals = append(vals, int64(i-10_000), rng.Int64(), -rng.Int64N(1<<40))
+	}
+	for _, h := range []BucketHash{BucketFNV1a, BucketFNV1aMix} {
+		for _, i := range vals {
+			key := appendIntKey(nil, i)
+			v := binary.BigEndian.Uint64(key[1:])
+			if got, want := h.intBucket(v), h.bucket(key); got != want {
+				t.Fatalf("%q: key %d: bucket %d, want %d", h, i, got, want)
+			}
+			f := fnv.New64a()
+			f.Write(key)
+			if got, want := h.intHash(v), h.finish(f.Sum64()); got != want {
+				t.Fatalf("%q: key %d: hash %x, want %x", h, i, got, want)
+			}
 		}
+	}
+	// The old hash is FNV-1a's top 16 bits, as formats 1 and 2 wrote.
+	if got := BucketFNV1a.bucket([]byte("a")); got != int32(0xaf63dc4c8601ec8c>>48) {
+		t.Fatalf("BucketFNV1a of \"a\" = %#x", got)
 	}
 }
 
@@ -332,7 +351,7 @@ func TestPartitionRetryKeepsGrant(t *testing.T) {
 	}
 	defer tmp.remove()
 	const rows = 40000
-	p := newPartitions(KindHash, 1<<30, tmp, 1, 1)
+	p := newPartitions(KindHash, BucketFNV1aMix, 1<<30, tmp, 1, 1)
 	if err := p.openFile(0, &FileEntry{ID: 1, Rows: rows, RowGroupStarts: []int64{0}}, KeyInt); err != nil {
 		t.Fatal(err)
 	}
