@@ -87,6 +87,9 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 		return nil, BuildStats{}, fmt.Errorf("%w: %s", ErrExists, def.Name)
 	}
 	man := &Manifest{Version: 1, Definition: def}
+	if def.Kind == KindHash {
+		man.BucketHash = BucketFNV1aMix
+	}
 	st, err := build(ctx, idx, man, res, uris, opts...)
 	if err != nil {
 		return nil, st, err
@@ -340,7 +343,7 @@ func build(ctx context.Context, idx store.Store, man *Manifest, res Resolver, ur
 // buildOnce is build on one path (cfg).
 func buildOnce(ctx context.Context, idx store.Store, man *Manifest, res Resolver, uris []string, cfg buildConfig, m *meter, tmp *spillDir, start time.Time) (BuildStats, error) {
 	var st BuildStats
-	b := newBuilder(cfg, &man.Definition, tmp, len(uris), start)
+	b := newBuilder(cfg, &man.Definition, man.BucketHash, tmp, len(uris), start)
 	stop := b.reportEvery(progressEvery)
 	defer stop()
 	if b.part != nil {
@@ -431,7 +434,7 @@ func (m *Manifest) bucket(key []byte) int32 {
 	if m.Kind == KindSorted {
 		return 0
 	}
-	return bucketOf(key)
+	return m.BucketHash.bucket(key)
 }
 
 // topLevelLeaf returns the leaf column index of a top-level primitive,

@@ -164,7 +164,7 @@ func decodeAll(t *testing.T, idx store.Store, man *Manifest) []entry {
 				e.File, e.RG, e.N = r[cols.file].Int32(), r[cols.rg].Int32(), r[cols.n].Int64()
 				e.Row = impliedRow(prev, e) + r[cols.gap].Int64()
 				if man.Kind != KindSorted {
-					e.Bucket = bucketOf(e.Key)
+					e.Bucket = man.BucketHash.bucket(e.Key)
 				}
 				prev = e
 			}

@@ -53,6 +53,7 @@ const (
 type builder struct {
 	cfg   buildConfig
 	def   *Definition
+	hash  BucketHash // the manifest's, under a hash row index
 	tmp   *spillDir
 	start time.Time
 
@@ -77,7 +78,7 @@ type builder struct {
 	reportMu sync.Mutex // one progress call at a time
 }
 
-func newBuilder(cfg buildConfig, def *Definition, tmp *spillDir, files int, start time.Time) *builder {
+func newBuilder(cfg buildConfig, def *Definition, hash BucketHash, tmp *spillDir, files int, start time.Time) *builder {
 	sortBudget := cfg.memory - buildOverhead
 	if sortBudget < cfg.memory/2 {
 		sortBudget = cfg.memory / 2
@@ -88,12 +89,12 @@ func newBuilder(cfg buildConfig, def *Definition, tmp *spillDir, files int, star
 		// No sort buffers: a worker holds its partitions' buffers.
 		workers = min(buildWorkers, max(files, 1))
 	}
-	b := &builder{cfg: cfg, def: def, tmp: tmp, start: start, workers: workers,
+	b := &builder{cfg: cfg, def: def, hash: hash, tmp: tmp, start: start, workers: workers,
 		limit: min(sortBudget/int64(workers), maxWorkerBytes)}
 	b.prog.Phase, b.prog.Files = "scan", files
 	switch {
 	case keyIDs && cfg.partitioned:
-		b.part = newPartitions(def.Kind, sortBudget, tmp, files, workers)
+		b.part = newPartitions(def.Kind, hash, sortBudget, tmp, files, workers)
 		b.part.onPartition = cfg.onPartition
 	case keyIDs:
 		// The sort buffers stay empty on this path: it has their budget.
@@ -287,7 +288,7 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 		srcs = append(srcs, &memRun{b: rb})
 	}
 	if b.kid != nil {
-		srcs = append(srcs, b.kid.source(kind))
+		srcs = append(srcs, b.kid.source(kind, b.hash))
 	}
 	if b.part != nil {
 		srcs = append(srcs, b.part.source(ctx))
@@ -507,7 +508,7 @@ func (w *scanWorker) bucket(key []byte) int32 {
 	if w.b.def.Kind == KindSorted {
 		return 0
 	}
-	return bucketOf(key)
+	return w.b.hash.bucket(key)
 }
 
 // aggStateBytes estimates the memory of one key's aggregate state.

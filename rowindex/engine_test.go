@@ -64,7 +64,7 @@ func TestHotKeyInArrivalOrder(t *testing.T) {
 			for _, fr := range man.Fragments {
 				for _, g := range fr.Groups {
 					if kind == KindSorted && bytes.Compare(g.KeyLo, kb) <= 0 && bytes.Compare(kb, g.KeyHi) <= 0 ||
-						kind == KindHash && g.BucketLo <= bucketOf(kb) && bucketOf(kb) <= g.BucketHi {
+						kind == KindHash && g.BucketLo <= man.BucketHash.bucket(kb) && man.BucketHash.bucket(kb) <= g.BucketHi {
 						holding++
 					}
 				}

@@ -61,7 +61,7 @@ func (h *fragHeap) Pop() any {
 func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest, lo, hi []byte, isRange, prefetchAll bool) (*entryStream, error) {
 	s := &entryStream{ri: ri, ctx: ctx, m: m, kind: man.Kind, lo: lo, hi: hi, bucket: -1, gone: man.tombstones()}
 	if !isRange && man.Kind == KindHash {
-		s.bucket = bucketOf(lo)
+		s.bucket = man.BucketHash.bucket(lo)
 	}
 	var cursors []*fragCursor
 	for i := range man.Fragments {

@@ -1131,8 +1131,9 @@ func copyToStore(ctx context.Context, st store.Store, key string, f *os.File, si
 }
 
 // decodeGroup decodes every entry of row group rg of a fragment whose bytes
-// are in r, in lookup order (compareEntries), for a row index of kind.
-func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error) {
+// are in r, in lookup order (compareEntries), for a row index of kind
+// whose buckets hash hashes.
+func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind, hash BucketHash) ([]entry, error) {
 	g := fm.f.RowGroups()[rg]
 	n := int(g.NumRows())
 	ccs := g.ColumnChunks()
@@ -1185,7 +1186,7 @@ func decodeGroup(fm *fileMeta, rg int, r *pageReader, kind Kind) ([]entry, error
 		case kind == KindSorted:
 			e.Row = impliedRow(prev, e) + rows[i]
 		default:
-			e.Bucket = bucketOf(e.Key)
+			e.Bucket = hash.bucket(e.Key)
 			e.Row = impliedRow(prev, e) + rows[i]
 		}
 		if prev != nil && order(prev, e) > 0 {

@@ -25,9 +25,9 @@ func TestFragmentRoundTrip(t *testing.T) {
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		for _, clustered := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/clustered=%v", kind, clustered), func(t *testing.T) {
-				es := syntheticEntries(kind, clustered, 40_000)
+				es := syntheticEntries(kind, testHash(kind), clustered, 40_000)
 				st, _ := store.Open(ctx, "mem://")
-				man := &Manifest{Version: 1, Definition: Definition{Name: "rt", Key: "k", Kind: kind}}
+				man := &Manifest{Version: 1, Definition: Definition{Name: "rt", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
 				frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
 				if err != nil {
 					t.Fatal(err)
@@ -74,10 +74,11 @@ func TestFragmentRoundTrip(t *testing.T) {
 	}
 }
 
-// syntheticEntries returns n sorted entries over 7 files of 2 row groups: in
+// syntheticEntries returns n sorted entries over 7 files of 2 row groups
+// (a hash row index's bucketed by hash): in
 // a clustered layout each file holds keys in order with adjacent runs (as a
 // file sorted by the key); otherwise runs are scattered.
-func syntheticEntries(kind Kind, clustered bool, n int) []entry {
+func syntheticEntries(kind Kind, hash BucketHash, clustered bool, n int) []entry {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	next := map[[2]int32]int64{}
 	var es []entry
@@ -85,7 +86,7 @@ func syntheticEntries(kind Kind, clustered bool, n int) []entry {
 		key, _ := EncodeKey(int64(k * 3))
 		b := int32(0)
 		if kind == KindHash {
-			b = bucketOf(key)
+			b = hash.bucket(key)
 		}
 		if k%5 == 0 {
 			es = append(es, entry{Bucket: b, Key: key, File: aggFile, Cover: []byte{byte(k)}})
@@ -180,8 +181,9 @@ func TestFormatV1IndexStillReads(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if v := ri.Manifest().FormatVersion; v != FormatVersion {
-				t.Fatalf("after Update: format version %d, want %d", v, FormatVersion)
+			// Format 2 (fragments of format 2, the old bucket hash kept).
+			if m := ri.Manifest(); m.FormatVersion != 2 || m.BucketHash != BucketFNV1a {
+				t.Fatalf("after Update: format version %d, bucket hash %q; want 2, FNV-1a", m.FormatVersion, m.BucketHash)
 			}
 			compareAll()
 		})
@@ -200,7 +202,7 @@ func render(r *Result) string {
 
 // TestDefaultLevelFragmentsStillRead opens row indexes whose fragments were
 // written at parquet-go's default ZSTD level (testdata/v2zstd3: a hash and a
-// sorted row index of syntheticEntries(kind, false, 8000), written by
+// sorted row index of syntheticEntries(kind, BucketFNV1a, false, 8000), written by
 // writeFragments at commit 44a15e8, before fragmentCodec). Every group must
 // decode to exactly the entries written, as fragments written now do; and
 // the fixture must differ in bytes from what this build writes, or it would
@@ -214,7 +216,7 @@ func TestDefaultLevelFragmentsStillRead(t *testing.T) {
 	old, _ := store.Open(ctx, "file://"+dir)
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		t.Run(string(kind), func(t *testing.T) {
-			es := syntheticEntries(kind, false, 8000)
+			es := syntheticEntries(kind, BucketFNV1a, false, 8000)
 			fresh, _ := store.Open(ctx, "mem://")
 			frs, _, err := writeFragments(ctx, fresh, string(kind), kind, es)
 			if err != nil {

@@ -21,7 +21,7 @@ func TestPointReadCoverPages(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		t.Run(string(kind), func(t *testing.T) {
-			es := syntheticEntries(kind, true, 6_000)
+			es := syntheticEntries(kind, testHash(kind), true, 6_000)
 			for i := range es {
 				if es[i].File != aggFile {
 					// Covers of 100–400 bytes: a group's cover column is
@@ -30,7 +30,7 @@ func TestPointReadCoverPages(t *testing.T) {
 				}
 			}
 			st, _ := store.Open(ctx, "mem://")
-			man := &Manifest{Version: 1, Definition: Definition{Name: "pp", Key: "k", Kind: kind}}
+			man := &Manifest{Version: 1, Definition: Definition{Name: "pp", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
 			frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +114,7 @@ func checkPointRead(t *testing.T, ctx context.Context, ri *RowIndex, fr *Fragmen
 	noIndex.aligned = make([]bool, len(fm.aligned))
 	for _, m := range []*fileMeta{fm, &noIndex} {
 		pr := &pageReader{ctx: ctx, m: new(meter), sp: spans{{fr.Groups[gi].Offset, b}}}
-		got, err := ri.decodeGroupKey(m, gi, pr, ri.Manifest().Kind, key)
+		got, err := ri.decodeGroupKey(m, gi, pr, ri.Manifest().Kind, ri.Manifest().BucketHash, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,13 +134,13 @@ func checkPointRead(t *testing.T, ctx context.Context, ri *RowIndex, fr *Fragmen
 // the whole column), not misread.
 func TestCoverPagesRefusesWithoutIndex(t *testing.T) {
 	ctx := context.Background()
-	es := syntheticEntries(KindHash, true, 2_000)
+	es := syntheticEntries(KindHash, BucketFNV1aMix, true, 2_000)
 	st, _ := store.Open(ctx, "mem://")
 	frs, _, err := writeFragments(ctx, st, "np", KindHash, es)
 	if err != nil {
 		t.Fatal(err)
 	}
-	man := &Manifest{Version: 1, Definition: Definition{Name: "np", Key: "k", Kind: KindHash}, Fragments: frs}
+	man := &Manifest{Version: 1, Definition: Definition{Name: "np", Key: "k", Kind: KindHash}, BucketHash: BucketFNV1aMix, Fragments: frs}
 	if err := commitManifest(ctx, st, man); err != nil {
 		t.Fatal(err)
 	}

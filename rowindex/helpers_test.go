@@ -112,3 +112,11 @@ func rowsEqual(a, b parquet.Row) bool {
 	}
 	return true
 }
+
+// testHash is the bucket hash Create gives a row index of kind.
+func testHash(kind Kind) BucketHash {
+	if kind == KindHash {
+		return BucketFNV1aMix
+	}
+	return BucketFNV1a
+}

@@ -220,11 +220,11 @@ type keyIDSource struct {
 }
 
 // source sorts the build's rows into fragment order.
-func (k *keyIDs) source(kind Kind) *keyIDSource {
+func (k *keyIDs) source(kind Kind, hash BucketHash) *keyIDSource {
 	s := &keyIDSource{firstID: k.firstID, f: -1, rgStarts: k.rgStarts, r: -1}
 	k.table = nil
 	var rank []uint32
-	s.keys, s.buckets, rank = rankKeys(k.vals, kind)
+	s.keys, s.buckets, rank = rankKeys(k.vals, kind, hash)
 	nk := len(s.keys)
 	k.vals = nil
 	// Counting sort of the rows by rank; rows are visited in file order,
@@ -266,10 +266,10 @@ func (k *keyIDs) source(kind Kind) *keyIDSource {
 
 // rankKeys puts distinct keys (values encoded as in keyIDs.vals) in
 // fragment order: by value (an encoded key's order is its big-endian
-// bytes' order), under a hash row index by bucket first. It returns the
+// bytes' order), under a hash row index by bucket (of hash) first. It returns the
 // keys in that order, their buckets (nil for a sorted row index) and each
 // key's rank by its index in vals.
-func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []uint32) {
+func rankKeys(vals []uint64, kind Kind, hash BucketHash) (keys []uint64, buckets []int32, rank []uint32) {
 	nk := len(vals)
 	if kind == KindSorted {
 		if keys, rank, ok := rankByRadix(vals); ok {
@@ -295,14 +295,14 @@ func rankKeys(vals []uint64, kind Kind) (keys []uint64, buckets []int32, rank []
 		// keeping them.
 		at := make([]int32, numBuckets+1)
 		for _, v := range vals {
-			at[intBucket(v)+1]++
+			at[hash.intBucket(v)+1]++
 		}
 		for b := range numBuckets {
 			at[b+1] += at[b]
 		}
 		next := slices.Clone(at[:numBuckets])
 		for id, v := range vals {
-			b := intBucket(v)
+			b := hash.intBucket(v)
 			items[next[b]] = item{bucket: b, id: uint32(id), v: v}
 			next[b]++
 		}
@@ -360,20 +360,20 @@ func rankByRadix(vals []uint64) (keys []uint64, rank []uint32, ok bool) {
 	return keys, rank, true
 }
 
-// intHash is the FNV-1a 64 hash of an int key's encoding (tagInt, then v
-// big-endian): bucketOf's hash, without building the key.
-func intHash(v uint64) uint64 {
+// intHash is h's 64-bit hash of an int key's encoding (tagInt, then v
+// big-endian): what h.bucket takes the top bits of, without building the key.
+func (h BucketHash) intHash(v uint64) uint64 {
 	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	h = (h ^ tagInt) * prime
+	x := uint64(offset)
+	x = (x ^ tagInt) * prime
 	for sh := 56; sh >= 0; sh -= 8 {
-		h = (h ^ (v >> uint(sh) & 0xff)) * prime
+		x = (x ^ (v >> uint(sh) & 0xff)) * prime
 	}
-	return h
+	return h.finish(x)
 }
 
-// intBucket is bucketOf of an int key's encoding.
-func intBucket(v uint64) int32 { return int32(intHash(v) >> 48) }
+// intBucket is h.bucket of an int key's encoding.
+func (h BucketHash) intBucket(v uint64) int32 { return int32(h.intHash(v) >> 48) }
 
 // flatGroup is a row group of a key-id build: its first row in the
 // build's numbering, its file and its index in the file.

@@ -36,17 +36,64 @@ const (
 )
 
 // numBuckets is the size of the hash space of a hash row index: the top 16
-// bits of the key's FNV-1a 64 hash. 65,536 buckets keep a bucket of a 1e9-entry
-// index at ~15,000 entries (≈250 KiB at ~16 bytes per compressed entry), i.e.
-// one ranged read, while fragment row groups group neighbouring buckets so a
-// small index still has one row group.
+// bits of the key's bucket hash (BucketHash). With a well-mixed hash
+// (BucketFNV1aMix) 65,536 buckets keep a bucket of a 1e9-entry index at a
+// mean of ~15,300 entries (≈250 KiB at ~16 bytes per compressed entry),
+// i.e. one ranged read, and the fullest within a few percent of the mean
+// when no key has many entries (a bucket holds all of its keys' entries: a
+// hot key's bucket is as full as the key). FNV-1a's top bits alone
+// (BucketFNV1a) leave dense int keys 0..1M in 7,799 buckets, up to 256 keys
+// a bucket against a mean of 15. Fragment row groups group neighbouring
+// buckets so a small index still has one row group.
 const numBuckets = 1 << 16
 
-// bucketOf returns the hash bucket of an encoded key.
-func bucketOf(key []byte) int32 {
-	h := fnv.New64a()
-	h.Write(key)
-	return int32(h.Sum64() >> 48)
+// BucketHash names the hash that puts a key of a hash row index in its
+// bucket (Manifest.BucketHash): readers must use the one the index was
+// built with, so it is persisted.
+type BucketHash string
+
+// The bucket hashes.
+const (
+	// BucketFNV1a is the top 16 bits of the FNV-1a 64 hash of the encoded
+	// key: hash row indexes of formats 1 and 2 (no bucketHash in the
+	// manifest), kept by their Updates and Compacts. FNV-1a's last step
+	// multiplies by 2^40+0x1b3, so the last bytes of a key (the low bytes
+	// of a big-endian int) barely reach the top bits: dense int keys crowd
+	// a few buckets.
+	BucketFNV1a BucketHash = ""
+	// BucketFNV1aMix is FNV-1a 64 followed by murmur3's 64-bit finalizer
+	// (fmix64), top 16 bits: hash row indexes created since format 3.
+	// fmix64 is a bijection, so it adds no collision to FNV-1a's 64 bits,
+	// and every input bit reaches every output bit with probability ≈1/2.
+	BucketFNV1aMix BucketHash = "fnv1a-fmix64"
+)
+
+// known reports whether this build knows the bucket hash h.
+func (h BucketHash) known() bool { return h == BucketFNV1a || h == BucketFNV1aMix }
+
+// bucket returns the hash bucket of an encoded key.
+func (h BucketHash) bucket(key []byte) int32 {
+	f := fnv.New64a()
+	f.Write(key)
+	return int32(h.finish(f.Sum64()) >> 48)
+}
+
+// finish is h's last step on a key's FNV-1a 64 hash.
+func (h BucketHash) finish(x uint64) uint64 {
+	if h == BucketFNV1a {
+		return x
+	}
+	return fmix64(x)
+}
+
+// fmix64 is murmur3's 64-bit finalizer.
+func fmix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
 
 // classOfKind returns the key class of a Parquet physical kind.

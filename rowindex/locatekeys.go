@@ -64,7 +64,7 @@ func (ri *RowIndex) locateKeys(ctx context.Context, keys []any) ([]KeyRun, Cost,
 		}
 		p := keyProbe{i: i, enc: enc, bucket: -1}
 		if man.Kind == KindHash {
-			p.bucket = bucketOf(enc)
+			p.bucket = man.BucketHash.bucket(enc)
 		}
 		probes[i] = p
 	}

@@ -25,7 +25,14 @@ import (
 // cannot read them, hence the bump; fragments of format 1 (fragmentColumnsV1) are
 // still read, and a row index mixing both (an Update or Compact by this
 // build of a version-1 index) is version 2.
-const FormatVersion = 2
+//
+// Version 3: a hash row index records its bucket hash (Manifest.BucketHash);
+// new ones take BucketFNV1aMix, which a version-2 build, ignoring the
+// field, would look keys up with the wrong function of, hence the bump.
+// Only manifests that need it are written as version 3 (formatNeeded): a
+// sorted index, or a hash index of the old hash updated by this build,
+// stays version 2 and readable by version-2 builds.
+const FormatVersion = 3
 
 // Folder is the folder under an index folder that holds every row index.
 // The Spark library ignores unknown folders there (spec §12 item 7).
@@ -226,9 +233,14 @@ type Manifest struct {
 	FormatVersion int   `json:"formatVersion"`
 	Version       int64 `json:"version"`
 	Definition
-	KeyClass  KeyClass        `json:"keyClass,omitempty"`
-	Files     []FileEntry     `json:"files"`
-	Fragments []FragmentEntry `json:"fragments"`
+	KeyClass KeyClass `json:"keyClass,omitempty"`
+	// BucketHash is the hash of a hash row index's buckets: set by Create,
+	// kept by every later version (fragments of one index must agree).
+	// Absent (BucketFNV1a) in hash indexes of formats 1 and 2 and in
+	// sorted ones.
+	BucketHash BucketHash      `json:"bucketHash,omitempty"`
+	Files      []FileEntry     `json:"files"`
+	Fragments  []FragmentEntry `json:"fragments"`
 	// NextFileID is the id the next indexed data file gets. It only grows,
 	// so a file id is never reused, not even after the file was removed.
 	NextFileID int32 `json:"nextFileId"`
@@ -340,6 +352,9 @@ func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*
 	if man.Version != v {
 		return nil, corrupt("manifest %d of %s claims version %d", v, name, man.Version)
 	}
+	if !man.BucketHash.known() {
+		return nil, corrupt("manifest %d of %s has unknown bucket hash %q", v, name, man.BucketHash)
+	}
 	return &man, nil
 }
 
@@ -347,7 +362,7 @@ func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*
 // put-if-absent: exactly one of several racing writers wins, the others get
 // ErrConcurrentUpdate.
 func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
-	man.FormatVersion = FormatVersion
+	man.FormatVersion = formatNeeded(man)
 	man.Committed = time.Now().UTC()
 	b, err := json.Marshal(man) // compact: thousands of key directory entries
 	if err != nil {
@@ -358,6 +373,15 @@ func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
 		return fmt.Errorf("%w: version %d of %s", ErrConcurrentUpdate, man.Version, man.Name)
 	}
 	return err
+}
+
+// formatNeeded is the lowest format version that describes man: 3 with the
+// mixed bucket hash, else 2 (the fragments a build writes are version 2).
+func formatNeeded(man *Manifest) int {
+	if man.BucketHash != BucketFNV1a {
+		return 3
+	}
+	return 2
 }
 
 // List returns the definitions of every row index under the index folder

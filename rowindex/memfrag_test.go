@@ -47,7 +47,7 @@ func TestFragmentWriterInMemory(t *testing.T) {
 		for i := range es {
 			es[i].Bucket = 0
 			if kind != KindSorted {
-				es[i].Bucket = bucketOf(es[i].Key)
+				es[i].Bucket = BucketFNV1aMix.bucket(es[i].Key)
 			}
 		}
 		slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })

@@ -124,7 +124,7 @@ func TestRunFileRefRecords(t *testing.T) {
 		case 3:
 			e.Row = 1 << 33 // too large for a ref
 		}
-		e.Bucket = bucketOf(e.Key)
+		e.Bucket = BucketFNV1aMix.bucket(e.Key)
 		b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
 		want = append(want, e)
 	}

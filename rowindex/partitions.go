@@ -95,7 +95,8 @@ const (
 // file and what is known of the data files.
 type partitions struct {
 	kind    Kind
-	limit   int64 // bytes a partition's places and keys may take
+	hash    BucketHash // under a hash row index: partitions are bucket ranges
+	limit   int64      // bytes a partition's places and keys may take
 	tmp     *spillDir
 	workers int
 	bytes   atomic.Int64 // bytes written to partition files
@@ -153,8 +154,8 @@ func (b *partBlock) size() int64 {
 	return int64(b.n) * partRecordBytes
 }
 
-func newPartitions(kind Kind, limit int64, tmp *spillDir, files, workers int) *partitions {
-	return &partitions{kind: kind, limit: limit, tmp: tmp, workers: workers,
+func newPartitions(kind Kind, hash BucketHash, limit int64, tmp *spillDir, files, workers int) *partitions {
+	return &partitions{kind: kind, hash: hash, limit: limit, tmp: tmp, workers: workers,
 		fileRows: make([]int64, files), rgStarts: make([][]int64, files), rows: footerRows{files: files}}
 }
 
@@ -284,7 +285,7 @@ func (p *partitions) of(v uint64) int {
 	if p.kind == KindSorted {
 		return p.cuts.count(p.bounds, v)
 	}
-	return int(intHash(v) >> p.shift)
+	return int(p.hash.intHash(v) >> p.shift)
 }
 
 // boundCells finds how many of a sorted build's partition bounds are at
@@ -706,7 +707,7 @@ func (ps *partSource) load(i int) error {
 		return err
 	}
 	var rank []uint32
-	s.keys, s.buckets, rank = rankKeys(vals, p.kind)
+	s.keys, s.buckets, rank = rankKeys(vals, p.kind, p.hash)
 	vals = nil
 	nk := len(s.keys)
 	s.from = make([]uint32, nk+1)

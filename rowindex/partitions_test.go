@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,17 +15,35 @@ import (
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
+	"github.com/parquet-go/parquet-go"
 )
 
-// TestIntBucket: intHash and intBucket are bucketOf's hash of an int key's
-// encoding, for keys over the whole range.
+// TestIntBucket: intHash and intBucket are bucket's hash of an int key's
+// encoding under both bucket hashes, for keys over the whole range
+// (negative ones included) and a dense run around zero.
 func TestIntBucket(t *testing.T) {
-	for _, i := range []int64{0, 1, -1, 42, -42, 1 << 31, -(1 << 40), 1<<63 - 1, -1 << 63, 123456789} {
-		key := appendIntKey(nil, i)
-		v := binary.BigEndian.Uint64(key[1:])
-		if got, want := intBucket(v), bucketOf(key); got != want {
-			t.Fatalf("key %d: bucket %d, want %d", i, got, want)
+	vals := []int64{0, 1, -1, 42, -42, 1 << 31, -(1 << 40), 1<<63 - 1, -1 << 63, 123456789}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20_000 {
+		vals = append(vals, int64(i-10_000), rng.Int64(), -rng.Int64N(1<<40))
+	}
+	for _, h := range []BucketHash{BucketFNV1a, BucketFNV1aMix} {
+		for _, i := range vals {
+			key := appendIntKey(nil, i)
+			v := binary.BigEndian.Uint64(key[1:])
+			if got, want := h.intBucket(v), h.bucket(key); got != want {
+				t.Fatalf("%q: key %d: bucket %d, want %d", h, i, got, want)
+			}
+			f := fnv.New64a()
+			f.Write(key)
+			if got, want := h.intHash(v), h.finish(f.Sum64()); got != want {
+				t.Fatalf("%q: key %d: hash %x, want %x", h, i, got, want)
+			}
 		}
+	}
+	// The old hash is FNV-1a's top 16 bits, as formats 1 and 2 wrote.
+	if got := BucketFNV1a.bucket([]byte("a")); got != int32(0xaf63dc4c8601ec8c>>48) {
+		t.Fatalf("BucketFNV1a of \"a\" = %#x", got)
 	}
 }
 
@@ -59,9 +79,10 @@ func TestPartitionedBuildMatchesRuns(t *testing.T) {
 	// are the file's least: every other row would fall in the last
 	// partition, over the budget). The null-key files' 3,411 rows need
 	// 27 KB (24 KB by the first file's footer); 46 KB (23 KB to sort)
-	// leaves them out for 32 partitions, of which, by bucket, one holds
-	// most rows: their ≈40 keys differ in the last byte, which moves FNV's
-	// top 16 bits little. At 800 bytes no partition of them fits.
+	// leaves them out for 32 partitions (under FNV-1a alone, the bucket
+	// hash of formats 1–2, one held most rows of a hash index: their ≈40
+	// keys differ in the last byte, which moves FNV's top 16 bits little).
+	// At 800 bytes no partition of them fits.
 	cases := []tc{
 		{"lake", lake, lakeURIs, "user_id", 400_000, 16},
 		{"sorted-lake", sortedLake, sortedURIs, "user_id", 400_000, 16},
@@ -334,7 +355,7 @@ func TestPartitionRetryKeepsGrant(t *testing.T) {
 	}
 	defer tmp.remove()
 	const rows = 40000
-	p := newPartitions(KindHash, 1<<30, tmp, 1, 1)
+	p := newPartitions(KindHash, BucketFNV1aMix, 1<<30, tmp, 1, 1)
 	if err := p.openFile(0, &FileEntry{ID: 1, Rows: rows, RowGroupStarts: []int64{0}}, KeyInt); err != nil {
 		t.Fatal(err)
 	}
@@ -435,4 +456,54 @@ func TestBoundCells(t *testing.T) {
 			check(rnd.Uint64())
 		}
 	}
+}
+
+// denseRow is a row of a lake of dense int ids.
+type denseRow struct {
+	ID int64 `parquet:"id"`
+}
+
+// TestPartitionedBuildDenseIDs: a hash build of dense int ids (0..59,999,
+// arrival order, 4 files of 30,000 rows) under a budget that leaves the key
+// ids out takes the partitioned path and builds what the run path builds.
+// Under FNV-1a's top bits (the bucket hash of formats 1–2) the ids fell in
+// a few of the partitions, the fullest over the budget, and the build went
+// to the run path.
+func TestPartitionedBuildDenseIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lakeDir := filepath.Join(dir, "lake")
+	if err := os.MkdirAll(lakeDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for f := range 4 {
+		rows := make([]denseRow, 30_000)
+		for i := range rows {
+			rows[i].ID = int64((i*7919 + f*13) % 60_000)
+		}
+		name := fmt.Sprintf("f%d.parquet", f)
+		if err := parquet.WriteFile(filepath.Join(lakeDir, name), rows, parquet.MaxRowsPerRowGroup(10_000)); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, name)
+	}
+	lake, err := store.Open(ctx, "file://"+lakeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := Definition{Name: "d", Key: "id", Kind: KindHash}
+	// 120,000 rows want ≈1 MB of key ids: 400 KB leaves them out and
+	// splits the rows in 128 partitions. Under FNV-1a the build went to
+	// the run path at every budget from 100 KB to 800 KB.
+	pIdx, p, pSt := buildIn(t, filepath.Join(dir, "parts"), def, lake, uris, WithMemory(400_000))
+	if !pSt.KeyIDs || pSt.Partitions == 0 {
+		t.Fatalf("key ids %v, %d partitions: the build left the partitioned path", pSt.KeyIDs, pSt.Partitions)
+	}
+	rIdx, r, rSt := buildIn(t, filepath.Join(dir, "runs"), def, lake, uris, func(c *buildConfig) { c.noKeyIDs = true })
+	if pSt.Entries != rSt.Entries || pSt.Rows != rSt.Rows {
+		t.Fatalf("%d entries of %d rows, the run path %d of %d", pSt.Entries, pSt.Rows, rSt.Entries, rSt.Rows)
+	}
+	sameBuild(t, pIdx, p, rIdx, r)
+	t.Logf("%d partitions, %d entries", pSt.Partitions, pSt.Entries)
 }

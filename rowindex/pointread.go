@@ -54,7 +54,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	man, _ := ri.snapshot()
-	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, key); err != nil {
+	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, man.BucketHash, key); err != nil {
 		return nil, false, err
 	}
 	var charge int64 = 64 + int64(len(key))
@@ -68,7 +68,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 // decodeGroupKey decodes the entries of key in row group rg of a (format 2)
 // fragment whose bytes are in r: their order in the group (stored order)
 // is their lookup order, as they share the key.
-func (ri *RowIndex) decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, key []byte) ([]entry, error) {
+func (ri *RowIndex) decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kind, hash BucketHash, key []byte) ([]entry, error) {
 	g := fm.f.RowGroups()[rg]
 	n := int(g.NumRows())
 	ccs := g.ColumnChunks()
@@ -117,7 +117,7 @@ func (ri *RowIndex) decodeGroupKey(fm *fileMeta, rg int, r *pageReader, kind Kin
 	out := make([]entry, 0, len(match))
 	var bucket int32
 	if kind != KindSorted {
-		bucket = bucketOf(key)
+		bucket = hash.bucket(key)
 	}
 	// Row numbers are implied by the previous entry of the same file and
 	// row group, whatever its key: walk every entry's integers.

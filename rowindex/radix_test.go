@@ -91,7 +91,7 @@ func BenchmarkRadixSort(b *testing.B) {
 				k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
 				var bucket int32
 				if kind == KindHash {
-					bucket = bucketOf(k)
+					bucket = BucketFNV1aMix.bucket(k)
 				}
 				buf.add(bucket, k, int32(i/300_000), int32(i%300_000/12_000), int64(i%12_000), 1, nil)
 			}
@@ -121,7 +121,7 @@ func TestKeyWindowSort(t *testing.T) {
 		key  func(rng *rand.Rand, z *rand.Zipf, i int) int64
 		// bucket, cover and shuffle break the fast path's preconditions
 		bucket     func(i int) int32
-		hashBucket bool // bucketOf(key), as a hash row index
+		hashBucket bool // BucketFNV1aMix.bucket(key), as a hash row index
 		cover      func(i int) []byte
 		shuffle    bool
 		fast       bool // keyWindowSort must apply
@@ -172,7 +172,7 @@ func TestKeyWindowSort(t *testing.T) {
 					e.Bucket = c.bucket(i)
 				}
 				if c.hashBucket {
-					e.Bucket = bucketOf(e.Key)
+					e.Bucket = BucketFNV1aMix.bucket(e.Key)
 				}
 				if c.cover != nil {
 					e.Cover = c.cover(i)
@@ -217,7 +217,7 @@ func TestSortedRunReadsBack(t *testing.T) {
 	var want []entry
 	for i := range 3*gatherBlock + 77 {
 		k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
-		e := entry{Bucket: bucketOf(k), Key: k, File: int32(i / 5000), RG: int32(i % 5000 / 1000), Row: int64(i % 1000), N: 1 + int64(i%3)}
+		e := entry{Bucket: BucketFNV1aMix.bucket(k), Key: k, File: int32(i / 5000), RG: int32(i % 5000 / 1000), Row: int64(i % 1000), N: 1 + int64(i%3)}
 		want = append(want, e)
 		b.add(e.Bucket, e.Key, e.File, e.RG, e.Row, e.N, e.Cover)
 	}
@@ -279,10 +279,10 @@ func TestWriteRunBytes(t *testing.T) {
 			if mixed && i%3 == 0 {
 				k = appendIntKey(nil, -rng.Int64N(1<<30))
 			}
-			e := entry{Bucket: bucketOf(k), Key: k, File: int32(i / 7000), RG: int32(i % 7000 / 1000), Row: int64(i % 1000), N: 1 + rng.Int64N(1<<20)}
+			e := entry{Bucket: BucketFNV1aMix.bucket(k), Key: k, File: int32(i / 7000), RG: int32(i % 7000 / 1000), Row: int64(i % 1000), N: 1 + rng.Int64N(1<<20)}
 			if mixed && i%5 == 0 {
 				e.Key = append([]byte{tagBytes}, bytes.Repeat([]byte{'x'}, rng.IntN(20))...)
-				e.Bucket = bucketOf(e.Key)
+				e.Bucket = BucketFNV1aMix.bucket(e.Key)
 			}
 			if mixed && i%7 == 0 {
 				e.Cover = []byte{valInt, byte(i)}

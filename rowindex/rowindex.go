@@ -359,7 +359,7 @@ func (ri *RowIndex) group(ctx context.Context, m *meter, fr *FragmentEntry, gi i
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	man, _ := ri.snapshot()
-	es, err := decodeGroup(fm, gi, pr, man.Kind)
+	es, err := decodeGroup(fm, gi, pr, man.Kind, man.BucketHash)
 	if err != nil {
 		return nil, ri.fragmentErr(fr, err)
 	}

@@ -23,7 +23,7 @@ func BenchmarkSortAndSpill(b *testing.B) {
 				k := appendIntKey(nil, int64(z.Uint64()*2654435761%4_294_967_291))
 				var bucket int32
 				if kind == KindHash {
-					bucket = bucketOf(k)
+					bucket = BucketFNV1aMix.bucket(k)
 				}
 				buf.add(bucket, k, int32(i/300_000), int32(i%300_000/12_000), int64(i%12_000), 1, nil)
 			}

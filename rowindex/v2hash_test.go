@@ -1,0 +1,155 @@
+package rowindex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// TestFormatV2HashIndexStillReads opens hash row indexes written by format
+// 2 (testdata/v2hash, built at e8fba57 with FNV-1a buckets: an int key with
+// a cover column and a string key, over data/a.parquet and b.parquet, ids
+// -1500..1499 in arrival order) with this build, which creates hash indexes
+// with BucketFNV1aMix: every key, present or absent, must give the rows (and
+// LocateKeys the runs) a fresh index over the same files gives, before and
+// after an Update (data/c.parquet) and a Compact of the old index, which keep
+// its bucket hash and its format version 2.
+func TestFormatV2HashIndexStillReads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/v2hash")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := store.Open(ctx, "file://"+filepath.Join(dir, "data"))
+	old, _ := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
+	res := StoreResolver{data}
+	for _, name := range []string{"by_user", "by_name"} {
+		t.Run(name, func(t *testing.T) {
+			ri, err := Open(ctx, old, name, Options{Resolver: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := ri.Manifest(); m.FormatVersion != 2 || m.BucketHash != BucketFNV1a {
+				t.Fatalf("fixture: format %d, bucket hash %q; want 2, FNV-1a", m.FormatVersion, m.BucketHash)
+			}
+			def := ri.Manifest().Definition
+			fresh, _ := store.Open(ctx, "mem://")
+			if _, _, err := Create(ctx, fresh, def, res, []string{"a.parquet", "b.parquet"}); err != nil {
+				t.Fatal(err)
+			}
+			want, err := Open(ctx, fresh, name, Options{Resolver: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := want.Manifest(); m.FormatVersion != 3 || m.BucketHash != BucketFNV1aMix {
+				t.Fatalf("fresh index: format %d, bucket hash %q; want 3, %q", m.FormatVersion, m.BucketHash, BucketFNV1aMix)
+			}
+			var keys []any
+			moved := 0
+			for u := int64(-1502); u < 1502; u++ {
+				k := any(u)
+				if name == "by_name" {
+					k = fmt.Sprintf("user-%d", u)
+				}
+				keys = append(keys, k)
+				enc, _ := EncodeKey(k)
+				if BucketFNV1a.bucket(enc) != BucketFNV1aMix.bucket(enc) {
+					moved++
+				}
+			}
+			if moved < len(keys)*9/10 {
+				t.Fatalf("only %d of %d keys change bucket: the fixture does not tell the hashes apart", moved, len(keys))
+			}
+			compareAll := func(stage string) {
+				t.Helper()
+				// Rows through Lookup for every 5th key; runs through
+				// LocateKeys for all.
+				for i := 0; i < len(keys); i += 5 {
+					k := keys[i]
+					a, err := ri.Lookup(ctx, Query{Key: k})
+					if err != nil {
+						t.Fatalf("%s: key %v on the format-2 index: %v", stage, k, err)
+					}
+					b, err := want.Lookup(ctx, Query{Key: k})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := render(a), render(b); got != want {
+						t.Fatalf("%s: key %v: format-2 index gives\n%s\na fresh one\n%s", stage, k, got, want)
+					}
+				}
+				a, _, err := ri.LocateKeys(ctx, keys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _, err := want.LocateKeys(ctx, keys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slices.SortFunc(a, cmpRuns)
+				slices.SortFunc(b, cmpRuns)
+				if !slices.Equal(a, b) {
+					t.Fatalf("%s: LocateKeys gives %d runs on the format-2 index, %d on a fresh one", stage, len(a), len(b))
+				}
+				found := map[int]bool{}
+				for _, r := range a {
+					found[r.Key] = true
+				}
+				if len(found) != 3000 {
+					t.Fatalf("%s: %d keys found, want 3000", stage, len(found))
+				}
+			}
+			compareAll("as written")
+			for _, st := range []store.Store{old, fresh} {
+				if _, _, err := Update(ctx, st, name, res, []string{"c.parquet"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			refresh := func() {
+				t.Helper()
+				for _, h := range []*RowIndex{ri, want} {
+					if err := h.Refresh(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if m := ri.Manifest(); m.FormatVersion != 2 || m.BucketHash != BucketFNV1a {
+					t.Fatalf("old index: format %d, bucket hash %q; want 2, FNV-1a kept", m.FormatVersion, m.BucketHash)
+				}
+			}
+			refresh()
+			if n := len(ri.Manifest().Fragments); n != 2 {
+				t.Fatalf("after Update: %d fragments, want 2", n)
+			}
+			compareAll("after Update")
+			if _, err := Compact(ctx, old, name); err != nil {
+				t.Fatal(err)
+			}
+			refresh()
+			if n := len(ri.Manifest().Fragments); n != 1 {
+				t.Fatalf("after Compact: %d fragments, want 1", n)
+			}
+			compareAll("after Compact")
+		})
+	}
+}
+
+// cmpRuns orders key runs by key, file, row group and row.
+func cmpRuns(x, y KeyRun) int {
+	switch {
+	case x.Key != y.Key:
+		return x.Key - y.Key
+	case x.File != y.File:
+		if x.File < y.File {
+			return -1
+		}
+		return 1
+	case x.RowGroup != y.RowGroup:
+		return x.RowGroup - y.RowGroup
+	}
+	return int(x.Row - y.Row)
+}
