@@ -33,11 +33,18 @@ type BuildStats = rowindex.BuildStats
 // index no query has opened yet). The command line's `describe` and the
 // server's describe print it as is.
 type RowIndexInfo struct {
-	Name       string   `json:"name"`
-	Key        string   `json:"key"`
-	Kind       string   `json:"kind"`
-	Cover      []string `json:"cover"`
-	Aggregates []string `json:"aggregates"` // as on the command line: count, sum:COL, ...
+	Name string `json:"name"`
+	Key  string `json:"key"`
+	Kind string `json:"kind"`
+	// BucketHash names a hash row index's bucket hash ("fnv1a" for indexes
+	// created before format 3, "fnv1a-fmix64" since; see
+	// docs/rowindex.md, "On-disk format"); nil for a sorted row index.
+	BucketHash *string `json:"bucket_hash"`
+	// FormatVersion is the persisted format version of the manifest
+	// described (docs/rowindex.md, "On-disk format").
+	FormatVersion int      `json:"format_version"`
+	Cover         []string `json:"cover"`
+	Aggregates    []string `json:"aggregates"` // as on the command line: count, sum:COL, ...
 	// Version is the manifest version described.
 	Version int64 `json:"version"`
 	// Files is the number of indexed data files (removed ones excluded).
@@ -82,9 +89,14 @@ func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
 		aggs[i] = a.String()
 	}
 	info := RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: nonNil(m.Cover), Aggregates: aggs, Version: m.Version,
-		Files: len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
+		FormatVersion: m.FormatVersion,
+		Files:         len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
 		IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(), Committed: m.Committed.UTC().Format(time.RFC3339Nano),
 		Skipped: rowIndexSkipped(m.Skipped)}
+	if m.Kind == rowindex.KindHash {
+		name := m.BucketHash.String()
+		info.BucketHash = &name
+	}
 	if info.DataBytes > 0 {
 		info.IndexFraction = float64(info.IndexBytes) / float64(info.DataBytes)
 	}

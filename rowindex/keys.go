@@ -68,6 +68,15 @@ const (
 	BucketFNV1aMix BucketHash = "fnv1a-fmix64"
 )
 
+// String names h as `describe` prints it: "fnv1a" for BucketFNV1a (whose
+// persisted form is the empty string), else the persisted name.
+func (h BucketHash) String() string {
+	if h == BucketFNV1a {
+		return "fnv1a"
+	}
+	return string(h)
+}
+
 // known reports whether this build knows the bucket hash h.
 func (h BucketHash) known() bool { return h == BucketFNV1a || h == BucketFNV1aMix }
 

@@ -21,9 +21,9 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROW INDEX\tKEY\tKIND\tCOVER\tAGGREGATES\tFILES\tENTRIES\tINDEX BYTES\tOF DATA\tFRAGMENTS\tREMOVED")
+	fmt.Fprintln(tw, "ROW INDEX\tKEY\tKIND\tBUCKET HASH\tFORMAT\tCOVER\tAGGREGATES\tFILES\tENTRIES\tINDEX BYTES\tOF DATA\tFRAGMENTS\tREMOVED")
 	for _, r := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\n", r.Name, r.Key, r.Kind, list(r.Cover), list(r.Aggregates),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\n", r.Name, r.Key, r.Kind, bucketHash(r.BucketHash), r.FormatVersion, list(r.Cover), list(r.Aggregates),
 			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed)
 	}
 	tw.Flush()
@@ -32,6 +32,14 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 			fmt.Fprintf(w, "row index %s skipped %s: %s\n", r.Name, s.File, s.Reason)
 		}
 	}
+}
+
+// bucketHash prints a row index's bucket hash: "-" for a sorted one.
+func bucketHash(h *string) string {
+	if h == nil {
+		return "-"
+	}
+	return *h
 }
 
 // printRowIndexCompaction prints one line of `compact` for a row index.

@@ -79,6 +79,11 @@ func TestRowIndexMaintenance(t *testing.T) {
 				"index_fraction": float64(m.IndexBytes()) / float64(m.DataBytes()),
 				"committed":      m.Committed.UTC().Format(time.RFC3339Nano),
 				"skipped":        make([]any, len(m.Skipped)),
+				"format_version": float64(m.FormatVersion),
+				"bucket_hash":    nil,
+			}
+			if m.Kind == rowindex.KindHash {
+				want["bucket_hash"] = m.BucketHash.String()
 			}
 			if g, w := jsonText(t, r), jsonText(t, want); g != w {
 				t.Fatalf("describe row index %s:\n got %s\nwant %s", name, g, w)
@@ -116,6 +121,15 @@ func TestRowIndexMaintenance(t *testing.T) {
 	d := describe()
 	if len(d) != 2 || d["user_id"]["fragments"] != 2.0 || d["user_id"]["files"] != 4.0 || d["by_duration"]["fragments"] != 1.0 {
 		t.Fatalf("describe before compact: %v", d)
+	}
+	// A new hash row index names its bucket hash and format 3; a sorted one
+	// has no bucket hash and stays at format 2.
+	if d["user_id"]["bucket_hash"] != "fnv1a-fmix64" || d["user_id"]["format_version"] != 3.0 ||
+		d["by_duration"]["bucket_hash"] != nil || d["by_duration"]["format_version"] != 2.0 {
+		t.Fatalf("describe: bucket hash and format: %v", d)
+	}
+	if human := mustRun("describe", "plays"); !strings.Contains(human, "BUCKET HASH") || !strings.Contains(human, "fnv1a-fmix64") {
+		t.Fatalf("describe output:\n%s", human)
 	}
 	before := lookups(keys)
 	for i, b := range before {
