@@ -89,10 +89,9 @@ func rowIndexInfo(m *rowindex.Manifest) RowIndexInfo {
 		aggs[i] = a.String()
 	}
 	info := RowIndexInfo{Name: m.Name, Key: m.Key, Kind: string(m.Kind), Cover: nonNil(m.Cover), Aggregates: aggs, Version: m.Version,
-		FormatVersion: m.FormatVersion,
-		Files:         len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
+		Files: len(m.Files), Removed: len(m.Removed), Entries: m.Entries(), Fragments: len(m.Fragments),
 		IndexBytes: m.IndexBytes(), DataBytes: m.DataBytes(), Committed: m.Committed.UTC().Format(time.RFC3339Nano),
-		Skipped: rowIndexSkipped(m.Skipped)}
+		Skipped: rowIndexSkipped(m.Skipped), FormatVersion: m.FormatVersion}
 	if m.Kind == rowindex.KindHash {
 		name := m.BucketHash.String()
 		info.BucketHash = &name
