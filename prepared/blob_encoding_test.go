@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -594,5 +595,26 @@ func TestBlockEncoding3Frames(t *testing.T) {
 	}
 	if _, err := b.DecodeBlock(nil, []byte{frameTagCompressed, 0xff, 0xff, 0xff}); !errors.Is(err, ErrBadBlob) {
 		t.Errorf("a damaged block: %v", err)
+	}
+	// A stripped frame whose header claims 200 MiB in a few bytes is a bad
+	// blob before the decoder allocates what the header says.
+	for _, enc := range []string{BlobBlockEncoding2, BlobBlockEncoding3} {
+		lie := []byte{0xc0 | 0x20} // 8-byte content size, single segment, no dictionary ID (stripped)
+		lie = binary.LittleEndian.AppendUint64(lie, 200<<20)
+		lie = append(lie, 1, 0, 0) // a last raw block of no bytes
+		if enc == BlobBlockEncoding3 {
+			lie = append([]byte{frameTagStripped}, lie...)
+		}
+		b := &Blob{Marker: BlobMarker{Encoding: enc}, dec: dec, dictID: 1}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := b.DecodeBlock(nil, lie)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrBadBlob) {
+			t.Errorf("%s: a frame claiming 200 MiB in %d bytes: %v", enc, len(lie), err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s: a frame claiming 200 MiB in %d bytes: %d bytes allocated", enc, len(lie), n)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/internal/pqrow"
 )
 
 // Co-grouped blobs with a dictionary (BlobOptions.Codec = BlobCodecZstdDict):
@@ -78,7 +80,9 @@ const (
 )
 
 // dictMaxDecoded bounds the memory of decoding one block (a corrupt frame
-// must not allocate without bound).
+// must not allocate without bound); DecodeBlock also refuses a frame whose
+// header claims more than its bytes can hold, before the decoder
+// allocates it.
 const dictMaxDecoded = 256 << 20
 
 // blockStream groups the rows of a sorted stream into co-grouped blocks:
@@ -298,6 +302,11 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 	}
 	if !ok {
 		return dst, badBlob("block frame header of %d bytes", len(v))
+	}
+	// The decoder allocates the content size a frame's header gives
+	// (up to dictMaxDecoded): a damaged value must not make it.
+	if why := pqrow.ZstdFrameImplausible(z); why != "" {
+		return dst, badBlob("block: %s", why)
 	}
 	raw, err := b.dec.DecodeAll(z, sc.raw[:0])
 	sc.raw = raw
