@@ -298,14 +298,13 @@ type shortReader struct {
 func (s *shortReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.max)]) }
 
 // TestEncodeFragmentMatchesWriteRows: the fragment encoder (fragFile's
-// page writes for a hash row index, diskEntry rows through GenericWriter's
-// typed path for a sorted one) writes byte for byte the file
-// that parquet-go's Writer.WriteRows writes from whole rows, and that the
-// previous encoder (a parquet.Value per cell, prevChunkRows rows per column
-// writer call) wrote, for both kinds, both row_gap encodings, and groups
-// of 1 to 5,000 rows whose keys and covers are of every class, empty, or
-// larger than a page. diskEntry's own schema must equal the fragment's, or
-// GenericWriter would take its slow reflective path.
+// page writes, both kinds) writes byte for byte the file that parquet-go's
+// Writer.WriteRows writes from whole rows, and that the previous encoder
+// (a parquet.Value per cell, prevChunkRows rows per column writer call)
+// wrote, for both kinds, both row_gap encodings, and groups of 1 to 5,000
+// rows whose keys and covers are of every class, empty, or larger than a
+// page. diskEntry's own schema must equal the fragment's: fragTemplate
+// takes the footer's schema elements from a GenericWriter[diskEntry].
 func TestEncodeFragmentMatchesWriteRows(t *testing.T) {
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		for _, plainGaps := range []bool{false, true} {
