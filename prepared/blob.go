@@ -440,7 +440,7 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 		return nil, err
 	}
 	if m.Codec == BlobCodecZstdDict {
-		if b.dec, err = newBlockDecoder(m.Dict); err != nil {
+		if b.dec, err = newBlockDecoder(m.Dict, blobDecoders); err != nil {
 			return nil, badBlob("dictionary: %v", err)
 		}
 		if m.Encoding != BlobBlockEncoding {

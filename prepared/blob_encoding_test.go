@@ -538,7 +538,7 @@ func TestBlockEncoding3Frames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enc.Close()
-	dec, err := newBlockDecoder(dict)
+	dec, err := newBlockDecoder(dict, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,5 +616,77 @@ func TestBlockEncoding3Frames(t *testing.T) {
 		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
 			t.Errorf("%s: a frame claiming 200 MiB in %d bytes: %d bytes allocated", enc, len(lie), n)
 		}
+	}
+}
+
+// TestBlockDecoderAllocatesOnce checks that a co-grouped file's decoder
+// allocates its block buffers once, not once per block decoder in turn: a
+// light lookup decodes one small block per file, and with GOMAXPROCS block
+// decoders each of a file's first lookups allocated another 128 KiB
+// (blobDecoders).
+func TestBlockDecoderAllocatesOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // the decoder is made under 4 Ps
+	var samples [][]byte
+	for i := range 200 {
+		samples = append(samples, fmt.Appendf(nil, "spotify:track:%06d {\"type\":\"playlist\",\"id\":%d}", i*7, i%13))
+	}
+	g := parquet.Group{"k": parquet.Leaf(parquet.Int64Type), "s": parquet.String()}
+	schema := parquet.NewSchema("r", g)
+	p := testBlobPlan(t, schema, &BlobOptions{Column: "blob", Fields: []string{"s"}, Codec: BlobCodecZstdDict})
+	kl, _ := schema.Lookup("k")
+	sl, _ := schema.Lookup("s")
+	cols := [][]parquet.Value{{parquet.Int64Value(5).Level(0, 0, kl.ColumnIndex)}, nil}
+	for i := range 3 {
+		cols[1] = append(cols[1], parquet.ByteArrayValue(bytes.Repeat(samples[i*40], 3)).Level(0, 0, sl.ColumnIndex))
+	}
+	raw := p.encodeBlock(nil, 3, cols)
+	in, err := parseBlob(p.marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := in.decodeRaw(nil, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newBlockStats(in)
+	st.add(want)
+	// The files' encoding: a one-block frame stored compact, read back
+	// by expandFrame with the 256 KiB window (compactWindow).
+	m := p.marker
+	m.Encoding, m.Fields = BlobBlockEncoding3, st.fields([][]byte{raw})
+	dict, err := trainDict(append(samples, raw), zstd.SpeedDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Dict = dict
+	b, err := NewBlob(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDict(dict), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	v, ok := compactFrame(enc.EncodeAll(b.encodeBlock2(nil, want), nil))
+	if !ok || v[0] != frameTagCompressed {
+		t.Fatalf("block not stored as a compressed one-block frame (%v)", ok)
+	}
+	if _, err := b.DecodeBlock(nil, v); err != nil { // the first block allocates the buffers
+		t.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range 8 {
+		rows, err := b.DecodeBlock(nil, v)
+		if err != nil || len(rows) != 3 || !bytes.Equal(rows[2][1].ByteArray(), want[2][1].ByteArray()) {
+			t.Fatalf("decoded %v, %v", rows, err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	// Each block's rows and their bytes: about 1 KiB; another block
+	// decoder's first frame: ≥ 128 KiB.
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 {
+		t.Errorf("8 more blocks allocated %d bytes: the decoder's block buffers were allocated again", got)
 	}
 }

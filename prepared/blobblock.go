@@ -257,11 +257,26 @@ func trainDict(samples [][]byte, level zstd.EncoderLevel) ([]byte, error) {
 	return zstd.BuildDict(o)
 }
 
-// blockDecoder decompresses blocks of one file: a decoder holding the
-// file's dictionary (DecodeAll is safe for concurrent use).
-func newBlockDecoder(dict []byte) (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderDicts(dict), zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(dictMaxDecoded))
+// newBlockDecoder returns a decoder of one file's frames, holding the
+// file's dictionary (DecodeAll is safe for concurrent use), with
+// concurrency block decoders (0: GOMAXPROCS, at most 4).
+func newBlockDecoder(dict []byte, concurrency int) (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderDicts(dict), zstd.WithDecoderConcurrency(concurrency), zstd.WithDecoderMaxMemory(dictMaxDecoded))
 }
+
+// blobDecoders is the block decoders of a co-grouped blob file's decoder
+// (Blob.DecodeBlock). One: each block decoder allocates a 128 KiB output
+// buffer on its first frame (the frames' 256 KiB window, compactWindow:
+// klauspost sizes it by the window, and DecodeAll never writes it) and
+// keeps its own literal and sequence buffers, and DecodeAll takes them in
+// turn, so with GOMAXPROCS of them the first lookups of each file paid
+// that many allocations and every lookup touched a different decoder's
+// memory than the last. A lookup decodes its blocks one after another
+// (assemble), so only concurrent lookups of one file wait for it, for a
+// block's decode (≈10 µs for a light key's). Measured on the 256 MB
+// co-grouped lake (BenchmarkLightKeyDir, first 50 lookups of a process):
+// 1.39 / 1.32 → 0.78 / 0.79 ms a lookup, 832 → 484 KB allocated.
+const blobDecoders = 1
 
 // DecodeBlock appends to dst the rows of one co-grouped blob value v (a
 // ZSTD frame of a BlobBlockEncoding or BlobBlockEncoding2 block,

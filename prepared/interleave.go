@@ -149,7 +149,7 @@ func (m *InterleaveMarker) Decoder() (*zstd.Decoder, error) {
 	if len(m.Dict) == 0 {
 		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(dictMaxDecoded))
 	}
-	d, err := newBlockDecoder(m.Dict)
+	d, err := newBlockDecoder(m.Dict, 0)
 	if err != nil {
 		return nil, badFrames("interleave dictionary: %v", err)
 	}
