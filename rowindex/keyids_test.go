@@ -118,14 +118,18 @@ func TestKeyIDLocate(t *testing.T) {
 // TestRankByRadix: a sorted row index's keys ranked by the radix sort are
 // ranked as the comparison sort ranks them (rankKeys without it), for
 // distinct keys of narrow and wide spreads, one key, and spreads too wide
-// to pack beside the ids (left to the comparison sort).
+// to pack beside the ids (left to the comparison sort), at the edge of
+// the packed word too.
 func TestRankByRadix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
 		n      int
 		spread uint64
 		packed bool
-	}{{1, 1, true}, {2, 3, true}, {1000, 1 << 20, true}, {5000, 1 << 40, true}, {300, 5000, true}, {1000, 1 << 63, false}} {
+	}{{1, 1, true}, {2, 3, true}, {1000, 1 << 20, true}, {5000, 1 << 40, true}, {300, 5000, true}, {1000, 1 << 63, false},
+		// 1,024 ids take 10 bits: a spread of 54 bits fills the word
+		// exactly, 55 would overflow it.
+		{1024, 1 << 54, true}, {1024, 1 << 55, false}} {
 		seen := map[uint64]bool{}
 		var vals []uint64
 		base := rng.Uint64() >> 1
