@@ -2,10 +2,13 @@ package rowindex
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -258,5 +261,45 @@ func TestOldHashUpdateEveryPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestManifestBucketHashChecks: a manifest is written at the lowest format
+// that describes it (3 with the mixed bucket hash, 2 for a sorted index or
+// an FNV-1a hash index, which version-2 builds still read), and one this
+// build cannot read is refused as corrupt, naming why, not looked up in
+// the wrong buckets: an unknown bucket hash, or a newer format version (how
+// a version-2 build refuses a format-3 manifest).
+func TestManifestBucketHashChecks(t *testing.T) {
+	ctx := context.Background()
+	st, _ := store.Open(ctx, "mem://")
+	for _, c := range []struct {
+		name   string
+		kind   Kind
+		hash   BucketHash
+		format int
+	}{{"sorted", KindSorted, BucketFNV1a, 2}, {"old", KindHash, BucketFNV1a, 2}, {"mixed", KindHash, BucketFNV1aMix, 3}} {
+		man := &Manifest{Version: 1, Definition: Definition{Name: c.name, Key: "k", Kind: c.kind}, BucketHash: c.hash}
+		if err := commitManifest(ctx, st, man); err != nil {
+			t.Fatal(err)
+		}
+		got, err := loadManifest(ctx, st, c.name, new(meter))
+		if err != nil || got.FormatVersion != c.format || got.BucketHash != c.hash {
+			t.Fatalf("%s: %v, format %d, bucket hash %q; want %d, %q", c.name, err, got.FormatVersion, got.BucketHash, c.format, c.hash)
+		}
+	}
+	for name, js := range map[string]string{
+		"unknown bucket hash": `{"formatVersion":3,"version":1,"name":"u","key":"k","kind":"hash","bucketHash":"xxh3","files":[],"fragments":[],"nextFileId":0}`,
+		"format version 4":    `{"formatVersion":4,"version":1,"name":"f","key":"k","kind":"hash","files":[],"fragments":[],"nextFileId":0}`,
+	} {
+		var m struct{ Name string }
+		_ = json.Unmarshal([]byte(js), &m)
+		if err := store.WriteAll(ctx, st, manifestKey(m.Name, 1), []byte(js), nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(ctx, st, m.Name, Options{})
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) {
+			t.Fatalf("%s: Open gives %v, want ErrCorrupt naming it", name, err)
+		}
 	}
 }
