@@ -79,14 +79,19 @@ func Create(ctx context.Context, idx store.Store, def Definition, res Resolver, 
 		return nil, BuildStats{}, err
 	}
 	m := new(meter)
-	v, err := latestVersion(ctx, idx, def.Name, m)
+	head, err := newestManifest(ctx, idx, def.Name, m)
 	if err != nil {
 		return nil, BuildStats{}, err
 	}
-	if v > 0 {
+	man := &Manifest{Version: 1, Definition: def}
+	switch {
+	case head == nil:
+	case head.Dropped:
+		man.Version = head.Version + 1 // after Drop's tombstone
+		man.CreatedAt = man.Version
+	default:
 		return nil, BuildStats{}, fmt.Errorf("%w: %s", ErrExists, def.Name)
 	}
-	man := &Manifest{Version: 1, Definition: def}
 	if def.Kind == KindHash {
 		man.BucketHash = BucketFNV1aMix
 	}
@@ -181,9 +186,11 @@ const commitAttempts = 8
 // rebase re-applies what man added to base (data files with ids from
 // base.NextFileID on, and fragments) onto head, a newer version committed by
 // another writer. It fails when head allocated file ids since base (another
-// Update or Create indexed files): the ids man used may be taken.
+// Update or Create indexed files): the ids man used may be taken; and when
+// head is another incarnation of the name (dropped and created again since
+// base): the fragments man wrote may be deleted.
 func rebase(head, base, man *Manifest) (*Manifest, bool) {
-	if head.NextFileID != base.NextFileID || head.KeyClass != base.KeyClass {
+	if head.NextFileID != base.NextFileID || head.KeyClass != base.KeyClass || head.CreatedAt != base.CreatedAt {
 		return nil, false
 	}
 	next := head.clone()

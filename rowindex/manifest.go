@@ -32,7 +32,13 @@ import (
 // Only manifests that need it are written as version 3 (formatNeeded): a
 // sorted index, or a hash index of the old hash updated by this build,
 // stays version 2 and readable by version-2 builds.
-const FormatVersion = 3
+//
+// Version 4: Drop commits a tombstone (Manifest.Dropped) as the newest
+// version, so that a writer that loaded the index before the Drop loses its
+// commit instead of reviving the dropped index over the next Create. Only
+// the tombstone is version 4: a version-3 build refuses it as corrupt
+// rather than reading an index with no definition.
+const FormatVersion = 4
 
 // Folder is the folder under an index folder that holds every row index.
 // The Spark library ignores unknown folders there (spec §12 item 7).
@@ -241,6 +247,14 @@ type Manifest struct {
 	BucketHash BucketHash      `json:"bucketHash,omitempty"`
 	Files      []FileEntry     `json:"files"`
 	Fragments  []FragmentEntry `json:"fragments"`
+	// Dropped marks the tombstone Drop commits (format 4): the row index
+	// does not exist; a Create after it commits the next version.
+	Dropped bool `json:"dropped,omitempty"`
+	// CreatedAt is the version a Create of this row index committed, when
+	// above 1 (a Create after a Drop; format 4): an Update that loaded an
+	// earlier incarnation must not rebase its files onto this one (their
+	// fragments were deleted by the Drop).
+	CreatedAt int64 `json:"createdAt,omitempty"`
 	// NextFileID is the id the next indexed data file gets. It only grows,
 	// so a file id is never reused, not even after the file was removed.
 	NextFileID int32 `json:"nextFileId"`
@@ -327,14 +341,28 @@ func latestVersion(ctx context.Context, st store.Store, name string, m *meter) (
 	return latest, nil
 }
 
-// loadManifest reads the newest manifest of a row index.
+// loadManifest reads the newest manifest of a row index: ErrNotFound when
+// there is none or it is Drop's tombstone.
 func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*Manifest, error) {
+	man, err := newestManifest(ctx, st, name, m)
+	if err != nil {
+		return nil, err
+	}
+	if man == nil || man.Dropped {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return man, nil
+}
+
+// newestManifest reads the newest manifest of a row index, a tombstone
+// included; nil when the log is empty.
+func newestManifest(ctx context.Context, st store.Store, name string, m *meter) (*Manifest, error) {
 	v, err := latestVersion(ctx, st, name, m)
 	if err != nil {
 		return nil, err
 	}
 	if v == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+		return nil, nil
 	}
 	m.requests.Add(1)
 	b, err := store.ReadAll(ctx, st, manifestKey(name, v))
@@ -375,9 +403,13 @@ func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
 	return err
 }
 
-// formatNeeded is the lowest format version that describes man: 3 with the
-// mixed bucket hash, else 2 (the fragments a build writes are version 2).
+// formatNeeded is the lowest format version that describes man: 4 for a
+// tombstone, 3 with the mixed bucket hash, else 2 (the fragments a build
+// writes are version 2).
 func formatNeeded(man *Manifest) int {
+	if man.Dropped || man.CreatedAt > 1 {
+		return 4
+	}
 	if man.BucketHash != BucketFNV1a {
 		return 3
 	}
@@ -409,15 +441,64 @@ func List(ctx context.Context, idx store.Store) ([]Definition, error) {
 	return defs, nil
 }
 
-// Drop deletes a row index: its manifest log first (so readers stop seeing
-// it), then its fragments. No data file is touched.
+// Drop deletes a row index. It first commits a tombstone as the next
+// version (so readers stop seeing the index, and a writer that loaded an
+// older version loses its commit with ErrConcurrentUpdate instead of
+// reviving the index), then deletes the older manifests and the fragments.
+// The tombstone stays: a later Create of the name commits the version after
+// it. No data file is touched.
 func Drop(ctx context.Context, idx store.Store, name string) error {
-	if _, err := loadManifest(ctx, idx, name, new(meter)); err != nil {
-		return err
+	m := new(meter)
+	var err error
+	for attempt := 1; attempt <= commitAttempts; attempt++ {
+		var cur *Manifest
+		if cur, err = loadManifest(ctx, idx, name, m); err != nil {
+			return err
+		}
+		tomb := &Manifest{Version: cur.Version + 1, Definition: Definition{Name: name}, Dropped: true}
+		if err = commitManifest(ctx, idx, tomb); errors.Is(err, ErrConcurrentUpdate) {
+			continue // another writer committed first: drop its version
+		}
+		if err != nil {
+			return err
+		}
+		return deleteBelow(ctx, idx, name, tomb.Version)
 	}
-	if _, err := store.DeleteAll(ctx, idx, manifestDir(name)); err != nil {
-		return err
-	}
-	_, err := store.DeleteAll(ctx, idx, folderOf(name))
 	return err
+}
+
+// deleteBelow deletes every object of row index name but its manifests from
+// version keep on: the log's older versions first (they stop being
+// readable), then the fragments and anything else under the folder.
+func deleteBelow(ctx context.Context, idx store.Store, name string, keep int64) error {
+	var manifests, rest []string
+	for info, err := range idx.List(ctx, store.ListOptions{Prefix: folderOf(name)}) {
+		if err != nil {
+			return err
+		}
+		switch v, ok := manifestVersion(name, info.Key); {
+		case ok && v >= keep:
+		case ok:
+			manifests = append(manifests, info.Key)
+		default:
+			rest = append(rest, info.Key)
+		}
+	}
+	for _, k := range append(manifests, rest...) {
+		if err := idx.Delete(ctx, k, nil); err != nil && !errors.Is(err, store.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifestVersion returns the version of key if it is a manifest of row
+// index name.
+func manifestVersion(name, key string) (int64, bool) {
+	base, ok := strings.CutPrefix(key, manifestDir(name))
+	if !ok || strings.Contains(base, "/") || !strings.HasSuffix(base, ".json") {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.TrimSuffix(base, ".json"), 10, 64)
+	return v, err == nil
 }

@@ -290,7 +290,7 @@ func TestManifestBucketHashChecks(t *testing.T) {
 	}
 	for name, js := range map[string]string{
 		"unknown bucket hash": `{"formatVersion":3,"version":1,"name":"u","key":"k","kind":"hash","bucketHash":"xxh3","files":[],"fragments":[],"nextFileId":0}`,
-		"format version 4":    `{"formatVersion":4,"version":1,"name":"f","key":"k","kind":"hash","files":[],"fragments":[],"nextFileId":0}`,
+		"format version 5":    `{"formatVersion":5,"version":1,"name":"f","key":"k","kind":"hash","files":[],"fragments":[],"nextFileId":0}`,
 	} {
 		var m struct{ Name string }
 		_ = json.Unmarshal([]byte(js), &m)
