@@ -331,6 +331,25 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 		}
 		return fw.add(e)
 	}
+	if ks, ok := mg.(keyRunSource); ok && len(aggs) == 0 {
+		// A key-id build: a key's runs at a time (keyIDSource.writeTo).
+		err := ks.writeTo(fw, func(k int64) error {
+			if (n+k)>>16 != n>>16 {
+				b.entries.Store(n + k)
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			n += k
+			return nil
+		})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		b.entries.Store(n)
+		frags, written, err := fw.close()
+		return frags, written, n, err
+	}
 	// pend is a per-file aggregate record held back until the next entry
 	// shows whether more partials of its key and file follow.
 	var pend entry
@@ -390,6 +409,14 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	b.entries.Store(n)
 	frags, written, err := fw.close()
 	return frags, written, n, err
+}
+
+// keyRunSource is an entrySource of a key-id build that can feed a
+// fragment writer a key at a time instead of an entry at a time (writeTo:
+// the same entries and cuts).
+type keyRunSource interface {
+	entrySource
+	writeTo(w *fragmentWriter, progress func(n int64) error) error
 }
 
 // mergeRuns merges run files into one and deletes them.

@@ -606,6 +606,32 @@ func newFragmentWriter(ctx context.Context, st store.Store, name string, kind Ki
 
 // add appends the next entry; e may be reused by the caller afterwards.
 func (w *fragmentWriter) add(e *entry) error {
+	if err := w.cutBefore(e); err != nil {
+		return err
+	}
+	if err := w.addOpen(e); err != nil {
+		return err
+	}
+	sz := e.size()
+	w.groupSz += sz
+	w.fileSz += sz
+	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
+	if w.kind == KindSorted {
+		if k := e.Key; len(k) == 9 {
+			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
+		} else {
+			w.prev9 = false
+		}
+	}
+	w.any = true
+	return nil
+}
+
+// cutBefore ends the open row group, and the open fragment with it, if
+// the rules allow or require a cut before e (only its bucket and key are
+// read): past fragmentFileBytes or fragmentRowGroupBytes at a boundary,
+// past fragmentSplitBytes anywhere.
+func (w *fragmentWriter) cutBefore(e *entry) error {
 	if w.any && w.boundary(e) {
 		if w.fileSz >= fragmentFileBytes {
 			if err := w.cutGroup(); err != nil {
@@ -625,21 +651,6 @@ func (w *fragmentWriter) add(e *entry) error {
 			return err
 		}
 	}
-	if err := w.addOpen(e); err != nil {
-		return err
-	}
-	sz := e.size()
-	w.groupSz += sz
-	w.fileSz += sz
-	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
-	if w.kind == KindSorted {
-		if k := e.Key; len(k) == 9 {
-			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
-		} else {
-			w.prev9 = false
-		}
-	}
-	w.any = true
 	return nil
 }
 

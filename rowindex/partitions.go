@@ -610,6 +610,23 @@ func (ps *partSource) next() (*entry, error) {
 	}
 }
 
+// writeTo feeds every remaining entry to w, partition by partition, a
+// key at a time (keyIDSource.writeTo).
+func (ps *partSource) writeTo(w *fragmentWriter, progress func(n int64) error) error {
+	for {
+		if err := ps.s.writeTo(w, progress); err != nil {
+			return err
+		}
+		if ps.part >= len(ps.p.parts) {
+			return nil
+		}
+		if err := ps.load(ps.part); err != nil {
+			return err
+		}
+		ps.part++
+	}
+}
+
 func (ps *partSource) close() error {
 	ps.p.close()
 	return nil
