@@ -471,6 +471,8 @@ type scanWorker struct {
 	cover []byte
 	vals  []chunkValues
 	decs  []chunkDecoder
+	// ints is the key column of a key-id path (decodeInts), reused.
+	ints intKeys
 	// aggregate partials of the file being scanned, by encoded key
 	aggs      map[string]*aggState
 	aggCharge int64
@@ -706,8 +708,19 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		for _, x := range fs {
 			pr.sp.add(span{x.r.off, x.data})
 		}
+		intPath := w.b.kid != nil || w.pw != nil
 		for i, c := range cols {
-			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c)); err != nil {
+			var err error
+			if intPath && i == 0 {
+				// A key-id path's int key, as words (intKeys).
+				err = w.decs[0].decodeInts(g.ColumnChunks()[c], pr, n, &w.ints, chk.Chunk(rg, c))
+			} else {
+				err = w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c))
+			}
+			if errors.Is(err, errKeyIDsFull) {
+				return "", err
+			}
+			if err != nil {
 				if ie := (*pqrow.IntegrityError)(nil); errors.As(err, &ie) {
 					return "", aerr.CorruptDataFile(fe.URI, err)
 				}
@@ -715,12 +728,12 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			}
 		}
 		if kid := w.b.kid; kid != nil {
-			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.ints, int(n)); err != nil {
 				return "", err
 			}
 			w.emitted += n
 		} else if w.pw != nil {
-			if err := w.pw.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+			if err := w.pw.addGroup(w.file, fe.RowGroupStarts[rg], &w.ints, int(n)); err != nil {
 				return "", err
 			}
 			w.emitted += n

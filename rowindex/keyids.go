@@ -120,9 +120,9 @@ func (k *keyIDs) openFile(i int, fe *FileEntry, class KeyClass) error {
 
 // addGroup stores the ids of the n decoded keys of one row group of data
 // file i, whose first row is at row in the file.
-func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
+func (k *keyIDs) addGroup(i int, row int64, keys *intKeys, n int) error {
 	ids := k.ids[i]
-	if row < 0 || row+int64(n) > int64(len(ids)) {
+	if row < 0 || row+int64(n) > int64(len(ids)) || len(keys.vals) < n {
 		// The row groups hold more rows than the footer says: the run
 		// path reads such a file (and says what is wrong with it).
 		return errKeyIDsFull
@@ -131,16 +131,11 @@ func (k *keyIDs) addGroup(i int, row int64, keys *chunkValues, n int) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	mask := uint64(len(k.table) - 1)
-	for r := range n {
-		key := keys.row(r)
-		if len(key) == 0 { // null key
+	for r, v := range keys.vals[:n] {
+		if keys.null(r) {
 			dst[r] = noKeyID
 			continue
 		}
-		if len(key) != 9 || key[0] != tagInt {
-			return errKeyIDsFull
-		}
-		v := binary.BigEndian.Uint64(key[1:])
 		j := (v * 0x9E3779B97F4A7C15) >> k.shift
 		for {
 			sl := &k.table[j]

@@ -197,15 +197,13 @@ func TestKeyIDWriteToMatchesAdd(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range fe.RowGroupStarts {
-				var cv chunkValues
+				var ik intKeys
 				m := int(min(groupRows, n-s))
 				for _, v := range keysOf[f][s : s+int64(m)] {
-					if v != -1 { // a null key's encoding is empty
-						cv.data = appendIntKey(cv.data, v)
-					}
-					cv.ends = append(cv.ends, int32(len(cv.data)))
+					ik.vals = append(ik.vals, intWord(v))
+					ik.nulls = append(ik.nulls, v == -1)
 				}
-				if err := k.addGroup(f, s, &cv, m); err != nil {
+				if err := k.addGroup(f, s, &ik, m); err != nil {
 					t.Fatal(err)
 				}
 			}
