@@ -272,6 +272,13 @@ func TestKeyIDWriteToMatchesAdd(t *testing.T) {
 			t.Fatalf("%s: %d entries in %d fragments an entry at a time, %d a key at a time", kind, on, len(one), bn)
 		}
 		sameFragments(t, kind, one, ost, bulk, bst)
+		// Groups past 256 KiB of a fragment spooled: the hot key's in
+		// their one-key form (spoolOneKey), the others' in full.
+		spooled, sst, sn := write(true, 256<<10)
+		if sn != on {
+			t.Fatalf("%s: %d entries spooled, %d held", kind, sn, on)
+		}
+		sameFragments(t, kind, one, ost, spooled, sst)
 		t.Logf("%s: %d entries, %d fragments, %d groups in the first", kind, on, len(one), len(one[0].Groups))
 	}
 }
