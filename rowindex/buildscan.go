@@ -278,8 +278,8 @@ func (d *chunkDecoder) pageValues(page parquet.Page, out *chunkValues) error {
 // int64 with its sign bit flipped: appendIntKey's 8 bytes), and, when a
 // row of the group is null, a flag per row (nulls; empty when none is).
 // The key-id paths take every row's key as that word: encoding it as a
-// 9-byte key (chunkValues) and reading it back was ≈1.5 s of the 10× lake's
-// scan.
+// 9-byte key (chunkValues) to read it back took encodeTyped alone 0.8 s of
+// the 10× lake's scan.
 type intKeys struct {
 	vals  []uint64
 	nulls []bool

@@ -463,7 +463,7 @@ const keyIDEntryBytes = 9 + 32
 // is never a boundary with itself), so the runs up to the split go straight
 // into the open group's columns at once (appendRuns). On the 10× lake's
 // ≈256M entries the entry at a time (next, add, boundary, addOpen) was
-// ≈8 s of ≈45 s of CPU. progress is told the entries added, at most a
+// ≈8 s of ≈47 s of CPU. progress is told the entries added, at most a
 // group's worth at a time; its error stops the feed.
 func (s *keyIDSource) writeTo(w *fragmentWriter, progress func(n int64) error) error {
 	// A key next has started: its rest an entry at a time.
