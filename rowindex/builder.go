@@ -331,6 +331,25 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 		}
 		return fw.add(e)
 	}
+	if ks, ok := mg.(keyRunSource); ok && len(aggs) == 0 {
+		// A key-id build: a key's runs at a time (keyIDSource.writeTo).
+		err := ks.writeTo(fw, func(k int64) error {
+			if (n+k)>>16 != n>>16 {
+				b.entries.Store(n + k)
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			n += k
+			return nil
+		})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		b.entries.Store(n)
+		frags, written, err := fw.close()
+		return frags, written, n, err
+	}
 	// pend is a per-file aggregate record held back until the next entry
 	// shows whether more partials of its key and file follow.
 	var pend entry
@@ -392,6 +411,14 @@ func (b *builder) merge(ctx context.Context, idx store.Store, name string, kind 
 	return frags, written, n, err
 }
 
+// keyRunSource is an entrySource of a key-id build that can feed a
+// fragment writer a key at a time instead of an entry at a time (writeTo:
+// the same entries and cuts).
+type keyRunSource interface {
+	entrySource
+	writeTo(w *fragmentWriter, progress func(n int64) error) error
+}
+
 // mergeRuns merges run files into one and deletes them.
 func (b *builder) mergeRuns(paths []string) (string, error) {
 	var srcs []entrySource
@@ -444,6 +471,8 @@ type scanWorker struct {
 	cover []byte
 	vals  []chunkValues
 	decs  []chunkDecoder
+	// ints is the key column of a key-id path (decodeInts), reused.
+	ints intKeys
 	// aggregate partials of the file being scanned, by encoded key
 	aggs      map[string]*aggState
 	aggCharge int64
@@ -679,8 +708,19 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 		for _, x := range fs {
 			pr.sp.add(span{x.r.off, x.data})
 		}
+		intPath := w.b.kid != nil || w.pw != nil
 		for i, c := range cols {
-			if err := w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c)); err != nil {
+			var err error
+			if intPath && i == 0 {
+				// A key-id path's int key, as words (intKeys).
+				err = w.decs[0].decodeInts(g.ColumnChunks()[c], pr, n, &w.ints, chk.Chunk(rg, c))
+			} else {
+				err = w.decs[i].decode(g.ColumnChunks()[c], pr, n, &w.vals[i], chk.Chunk(rg, c))
+			}
+			if errors.Is(err, errKeyIDsFull) {
+				return "", err
+			}
+			if err != nil {
 				if ie := (*pqrow.IntegrityError)(nil); errors.As(err, &ie) {
 					return "", aerr.CorruptDataFile(fe.URI, err)
 				}
@@ -688,12 +728,12 @@ func (w *scanWorker) scanFile(ctx context.Context, m *meter, res Resolver, fe *F
 			}
 		}
 		if kid := w.b.kid; kid != nil {
-			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+			if err := kid.addGroup(w.file, fe.RowGroupStarts[rg], &w.ints, int(n)); err != nil {
 				return "", err
 			}
 			w.emitted += n
 		} else if w.pw != nil {
-			if err := w.pw.addGroup(w.file, fe.RowGroupStarts[rg], &w.vals[0], int(n)); err != nil {
+			if err := w.pw.addGroup(w.file, fe.RowGroupStarts[rg], &w.ints, int(n)); err != nil {
 				return "", err
 			}
 			w.emitted += n

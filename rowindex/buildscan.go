@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/parquet-go/parquet-go"
@@ -45,6 +46,8 @@ type chunkDecoder struct {
 	buf     []parquet.Value
 	dict    parquet.Dictionary
 	dictEnc chunkValues // the dictionary's values, encoded
+	// dictInts is the dictionary's values as intKeys words (decodeInts).
+	dictInts []uint64
 }
 
 // encodeInt appends an integer value.
@@ -268,4 +271,180 @@ func (d *chunkDecoder) pageValues(page parquet.Page, out *chunkValues) error {
 			return err
 		}
 	}
+}
+
+// intKeys is an int key column of one row group decoded for a key-id
+// build (decodeInts): each row's key as the word keyIDs.vals holds (the
+// int64 with its sign bit flipped: appendIntKey's 8 bytes), and, when a
+// row of the group is null, a flag per row (nulls; empty when none is).
+// The key-id paths take every row's key as that word: encoding it as a
+// 9-byte key (chunkValues) to read it back took encodeTyped alone 0.8 s of
+// the 10× lake's scan.
+type intKeys struct {
+	vals  []uint64
+	nulls []bool
+}
+
+// null reports whether row r's key is null.
+func (k *intKeys) null(r int) bool { return len(k.nulls) > 0 && k.nulls[r] }
+
+// intWord is an int key's intKeys word.
+func intWord(v int64) uint64 { return uint64(v) ^ 1<<63 }
+
+// decodeInts is decode for an INT32 or INT64 key column on a key-id path:
+// the n rows' keys as intKeys words (out reset first), straight from the
+// pages' typed buffers (plain or a dictionary's, whose values are
+// converted once per chunk). Another physical type is errKeyIDsFull.
+func (d *chunkDecoder) decodeInts(cc parquet.ColumnChunk, r io.ReaderAt, n int64, out *intKeys, chk *pqrow.ChunkCheck) error {
+	fcc, ok := cc.(*parquet.FileColumnChunk)
+	if !ok {
+		return fmt.Errorf("rowindex: column chunk %T is not a file column chunk", cc)
+	}
+	kind := fcc.Type().Kind()
+	if kind != parquet.Int32 && kind != parquet.Int64 {
+		return errKeyIDsFull
+	}
+	out.vals, out.nulls = out.vals[:0], out.nulls[:0]
+	d.dict = nil
+	maxDef := byte(0)
+	if fcc.Node().Optional() {
+		maxDef = 1
+	}
+	pages := pqrow.GuardPages(fcc, r)
+	defer pages.Close()
+	for int64(len(out.vals)) < n {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := chk.Page(page); err != nil {
+			parquet.Release(page)
+			return err
+		}
+		err = d.intPage(page, kind, maxDef, out)
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	if err := chk.Done(); err != nil {
+		return err
+	}
+	if int64(len(out.vals)) != n {
+		return fmt.Errorf("rowindex: column %v: %d rows found, %d expected", fcc.Node(), len(out.vals), n)
+	}
+	if len(out.nulls) > 0 {
+		out.nulls = append(out.nulls, make([]bool, len(out.vals)-len(out.nulls))...)
+	}
+	return nil
+}
+
+// appendIntWords appends the intKeys words of a typed buffer of kind.
+func appendIntWords(dst []uint64, kind parquet.Kind, vals encoding.Values) []uint64 {
+	if kind == parquet.Int64 {
+		for _, v := range vals.Int64() {
+			dst = append(dst, intWord(v))
+		}
+		return dst
+	}
+	for _, v := range vals.Int32() {
+		dst = append(dst, intWord(int64(v)))
+	}
+	return dst
+}
+
+// intPage decodes one page's rows into out (decodeInts). out.nulls is
+// empty until a null row, then a flag per row up to the last null one
+// (decodeInts fills in the rest).
+func (d *chunkDecoder) intPage(page parquet.Page, kind parquet.Kind, maxDef byte, out *intKeys) error {
+	nv := int(page.NumValues())
+	defs := page.DefinitionLevels()
+	if len(defs) > 0 && len(defs) != nv {
+		return fmt.Errorf("rowindex: page has %d definition levels for %d values", len(defs), nv)
+	}
+	data := page.Data()
+	// The present values, in order: a dictionary's by index, or the
+	// page's own.
+	var idx, i32 []int32
+	var i64 []int64
+	present := 0
+	if dict := page.Dictionary(); dict != nil {
+		if dict != d.dict {
+			d.dict = dict
+			d.dictInts = appendIntWords(d.dictInts[:0], kind, dict.Page().Data())
+		}
+		idx = data.Int32()
+		present = len(idx)
+	} else if kind == parquet.Int64 {
+		i64 = data.Int64()
+		present = len(i64)
+	} else {
+		i32 = data.Int32()
+		present = len(i32)
+	}
+	dv := d.dictInts
+	word := func(k int) (uint64, error) {
+		switch {
+		case idx != nil:
+			if ix := idx[k]; ix >= 0 && int(ix) < len(dv) {
+				return dv[ix], nil
+			}
+			return 0, fmt.Errorf("rowindex: dictionary index %d out of range", idx[k])
+		case i64 != nil:
+			return intWord(i64[k]), nil
+		}
+		return intWord(int64(i32[k])), nil
+	}
+	if len(defs) == 0 {
+		// No row null: the values are the rows (values past them are
+		// ignored, as decode does).
+		if present < nv {
+			return fmt.Errorf("rowindex: page has fewer values than its definition levels say")
+		}
+		at := len(out.vals)
+		out.vals = slices.Grow(out.vals, nv)[:at+nv]
+		dst := out.vals[at:]
+		switch {
+		case idx != nil:
+			for j, ix := range idx[:nv] {
+				if ix < 0 || int(ix) >= len(dv) {
+					return fmt.Errorf("rowindex: dictionary index %d out of range", ix)
+				}
+				dst[j] = dv[ix]
+			}
+		case i64 != nil:
+			for j, v := range i64[:nv] {
+				dst[j] = intWord(v)
+			}
+		default:
+			for j, v := range i32[:nv] {
+				dst[j] = intWord(int64(v))
+			}
+		}
+		return nil
+	}
+	k := 0
+	for j := range nv {
+		if defs[j] != maxDef {
+			if len(out.nulls) < len(out.vals) {
+				out.nulls = append(out.nulls, make([]bool, len(out.vals)-len(out.nulls))...)
+			}
+			out.vals = append(out.vals, 0)
+			out.nulls = append(out.nulls, true)
+			continue
+		}
+		if k >= present {
+			return fmt.Errorf("rowindex: page has fewer values than its definition levels say")
+		}
+		v, err := word(k)
+		if err != nil {
+			return err
+		}
+		k++
+		out.vals = append(out.vals, v)
+	}
+	return nil
 }

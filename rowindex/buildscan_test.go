@@ -2,6 +2,7 @@ package rowindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -68,6 +69,31 @@ func TestChunkDecoderMatchesValues(t *testing.T) {
 		for c, cc := range g.ColumnChunks() {
 			if pages := countPages(t, cc); c == 0 && pages < 3 {
 				t.Fatalf("column %d: %d pages, want several", c, pages)
+			}
+			if k := cc.Type().Kind(); k == parquet.Int32 || k == parquet.Int64 {
+				// A key-id path's words: each row's key's last 8 bytes,
+				// a null's flag.
+				d := chunkDecoder{key: true}
+				var out intKeys
+				if err := d.decodeInts(cc, r, n, &out, chk.Chunk(rg, c)); err != nil {
+					t.Fatalf("row group %d column %d: ints: %v", rg, c, err)
+				}
+				if len(out.vals) != int(n) || len(out.nulls) != 0 && len(out.nulls) != int(n) {
+					t.Fatalf("row group %d column %d: %d words, %d null flags for %d rows", rg, c, len(out.vals), len(out.nulls), n)
+				}
+				nulls := 0
+				for i := range int(n) {
+					w := d.encodeValue(nil, want[i][c]) // as a key: empty when null
+					if out.null(i) {
+						nulls++
+					}
+					if out.null(i) != (len(w) == 0) || len(w) == 9 && binary.BigEndian.Uint64(w[1:]) != out.vals[i] {
+						t.Fatalf("row group %d column %d row %d: word %x null %v, want key %x", rg, c, i, out.vals[i], out.null(i), w)
+					}
+				}
+				if name := f.Schema().Columns()[c][0]; (name == "opt") != (nulls > 0) {
+					t.Fatalf("row group %d column %s: %d null rows", rg, name, nulls)
+				}
 			}
 			for _, key := range []bool{true, false} {
 				d := chunkDecoder{key: key}

@@ -606,6 +606,32 @@ func newFragmentWriter(ctx context.Context, st store.Store, name string, kind Ki
 
 // add appends the next entry; e may be reused by the caller afterwards.
 func (w *fragmentWriter) add(e *entry) error {
+	if err := w.cutBefore(e); err != nil {
+		return err
+	}
+	if err := w.addOpen(e); err != nil {
+		return err
+	}
+	sz := e.size()
+	w.groupSz += sz
+	w.fileSz += sz
+	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
+	if w.kind == KindSorted {
+		if k := e.Key; len(k) == 9 {
+			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
+		} else {
+			w.prev9 = false
+		}
+	}
+	w.any = true
+	return nil
+}
+
+// cutBefore ends the open row group, and the open fragment with it, if
+// the rules allow or require a cut before e (only its bucket and key are
+// read): past fragmentFileBytes or fragmentRowGroupBytes at a boundary,
+// past fragmentSplitBytes anywhere.
+func (w *fragmentWriter) cutBefore(e *entry) error {
 	if w.any && w.boundary(e) {
 		if w.fileSz >= fragmentFileBytes {
 			if err := w.cutGroup(); err != nil {
@@ -625,21 +651,6 @@ func (w *fragmentWriter) add(e *entry) error {
 			return err
 		}
 	}
-	if err := w.addOpen(e); err != nil {
-		return err
-	}
-	sz := e.size()
-	w.groupSz += sz
-	w.fileSz += sz
-	w.prevBucket, w.prevFile, w.prevRG, w.prevRow, w.prevN = e.Bucket, e.File, e.RG, e.Row, e.N
-	if w.kind == KindSorted {
-		if k := e.Key; len(k) == 9 {
-			w.prevTag, w.prevWord, w.prev9 = k[0], binary.LittleEndian.Uint64(k[1:]), true
-		} else {
-			w.prev9 = false
-		}
-	}
-	w.any = true
 	return nil
 }
 
@@ -934,41 +945,80 @@ func (w *fragmentWriter) writeFragment(group func(i, n int) (*spoolGroup, error)
 
 // spoolGroup is one row group of a fragment spool, read back column by
 // column. On the spool a group of n entries (diskEntry) is its body's
-// length (uint64, little endian) and the body:
+// length (uint64, little endian) and the body, one of:
 //
-//	n uvarint key lengths | the keys back to back |
-//	n uvarint cover lengths | the covers |
-//	n varint files | n varint row groups | n varint row gaps | n varint run lengths
+//	spoolKeys | n uvarint key lengths | the keys back to back |
+//	  n uvarint cover lengths | the covers | the integer columns
+//	spoolOneKey | uvarint key length | the key | the integer columns
+//
+// where the integer columns are n varint files | n varint row groups |
+// n varint row gaps | n varint run lengths. spoolOneKey is a group of one
+// key and no covers: the groups of a hot key, the only ones a build
+// spools when it holds fragments in memory (the 10× lake's user with 40.5M
+// entries: 10 bytes an entry of lengths and keys written, read and parsed
+// for nothing, ≈2/3 of its spool).
 //
 // A group is read with one ReadFull and each column decoded in a tight
 // loop over memory; keys and covers stay where they are in the read
-// buffer. A varint record per entry, parsed one field at a time across the
-// read buffer's windows, was ≈10 % of a build with its encoding; fixed-width
-// columns were fast to parse but tripled the spool's bytes (≈50 per entry,
-// written and read back through the page cache).
+// buffer (a spoolOneKey group's key is repeated into rep). A varint record
+// per entry, parsed one field at a time across the read buffer's windows,
+// was ≈10 % of a build with its encoding; fixed-width columns were fast to
+// parse but tripled the spool's bytes (≈50 per entry, written and read back
+// through the page cache).
 type spoolGroup struct {
 	keyEnds, coverEnds []int32
 	keys, covers       []byte
 	files, rgs         []int32
 	gaps, ns           []int64
 	buf                []byte
+	rep                []byte
+}
+
+// The forms of a spooled group's body (spoolGroup).
+const (
+	spoolKeys   = 0
+	spoolOneKey = 1
+)
+
+// oneKey reports whether the group's entries all have one key and no
+// cover (spoolOneKey).
+func (g *spoolGroup) oneKey() bool {
+	w := g.keyWidth()
+	if w == 0 {
+		return false
+	}
+	first := g.keys[:w]
+	for i := w; i < len(g.keys); i += w {
+		if !bytes.Equal(g.keys[i:i+w], first) {
+			return false
+		}
+	}
+	return true
 }
 
 // appendTo appends the group in spool form (spoolGroup) to dst.
 func (g *spoolGroup) appendTo(dst []byte) []byte {
 	at := len(dst)
 	dst = append(dst, make([]byte, 8)...) // the body's length, set below
-	lengths := func(ends []int32) {
-		s := int32(0)
-		for _, e := range ends {
-			dst = binary.AppendUvarint(dst, uint64(e-s))
-			s = e
+	if g.oneKey() {
+		key := g.key(0)
+		dst = append(dst, spoolOneKey)
+		dst = binary.AppendUvarint(dst, uint64(len(key)))
+		dst = append(dst, key...)
+	} else {
+		lengths := func(ends []int32) {
+			s := int32(0)
+			for _, e := range ends {
+				dst = binary.AppendUvarint(dst, uint64(e-s))
+				s = e
+			}
 		}
+		dst = append(dst, spoolKeys)
+		lengths(g.keyEnds)
+		dst = append(dst, g.keys...)
+		lengths(g.coverEnds)
+		dst = append(dst, g.covers...)
 	}
-	lengths(g.keyEnds)
-	dst = append(dst, g.keys...)
-	lengths(g.coverEnds)
-	dst = append(dst, g.covers...)
 	for _, v := range g.files {
 		dst = binary.AppendVarint(dst, int64(v))
 	}
@@ -1027,12 +1077,42 @@ func (g *spoolGroup) read(r io.Reader, n int) error {
 		b = b[end:]
 		return ends, data, nil
 	}
-	var err error
-	if g.keyEnds, g.keys, err = lengths(g.keyEnds); err != nil {
-		return err
+	if len(b) == 0 {
+		return errBadSpool
 	}
-	if g.coverEnds, g.covers, err = lengths(g.coverEnds); err != nil {
-		return err
+	form := b[0]
+	b = b[1:]
+	var err error
+	switch form {
+	case spoolKeys:
+		if g.keyEnds, g.keys, err = lengths(g.keyEnds); err != nil {
+			return err
+		}
+		if g.coverEnds, g.covers, err = lengths(g.coverEnds); err != nil {
+			return err
+		}
+	case spoolOneKey:
+		l, m := binary.Uvarint(b)
+		if n == 0 || m <= 0 || l == 0 || l > uint64(len(b)-m) || l*uint64(n) > math.MaxInt32 {
+			return errBadSpool
+		}
+		key := b[m : m+int(l)]
+		b = b[m+int(l):]
+		w := int(l)
+		g.rep = slices.Grow(g.rep[:0], n*w)[:n*w]
+		for done := copy(g.rep, key); done < len(g.rep); done *= 2 {
+			copy(g.rep[done:], g.rep[:done])
+		}
+		g.keyEnds = slices.Grow(g.keyEnds[:0], n)[:n]
+		for i := range g.keyEnds {
+			g.keyEnds[i] = int32(i*w + w)
+		}
+		g.keys = g.rep
+		g.coverEnds = slices.Grow(g.coverEnds[:0], n)[:n]
+		clear(g.coverEnds)
+		g.covers = g.covers[:0]
+	default:
+		return errBadSpool
 	}
 	ints := func(dst []int64) ([]int64, error) {
 		dst = slices.Grow(dst[:0], n)[:n]

@@ -2,6 +2,7 @@ package rowindex
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,132 @@ func TestRankByRadix(t *testing.T) {
 				t.Fatalf("%d keys over %d: key %d ranked %d, which holds %d", c.n, c.spread, v, rank[id], keys[rank[id]])
 			}
 		}
+	}
+}
+
+// TestKeyIDWriteToMatchesAdd: a key-id source that feeds a fragment writer
+// a key at a time (writeTo) writes the same fragment files, byte for byte,
+// with the same key directories, as its entries added one at a time (next
+// and add), for both kinds: over ≈2M rows in ≈1.8M runs (more than a
+// fragment file holds, so fragments are cut at a key boundary), a hot key
+// of ≈150k runs (row groups cut inside it), runs of several rows, runs
+// that end at a row group's end, null keys, and a key started by next
+// before writeTo takes over.
+func TestKeyIDWriteToMatchesAdd(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(21, 22))
+	const files, groupRows = 7, 12_000
+	fileRows := []int64{300_000, 12_000, 1, 420_000, 250_000, 500_000, 518_000}
+	keysOf := make([][]int64, files) // -1: null
+	for f, n := range fileRows {
+		ks := make([]int64, n)
+		for r := range ks {
+			switch x := rng.IntN(100); {
+			case r > 0 && x < 8:
+				ks[r] = ks[r-1] // a run of several rows
+			case x < 15:
+				ks[r] = 77 // the hot key
+			case x < 16:
+				ks[r] = -1
+			default:
+				ks[r] = int64(rng.IntN(400_000)) - 200_000
+			}
+		}
+		keysOf[f] = ks
+	}
+	source := func(kind Kind) *keyIDSource {
+		k := newKeyIDs(1<<30, files)
+		for f, n := range fileRows {
+			fe := &FileEntry{ID: int32(f + 3), Rows: n}
+			for s := int64(0); s < n; s += groupRows {
+				fe.RowGroupStarts = append(fe.RowGroupStarts, s)
+			}
+			if err := k.openFile(f, fe, KeyInt); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range fe.RowGroupStarts {
+				var ik intKeys
+				m := int(min(groupRows, n-s))
+				for _, v := range keysOf[f][s : s+int64(m)] {
+					ik.vals = append(ik.vals, intWord(v))
+					ik.nulls = append(ik.nulls, v == -1)
+				}
+				if err := k.addGroup(f, s, &ik, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return k.source(kind, BucketFNV1aMix)
+	}
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		write := func(bulk bool, memLimit int64) ([]FragmentEntry, store.Store, int64) {
+			dir := t.TempDir()
+			st, err := store.Open(ctx, "file://"+filepath.Join(dir, "idx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp, err := newSpillDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tmp.remove()
+			w := newFragmentWriter(ctx, st, "ri", kind, tmp)
+			w.inMemory, w.memLimit = true, memLimit
+			s := source(kind)
+			var n int64
+			if bulk {
+				// Into the first keys and a few runs of the next one an
+				// entry at a time, then a key at a time.
+				for range 1000 {
+					e, err := s.next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := w.add(e); err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+				if s.at == s.from[s.r+1] {
+					t.Fatal("the test stops next at the end of a key")
+				}
+				if err := s.writeTo(w, func(k int64) error { n += k; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for {
+					e, err := s.next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := w.add(e); err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+			}
+			frags, _, err := w.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return frags, st, n
+		}
+		one, ost, on := write(false, 0)
+		bulk, bst, bn := write(true, 0)
+		if on != bn || len(one) < 2 {
+			t.Fatalf("%s: %d entries in %d fragments an entry at a time, %d a key at a time", kind, on, len(one), bn)
+		}
+		sameFragments(t, kind, one, ost, bulk, bst)
+		// Groups past 256 KiB of a fragment spooled: the hot key's in
+		// their one-key form (spoolOneKey), the others' in full.
+		spooled, sst, sn := write(true, 256<<10)
+		if sn != on {
+			t.Fatalf("%s: %d entries spooled, %d held", kind, sn, on)
+		}
+		sameFragments(t, kind, one, ost, spooled, sst)
+		t.Logf("%s: %d entries, %d fragments, %d groups in the first", kind, on, len(one), len(one[0].Groups))
 	}
 }

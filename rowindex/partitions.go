@@ -254,16 +254,16 @@ func statKey(t format.Type, b []byte) (uint64, bool) {
 // row group decoded: the values at every n-th part of its rows, so that
 // the partitions hold about as many rows if the group is like the rest.
 // Equal bounds collapse, so a hot key is one partition's, never split.
-func (p *partitions) sample(keys *chunkValues, n int) {
+func (p *partitions) sample(keys *intKeys, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sampled.Load() {
 		return
 	}
 	var vs []uint64
-	for r := range n {
-		if key := keys.row(r); len(key) == 9 && key[0] == tagInt {
-			vs = append(vs, binary.BigEndian.Uint64(key[1:]))
+	for r, v := range keys.vals[:n] {
+		if !keys.null(r) {
+			vs = append(vs, v)
 		}
 	}
 	if len(vs) == 0 {
@@ -278,14 +278,6 @@ func (p *partitions) sample(keys *chunkValues, n int) {
 	}
 	p.cuts = newBoundCells(p.bounds)
 	p.sampled.Store(true)
-}
-
-// of returns the partition of an encoded key value.
-func (p *partitions) of(v uint64) int {
-	if p.kind == KindSorted {
-		return p.cuts.count(p.bounds, v)
-	}
-	return int(p.hash.intHash(v) >> p.shift)
 }
 
 // boundCells finds how many of a sorted build's partition bounds are at
@@ -453,9 +445,9 @@ func newPartWriter(p *partitions) *partWriter { return &partWriter{p: p, file: -
 
 // addGroup adds the rows of one decoded row group of data file i (in build
 // order), whose first row is at row in the file.
-func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error {
+func (w *partWriter) addGroup(i int, row int64, keys *intKeys, n int) error {
 	p := w.p
-	if row < 0 || row+int64(n) > p.fileRows[i] {
+	if row < 0 || row+int64(n) > p.fileRows[i] || len(keys.vals) < n {
 		// The row groups hold more rows than the footer says: the run
 		// path reads such a file (and says what is wrong with it).
 		return errKeyIDsFull
@@ -476,19 +468,23 @@ func (w *partWriter) addGroup(i int, row int64, keys *chunkValues, n int) error 
 	if p.kind == KindSorted && !p.sampled.Load() {
 		p.sample(keys, n)
 	}
-	start := int32(0)
-	for r := range n {
-		end := keys.ends[r]
-		key := keys.data[start:end]
-		start = end
-		if len(key) == 0 { // null key: no entry
+	// The bounds are set once sampled, and read only then (a group of
+	// null keys leaves them unset, and has no key to place).
+	sorted, cuts := p.kind == KindSorted, &p.cuts
+	var bounds []uint64
+	if sorted && p.sampled.Load() {
+		bounds = p.bounds
+	}
+	for r, v := range keys.vals[:n] {
+		if keys.null(r) { // null key: no entry
 			continue
 		}
-		if len(key) != 9 || key[0] != tagInt {
-			return errKeyIDsFull
+		var j int
+		if sorted {
+			j = cuts.count(bounds, v)
+		} else {
+			j = int(p.hash.intHash(v) >> p.shift)
 		}
-		v := binary.BigEndian.Uint64(key[1:])
-		j := p.of(v)
 		if x := v * 0x9E3779B97F4A7C15; x>>(64-sketchSampleLog) == 0 {
 			bit := j*sketchBits + int(x>>(64-sketchSampleLog-sketchLog))&(sketchBits-1)
 			w.sketch[bit>>6] |= 1 << (bit & 63)
@@ -605,6 +601,23 @@ func (ps *partSource) next() (*entry, error) {
 		}
 		if err := ps.load(ps.part); err != nil {
 			return nil, err
+		}
+		ps.part++
+	}
+}
+
+// writeTo feeds every remaining entry to w, partition by partition, a
+// key at a time (keyIDSource.writeTo).
+func (ps *partSource) writeTo(w *fragmentWriter, progress func(n int64) error) error {
+	for {
+		if err := ps.s.writeTo(w, progress); err != nil {
+			return err
+		}
+		if ps.part >= len(ps.p.parts) {
+			return nil
+		}
+		if err := ps.load(ps.part); err != nil {
+			return err
 		}
 		ps.part++
 	}

@@ -359,11 +359,9 @@ func TestPartitionRetryKeepsGrant(t *testing.T) {
 	if err := p.openFile(0, &FileEntry{ID: 1, Rows: rows, RowGroupStarts: []int64{0}}, KeyInt); err != nil {
 		t.Fatal(err)
 	}
-	var keys chunkValues
+	var keys intKeys
 	for r := range rows { // a key a row
-		k, _ := EncodeKey(int64(r))
-		keys.data = append(keys.data, k...)
-		keys.ends = append(keys.ends, int32(len(keys.data)))
+		keys.vals = append(keys.vals, intWord(int64(r)))
 	}
 	w := newPartWriter(p)
 	if err := w.addGroup(0, 0, &keys, rows); err != nil {

@@ -248,6 +248,17 @@ func randomDiskGroups(rng *rand.Rand, sizes []int) [][]diskEntry {
 func TestSpoolGroupRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	groups := randomDiskGroups(rng, []int{1, 0, 64, 65, 300, 2000, 7})
+	// Groups of one key (spoolOneKey: the key once), of one key with a
+	// cover, and of one key and one more.
+	hot := make([]diskEntry, 3000)
+	for i := range hot {
+		hot[i] = diskEntry{Key: []byte("hot-key"), File: int32(i / 700), RG: int32(i % 5), Gap: int64(i % 3), N: 1}
+	}
+	withCover := slices.Clone(hot[:100])
+	withCover[50].Cover = []byte{7}
+	other := slices.Clone(hot[:100])
+	other[99].Key = []byte("hot-kez")
+	groups = append(groups, hot, withCover, other, hot[:1])
 	var spool []byte
 	for _, g := range groups {
 		spool = spoolForm(spool, g)
@@ -267,6 +278,18 @@ func TestSpoolGroupRoundTrip(t *testing.T) {
 	}
 	if n, _ := r.Read(make([]byte, 1)); n != 0 {
 		t.Fatal("spool not read to its end")
+	}
+	for gi, want := range map[int]bool{7: true, 8: false, 9: false, 10: true} {
+		if got := spoolForm(nil, groups[gi])[8] == spoolOneKey; got != want {
+			t.Errorf("group %d: one-key form %v, want %v", gi, got, want)
+		}
+	}
+	hotForm := spoolForm(nil, hot)
+	if len(hotForm) > 6*len(hot) {
+		t.Errorf("a group of one key takes %d bytes a spool for %d entries", len(hotForm), len(hot))
+	}
+	if err := sg.read(bytes.NewReader(hotForm), len(hot)+1); err == nil {
+		t.Error("a one-key group read with more entries than it holds")
 	}
 	one := spoolForm(nil, groups[4])
 	if err := sg.read(bytes.NewReader(one[:len(one)-1]), len(groups[4])); err == nil {
