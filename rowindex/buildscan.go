@@ -132,6 +132,33 @@ func (d *chunkDecoder) encodeTyped(k parquet.Kind, vals encoding.Values, out *ch
 	}
 }
 
+// eachCheckedPage passes the data pages of fcc, read through r and checked
+// against the footer's promises (chk), to fn while more reports true; each
+// page is released after fn.
+func eachCheckedPage(fcc *parquet.FileColumnChunk, r io.ReaderAt, chk *pqrow.ChunkCheck, more func() bool, fn func(parquet.Page) error) error {
+	pages := pqrow.GuardPages(fcc, r)
+	defer pages.Close()
+	for more() {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := chk.Page(page); err != nil {
+			parquet.Release(page)
+			return err
+		}
+		err = fn(page)
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // decode decodes the n rows of a top-level, non-repeated column chunk read
 // through r into out (reset first); chk checks each page against what the
 // footer promises (a *pqrow.IntegrityError on the first lie).
@@ -147,26 +174,12 @@ func (d *chunkDecoder) decode(cc parquet.ColumnChunk, r io.ReaderAt, n int64, ou
 	if fcc.Node().Optional() {
 		maxDef = 1
 	}
-	pages := pqrow.GuardPages(fcc, r)
-	defer pages.Close()
 	var plain chunkValues
-	for int64(len(out.ends)) < n {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := chk.Page(page); err != nil {
-			parquet.Release(page)
-			return err
-		}
-		err = d.page(page, kind, maxDef, &plain, out)
-		parquet.Release(page)
-		if err != nil {
-			return err
-		}
+	err := eachCheckedPage(fcc, r, chk, func() bool { return int64(len(out.ends)) < n }, func(page parquet.Page) error {
+		return d.page(page, kind, maxDef, &plain, out)
+	})
+	if err != nil {
+		return err
 	}
 	if err := chk.Done(); err != nil {
 		return err
@@ -310,25 +323,11 @@ func (d *chunkDecoder) decodeInts(cc parquet.ColumnChunk, r io.ReaderAt, n int64
 	if fcc.Node().Optional() {
 		maxDef = 1
 	}
-	pages := pqrow.GuardPages(fcc, r)
-	defer pages.Close()
-	for int64(len(out.vals)) < n {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := chk.Page(page); err != nil {
-			parquet.Release(page)
-			return err
-		}
-		err = d.intPage(page, kind, maxDef, out)
-		parquet.Release(page)
-		if err != nil {
-			return err
-		}
+	err := eachCheckedPage(fcc, r, chk, func() bool { return int64(len(out.vals)) < n }, func(page parquet.Page) error {
+		return d.intPage(page, kind, maxDef, out)
+	})
+	if err != nil {
+		return err
 	}
 	if err := chk.Done(); err != nil {
 		return err
