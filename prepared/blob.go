@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 
@@ -398,9 +397,9 @@ type Blob struct {
 	optional []int
 	nopt     int
 	// pos is, per field, its place in a decoded row (fields in leaf
-	// order); dec decompresses BlobCodecZstdDict blocks.
+	// order); decs decompress BlobCodecZstdDict blocks.
 	pos    []int
-	dec    *zstd.Decoder
+	decs   *blockDecoders
 	dictID byte // BlobBlockEncoding2 and 3: the ID restoreFrame puts back
 	// scratch holds DecodeBlock's *blockScratch between blocks.
 	scratch sync.Pool
@@ -440,7 +439,7 @@ func NewBlob(m BlobMarker) (*Blob, error) {
 		return nil, err
 	}
 	if m.Codec == BlobCodecZstdDict {
-		if b.dec, err = newBlockDecoder(m.Dict, blobDecoders); err != nil {
+		if b.decs, err = newBlockDecoders(m.Dict, maxBlockDecoders()); err != nil {
 			return nil, badBlob("dictionary: %v", err)
 		}
 		if m.Encoding != BlobBlockEncoding {
@@ -516,7 +515,7 @@ func (b *Blob) KeyAt() int { return b.pos[0] }
 
 // Blocks reports whether the blob holds blocks of rows (DecodeBlock), one
 // stored row per block of a key's rows.
-func (b *Blob) Blocks() bool { return b.dec != nil }
+func (b *Blob) Blocks() bool { return b.decs != nil }
 
 // Has reports whether the blob holds the top-level column name.
 func (b *Blob) Has(name string) bool {
@@ -530,7 +529,7 @@ func (b *Blob) Has(name string) bool {
 // does not decode exactly (short, or bytes left over) is a *BlobError. A
 // BlobCodecZstdDict blob holds blocks of rows: see DecodeBlock.
 func (b *Blob) Decode(dst parquet.Row, v []byte) (parquet.Row, error) {
-	if b.dec != nil {
+	if b.decs != nil {
 		return dst, badBlob("value of a %s blob decoded as one row", b.Marker.Codec)
 	}
 	at := len(dst)

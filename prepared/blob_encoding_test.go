@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -429,7 +430,7 @@ func TestBlockEncoding2RoundTrip(t *testing.T) {
 }
 
 // testBlobPlan plans blob b over schema, keyed by its column k.
-func testBlobPlan(t *testing.T, schema *parquet.Schema, b *BlobOptions) *blobPlan {
+func testBlobPlan(t testing.TB, schema *parquet.Schema, b *BlobOptions) *blobPlan {
 	t.Helper()
 	o, err := Options{Key: "k"}.withDefaults()
 	if err != nil {
@@ -543,6 +544,10 @@ func TestBlockEncoding3Frames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dec.Close()
+	decs, err := newBlockDecoders(dict, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	inputs := map[string][]byte{
 		"one byte":          {7},
 		"text":              fmt.Appendf(nil, "%s%s", samples[3], samples[150]),
@@ -589,7 +594,7 @@ func TestBlockEncoding3Frames(t *testing.T) {
 			t.Errorf("%s: expanded", name)
 		}
 	}
-	b := &Blob{Marker: BlobMarker{Encoding: BlobBlockEncoding3}, dec: dec, dictID: 1}
+	b := &Blob{Marker: BlobMarker{Encoding: BlobBlockEncoding3}, decs: decs, dictID: 1}
 	if _, err := b.DecodeBlock(nil, []byte{3, 1, 2}); !errors.Is(err, ErrBadBlob) {
 		t.Errorf("a bad tag: %v", err)
 	}
@@ -605,7 +610,7 @@ func TestBlockEncoding3Frames(t *testing.T) {
 		if enc == BlobBlockEncoding3 {
 			lie = append([]byte{frameTagStripped}, lie...)
 		}
-		b := &Blob{Marker: BlobMarker{Encoding: enc}, dec: dec, dictID: 1}
+		b := &Blob{Marker: BlobMarker{Encoding: enc}, decs: decs, dictID: 1}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		_, err := b.DecodeBlock(nil, lie)
@@ -619,13 +624,11 @@ func TestBlockEncoding3Frames(t *testing.T) {
 	}
 }
 
-// TestBlockDecoderAllocatesOnce checks that a co-grouped file's decoder
-// allocates its block buffers once, not once per block decoder in turn: a
-// light lookup decodes one small block per file, and with GOMAXPROCS block
-// decoders each of a file's first lookups allocated another 128 KiB
-// (blobDecoders).
-func TestBlockDecoderAllocatesOnce(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // the decoder is made under 4 Ps
+// testCoGroupedBlock returns a co-grouped blob (its decoders made under
+// the current GOMAXPROCS) and one compressed block of three rows, with the
+// rows it holds.
+func testCoGroupedBlock(t testing.TB) (*Blob, []byte, []parquet.Row) {
+	t.Helper()
 	var samples [][]byte
 	for i := range 200 {
 		samples = append(samples, fmt.Appendf(nil, "spotify:track:%06d {\"type\":\"playlist\",\"id\":%d}", i*7, i%13))
@@ -672,6 +675,17 @@ func TestBlockDecoderAllocatesOnce(t *testing.T) {
 	if !ok || v[0] != frameTagCompressed {
 		t.Fatalf("block not stored as a compressed one-block frame (%v)", ok)
 	}
+	return b, v, want
+}
+
+// TestBlockDecoderAllocatesOnce checks that a co-grouped file's decoder
+// allocates its block buffers once, not once per block decoder in turn: a
+// light lookup decodes one small block per file, and with GOMAXPROCS block
+// decoders each of a file's first lookups allocated another 128 KiB
+// (blockDecoders).
+func TestBlockDecoderAllocatesOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // the decoders are made under 4 Ps
+	b, v, want := testCoGroupedBlock(t)
 	if _, err := b.DecodeBlock(nil, v); err != nil { // the first block allocates the buffers
 		t.Fatal(err)
 	}
@@ -689,4 +703,83 @@ func TestBlockDecoderAllocatesOnce(t *testing.T) {
 	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 {
 		t.Errorf("8 more blocks allocated %d bytes: the decoder's block buffers were allocated again", got)
 	}
+}
+
+// TestBlockDecodersConcurrent checks that lookups of one co-grouped file
+// decode blocks at the same time: with every decoder made busy (held by
+// the test), a DecodeBlock still completes, on a decoder of its own, up to
+// one per P; past that it waits for one to be put back. With one decoder
+// per file, a hot file's lookups were decoded one at a time.
+func TestBlockDecodersConcurrent(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3)) // the decoders are made under 3 Ps
+	b, v, want := testCoGroupedBlock(t)
+	decode := func() chan error {
+		done := make(chan error, 1)
+		go func() {
+			rows, err := b.DecodeBlock(nil, v)
+			if err == nil && (len(rows) != len(want) || !bytes.Equal(rows[2][1].ByteArray(), want[2][1].ByteArray())) {
+				err = fmt.Errorf("decoded %v", rows)
+			}
+			done <- err
+		}()
+		return done
+	}
+	var held []*zstd.Decoder
+	for range 2 {
+		d, err := b.decs.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, d)
+		select {
+		case err := <-decode():
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a block of a file whose %d decoder(s) are busy did not decode: concurrent lookups of a file wait on each other", len(held))
+		}
+	}
+	if b.decs.made != 3 {
+		t.Errorf("%d decoders made, want 3 (one per P)", b.decs.made)
+	}
+	// The third decoder is in use: the next decode waits for one.
+	d, err := b.decs.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, d)
+	done := decode()
+	select {
+	case err := <-done:
+		t.Fatalf("decoded past the bound of 3 decoders (%v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.decs.put(held[0])
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range held[1:] {
+		b.decs.put(d)
+	}
+	if b.decs.made != 3 || len(b.decs.idle) != 3 {
+		t.Errorf("%d decoders made, %d idle; want 3 and 3", b.decs.made, len(b.decs.idle))
+	}
+}
+
+// BenchmarkDecodeBlockParallel decodes one small block of a co-grouped
+// file from every P at once, as concurrent lookups of a hot file do
+// (blockDecoders): ns/op is the wall time per block over all Ps.
+func BenchmarkDecodeBlockParallel(b *testing.B) {
+	blob, v, want := testCoGroupedBlock(b)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rows []parquet.Row
+		for pb.Next() {
+			var err error
+			if rows, err = blob.DecodeBlock(rows[:0], v); err != nil || len(rows) != len(want) {
+				b.Fatalf("decoded %d rows, %v", len(rows), err)
+			}
+		}
+	})
 }

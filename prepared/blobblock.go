@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -264,19 +265,86 @@ func newBlockDecoder(dict []byte, concurrency int) (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, zstd.WithDecoderDicts(dict), zstd.WithDecoderConcurrency(concurrency), zstd.WithDecoderMaxMemory(dictMaxDecoded))
 }
 
-// blobDecoders is the block decoders of a co-grouped blob file's decoder
-// (Blob.DecodeBlock). One: each block decoder allocates a 128 KiB output
+// blockDecoders are a co-grouped blob file's block decoders (DecodeBlock):
+// one to start, and another only when every one made is busy with a
+// concurrent lookup of the file, up to max. Idle ones are reused last in,
+// first out.
+//
+// A single decoder per file serialised concurrent lookups of a hot file (a
+// server's requests for one user's history all read the same file); one
+// per P, as klauspost's decoder keeps them, costs each a 128 KiB output
 // buffer on its first frame (the frames' 256 KiB window, compactWindow:
-// klauspost sizes it by the window, and DecodeAll never writes it) and
-// keeps its own literal and sequence buffers, and DecodeAll takes them in
-// turn, so with GOMAXPROCS of them the first lookups of each file paid
-// that many allocations and every lookup touched a different decoder's
-// memory than the last. A lookup decodes its blocks one after another
-// (assemble), so only concurrent lookups of one file wait for it, for a
-// block's decode (≈10 µs for a light key's). Measured on the 256 MB
-// co-grouped lake (BenchmarkLightKeyDir, first 50 lookups of a process):
-// 1.39 / 1.32 → 0.78 / 0.79 ms a lookup, 832 → 484 KB allocated.
-const blobDecoders = 1
+// klauspost sizes it by the window, and DecodeAll never writes it) and its
+// own literal and sequence buffers, and the decoder takes them in turn, so
+// a process's first lookups of each file paid that many allocations and
+// every lookup touched another decoder's memory than the last (measured on
+// the 256 MB co-grouped lake, BenchmarkLightKeyDir, first 50 lookups of a
+// process: 1.39 / 1.32 → 0.78 / 0.79 ms a lookup, 832 → 484 KB allocated,
+// with one). Here sequential lookups use one decoder and its warm memory,
+// and concurrent ones get their own.
+type blockDecoders struct {
+	dict  []byte
+	slots chan struct{} // one per decoder in use; capacity max
+	mu    sync.Mutex
+	idle  []*zstd.Decoder
+	made  int
+}
+
+// maxBlockDecoders bounds a file's block decoders: at most one per P, and
+// no more than 8 (each holds ≈200 KiB once used).
+func maxBlockDecoders() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// newBlockDecoders makes a file's first decoder (so that a dictionary
+// that does not load is refused when the file is opened).
+func newBlockDecoders(dict []byte, max int) (*blockDecoders, error) {
+	d, err := newBlockDecoder(dict, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &blockDecoders{dict: dict, slots: make(chan struct{}, max), idle: []*zstd.Decoder{d}, made: 1}, nil
+}
+
+// get returns an idle decoder, or a new one when every one made is in use
+// and fewer than max are; it waits when max are in use.
+func (ds *blockDecoders) get() (*zstd.Decoder, error) {
+	ds.slots <- struct{}{}
+	ds.mu.Lock()
+	if n := len(ds.idle); n > 0 {
+		d := ds.idle[n-1]
+		ds.idle = ds.idle[:n-1]
+		ds.mu.Unlock()
+		return d, nil
+	}
+	ds.made++
+	ds.mu.Unlock()
+	d, err := newBlockDecoder(ds.dict, 1)
+	if err != nil {
+		ds.mu.Lock()
+		ds.made--
+		ds.mu.Unlock()
+		<-ds.slots
+		return nil, err
+	}
+	return d, nil
+}
+
+// put returns a decoder get gave.
+func (ds *blockDecoders) put(d *zstd.Decoder) {
+	ds.mu.Lock()
+	ds.idle = append(ds.idle, d)
+	ds.mu.Unlock()
+	<-ds.slots
+}
+
+// decodeAll is zstd's DecodeAll with one of the file's decoders.
+func (ds *blockDecoders) decodeAll(z, dst []byte) ([]byte, error) {
+	d, err := ds.get()
+	if err != nil {
+		return dst, err
+	}
+	defer ds.put(d)
+	return d.DecodeAll(z, dst)
+}
 
 // DecodeBlock appends to dst the rows of one co-grouped blob value v (a
 // ZSTD frame of a BlobBlockEncoding or BlobBlockEncoding2 block,
@@ -285,7 +353,7 @@ const blobDecoders = 1
 // point into a buffer of their own. A frame or block that does not decode
 // is a *BlobError.
 func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
-	if b.dec == nil {
+	if b.decs == nil {
 		return dst, badBlob("value of a %s blob decoded as a block", b.Marker.Encoding)
 	}
 	// The frame and the decompressed block are scratch, reused by the
@@ -323,7 +391,7 @@ func (b *Blob) DecodeBlock(dst []parquet.Row, v []byte) ([]parquet.Row, error) {
 	if why := pqrow.ZstdFrameImplausible(z); why != "" {
 		return dst, badBlob("block: %s", why)
 	}
-	raw, err := b.dec.DecodeAll(z, sc.raw[:0])
+	raw, err := b.decs.decodeAll(z, sc.raw[:0])
 	sc.raw = raw
 	if err != nil {
 		return dst, badBlob("block frame of %d bytes: %v", len(v), err)
