@@ -617,17 +617,18 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 			}
 			var v parquet.Value
 			switch {
-			case dict != nil && shape.bw == 0:
-				v = dict.vals[0]
 			case dict != nil:
-				if !idx.seek(vi) {
-					return fmt.Errorf("dictionary indexes end before value %d", vi)
+				k := 0
+				if shape.bw != 0 {
+					if !idx.seek(vi) {
+						return fmt.Errorf("dictionary indexes end before value %d", vi)
+					}
+					k = int(idx.at(vi))
 				}
-				k := int(idx.at(vi))
-				if k >= len(dict.vals) {
-					return fmt.Errorf("dictionary index %d of %d", k, len(dict.vals))
+				if k >= dict.len() {
+					return fmt.Errorf("dictionary index %d of %d", k, dict.len())
 				}
-				v = dict.vals[k]
+				v = dict.value(k)
 			default:
 				var err error
 				if v, err = pr.value(vi - first); err != nil {

@@ -349,25 +349,24 @@ type hybrid struct {
 	rle   bool
 	val   uint32 // the RLE run's value
 	bits  []byte // the bit-packed run's bytes
-	// ones counts the values equal to 1 in runs before the current one
-	// (levels of bit width 1: the defined values).
+	// ones counts the values equal to 1 in runs before the current one,
+	// under bit width 1 (levels: the defined values) only. Counted for
+	// dictionary indexes, value by value, it made a seek through a page of
+	// ≈56,000 indexes (pyarrow's defaults) cost as many bit extractions:
+	// a fifth of a light lookup's CPU on such files.
 	ones int
 }
 
 // next moves to the following run; false at the end of the data.
 func (h *hybrid) next() bool {
 	if h.n > 0 || h.start > 0 {
-		if h.rle {
-			if h.val == 1 {
-				h.ones += h.n
-			}
-		} else if h.bw == 1 {
-			h.ones += popcountBits(h.bits, h.n)
-		} else {
-			for i := range h.n {
-				if h.bitAt(i) == 1 {
-					h.ones++
+		if h.bw == 1 {
+			if h.rle {
+				if h.val == 1 {
+					h.ones += h.n
 				}
+			} else {
+				h.ones += popcountBits(h.bits, h.n)
 			}
 		}
 		h.start += h.n
@@ -433,8 +432,12 @@ func (h *hybrid) at(i int) uint32 {
 	return h.bitAt(i - h.start)
 }
 
-// onesBefore returns the values equal to 1 before value i (after seek(i)).
+// onesBefore returns the values equal to 1 before value i (after seek(i))
+// of levels (bit width 1); -1 under any other width.
 func (h *hybrid) onesBefore(i int) int {
+	if h.bw != 1 {
+		return -1
+	}
 	n := h.ones
 	if h.rle {
 		if h.val == 1 {
@@ -442,15 +445,7 @@ func (h *hybrid) onesBefore(i int) int {
 		}
 		return n
 	}
-	if h.bw == 1 {
-		return n + popcountBits(h.bits, i-h.start)
-	}
-	for k := range i - h.start {
-		if h.bitAt(k) == 1 {
-			n++
-		}
-	}
-	return n
+	return n + popcountBits(h.bits, i-h.start)
 }
 
 // popcountBits counts the set bits among the first n bits of b.
@@ -475,13 +470,54 @@ var popcount8 = func() (t [256]uint8) {
 	return t
 }()
 
-// dictionary is a decoded dictionary page: its values without levels.
+// dictionary is a dictionary page's values, PLAIN as the page holds them
+// (decompressed, the handle's own bytes), and for byte arrays where each
+// starts. Values are made on demand (value): a lookup takes a few of a
+// dictionary's entries, and making a parquet.Value of each (24 bytes and a
+// pointer apiece) was most of a light lookup's CPU and garbage on files
+// written by pyarrow with its defaults (a dictionary of ≈56,000 entries per
+// column chunk, parsed again whenever the cache had let it go), and
+// crowded the cache.
 type dictionary struct {
-	vals []parquet.Value
+	data []byte
+	ci   colInfo
+	n    int
+	// ends (byte arrays): the offset past each value; value i is
+	// data[start+4 : ends[i]], start being ends[i-1] (0 for the first).
+	ends []int32
 	size int64
 }
 
-// parseDictionary decodes the dictionary page whose header starts b.
+// len returns the number of values.
+func (d *dictionary) len() int { return d.n }
+
+// value returns value i (0 ≤ i < len()); byte arrays point into the
+// dictionary's own bytes.
+func (d *dictionary) value(i int) parquet.Value {
+	if w := d.ci.width; w > 0 {
+		b := d.data[i*w : i*w+w]
+		switch d.ci.typ {
+		case format.Int32:
+			return parquet.Int32Value(int32(binary.LittleEndian.Uint32(b)))
+		case format.Int64:
+			return parquet.Int64Value(int64(binary.LittleEndian.Uint64(b)))
+		case format.Float:
+			return parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		case format.Double:
+			return parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		default:
+			return parquet.FixedLenByteArrayValue(b)
+		}
+	}
+	start := int32(0)
+	if i > 0 {
+		start = d.ends[i-1]
+	}
+	return parquet.ByteArrayValue(d.data[start+4 : d.ends[i]])
+}
+
+// parseDictionary decodes the dictionary page whose header starts b: its
+// values are checked to lie within the page, not made (dictionary.value).
 func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 	h, hlen, err := parsePageHeader(b)
 	if err != nil {
@@ -492,6 +528,14 @@ func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 	}
 	if h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
 		return nil, fmt.Errorf("dictionary page of %d bytes past its range", h.CompressedPageSize)
+	}
+	dh := h.DictionaryPageHeader.V
+	if dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary {
+		return nil, errNotDirect
+	}
+	n := int(dh.NumValues)
+	if n < 0 {
+		return nil, fmt.Errorf("dictionary of %d values", n)
 	}
 	body := b[hlen : hlen+int(h.CompressedPageSize)]
 	if ci.codec != format.Uncompressed {
@@ -507,20 +551,30 @@ func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 	} else {
 		body = bytes.Clone(body)
 	}
-	dh := h.DictionaryPageHeader.V
-	if dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary {
-		return nil, errNotDirect
-	}
-	n := int(dh.NumValues)
-	d := &dictionary{vals: make([]parquet.Value, 0, n), size: int64(len(body)) + 24*int64(n) + 64}
-	pr := plainReader{data: body, ci: ci}
-	for i := range n {
-		v, err := pr.value(i)
-		if err != nil {
-			return nil, err
+	d := &dictionary{data: body, ci: ci, n: n}
+	if w := ci.width; w > 0 {
+		if n > len(body)/w {
+			return nil, fmt.Errorf("dictionary of %d values of %d bytes in %d bytes", n, w, len(body))
 		}
-		d.vals = append(d.vals, v)
+	} else {
+		if len(body) > math.MaxInt32 {
+			return nil, fmt.Errorf("dictionary page of %d bytes", len(body))
+		}
+		d.ends = make([]int32, n)
+		off := 0
+		for i := range n {
+			if off+4 > len(body) {
+				return nil, fmt.Errorf("byte array %d past the page", i)
+			}
+			l := int(binary.LittleEndian.Uint32(body[off:]))
+			if l < 0 || l > len(body)-off-4 {
+				return nil, fmt.Errorf("byte array %d of %d bytes past the page", i, l)
+			}
+			off += 4 + l
+			d.ends[i] = int32(off)
+		}
 	}
+	d.size = int64(len(body)) + 4*int64(len(d.ends)) + 96
 	return d, nil
 }
 
@@ -650,18 +704,17 @@ func (c *pageCutter) row(r int) (parquet.Value, error) {
 			return v, err
 		}
 	default:
-		if c.idx.bw == 0 {
-			v = c.dict.vals[0]
-		} else {
+		k := 0
+		if c.idx.bw != 0 {
 			if !c.idx.seek(vi) {
 				return parquet.Value{}, fmt.Errorf("dictionary indexes end before value %d", vi)
 			}
-			k := int(c.idx.at(vi))
-			if k >= len(c.dict.vals) {
-				return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, len(c.dict.vals))
-			}
-			v = c.dict.vals[k]
+			k = int(c.idx.at(vi))
 		}
+		if k >= c.dict.len() {
+			return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, c.dict.len())
+		}
+		v = c.dict.value(k)
 	}
 	return v.Level(0, c.ci.maxDef, c.ci.leaf), nil
 }
