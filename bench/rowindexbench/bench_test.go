@@ -238,37 +238,42 @@ func TestSampling(t *testing.T) {
 }
 
 // TestRunDirStringKey runs --dir on existing files (written by arrow-go
-// with default properties) on a string key, track_uri.
+// with its default properties, and with pyarrow's) on a string key,
+// track_uri.
 func TestRunDirStringKey(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, _ := store.Open(ctx, "file://"+dir)
-	c, err := LakeConfig(LayoutArrow, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Days, c.FilesPerDay, c.Tracks = 2, 2, 3000
-	if _, err := lakegen.Generate(ctx, st, c); err != nil {
-		t.Fatal(err)
-	}
-	// Files Spark would skip must be skipped.
-	os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755)
-	os.WriteFile(filepath.Join(dir, "_delta_log", "x.parquet"), []byte("not parquet"), 0o644)
-	rep, err := RunDir(ctx, DirConfig{Path: dir, Key: "track_uri", Classes: ClassConfig{KeysPerClass: 3, TopRepeats: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sb strings.Builder
-	rep.Format(&sb)
-	t.Log("\n" + sb.String())
-	if rep.Lake.Files != 4 || rep.Lake.PageIndex || rep.Lake.RowGroups != 4 || rep.Lake.Compression != "UNCOMPRESSED" {
-		t.Errorf("lake facts of the arrow files: %+v", rep.Lake)
-	}
-	if len(rep.Classes) < 4 {
-		t.Errorf("%d classes measured", len(rep.Classes))
-	}
-	if _, err := RunDir(ctx, DirConfig{Path: dir, Key: "ts"}); err == nil || !strings.Contains(err.Error(), "temporal") {
-		t.Errorf("a timestamp key: %v, want a clear invalid-argument error", err)
+	for layout, compression := range map[string]string{LayoutArrow: "UNCOMPRESSED", LayoutPyArrow: "SNAPPY"} {
+		t.Run(layout, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			st, _ := store.Open(ctx, "file://"+dir)
+			c, err := LakeConfig(layout, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Days, c.FilesPerDay, c.Tracks = 2, 2, 3000
+			if _, err := lakegen.Generate(ctx, st, c); err != nil {
+				t.Fatal(err)
+			}
+			// Files Spark would skip must be skipped.
+			os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755)
+			os.WriteFile(filepath.Join(dir, "_delta_log", "x.parquet"), []byte("not parquet"), 0o644)
+			rep, err := RunDir(ctx, DirConfig{Path: dir, Key: "track_uri", Classes: ClassConfig{KeysPerClass: 3, TopRepeats: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			rep.Format(&sb)
+			t.Log("\n" + sb.String())
+			if rep.Lake.Files != 4 || rep.Lake.PageIndex || rep.Lake.RowGroups != 4 || rep.Lake.Compression != compression {
+				t.Errorf("lake facts of the %s files: %+v, want 4 files of one row group, %s, no page index", layout, rep.Lake, compression)
+			}
+			if len(rep.Classes) < 4 {
+				t.Errorf("%d classes measured", len(rep.Classes))
+			}
+			if _, err := RunDir(ctx, DirConfig{Path: dir, Key: "ts"}); err == nil || !strings.Contains(err.Error(), "temporal") {
+				t.Errorf("a timestamp key: %v, want a clear invalid-argument error", err)
+			}
+		})
 	}
 }
 

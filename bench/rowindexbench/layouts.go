@@ -27,6 +27,11 @@ const (
 	// writer with its default properties (lakegen.WriterArrow: one row group
 	// per file, 1 MiB pages, dictionaries, no compression, no page index).
 	LayoutArrow = "arrow"
+	// LayoutPyArrow is LayoutArrow with pyarrow's default properties
+	// (lakegen.WriterPyArrow): the same, SNAPPY-compressed. What most lakes
+	// written from Python hold; the layout where a light key's lookup
+	// decompresses a 1 MiB page and a dictionary per column and file.
+	LayoutPyArrow = "pyarrow"
 	// LayoutFramed is the sorted layout's lake (the same rows as
 	// LayoutPrepared) rewritten by `ariadne prepare --frames
 	// --frame-raw-blocks` (prepared.PrepareFiles with FrameOptions at the
@@ -52,7 +57,7 @@ const (
 func sourced(layout string) bool { return layout == LayoutFramed || layout == LayoutCoGrouped }
 
 // Layouts lists the generated layouts.
-var Layouts = []string{LayoutSorted, LayoutPrepared, LayoutArrival, LayoutSkewed, LayoutArrow, LayoutFramed, LayoutCoGrouped}
+var Layouts = []string{LayoutSorted, LayoutPrepared, LayoutArrival, LayoutSkewed, LayoutArrow, LayoutPyArrow, LayoutFramed, LayoutCoGrouped}
 
 // DefaultSizeMB is the generated lake's default size: small enough for a
 // smoke run on a 2-core machine in a minute or two. The documented runs
@@ -82,6 +87,8 @@ func LakeConfig(layout string, sizeMB int) (lakegen.Config, error) {
 	case LayoutArrival, LayoutSkewed:
 	case LayoutArrow:
 		c.Writer = lakegen.WriterArrow
+	case LayoutPyArrow:
+		c.Writer = lakegen.WriterPyArrow
 	default:
 		return c, aerr.Invalid("layout %q: want one of %v", layout, Layouts)
 	}
@@ -102,6 +109,8 @@ func describe(layout string, c lakegen.Config, minFrame int) string {
 			c.ZipfS, c.ZipfV, c.Users, c.RowGroupRows, c.PageBytes>>10)
 	case LayoutArrow:
 		return "arrival order, written by arrow-go pqarrow with default properties"
+	case LayoutPyArrow:
+		return "arrival order, written by arrow-go pqarrow with pyarrow's default properties (SNAPPY)"
 	case LayoutFramed:
 		frames := "a ZSTD frame per key"
 		if minFrame > 0 {

@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -22,9 +24,23 @@ var arrowSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "context", Type: arrow.BinaryTypes.String},
 }, nil)
 
-// writeArrow writes rows as one record batch with pqarrow's default writer
-// and Arrow properties (see WriterArrow).
-func writeArrow(ctx context.Context, st store.Store, key string, rows []Listen) (int64, error) {
+// writerProps returns the Parquet writer properties of an arrow-go writer
+// (WriterArrow: nil, arrow-go's defaults; WriterPyArrow: pyarrow's).
+func writerProps(writer string) *parquet.WriterProperties {
+	if writer != WriterPyArrow {
+		return nil
+	}
+	// pyarrow.parquet.write_table's defaults that differ from arrow-go's:
+	// SNAPPY for every column (use_dictionary, the 1 MiB data and
+	// dictionary page limits, version 2.6, data page v1 and no page index
+	// are arrow-go's defaults too).
+	return parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+}
+
+// writeArrow writes rows as one record batch with pqarrow's writer, its
+// default Arrow properties and the Parquet properties of writer (see
+// WriterArrow, WriterPyArrow).
+func writeArrow(ctx context.Context, st store.Store, key string, rows []Listen, writer string) (int64, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrowSchema)
 	defer b.Release()
 	uid := b.Field(0).(*array.Int64Builder)
@@ -47,7 +63,7 @@ func writeArrow(ctx context.Context, st store.Store, key string, rows []Listen) 
 		return 0, err
 	}
 	cw := &store.CountingWriter{W: w}
-	fw, err := pqarrow.NewFileWriter(arrowSchema, cw, nil, pqarrow.DefaultWriterProps())
+	fw, err := pqarrow.NewFileWriter(arrowSchema, cw, writerProps(writer), pqarrow.DefaultWriterProps())
 	if err != nil {
 		w.Abort()
 		return 0, err

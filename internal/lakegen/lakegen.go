@@ -90,7 +90,8 @@ type Config struct {
 	// Prefix is prepended to every key ("lake/" gives lake/date=.../...).
 	Prefix string
 	// Writer names the Parquet writer: "" (parquet-go, with the page,
-	// row-group, ZSTD and bloom-filter settings above) or WriterArrow.
+	// row-group, ZSTD and bloom-filter settings above), WriterArrow or
+	// WriterPyArrow.
 	// Prepared wins over Writer.
 	Writer string
 }
@@ -103,6 +104,15 @@ type Config struct {
 // filter. RowGroupRows and PageBytes do not apply. It is what a reader meets
 // in files that other tools wrote with their defaults.
 const WriterArrow = "arrow"
+
+// WriterPyArrow writes files as WriterArrow does, with the properties
+// pyarrow.parquet.write_table uses by default instead of arrow-go's: the
+// same but SNAPPY compression (arrow-go's writer and pyarrow's are ports
+// of one C++ writer). Files written by pyarrow itself (pyarrow 26 on the
+// same rows) were read back the same way: one row group per file, SNAPPY,
+// a dictionary page per column chunk (PLAIN past 1 MiB of dictionary),
+// 1 MiB data pages, no page index.
+const WriterPyArrow = "pyarrow"
 
 // DefaultPreparedPageBytes is the prepared layout's page target: 16 KiB of
 // uncompressed values. A row is ≈190 bytes uncompressed (measured column
@@ -205,8 +215,8 @@ func Generate(ctx context.Context, st store.Store, cfg Config) ([]File, error) {
 				switch {
 				case cfg.Prepared:
 					size, err = writePrepared(ctx, st, key, rows, cfg, part)
-				case cfg.Writer == WriterArrow:
-					size, err = writeArrow(ctx, st, key, rows)
+				case cfg.Writer == WriterArrow || cfg.Writer == WriterPyArrow:
+					size, err = writeArrow(ctx, st, key, rows, cfg.Writer)
 				case cfg.Writer != "":
 					err = fmt.Errorf("lakegen: unknown writer %q", cfg.Writer)
 				default:
