@@ -74,22 +74,11 @@ func (ix *Index) rowOptions() rowindex.Options {
 	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes}
 }
 
-// openRowIndex opens the row index name with the Store's cache budget.
-// With no budget set (Options.CacheBytes and the config's both 0), the
-// budget is sized to the version opened (AutoCacheBytes): opening reads
-// only the manifest, so a row index whose fragments outgrow the default is
-// opened once more with the larger budget.
+// openRowIndex opens the row index name with the Store's cache budget
+// (with none set, Options.CacheBytes and the config's both 0, the row index
+// sizes it to the version opened: rowindex.AutoCacheBytes).
 func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIndex, error) {
-	opts := ix.rowOptions()
-	ri, err := rowindex.Open(ctx, ix.folder(), name, opts)
-	if err != nil || opts.CacheBytes != 0 {
-		return ri, err
-	}
-	if want := AutoCacheBytes(ri.Manifest()); want > rowindex.DefaultCacheBytes {
-		opts.CacheBytes = want
-		return rowindex.Open(ctx, ix.folder(), name, opts)
-	}
-	return ri, nil
+	return rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
 }
 
 // cacheBudget is the most memory the caches of the open row index ri may
@@ -111,28 +100,13 @@ func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
 // MaxAutoCacheBytes caps the cache budget AutoCacheBytes gives one row
 // index: past it, set the budget (Options.CacheBytes, config key
 // rowIndexCacheBytes) to what the machine can hold.
-const MaxAutoCacheBytes = 4 << 30
-
-// autoCacheSlack is what AutoCacheBytes adds to the fragments for data file
-// footers, offset indexes and dictionaries (≈3 MiB per 1 GB of Parquet
-// measured) and fragment footers.
-const autoCacheSlack = 32 << 20
+const MaxAutoCacheBytes = rowindex.MaxAutoCacheBytes
 
 // AutoCacheBytes is the cache budget of a row index version when none is
-// set: large enough that its compressed fragments and the data files'
-// metadata fit in the three quarters of the budget the row index keeps for
-// them (so a warmed server makes no index request), the last quarter
-// holding decoded fragment groups; at least rowindex.DefaultCacheBytes, at
-// most MaxAutoCacheBytes. For the 1 GB benchmark lake (253 MB of fragments)
-// it is ≈ 380 MiB.
-func AutoCacheBytes(m *rowindex.Manifest) int64 {
-	var frag int64
-	for _, f := range m.Fragments {
-		frag += f.Size
-	}
-	want := (frag + autoCacheSlack) * 4 / 3
-	return min(max(want, rowindex.DefaultCacheBytes), MaxAutoCacheBytes)
-}
+// set (rowindex.AutoCacheBytes): its compressed fragments, the data files'
+// metadata and the dictionaries lookups decode stay cached, at least
+// rowindex.DefaultCacheBytes, at most MaxAutoCacheBytes.
+func AutoCacheBytes(m *rowindex.Manifest) int64 { return rowindex.AutoCacheBytes(m) }
 
 // RowIndexes returns the definitions of the index's row indexes, by name.
 func (ix *Index) RowIndexes(ctx context.Context) ([]rowindex.Definition, error) {

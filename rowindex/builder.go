@@ -589,6 +589,7 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	// A co-grouping or blob marker that does not decode counts too: a
 	// lookup of the key alone then reads the file and reports it.
 	fe.Blocks = fm.coGroup != nil || fm.coGroupErr != nil || fm.blobErr != nil || fm.blob != nil && fm.blob.Blocks()
+	fe.DictBytes = fm.dictBytes()
 	f := fm.f
 	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with

@@ -15,6 +15,37 @@ import (
 // (64 MiB ≈ 650,000 entries ≈ 400 groups) holds the hot buckets.
 const DefaultCacheBytes = 256 << 20
 
+// MaxAutoCacheBytes caps the budget AutoCacheBytes gives one row index:
+// past it, set Options.CacheBytes to what the machine can hold.
+const MaxAutoCacheBytes = 4 << 30
+
+// autoCacheSlack is what AutoCacheBytes adds for data file footers and
+// offset indexes (≈3 MiB per 1 GB of Parquet measured) and fragment
+// footers.
+const autoCacheSlack = 32 << 20
+
+// AutoCacheBytes is the cache budget a row index version needs when none
+// is set: large enough that its compressed fragments, the data files'
+// metadata and the dictionaries lookups decode (FileEntry.DictBytes, and
+// half again for the dictionary page as fetched, kept beside it) fit in
+// the three quarters of the budget kept for them, so that a warmed server
+// reads neither index nor dictionary again, the last quarter holding
+// decoded fragment groups; at least DefaultCacheBytes, at most
+// MaxAutoCacheBytes. For the 1 GB benchmark lake (253 MB of fragments, no
+// dictionaries) it is ≈ 380 MiB; for 256 MB of files written with
+// pyarrow's defaults (20 MB of fragments, ≈315 MB of dictionaries) ≈ 700 MiB.
+func AutoCacheBytes(m *Manifest) int64 {
+	var need int64
+	for _, f := range m.Fragments {
+		need += f.Size
+	}
+	for _, f := range m.Files {
+		need += f.DictBytes * 3 / 2
+	}
+	want := (need + autoCacheSlack) * 4 / 3
+	return min(max(want, DefaultCacheBytes), MaxAutoCacheBytes)
+}
+
 // DefaultPageCacheBytes is the default budget of the decoded data-page
 // cache: a decoded value costs 24 bytes plus its bytes, ≈3× its page's
 // uncompressed size, so 64 MiB holds ≈1,000 pages of 16 KiB, the pages of

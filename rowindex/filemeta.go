@@ -113,6 +113,27 @@ func (fm *fileMeta) dictRange(rg, col int) brange {
 	return brange{start, locs[0].Offset}
 }
 
+// dictBytes estimates the file's dictionary pages decompressed
+// (FileEntry.DictBytes): each chunk's dictionary range, as lookups read it,
+// scaled by the chunk's compression ratio.
+func (fm *fileMeta) dictBytes() int64 {
+	var n int64
+	for rg, g := range fm.f.Metadata().RowGroups {
+		for col, c := range g.Columns {
+			dr := fm.dictRange(rg, col)
+			stored := dr.end - dr.off
+			if stored <= 0 {
+				continue
+			}
+			if md := &c.MetaData; md.TotalCompressedSize > 0 && md.TotalUncompressedSize > md.TotalCompressedSize {
+				stored = int64(float64(stored) * float64(md.TotalUncompressedSize) / float64(md.TotalCompressedSize))
+			}
+			n += stored
+		}
+	}
+	return n
+}
+
 // loadFileMeta reads and parses the metadata of the Parquet object o of the
 // given size. wantCRC, when non-zero, is the footer checksum recorded at
 // indexing time: a different footer is a *FileChangedError.

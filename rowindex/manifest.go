@@ -203,6 +203,14 @@ type FileEntry struct {
 	// bump; indexes built before it answer such lookups a row per stored
 	// row.
 	Blocks bool `json:"blocks,omitempty"`
+	// DictBytes estimates the file's dictionary pages decompressed: each
+	// chunk's dictionary page as stored (before its first data page),
+	// scaled by the chunk's compression ratio (the footer gives no page's
+	// own size). Lookups cache the dictionaries they decode, and on files
+	// written with pyarrow's defaults these are most of what they cache
+	// (≈75 % of the stored file), so AutoCacheBytes counts them. Added
+	// without a version bump (older builds ignore it; 0: unknown).
+	DictBytes int64 `json:"dictBytes,omitempty"`
 }
 
 // TailRange is one byte range of a data file's tail (FileEntry.TailRanges).

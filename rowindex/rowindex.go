@@ -55,7 +55,8 @@ func CoalesceGapFor(latency time.Duration, bandwidth float64) int64 {
 type Options struct {
 	// Resolver resolves data file URIs; required for lookups that read data.
 	Resolver Resolver
-	// CacheBytes is the metadata cache budget (DefaultCacheBytes if 0).
+	// CacheBytes is the metadata cache budget (0: AutoCacheBytes of the
+	// version opened, at least DefaultCacheBytes).
 	CacheBytes int64
 	// PageCacheBytes bounds the cache of decoded data pages, shared by the
 	// handle's lookups (0: DefaultPageCacheBytes; negative: no page
@@ -159,20 +160,20 @@ var poisonFreedBuffers = false
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
+	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers}
+	if err := ri.Refresh(ctx); err != nil {
+		return nil, err
+	}
 	budget := opts.CacheBytes
 	if budget <= 0 {
-		budget = DefaultCacheBytes
+		budget = AutoCacheBytes(ri.Manifest())
 	}
-	ri := &RowIndex{st: idx, name: name, opts: opts, cache: newCache(budget - budget/4), decoded: newCache(budget / 4),
-		poisonFreed: poisonFreedBuffers}
+	ri.cache, ri.decoded = newCache(budget-budget/4), newCache(budget/4)
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
 		ri.pages = newPageCache(DefaultPageCacheBytes)
 	case pb > 0:
 		ri.pages = newPageCache(pb)
-	}
-	if err := ri.Refresh(ctx); err != nil {
-		return nil, err
 	}
 	return ri, nil
 }

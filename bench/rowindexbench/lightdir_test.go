@@ -26,6 +26,8 @@ import (
 // data reads coalesced across ARIADNE_BENCH_GAP bytes (default: the
 // store's, rowindex.Options.CoalesceGap), a page cache of
 // ARIADNE_BENCH_PAGECACHE bytes (Options.PageCacheBytes; negative: none),
+// a metadata cache of ARIADNE_BENCH_CACHE bytes (Options.CacheBytes;
+// default: sized to the index, rowindex.AutoCacheBytes),
 // from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100).
 // ARIADNE_BENCH_DUCKDB=1 runs DuckDB's lookup of the same key after each
 // lookup, untimed, as `ariadne bench rowindex` does: a lookup then starts
@@ -95,6 +97,11 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	opts := rowindex.Options{Resolver: res}
 	if s := os.Getenv("ARIADNE_BENCH_GAP"); s != "" {
 		if opts.CoalesceGap, err = strconv.ParseInt(s, 10, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if s := os.Getenv("ARIADNE_BENCH_CACHE"); s != "" {
+		if opts.CacheBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
 			b.Fatal(err)
 		}
 	}
