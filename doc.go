@@ -30,8 +30,8 @@
 // # Memory
 //
 // Each open row index holds at most Options' CacheBytes of metadata cache
-// and PageCacheBytes of decoded pages (rowindex.DefaultCacheBytes and
-// rowindex.DefaultPageCacheBytes unless set). While a refresh replaces a
+// and PageCacheBytes of decoded pages (unless set, rowindex.AutoCacheBytes
+// of the version opened and rowindex.DefaultPageCacheBytes). While a refresh replaces a
 // row index, the old handle's caches live until its last query ends, so
 // the bound is twice the budget for the row indexes being replaced.
 //

@@ -18,7 +18,8 @@ type Options struct {
 	// Config holds the tunables (config.Defaults() when zero).
 	Config config.Config
 	// CacheBytes is each open row index's metadata cache budget
-	// (0: Config's RowIndexCacheBytes, else rowindex.DefaultCacheBytes).
+	// (0: Config's RowIndexCacheBytes, else sized to each row index version:
+	// rowindex.AutoCacheBytes).
 	CacheBytes int64
 	// PageCacheBytes is each open row index's decoded page cache budget
 	// (0: Config's RowIndexPageCacheBytes, else the rowindex default;

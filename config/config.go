@@ -59,7 +59,8 @@ type Config struct {
 	// AutoBloomFPR is the false-positive rate of auto-bloom filters.
 	AutoBloomFPR float64
 	// RowIndexCacheBytes is a row index handle's metadata and index cache
-	// budget (0: the rowindex default). Ours, not the Spark library's.
+	// budget (0: sized to each row index version, rowindex.AutoCacheBytes).
+	// Ours, not the Spark library's.
 	RowIndexCacheBytes int64
 	// RowIndexPageCacheBytes is a row index handle's decoded data-page
 	// cache budget (0: the rowindex default; negative: no page cache).
