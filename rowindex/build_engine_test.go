@@ -199,20 +199,7 @@ func writeNullKeys(t *testing.T, ctx context.Context, data store.Store) []string
 			r.U = &u
 		}
 		name := fmt.Sprintf("nk/n%d.parquet", fi)
-		w, err := data.NewWriter(ctx, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw := parquet.NewGenericWriter[nullKeys](w, parquet.MaxRowsPerRowGroup(int64(97+fi*50)), parquet.PageBufferSize(256))
-		if _, err := pw.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := pw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRows(t, ctx, data, name, rows, parquet.MaxRowsPerRowGroup(int64(97+fi*50)), parquet.PageBufferSize(256))
 		uris = append(uris, name)
 	}
 	return uris

@@ -31,20 +31,7 @@ func TestDictBytes(t *testing.T) {
 			rows[i] = row{K: int64(i % 700), S: fmt.Sprintf("spotify:track:%022d", (i*7919+fi)%5000), V: int64(i*31) % 9000}
 		}
 		name := fmt.Sprintf("d%d.parquet", fi)
-		w, err := data.NewWriter(ctx, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw := parquet.NewGenericWriter[row](w)
-		if _, err := pw.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := pw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRows(t, ctx, data, name, rows)
 		uris = append(uris, name)
 	}
 	idx, _ := store.Open(ctx, "mem://")

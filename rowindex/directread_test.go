@@ -141,20 +141,7 @@ func TestDirectPathNulls(t *testing.T) {
 			r.F = [4]byte{byte(i), byte(i >> 8), 1, 2}
 		}
 		name := fmt.Sprintf("n%d.parquet", fi)
-		w, err := data.NewWriter(ctx, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw := parquet.NewGenericWriter[nullable](w, opt...)
-		if _, err := pw.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := pw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRows(t, ctx, data, name, rows, opt...)
 		uris = append(uris, name)
 	}
 	idx, _ := store.Open(ctx, "mem://")
@@ -245,20 +232,7 @@ func TestSubPageReadsNulls(t *testing.T) {
 			r.F = [4]byte{byte(i), byte(i >> 8), 1, 2}
 		}
 		name := fmt.Sprintf("n%d.parquet", fi)
-		w, err := data.NewWriter(ctx, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw := parquet.NewGenericWriter[nullablePlain](w, opt...)
-		if _, err := pw.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := pw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRows(t, ctx, data, name, rows, opt...)
 		uris = append(uris, name)
 	}
 	idx, _ := store.Open(ctx, "mem://")

@@ -2,6 +2,7 @@ package rowindex
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // scanRow is a row found by a full scan.
@@ -119,4 +122,24 @@ func testHash(kind Kind) BucketHash {
 		return BucketFNV1aMix
 	}
 	return BucketFNV1a
+}
+
+// writeRows writes rows as the Parquet object name of st with parquet-go's
+// writer and opts.
+func writeRows[T any](t *testing.T, ctx context.Context, st store.Store, name string, rows []T, opts ...parquet.WriterOption) {
+	t.Helper()
+	w, err := st.NewWriter(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := parquet.NewGenericWriter[T](w, opts...)
+	if _, err := pw.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
