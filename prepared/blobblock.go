@@ -328,10 +328,22 @@ func (ds *blockDecoders) get() (*zstd.Decoder, error) {
 	return d, nil
 }
 
-// put returns a decoder get gave.
+// idleBlockDecoders is how many idle decoders a file keeps: a burst of
+// concurrent lookups of it leaves at most this many (≈200 KiB each once
+// used, memory the row index's cache does not charge), enough for the
+// lookups of a 2-core machine to keep theirs.
+const idleBlockDecoders = 2
+
+// put returns a decoder get gave; past idleBlockDecoders idle ones it is
+// dropped.
 func (ds *blockDecoders) put(d *zstd.Decoder) {
 	ds.mu.Lock()
-	ds.idle = append(ds.idle, d)
+	if len(ds.idle) < idleBlockDecoders {
+		ds.idle = append(ds.idle, d)
+	} else {
+		ds.made--
+		d.Close()
+	}
 	ds.mu.Unlock()
 	<-ds.slots
 }
