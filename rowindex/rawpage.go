@@ -560,6 +560,11 @@ func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 		if len(body) > math.MaxInt32 {
 			return nil, fmt.Errorf("dictionary page of %d bytes", len(body))
 		}
+		// Each value has a 4-byte length: a header claiming more values
+		// than that is refused before its ends are allocated.
+		if n > len(body)/4 {
+			return nil, fmt.Errorf("dictionary of %d byte arrays in %d bytes", n, len(body))
+		}
 		d.ends = make([]int32, n)
 		off := 0
 		for i := range n {
