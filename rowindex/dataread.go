@@ -498,16 +498,14 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 				flush()
 			}
 			if dr := w.fm.dictRange(g.rg, c); dr.end > dr.off {
-				// The dictionary page is read unless the cache holds it,
-				// as fetched or decoded (a decoded one that is dropped
-				// before the chunk is decoded, or a chunk outside the
-				// direct path, reads it through to storage).
+				// The page is read unless the cache holds it as fetched,
+				// even when its decoded dictionary is cached: a chunk the
+				// direct path hands to parquet-go (a page it does not
+				// cut) needs the page's bytes.
 				dk := dictKey{w.fe.ID, g.rg, c}
 				w.dicts = append(w.dicts, dk)
 				if _, ok := ri.cache.get(dk); !ok {
-					if _, ok := ri.cache.get(decodedDictKey(dk)); !ok {
-						w.ranges = append(w.ranges, dr)
-					}
+					w.ranges = append(w.ranges, dr)
 				}
 			}
 		}
