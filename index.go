@@ -84,10 +84,7 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 // cacheBudget is the most memory the caches of the open row index ri may
 // hold: its cache budget (as openRowIndex chose it) and its page cache.
 func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
-	b := ix.s.opts.CacheBytes
-	if b <= 0 {
-		b = AutoCacheBytes(ri.Manifest())
-	}
+	b := ri.CacheBudget()
 	switch p := ix.s.opts.PageCacheBytes; {
 	case p == 0:
 		b += rowindex.DefaultPageCacheBytes

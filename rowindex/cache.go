@@ -40,7 +40,10 @@ func AutoCacheBytes(m *Manifest) int64 {
 		need += f.Size
 	}
 	for _, f := range m.Files {
-		need += f.DictBytes * 3 / 2
+		// A manifest's word, bounded: a negative or huge DictBytes
+		// cannot wrap the sum.
+		need += min(max(f.DictBytes, 0), MaxAutoCacheBytes) * 3 / 2
+		need = min(need, MaxAutoCacheBytes)
 	}
 	want := (need + autoCacheSlack) * 4 / 3
 	return min(max(want, DefaultCacheBytes), MaxAutoCacheBytes)

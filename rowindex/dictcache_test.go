@@ -83,4 +83,9 @@ func TestDictBytes(t *testing.T) {
 	if got := AutoCacheBytes(&big); got != MaxAutoCacheBytes {
 		t.Errorf("100 GiB of dictionaries: budget %d, want the cap", got)
 	}
+	// A manifest's lying sizes neither wrap nor shrink the budget.
+	big.Files[0].DictBytes, big.Files[1].DictBytes = -1<<62, 1<<62
+	if got := AutoCacheBytes(&big); got != MaxAutoCacheBytes {
+		t.Errorf("dictionaries of -2^62 and 2^62 bytes: budget %d, want the cap", got)
+	}
 }

@@ -113,6 +113,13 @@ func (fm *fileMeta) dictRange(rg, col int) brange {
 	return brange{start, locs[0].Offset}
 }
 
+// maxDictRatio caps the compression ratio dictBytes assumes, and
+// maxDictBytes its estimate of one file.
+const (
+	maxDictRatio = 16
+	maxDictBytes = 1 << 40
+)
+
 // dictBytes estimates the file's dictionary pages decompressed
 // (FileEntry.DictBytes): each chunk's dictionary range, as lookups read it,
 // scaled by the chunk's compression ratio.
@@ -126,9 +133,12 @@ func (fm *fileMeta) dictBytes() int64 {
 				continue
 			}
 			if md := &c.MetaData; md.TotalCompressedSize > 0 && md.TotalUncompressedSize > md.TotalCompressedSize {
-				stored = int64(float64(stored) * float64(md.TotalUncompressedSize) / float64(md.TotalCompressedSize))
+				// A footer's sizes are the writer's word: the ratio is
+				// capped (dictionaries seldom shrink 10×), so a lying
+				// one cannot overflow the estimate.
+				stored = int64(float64(stored) * min(float64(md.TotalUncompressedSize)/float64(md.TotalCompressedSize), maxDictRatio))
 			}
-			n += stored
+			n = min(n+stored, maxDictBytes)
 		}
 	}
 	return n

@@ -80,6 +80,9 @@ type RowIndex struct {
 	name  string
 	opts  Options
 	cache *cache // metadata, dictionaries, compressed fragment groups
+	// budget is the metadata cache's and decoded's together, as Open set
+	// it (a Refresh keeps it).
+	budget int64
 	// decoded holds decoded fragment groups of recent lookups (≈100 bytes
 	// per entry in Go memory), within a quarter of the budget.
 	decoded *cache
@@ -168,6 +171,7 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	if budget <= 0 {
 		budget = AutoCacheBytes(ri.Manifest())
 	}
+	ri.budget = budget
 	ri.cache, ri.decoded = newCache(budget-budget/4), newCache(budget/4)
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
@@ -211,6 +215,11 @@ func (ri *RowIndex) snapshot() (*Manifest, map[int32]*FileEntry) {
 	defer ri.mu.RUnlock()
 	return ri.man, ri.ids
 }
+
+// CacheBudget returns the budget of the handle's metadata cache and
+// decoded fragment groups (Options.CacheBytes, or AutoCacheBytes of the
+// version Open read), the page cache's apart.
+func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 
 // CacheStats returns the bytes and entries held by the metadata cache.
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
