@@ -82,7 +82,7 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 }
 
 // cacheBudget is the most memory the caches of the open row index ri may
-// hold: its cache budget (as openRowIndex chose it) and its page cache.
+// hold: its cache budget (as rowindex.Open set it) and its page cache.
 func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
 	b := ri.CacheBudget()
 	switch p := ix.s.opts.PageCacheBytes; {

@@ -740,8 +740,8 @@ func TestBlockDecodersConcurrent(t *testing.T) {
 			t.Fatalf("a block of a file whose %d decoder(s) are busy did not decode: concurrent lookups of a file wait on each other", len(held))
 		}
 	}
-	if b.decs.made != 3 {
-		t.Errorf("%d decoders made, want 3 (one per P)", b.decs.made)
+	if b.decs.made() != 3 {
+		t.Errorf("%d decoders made, want 3 (one per P)", b.decs.made())
 	}
 	// The third decoder is in use: the next decode waits for one.
 	d, err := b.decs.get()
@@ -763,8 +763,8 @@ func TestBlockDecodersConcurrent(t *testing.T) {
 		b.decs.put(d)
 	}
 	// The burst over, the file keeps idleBlockDecoders of them.
-	if b.decs.made != idleBlockDecoders || len(b.decs.idle) != idleBlockDecoders {
-		t.Errorf("%d decoders made, %d idle; want %d and %d", b.decs.made, len(b.decs.idle), idleBlockDecoders, idleBlockDecoders)
+	if b.decs.made() != idleBlockDecoders || len(b.decs.idle) != idleBlockDecoders {
+		t.Errorf("%d decoders made, %d idle; want %d and %d", b.decs.made(), len(b.decs.idle), idleBlockDecoders, idleBlockDecoders)
 	}
 }
 

@@ -287,7 +287,6 @@ type blockDecoders struct {
 	slots chan struct{} // one per decoder in use; capacity max
 	mu    sync.Mutex
 	idle  []*zstd.Decoder
-	made  int
 }
 
 // maxBlockDecoders bounds a file's block decoders: at most one per P, and
@@ -301,7 +300,15 @@ func newBlockDecoders(dict []byte, max int) (*blockDecoders, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blockDecoders{dict: dict, slots: make(chan struct{}, max), idle: []*zstd.Decoder{d}, made: 1}, nil
+	return &blockDecoders{dict: dict, slots: make(chan struct{}, max), idle: []*zstd.Decoder{d}}, nil
+}
+
+// made returns how many decoders the file holds: those in use and the
+// idle ones.
+func (ds *blockDecoders) made() int {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return len(ds.slots) + len(ds.idle)
 }
 
 // get returns an idle decoder, or a new one when every one made is in use
@@ -315,13 +322,9 @@ func (ds *blockDecoders) get() (*zstd.Decoder, error) {
 		ds.mu.Unlock()
 		return d, nil
 	}
-	ds.made++
 	ds.mu.Unlock()
 	d, err := newBlockDecoder(ds.dict, 1)
 	if err != nil {
-		ds.mu.Lock()
-		ds.made--
-		ds.mu.Unlock()
 		<-ds.slots
 		return nil, err
 	}
@@ -341,7 +344,6 @@ func (ds *blockDecoders) put(d *zstd.Decoder) {
 	if len(ds.idle) < idleBlockDecoders {
 		ds.idle = append(ds.idle, d)
 	} else {
-		ds.made--
 		d.Close()
 	}
 	ds.mu.Unlock()

@@ -37,12 +37,12 @@ func TestParseDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.len() != 3 || string(d.value(0).ByteArray()) != "a" || len(d.value(1).ByteArray()) != 0 || string(d.value(2).ByteArray()) != "spotify:track:1" {
-		t.Errorf("byte arrays: %d values %q %q %q", d.len(), d.value(0).ByteArray(), d.value(1).ByteArray(), d.value(2).ByteArray())
+	if d.n != 3 || string(d.value(0).ByteArray()) != "a" || len(d.value(1).ByteArray()) != 0 || string(d.value(2).ByteArray()) != "spotify:track:1" {
+		t.Errorf("byte arrays: %d values %q %q %q", d.n, d.value(0).ByteArray(), d.value(1).ByteArray(), d.value(2).ByteArray())
 	}
 	ints := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 7), uint64(1<<40))
 	d, err = parseDictionary(dictPage(t, 2, ints), colInfo{typ: format.Int64, width: 8, codec: format.Uncompressed})
-	if err != nil || d.len() != 2 || d.value(0).Int64() != 7 || d.value(1).Int64() != 1<<40 {
+	if err != nil || d.n != 2 || d.value(0).Int64() != 7 || d.value(1).Int64() != 1<<40 {
 		t.Errorf("int64: %v, %v", d, err)
 	}
 	for name, c := range map[string]struct {

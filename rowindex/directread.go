@@ -618,17 +618,10 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 			var v parquet.Value
 			switch {
 			case dict != nil:
-				k := 0
-				if shape.bw != 0 {
-					if !idx.seek(vi) {
-						return fmt.Errorf("dictionary indexes end before value %d", vi)
-					}
-					k = int(idx.at(vi))
+				var err error
+				if v, err = dict.index(&idx, vi); err != nil {
+					return err
 				}
-				if k >= dict.len() {
-					return fmt.Errorf("dictionary index %d of %d", k, dict.len())
-				}
-				v = dict.value(k)
 			default:
 				var err error
 				if v, err = pr.value(vi - first); err != nil {

@@ -134,8 +134,8 @@ func (fm *fileMeta) dictBytes() int64 {
 			}
 			if md := &c.MetaData; md.TotalCompressedSize > 0 && md.TotalUncompressedSize > md.TotalCompressedSize {
 				// A footer's sizes are the writer's word: the ratio is
-				// capped (dictionaries seldom shrink 10×), so a lying
-				// one cannot overflow the estimate.
+				// capped at maxDictRatio, so a lying one cannot
+				// overflow the estimate.
 				stored = int64(float64(stored) * min(float64(md.TotalUncompressedSize)/float64(md.TotalCompressedSize), maxDictRatio))
 			}
 			n = min(n+stored, maxDictBytes)

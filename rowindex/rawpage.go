@@ -488,32 +488,33 @@ type dictionary struct {
 	size int64
 }
 
-// len returns the number of values.
-func (d *dictionary) len() int { return d.n }
-
-// value returns value i (0 ≤ i < len()); byte arrays point into the
+// value returns value i (0 ≤ i < n); byte arrays point into the
 // dictionary's own bytes.
 func (d *dictionary) value(i int) parquet.Value {
 	if w := d.ci.width; w > 0 {
-		b := d.data[i*w : i*w+w]
-		switch d.ci.typ {
-		case format.Int32:
-			return parquet.Int32Value(int32(binary.LittleEndian.Uint32(b)))
-		case format.Int64:
-			return parquet.Int64Value(int64(binary.LittleEndian.Uint64(b)))
-		case format.Float:
-			return parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-		case format.Double:
-			return parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b)))
-		default:
-			return parquet.FixedLenByteArrayValue(b)
-		}
+		return fixedValue(d.data[i*w:i*w+w], d.ci.typ)
 	}
 	start := int32(0)
 	if i > 0 {
 		start = d.ends[i-1]
 	}
 	return parquet.ByteArrayValue(d.data[start+4 : d.ends[i]])
+}
+
+// index returns the value that dictionary index vi of a page's indexes
+// idx selects (bit width 0: every index is 0).
+func (d *dictionary) index(idx *hybrid, vi int) (parquet.Value, error) {
+	k := 0
+	if idx.bw != 0 {
+		if !idx.seek(vi) {
+			return parquet.Value{}, fmt.Errorf("dictionary indexes end before value %d", vi)
+		}
+		k = int(idx.at(vi))
+	}
+	if k >= d.n {
+		return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, d.n)
+	}
+	return d.value(k), nil
 }
 
 // parseDictionary decodes the dictionary page whose header starts b: its
@@ -566,17 +567,12 @@ func parseDictionary(b []byte, ci colInfo) (*dictionary, error) {
 			return nil, fmt.Errorf("dictionary of %d byte arrays in %d bytes", n, len(body))
 		}
 		d.ends = make([]int32, n)
-		off := 0
+		pr := plainReader{data: body, ci: ci}
 		for i := range n {
-			if off+4 > len(body) {
-				return nil, fmt.Errorf("byte array %d past the page", i)
+			if _, err := pr.value(i); err != nil {
+				return nil, err
 			}
-			l := int(binary.LittleEndian.Uint32(body[off:]))
-			if l < 0 || l > len(body)-off-4 {
-				return nil, fmt.Errorf("byte array %d of %d bytes past the page", i, l)
-			}
-			off += 4 + l
-			d.ends[i] = int32(off)
+			d.ends[i] = int32(pr.off)
 		}
 	}
 	d.size = int64(len(body)) + 4*int64(len(d.ends)) + 96
@@ -599,19 +595,7 @@ func (p *plainReader) value(i int) (parquet.Value, error) {
 		if o+w > len(p.data) || o < 0 {
 			return parquet.Value{}, fmt.Errorf("value %d past the page's %d bytes", i, len(p.data))
 		}
-		b := p.data[o : o+w]
-		switch p.ci.typ {
-		case format.Int32:
-			return parquet.Int32Value(int32(binary.LittleEndian.Uint32(b))), nil
-		case format.Int64:
-			return parquet.Int64Value(int64(binary.LittleEndian.Uint64(b))), nil
-		case format.Float:
-			return parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(b))), nil
-		case format.Double:
-			return parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b))), nil
-		default:
-			return parquet.FixedLenByteArrayValue(b), nil
-		}
+		return fixedValue(p.data[o:o+w], p.ci.typ), nil
 	}
 	if i < p.idx {
 		return parquet.Value{}, fmt.Errorf("byte array %d read after %d", i, p.idx)
@@ -634,6 +618,22 @@ func (p *plainReader) value(i int) (parquet.Value, error) {
 	p.off += 4 + n
 	p.idx++
 	return v, nil
+}
+
+// fixedValue is the PLAIN value b of a fixed-width physical type.
+func fixedValue(b []byte, typ format.Type) parquet.Value {
+	switch typ {
+	case format.Int32:
+		return parquet.Int32Value(int32(binary.LittleEndian.Uint32(b)))
+	case format.Int64:
+		return parquet.Int64Value(int64(binary.LittleEndian.Uint64(b)))
+	case format.Float:
+		return parquet.FloatValue(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	case format.Double:
+		return parquet.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	default:
+		return parquet.FixedLenByteArrayValue(b)
+	}
 }
 
 // pageCutter cuts selected rows, in increasing order, out of a rawPage.
@@ -709,17 +709,10 @@ func (c *pageCutter) row(r int) (parquet.Value, error) {
 			return v, err
 		}
 	default:
-		k := 0
-		if c.idx.bw != 0 {
-			if !c.idx.seek(vi) {
-				return parquet.Value{}, fmt.Errorf("dictionary indexes end before value %d", vi)
-			}
-			k = int(c.idx.at(vi))
+		var err error
+		if v, err = c.dict.index(&c.idx, vi); err != nil {
+			return v, err
 		}
-		if k >= c.dict.len() {
-			return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, c.dict.len())
-		}
-		v = c.dict.value(k)
 	}
 	return v.Level(0, c.ci.maxDef, c.ci.leaf), nil
 }
