@@ -16,7 +16,7 @@ import (
 // boundaries and the first and last key of a group are among them), for
 // keys absent between present ones, through the row index's cached path
 // (groupKey), and with the page index ignored (a fragment without one, the
-// old path).
+// old path); and the same through resident groups (resident.go).
 func TestPointReadCoverPages(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []Kind{KindHash, KindSorted} {
@@ -43,10 +43,20 @@ func TestPointReadCoverPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			point, err := Open(ctx, st, man.Name, Options{})
+			point, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Every group resident (covers make them larger than
+			// AutoResidentBytes' estimate, so the budget is set).
+			res, err := Open(ctx, st, man.Name, Options{ResidentBytes: 64 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := res.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, res)
 			multiPage, keys := 0, 0
 			for fi := range frs {
 				fr := &frs[fi]
@@ -69,11 +79,13 @@ func TestPointReadCoverPages(t *testing.T) {
 					}
 					for k, want := range byKey {
 						keys++
-						checkPointRead(t, ctx, point, fr, gi, []byte(k), want)
 						// The key just after k (absent: keys are multiples of 3).
 						v, _ := DecodeKey([]byte(k))
 						absent, _ := EncodeKey(v.(int64) + 1)
-						checkPointRead(t, ctx, point, fr, gi, absent, nil)
+						for _, ri := range []*RowIndex{point, res} {
+							checkPointRead(t, ctx, ri, fr, gi, []byte(k), want)
+							checkPointRead(t, ctx, ri, fr, gi, absent, nil)
+						}
 					}
 				}
 			}

@@ -145,7 +145,7 @@ func (ri *RowIndex) locateKeys(ctx context.Context, keys []any) ([]KeyRun, Cost,
 	}
 	if err := run(maxConcurrentReads, func(j int) error {
 		jb := jobs[j]
-		if len(jb.probes) == 1 {
+		if len(jb.probes) == 1 || ri.isResident(jb.fr, jb.gi) {
 			return nil // a point read below reads only the key's pages
 		}
 		_, err := ri.groupBytes(ctx, m, jb.fr, jb.gi)
@@ -160,7 +160,23 @@ func (ri *RowIndex) locateKeys(ctx context.Context, keys []any) ([]KeyRun, Cost,
 		jb := jobs[j]
 		var es []entry
 		point := false
-		if len(jb.probes) == 1 {
+		if len(jb.probes) > 1 {
+			// Each key's entries from a resident group, in lookup order:
+			// the probes' order, which the search below keeps. A group
+			// dropped meanwhile (DropCache) is decoded whole below.
+			point = true
+			for k, p := range jb.probes {
+				if k > 0 && bytes.Equal(p.enc, jb.probes[k-1].enc) {
+					continue // a key asked twice: its entries are in es once
+				}
+				got, ok := ri.residentKey(m, man, jb.fr, jb.gi, p.enc)
+				if !ok {
+					es, point = nil, false
+					break
+				}
+				es = append(es, got...)
+			}
+		} else {
 			got, ok, err := ri.groupKey(ctx, m, jb.fr, jb.gi, jb.probes[0].enc)
 			if err != nil {
 				return err

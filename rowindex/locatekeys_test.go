@@ -30,57 +30,80 @@ func TestLocateKeysMatchesLookups(t *testing.T) {
 			if _, _, err := Create(ctx, idx, def, StoreResolver{data}, uris); err != nil {
 				t.Fatal(err)
 			}
-			ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}})
+			// Lookups through the point path; LocateKeys through it, or
+			// through resident groups after Warm.
+			plain, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}, ResidentBytes: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rng := rand.New(rand.NewPCG(3, 4))
-			keys := []any{lakegen.UserID(0), lakegen.UserID(1), int64(12345), int64(-1)}
-			for range 300 {
-				keys = append(keys, lakegen.UserID(uint64(rng.IntN(2000))))
-			}
-			keys = append(keys, lakegen.UserID(0)) // repeated
-			runs, cost, err := ri.LocateKeys(ctx, keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([][]string, len(keys))
-			for _, r := range runs {
-				for i := range r.N {
-					got[r.Key] = append(got[r.Key], fmt.Sprintf("%s/%d/%d", r.File, r.RowGroup, r.Row+i))
-				}
-			}
-			var total int
-			for i, k := range keys {
-				res, err := ri.Lookup(ctx, Query{Key: k, Columns: []string{"user_id"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var want []string
-				for _, r := range res.Rows {
-					man, _ := ri.snapshot()
-					var start int64
-					for _, fe := range man.Files {
-						if fe.URI == r.File {
-							start = fe.RowGroupStarts[r.RowGroup]
-						}
+			for _, resident := range []bool{false, true} {
+				t.Run(fmt.Sprintf("resident=%v", resident), func(t *testing.T) {
+					ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}})
+					if err != nil {
+						t.Fatal(err)
 					}
-					want = append(want, fmt.Sprintf("%s/%d/%d", r.File, r.RowGroup, r.Row-start))
-				}
-				slices.Sort(want)
-				slices.Sort(got[i])
-				if !slices.Equal(got[i], want) {
-					t.Fatalf("key %v: LocateKeys gave %d rows, Lookup %d\n got %v\nwant %v", k, len(got[i]), len(want), got[i], want)
-				}
-				total += len(want)
+					if resident {
+						if _, err := ri.Warm(ctx); err != nil {
+							t.Fatal(err)
+						}
+						checkAllResident(t, ri)
+					}
+					locateMatchesLookups(t, ctx, ri, plain)
+				})
 			}
-			if total < 1000 {
-				t.Fatalf("only %d rows for %d keys: the test shows little", total, len(keys))
-			}
-			if len(got[2])+len(got[3]) != 0 {
-				t.Fatal("absent keys found")
-			}
-			t.Logf("%d keys, %d rows, %d runs; cost %+v", len(keys), total, len(runs), cost)
 		})
 	}
+}
+
+// locateMatchesLookups checks ri.LocateKeys of hot, cold, repeated and
+// absent keys against each key's Lookup through plain.
+func locateMatchesLookups(t *testing.T, ctx context.Context, ri, plain *RowIndex) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := []any{lakegen.UserID(0), lakegen.UserID(1), int64(12345), int64(-1)}
+	for range 300 {
+		keys = append(keys, lakegen.UserID(uint64(rng.IntN(2000))))
+	}
+	keys = append(keys, lakegen.UserID(0)) // repeated
+	runs, cost, err := ri.LocateKeys(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]string, len(keys))
+	for _, r := range runs {
+		for i := range r.N {
+			got[r.Key] = append(got[r.Key], fmt.Sprintf("%s/%d/%d", r.File, r.RowGroup, r.Row+i))
+		}
+	}
+	var total int
+	for i, k := range keys {
+		res, err := plain.Lookup(ctx, Query{Key: k, Columns: []string{"user_id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, r := range res.Rows {
+			man, _ := ri.snapshot()
+			var start int64
+			for _, fe := range man.Files {
+				if fe.URI == r.File {
+					start = fe.RowGroupStarts[r.RowGroup]
+				}
+			}
+			want = append(want, fmt.Sprintf("%s/%d/%d", r.File, r.RowGroup, r.Row-start))
+		}
+		slices.Sort(want)
+		slices.Sort(got[i])
+		if !slices.Equal(got[i], want) {
+			t.Fatalf("key %v: LocateKeys gave %d rows, Lookup %d\n got %v\nwant %v", k, len(got[i]), len(want), got[i], want)
+		}
+		total += len(want)
+	}
+	if total < 1000 {
+		t.Fatalf("only %d rows for %d keys: the test shows little", total, len(keys))
+	}
+	if len(got[2])+len(got[3]) != 0 {
+		t.Fatal("absent keys found")
+	}
+	t.Logf("%d keys, %d rows, %d runs; cost %+v", len(keys), total, len(runs), cost)
 }

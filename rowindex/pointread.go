@@ -32,6 +32,10 @@ type pointGroupKey struct {
 // key, in lookup order. ok is false when the fragment's format has no point
 // path (the caller decodes the whole group).
 func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, gi int, key []byte) (es []entry, ok bool, err error) {
+	man, _ := ri.snapshot()
+	if es, ok := ri.residentKey(m, man, fr, gi, key); ok {
+		return es, true, nil
+	}
 	if _, hit := ri.decoded.get(fragDecodedKey{fr.Path, gi}); hit {
 		return nil, false, nil // the whole group is decoded already
 	}
@@ -53,7 +57,6 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
-	man, _ := ri.snapshot()
 	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, man.BucketHash, key); err != nil {
 		return nil, false, err
 	}

@@ -64,6 +64,10 @@ type Options struct {
 	// it, so one hot key's scan does not flush the pages of many light
 	// keys.
 	PageCacheBytes int64
+	// ResidentBytes bounds the fragment row groups Warm keeps decoded for
+	// point lookups (resident.go; 0: AutoResidentBytes of the version
+	// opened; negative: none). Only Warm fills it.
+	ResidentBytes int64
 	// CoalesceGap is the coalescing gap of data reads. 0 picks per data
 	// store: BatchedCoalesceGap for stores that batch a file's ranges (the
 	// file store), LocalCoalesceGap for other file:// and mem:// stores,
@@ -88,6 +92,9 @@ type RowIndex struct {
 	decoded *cache
 	// pages holds decoded data pages (nil: no page cache).
 	pages *pageCache
+	// resident holds fragment row groups Warm decoded for point lookups
+	// (*residentGroup, under fragDecodedKey; resident.go).
+	resident *cache
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -173,6 +180,14 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	}
 	ri.budget = budget
 	ri.cache, ri.decoded = newCache(budget-budget/4), newCache(budget/4)
+	switch rb := opts.ResidentBytes; {
+	case rb == 0:
+		ri.resident = newCache(max(AutoResidentBytes(ri.Manifest()), 1))
+	case rb > 0:
+		ri.resident = newCache(rb)
+	default:
+		ri.resident = newCache(1) // holds nothing: every group is larger
+	}
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
 		ri.pages = newPageCache(DefaultPageCacheBytes)
@@ -225,12 +240,13 @@ func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	b1, n1 := ri.cache.stats()
 	b2, n2 := ri.decoded.stats()
+	b4, n4 := ri.resident.stats()
 	var b3 int64
 	var n3 int
 	if ri.pages != nil {
 		b3, n3 = ri.pages.stats()
 	}
-	return b1 + b2 + b3, n1 + n2 + n3
+	return b1 + b2 + b3 + b4, n1 + n2 + n3 + n4
 }
 
 // DecompressedBytes returns the bytes of data pages that lookups through
@@ -243,6 +259,7 @@ func (ri *RowIndex) DecompressedBytes() int64 { return ri.inflated.Load() }
 func (ri *RowIndex) DropCache() {
 	ri.cache.clear()
 	ri.decoded.clear()
+	ri.resident.clear()
 	if ri.pages != nil {
 		ri.pages.clear()
 	}
@@ -441,7 +458,9 @@ func (ri *RowIndex) cachedDataMeta(ctx context.Context, m *meter, fe *FileEntry)
 
 // Warm loads into the cache every fragment row group (one read per
 // fragment file) and the metadata of every data file (dictionary pages are cached by the first lookup that
-// reads them), within the cache budget. It returns the cost.
+// reads them), within the cache budget, then makes fragment row groups
+// resident for point lookups within Options.ResidentBytes (resident.go).
+// It returns the cost.
 func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 	m := new(meter)
 	man, _ := ri.snapshot()
@@ -465,6 +484,11 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 	}
 	for i := range man.Files {
 		if _, _, err := ri.dataMeta(ctx, m, &man.Files[i]); err != nil {
+			return m.cost(), err
+		}
+	}
+	if ri.opts.ResidentBytes >= 0 {
+		if err := ri.makeResident(ctx, m, man); err != nil {
 			return m.cost(), err
 		}
 	}

@@ -27,7 +27,9 @@ import (
 // store's, rowindex.Options.CoalesceGap), a page cache of
 // ARIADNE_BENCH_PAGECACHE bytes (Options.PageCacheBytes; negative: none),
 // a metadata cache of ARIADNE_BENCH_CACHE bytes (Options.CacheBytes;
-// default: sized to the index, rowindex.AutoCacheBytes),
+// default: sized to the index, rowindex.AutoCacheBytes), resident groups
+// within ARIADNE_BENCH_RESIDENT bytes (Options.ResidentBytes; default
+// rowindex.AutoResidentBytes; negative: none),
 // from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100).
 // ARIADNE_BENCH_DUCKDB=1 runs DuckDB's lookup of the same key after each
 // lookup, untimed, as `ariadne bench rowindex` does: a lookup then starts
@@ -110,13 +112,21 @@ func BenchmarkLightKeyDir(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if s := os.Getenv("ARIADNE_BENCH_RESIDENT"); s != "" {
+		if opts.ResidentBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ri, err := rowindex.Open(ctx, idx, indexName, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
+	warmStart := time.Now()
 	if _, err := ri.Warm(ctx); err != nil {
 		b.Fatal(err)
 	}
+	held, _ := ri.CacheStats()
+	b.Logf("warm %v, caches hold %.1f MB", time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6)
 	lo, hi := h.span(Class{Min: 1, Max: maxRows})
 	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
 	if len(keys) == 0 {

@@ -1,0 +1,286 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// Resident groups: a point lookup on a fragment row group that is not
+// resident decompresses the key's pages of every fragment column and walks
+// the group's integers to imply row numbers (pointread.go), ≈0.2 ms of CPU
+// per group on a warm handle: half of a light lookup on prepared files.
+// Warm decodes groups once more into a compact form instead, the group's
+// distinct keys sorted with each key's entries beside them as integer
+// columns (≈30 bytes per entry against ≈100 for []entry), so a point
+// lookup on a resident group is a binary search and a copy of its entries.
+// They are kept in their own LRU (Options.ResidentBytes), which only Warm
+// fills: lookups never evict them for other work, and a group past the
+// budget keeps the point path.
+
+// residentBytesPerEntry is AutoResidentBytes' estimate of a resident
+// entry: 24 bytes of integers, 8 of key (int64 keys, the common case) and
+// its end and first-entry offsets, for groups where most keys have one
+// entry (prepared files, arrival-order lakes). Covers are extra.
+const residentBytesPerEntry = 36
+
+// MaxAutoResidentBytes caps AutoResidentBytes: an index of ≈7M entries is
+// resident whole (a 256 MB prepared lake has ≈1.9M); past that, Warm makes
+// resident the groups the budget holds, in manifest order.
+const MaxAutoResidentBytes = 256 << 20
+
+// AutoResidentBytes is the resident budget of a row index version when
+// none is set: its entries at residentBytesPerEntry, at most
+// MaxAutoResidentBytes.
+func AutoResidentBytes(m *Manifest) int64 {
+	var n int64
+	for _, f := range m.Fragments {
+		// A manifest's word, bounded: huge counts cannot wrap the sum.
+		n = min(n+max(f.Entries, 0), MaxAutoResidentBytes)
+	}
+	return min(n*residentBytesPerEntry, MaxAutoResidentBytes)
+}
+
+// residentGroup is one fragment row group decoded for point lookups. Key
+// i's bytes are keys[keyEnds[i-1]:keyEnds[i]] (keys ascending bytewise,
+// each once), and its entries, in lookup order, are [firsts[i],
+// firsts[i+1]) of the entry columns. Immutable once built: lookups share
+// it without a lock.
+type residentGroup struct {
+	keys    []byte
+	keyEnds []uint32
+	firsts  []uint32
+	file    []int32
+	rg      []int32
+	row     []int64
+	n       []int64
+	// cover is nil when no entry has a cover; entry j's is
+	// cover[coverEnds[j-1]:coverEnds[j]].
+	cover     []byte
+	coverEnds []uint32
+}
+
+// newResidentGroup builds the resident form of a group's entries, given in
+// lookup order (decodeGroup: entries of one key side by side). ok is false
+// when the entries cannot be held (offsets past 32 bits, or a key's entries
+// apart, which lookup order rules out): the group keeps the point path.
+func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
+	n := len(es)
+	if n >= math.MaxUint32 {
+		return nil, false
+	}
+	var keyBytes, coverBytes int
+	distinct := 0
+	for i := range es {
+		if i == 0 || !bytes.Equal(es[i].Key, es[i-1].Key) {
+			distinct++
+			keyBytes += len(es[i].Key)
+		}
+		coverBytes += len(es[i].Cover)
+	}
+	if keyBytes >= math.MaxUint32 || coverBytes >= math.MaxUint32 {
+		return nil, false
+	}
+	// Runs of one key, to be ordered by key bytes (a hash index's lookup
+	// order is bucket first).
+	type run struct{ from, to int }
+	runs := make([]run, 0, distinct)
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && bytes.Equal(es[j].Key, es[i].Key) {
+			j++
+		}
+		runs = append(runs, run{i, j})
+		i = j
+	}
+	sort.SliceStable(runs, func(a, b int) bool { return bytes.Compare(es[runs[a].from].Key, es[runs[b].from].Key) < 0 })
+	for k := 1; k < len(runs); k++ {
+		if bytes.Equal(es[runs[k].from].Key, es[runs[k-1].from].Key) {
+			return nil, false
+		}
+	}
+	g = &residentGroup{
+		keys:    make([]byte, 0, keyBytes),
+		keyEnds: make([]uint32, 0, len(runs)),
+		firsts:  make([]uint32, 0, len(runs)+1),
+		file:    make([]int32, 0, n),
+		rg:      make([]int32, 0, n),
+		row:     make([]int64, 0, n),
+		n:       make([]int64, 0, n),
+	}
+	if coverBytes > 0 {
+		g.cover, g.coverEnds = make([]byte, 0, coverBytes), make([]uint32, 0, n)
+	}
+	for _, r := range runs {
+		g.keys = append(g.keys, es[r.from].Key...)
+		g.keyEnds = append(g.keyEnds, uint32(len(g.keys)))
+		g.firsts = append(g.firsts, uint32(len(g.file)))
+		for _, e := range es[r.from:r.to] {
+			g.file, g.rg, g.row, g.n = append(g.file, e.File), append(g.rg, e.RG), append(g.row, e.Row), append(g.n, e.N)
+			if g.cover != nil {
+				g.cover = append(g.cover, e.Cover...)
+				g.coverEnds = append(g.coverEnds, uint32(len(g.cover)))
+			}
+		}
+	}
+	g.firsts = append(g.firsts, uint32(n))
+	return g, true
+}
+
+// charge is the group's memory as the resident LRU counts it.
+func (g *residentGroup) charge() int64 {
+	return 128 + int64(len(g.keys)+len(g.cover)) +
+		4*int64(len(g.keyEnds)+len(g.firsts)+len(g.coverEnds)+len(g.file)+len(g.rg)) +
+		8*int64(len(g.row)+len(g.n))
+}
+
+// key returns distinct key i.
+func (g *residentGroup) key(i int) []byte {
+	var from uint32
+	if i > 0 {
+		from = g.keyEnds[i-1]
+	}
+	return g.keys[from:g.keyEnds[i]]
+}
+
+// find returns the entries of key in lookup order (nil when the group has
+// none), with Key set to key and Bucket to bucket. Covers share the
+// group's memory, as the decoded cache's entries do.
+func (g *residentGroup) find(key []byte, bucket int32) []entry {
+	i := sort.Search(len(g.keyEnds), func(i int) bool { return bytes.Compare(g.key(i), key) >= 0 })
+	if i == len(g.keyEnds) || !bytes.Equal(g.key(i), key) {
+		return nil
+	}
+	from, to := int(g.firsts[i]), int(g.firsts[i+1])
+	out := make([]entry, to-from)
+	for j := from; j < to; j++ {
+		e := &out[j-from]
+		e.Bucket, e.Key = bucket, key
+		e.File, e.RG, e.Row, e.N = g.file[j], g.rg[j], g.row[j], g.n[j]
+		if g.cover != nil {
+			var c uint32
+			if j > 0 {
+				c = g.coverEnds[j-1]
+			}
+			e.Cover = g.cover[c:g.coverEnds[j]:g.coverEnds[j]]
+		}
+	}
+	return out
+}
+
+// residentKey returns the entries of key in group gi of fr when the group
+// is resident (ok false otherwise).
+func (ri *RowIndex) residentKey(m *meter, man *Manifest, fr *FragmentEntry, gi int, key []byte) (es []entry, ok bool) {
+	v, ok := ri.resident.get(fragDecodedKey{fr.Path, gi})
+	if !ok {
+		return nil, false
+	}
+	m.hits.Add(1)
+	var bucket int32
+	if man.Kind != KindSorted {
+		bucket = man.BucketHash.bucket(key)
+	}
+	return v.(*residentGroup).find(key, bucket), true
+}
+
+// isResident reports whether group gi of fr is resident.
+func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
+	_, ok := ri.resident.get(fragDecodedKey{fr.Path, gi})
+	return ok
+}
+
+// makeResident decodes the groups of man's fragments whose compressed
+// bytes are cached, in manifest order, into the resident LRU until its
+// budget is spent (a group is skipped when the estimate of what is left
+// cannot hold it). Groups are decoded on every core. A fragment that fails
+// to decode fails Warm, as its lookups would.
+func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) error {
+	type job struct {
+		fr *FragmentEntry
+		gi int
+	}
+	var jobs []job
+	left := ri.resident.budget
+	used, _ := ri.resident.stats()
+	left -= used
+	for i := range man.Fragments {
+		fr := &man.Fragments[i]
+		for gi, g := range fr.Groups {
+			if _, ok := ri.resident.get(fragDecodedKey{fr.Path, gi}); ok {
+				continue
+			}
+			est := max(g.Rows, 0) * residentBytesPerEntry
+			if est > left {
+				continue
+			}
+			left -= est
+			jobs = append(jobs, job{fr, gi})
+		}
+	}
+	kind, hash := man.Kind, man.BucketHash
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+	)
+	work := func() {
+		defer wg.Done()
+		for {
+			mu.Lock()
+			if firstErr != nil || next == len(jobs) {
+				mu.Unlock()
+				return
+			}
+			j := jobs[next]
+			next++
+			mu.Unlock()
+			err := ctx.Err()
+			if err == nil {
+				err = ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash)
+			}
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	}
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go work()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// makeGroupResident decodes group gi of fr whole and keeps its resident
+// form, if the resident LRU has room for it (it never evicts for Warm).
+func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) error {
+	fm, err := ri.fragmentMeta(ctx, m, fr)
+	if err != nil {
+		return err
+	}
+	b, err := ri.groupBytes(ctx, m, fr, gi)
+	if err != nil {
+		return err
+	}
+	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
+	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
+	es, err := decodeGroup(fm, gi, pr, kind, hash)
+	if err != nil {
+		return ri.fragmentErr(fr, err)
+	}
+	g, ok := newResidentGroup(es)
+	if !ok {
+		return nil
+	}
+	ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge())
+	return nil
+}

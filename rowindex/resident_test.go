@@ -1,0 +1,146 @@
+package rowindex
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// checkAllResident fails unless every group of ri's fragments is resident.
+func checkAllResident(t *testing.T, ri *RowIndex) {
+	t.Helper()
+	man, _ := ri.snapshot()
+	groups := 0
+	for i := range man.Fragments {
+		fr := &man.Fragments[i]
+		for gi := range fr.Groups {
+			groups++
+			if !ri.isResident(fr, gi) {
+				t.Fatalf("fragment %s group %d is not resident after Warm", fr.Path, gi)
+			}
+		}
+	}
+	if groups == 0 {
+		t.Fatal("the index has no groups")
+	}
+}
+
+// TestResidentBudget checks that Warm keeps resident groups within
+// Options.ResidentBytes: a budget for about half the groups makes some
+// resident and not others, and every key's entries are then the same
+// whether its group is resident or not; a negative budget makes none.
+func TestResidentBudget(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			es := syntheticEntries(kind, testHash(kind), true, 20_000)
+			st, _ := store.Open(ctx, "mem://")
+			man := &Manifest{Version: 1, Definition: Definition{Name: "rb", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
+			frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			man.Fragments = frs
+			if err := commitManifest(ctx, st, man); err != nil {
+				t.Fatal(err)
+			}
+			var groups int
+			for _, fr := range frs {
+				groups += len(fr.Groups)
+			}
+			if groups < 4 {
+				t.Fatalf("%d groups: too few to split", groups)
+			}
+			whole, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			none, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := none.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			budget := AutoResidentBytes(man) / 2
+			half, err := Open(ctx, st, man.Name, Options{ResidentBytes: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := half.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if used, _ := half.resident.stats(); used > budget || used == 0 {
+				t.Fatalf("resident groups use %d bytes of a %d budget", used, budget)
+			}
+			resident := 0
+			for fi := range frs {
+				fr := &frs[fi]
+				for gi := range fr.Groups {
+					if none.isResident(fr, gi) {
+						t.Fatal("a group is resident with ResidentBytes < 0")
+					}
+					if half.isResident(fr, gi) {
+						resident++
+					}
+					all, err := whole.group(ctx, new(meter), fr, gi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := 0; i < len(all); {
+						j := i + 1
+						for j < len(all) && bytes.Equal(all[j].Key, all[i].Key) {
+							j++
+						}
+						for _, ri := range []*RowIndex{none, half} {
+							got, ok, err := ri.groupKey(ctx, new(meter), fr, gi, all[i].Key)
+							if err != nil || !ok {
+								t.Fatalf("groupKey: %v, %v", ok, err)
+							}
+							if len(got) != j-i {
+								t.Fatalf("group %d key %x: %d entries, want %d", gi, all[i].Key, len(got), j-i)
+							}
+							for k := range got {
+								w := &all[i+k]
+								if compareEntries(&got[k], w) != 0 || got[k].N != w.N || !bytes.Equal(got[k].Cover, w.Cover) {
+									t.Fatalf("group %d key %x entry %d: got %+v, want %+v", gi, w.Key, k, got[k], *w)
+								}
+							}
+						}
+						i = j
+					}
+				}
+			}
+			if resident == 0 || resident == groups {
+				t.Fatalf("%d of %d groups resident with half the estimate: the budget does not split them", resident, groups)
+			}
+			t.Logf("%d of %d groups resident in %d bytes", resident, groups, budget)
+		})
+	}
+}
+
+// TestAutoResidentBytes checks the estimate and its bounds against lying
+// manifests.
+func TestAutoResidentBytes(t *testing.T) {
+	for _, c := range []struct {
+		entries []int64
+		want    int64
+	}{
+		{nil, 0},
+		{[]int64{1_000, 2_000}, 3_000 * residentBytesPerEntry},
+		{[]int64{-5, 10}, 10 * residentBytesPerEntry},
+		{[]int64{math.MaxInt64, math.MaxInt64}, MaxAutoResidentBytes},
+		{[]int64{100 << 20}, MaxAutoResidentBytes},
+	} {
+		m := &Manifest{}
+		for _, n := range c.entries {
+			m.Fragments = append(m.Fragments, FragmentEntry{Entries: n})
+		}
+		if got := AutoResidentBytes(m); got != c.want {
+			t.Errorf("AutoResidentBytes(%v) = %d, want %d", c.entries, got, c.want)
+		}
+	}
+}
