@@ -71,7 +71,7 @@ func (ix *Index) columnType(col string) schema.Type { return (*ix.types.Load())[
 func (ix *Index) folder() store.Store { return store.Sub(ix.reg.Root(), ix.reg.Paths().Dir) }
 
 func (ix *Index) rowOptions() rowindex.Options {
-	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes}
+	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes, ResidentBytes: ix.s.opts.ResidentBytes}
 }
 
 // openRowIndex opens the row index name with the Store's cache budget
@@ -82,9 +82,10 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 }
 
 // cacheBudget is the most memory the caches of the open row index ri may
-// hold: its cache budget (as rowindex.Open set it) and its page cache.
+// hold: its cache budget (as rowindex.Open set it), its resident groups'
+// and its page cache.
 func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
-	b := ri.CacheBudget()
+	b := ri.CacheBudget() + ri.ResidentBudget()
 	switch p := ix.s.opts.PageCacheBytes; {
 	case p == 0:
 		b += rowindex.DefaultPageCacheBytes

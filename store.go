@@ -25,6 +25,11 @@ type Options struct {
 	// (0: Config's RowIndexPageCacheBytes, else the rowindex default;
 	// negative: none).
 	PageCacheBytes int64
+	// ResidentBytes bounds the fragment row groups each warmed row index
+	// keeps decoded for point lookups (0: Config's RowIndexResidentBytes,
+	// else sized to each row index version: rowindex.AutoResidentBytes;
+	// negative: none).
+	ResidentBytes int64
 	// WarmOnRefresh warms a row index opened by Refresh (fragments and data
 	// file footers) before it replaces the old version, so the first queries
 	// on the new version are not cold.
@@ -49,6 +54,10 @@ func WithCacheBytes(n int64) Option { return func(o *Options) { o.CacheBytes = n
 // WithPageCacheBytes sets each row index's decoded page cache budget
 // (negative: no page cache).
 func WithPageCacheBytes(n int64) Option { return func(o *Options) { o.PageCacheBytes = n } }
+
+// WithResidentBytes sets the budget of the fragment row groups each
+// warmed row index keeps decoded for point lookups (negative: none).
+func WithResidentBytes(n int64) Option { return func(o *Options) { o.ResidentBytes = n } }
 
 // WithStoreWrap wraps every store the handle opens (see Options.Wrap).
 func WithStoreWrap(f func(store.Store) store.Store) Option { return func(o *Options) { o.Wrap = f } }
@@ -96,6 +105,9 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	}
 	if o.PageCacheBytes == 0 {
 		o.PageCacheBytes = o.Config.RowIndexPageCacheBytes
+	}
+	if o.ResidentBytes == 0 {
+		o.ResidentBytes = o.Config.RowIndexResidentBytes
 	}
 	raw, err := store.Open(ctx, storeURL)
 	if err != nil {

@@ -7,7 +7,7 @@
 // (which is accepted too): largeIndexLimit, stagingConsolidationThreshold,
 // indexRepartitionCount, repartitionDataFiles, debug, lockTimeout,
 // lockRetryInterval, lockMaxWait, lockRefreshInterval, autoCompactThreshold,
-// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
+// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, rowIndexResidentBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
 // the key in upper snake case (ARIADNE_LARGE_INDEX_LIMIT).
 //
 // A Config is a plain value: no global state. Callers resolve one per
@@ -65,6 +65,10 @@ type Config struct {
 	// RowIndexPageCacheBytes is a row index handle's decoded data-page
 	// cache budget (0: the rowindex default; negative: no page cache).
 	RowIndexPageCacheBytes int64
+	// RowIndexResidentBytes bounds the fragment row groups a warmed row
+	// index handle keeps decoded for point lookups (0: sized to each row
+	// index version, rowindex.AutoResidentBytes; negative: none).
+	RowIndexResidentBytes int64
 	// Engine is the engine that reads located files and joins: "duckdb"
 	// (embedded, the default) or "spark" (Spark Connect at SparkRemote).
 	// Ours, not the Spark library's.
@@ -93,7 +97,7 @@ var Keys = []string{
 	"largeIndexLimit", "stagingConsolidationThreshold", "indexRepartitionCount", "repartitionDataFiles",
 	"debug", "lockTimeout", "lockRetryInterval", "lockMaxWait", "lockRefreshInterval",
 	"autoCompactThreshold", "autoBloomFpr", "rowIndexCacheBytes", "rowIndexPageCacheBytes",
-	"engine", "sparkRemote",
+	"rowIndexResidentBytes", "engine", "sparkRemote",
 }
 
 // UnknownKeyError reports a key that is not one of Keys.
@@ -185,6 +189,8 @@ func (c *Config) Set(key, value string) (warning string, err error) {
 		c.RowIndexCacheBytes, ok = posInt(0)
 	case "rowIndexPageCacheBytes":
 		c.RowIndexPageCacheBytes, ok = anyInt(0)
+	case "rowIndexResidentBytes":
+		c.RowIndexResidentBytes, ok = anyInt(0)
 	case "engine":
 		switch strings.ToLower(v) {
 		case "duckdb", "spark":

@@ -27,6 +27,9 @@ func TestFallbacks(t *testing.T) {
 		{"repartitionDataFiles", "TRUE", func(c Config) bool { return c.RepartitionDataFiles }, false},
 		{"debug", "yes", func(c Config) bool { return !c.Debug }, true},
 		{"indexRepartitionCount", "-1", func(c Config) bool { return c.IndexRepartitionCount == 0 }, true},
+		{"rowIndexResidentBytes", "-1", func(c Config) bool { return c.RowIndexResidentBytes == -1 }, false},
+		{"rowIndexResidentBytes", "1048576", func(c Config) bool { return c.RowIndexResidentBytes == 1<<20 }, false},
+		{"rowIndexResidentBytes", "lots", func(c Config) bool { return c.RowIndexResidentBytes == 0 }, true},
 	} {
 		c := Defaults()
 		w, err := c.Set(tc.key, tc.value)

@@ -15,13 +15,16 @@ import (
 // truncated or overwritten is reported as a damaged row index
 // (*FragmentError, ErrCorrupt) naming the fragment and the rebuild, never
 // as a changed data file; dropping and re-adding the row index fixes it.
+// With its footer intact and its groups' pages overwritten, Warm still
+// succeeds (it reads the groups; none becomes resident) and the lookups
+// report the damage.
 func TestDamagedFragment(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, uris, _ := testLake(t, dir, false)
 	def := Definition{Name: "by_user", Key: "user_id", Kind: KindHash}
 	key := lakegen.UserID(0)
-	for _, damage := range []string{"missing", "truncated", "cut to 10 bytes", "overwritten"} {
+	for _, damage := range []string{"missing", "truncated", "cut to 10 bytes", "overwritten", "groups overwritten"} {
 		t.Run(damage, func(t *testing.T) {
 			idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "indexes", strings.ReplaceAll(damage, " ", "_")))
 			if err != nil {
@@ -50,6 +53,16 @@ func TestDamagedFragment(t *testing.T) {
 					junk[i] = byte(i * 31)
 				}
 				err = store.WriteAll(ctx, idx, fk, junk, nil)
+			case "groups overwritten":
+				// 256 bytes in the middle of each group: page data, not
+				// the footer.
+				for _, g := range fr.Groups {
+					mid := g.Offset + g.Length/2 - 128
+					for i := range int64(256) {
+						b[mid+i] ^= byte(0x5a + i)
+					}
+				}
+				err = store.WriteAll(ctx, idx, fk, b, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -63,6 +76,17 @@ func TestDamagedFragment(t *testing.T) {
 					_, err = ri.Lookup(ctx, Query{Key: key})
 				} else {
 					_, err = ri.Warm(ctx)
+					if damage == "groups overwritten" {
+						if err != nil {
+							t.Fatalf("warm: %v, want the groups read and left out of the resident ones", err)
+						}
+						if used, n := ri.resident.stats(); n != 0 {
+							t.Fatalf("%d damaged groups resident (%d bytes)", n, used)
+						}
+						if _, err = ri.Lookup(ctx, Query{Key: key}); err == nil {
+							t.Fatal("lookup after warm: no error")
+						}
+					}
 				}
 				var fe *FragmentError
 				if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrDataFileChanged) || errors.Is(err, store.ErrNotExist) {

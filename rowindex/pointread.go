@@ -58,7 +58,7 @@ func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, g
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	if es, err = ri.decodeGroupKey(fm, gi, pr, man.Kind, man.BucketHash, key); err != nil {
-		return nil, false, err
+		return nil, false, ri.fragmentErr(fr, err)
 	}
 	var charge int64 = 64 + int64(len(key))
 	for i := range es {

@@ -192,11 +192,12 @@ func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
 	return ok
 }
 
-// makeResident decodes the groups of man's fragments whose compressed
-// bytes are cached, in manifest order, into the resident LRU until its
-// budget is spent (a group is skipped when the estimate of what is left
-// cannot hold it). Groups are decoded on every core. A fragment that fails
-// to decode fails Warm, as its lookups would.
+// makeResident decodes the groups of man's fragments, in manifest order,
+// into the resident LRU until its budget is spent (a group is skipped when
+// the estimate of what is left cannot hold it). Groups are decoded on every
+// core. A group that cannot be read or decoded is left out: it keeps the
+// point path, whose lookups report the damage (*FragmentError) as before,
+// and the groups around it still serve; only a cancelled ctx fails.
 func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) error {
 	type job struct {
 		fr *FragmentEntry
@@ -240,7 +241,7 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 			mu.Unlock()
 			err := ctx.Err()
 			if err == nil {
-				err = ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash)
+				ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash)
 			}
 			if err != nil {
 				mu.Lock()
@@ -261,26 +262,23 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 }
 
 // makeGroupResident decodes group gi of fr whole and keeps its resident
-// form, if the resident LRU has room for it (it never evicts for Warm).
-func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) error {
+// form, if it decodes and the resident LRU has room for it (it never
+// evicts for Warm). It reports whether it did.
+func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) bool {
 	fm, err := ri.fragmentMeta(ctx, m, fr)
 	if err != nil {
-		return err
+		return false
 	}
 	b, err := ri.groupBytes(ctx, m, fr, gi)
 	if err != nil {
-		return err
+		return false
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	es, err := decodeGroup(fm, gi, pr, kind, hash)
 	if err != nil {
-		return ri.fragmentErr(fr, err)
+		return false
 	}
 	g, ok := newResidentGroup(es)
-	if !ok {
-		return nil
-	}
-	ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge())
-	return nil
+	return ok && ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge())
 }

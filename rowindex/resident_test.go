@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -28,6 +29,25 @@ func checkAllResident(t *testing.T, ri *RowIndex) {
 	}
 }
 
+// residentFixture writes a row index of 20,000 synthetic entries (keys of
+// one to a few entries, aggregates among them) to a memory store.
+func residentFixture(t *testing.T, kind Kind) (store.Store, *Manifest) {
+	t.Helper()
+	ctx := context.Background()
+	es := syntheticEntries(kind, testHash(kind), true, 20_000)
+	st, _ := store.Open(ctx, "mem://")
+	man := &Manifest{Version: 1, Definition: Definition{Name: "rb", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
+	frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man.Fragments = frs
+	if err := commitManifest(ctx, st, man); err != nil {
+		t.Fatal(err)
+	}
+	return st, man
+}
+
 // TestResidentBudget checks that Warm keeps resident groups within
 // Options.ResidentBytes: a budget for about half the groups makes some
 // resident and not others, and every key's entries are then the same
@@ -36,17 +56,8 @@ func TestResidentBudget(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []Kind{KindHash, KindSorted} {
 		t.Run(string(kind), func(t *testing.T) {
-			es := syntheticEntries(kind, testHash(kind), true, 20_000)
-			st, _ := store.Open(ctx, "mem://")
-			man := &Manifest{Version: 1, Definition: Definition{Name: "rb", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
-			frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
-			if err != nil {
-				t.Fatal(err)
-			}
-			man.Fragments = frs
-			if err := commitManifest(ctx, st, man); err != nil {
-				t.Fatal(err)
-			}
+			st, man := residentFixture(t, kind)
+			frs := man.Fragments
 			var groups int
 			for _, fr := range frs {
 				groups += len(fr.Groups)
@@ -141,6 +152,83 @@ func TestAutoResidentBytes(t *testing.T) {
 		}
 		if got := AutoResidentBytes(m); got != c.want {
 			t.Errorf("AutoResidentBytes(%v) = %d, want %d", c.entries, got, c.want)
+		}
+	}
+}
+
+// TestResidentWarmWhileLookingUp checks that point lookups running while
+// Warm makes their groups resident (and while DropCache empties them) see
+// the same entries throughout (run with -race).
+func TestResidentWarmWhileLookingUp(t *testing.T) {
+	ctx := context.Background()
+	st, man := residentFixture(t, KindSorted)
+	whole, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type probe struct {
+		fr   *FragmentEntry
+		gi   int
+		key  []byte
+		want int
+	}
+	var probes []probe
+	for fi := range man.Fragments {
+		fr := &man.Fragments[fi]
+		for gi := range fr.Groups {
+			all, err := whole.group(ctx, new(meter), fr, gi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(all); i += 37 {
+				n := 0
+				for _, e := range all {
+					if bytes.Equal(e.Key, all[i].Key) {
+						n++
+					}
+				}
+				probes = append(probes, probe{fr, gi, all[i].Key, n})
+			}
+		}
+	}
+	ri, err := Open(ctx, st, man.Name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for w := range 3 {
+		go func() {
+			defer func() { errs <- nil }()
+			for i := w; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p := probes[i%len(probes)]
+				got, ok, err := ri.groupKey(ctx, new(meter), p.fr, p.gi, p.key)
+				if err != nil || !ok || len(got) != p.want {
+					errs <- fmt.Errorf("key %x: %d entries (%v, %v), want %d", p.key, len(got), ok, err, p.want)
+					return
+				}
+			}
+		}()
+	}
+	for range 3 {
+		if _, err := ri.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ri.DropCache()
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkAllResident(t, ri)
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

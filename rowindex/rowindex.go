@@ -236,6 +236,16 @@ func (ri *RowIndex) snapshot() (*Manifest, map[int32]*FileEntry) {
 // version Open read), the page cache's apart.
 func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 
+// ResidentBudget returns the budget of the handle's resident fragment
+// groups (Options.ResidentBytes, or AutoResidentBytes of the version Open
+// read; 0 when there are none).
+func (ri *RowIndex) ResidentBudget() int64 {
+	if ri.opts.ResidentBytes < 0 {
+		return 0
+	}
+	return ri.resident.budget
+}
+
 // CacheStats returns the bytes and entries held by the metadata cache.
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	b1, n1 := ri.cache.stats()
