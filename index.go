@@ -340,6 +340,12 @@ type WarmStats struct {
 	RowIndexes int   `json:"row_indexes"` // row indexes warmed
 	Requests   int64 `json:"requests"`    // storage requests
 	BytesRead  int64 `json:"bytes_read"`
+	// Groups is the row indexes' fragment row groups, ResidentGroups those
+	// kept decoded for point lookups (config rowIndexResidentBytes), in
+	// ResidentBytes of memory.
+	Groups         int   `json:"groups"`
+	ResidentGroups int   `json:"resident_groups"`
+	ResidentBytes  int64 `json:"resident_bytes"`
 	// ByRowIndex is each row index's share, by name (Index.Warm only).
 	ByRowIndex map[string]WarmStats `json:"by_row_index,omitempty"`
 }
@@ -348,6 +354,9 @@ func (w *WarmStats) add(o WarmStats) {
 	w.RowIndexes += o.RowIndexes
 	w.Requests += o.Requests
 	w.BytesRead += o.BytesRead
+	w.Groups += o.Groups
+	w.ResidentGroups += o.ResidentGroups
+	w.ResidentBytes += o.ResidentBytes
 }
 
 // Warm opens every row index of the index and loads its caches: every
@@ -373,11 +382,16 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 		if err != nil {
 			return st, err
 		}
+		one := WarmStats{RowIndexes: 1, Requests: c.Requests, BytesRead: c.BytesRead}
+		one.ResidentGroups, one.Groups, one.ResidentBytes = ri.ResidentGroups()
 		st.RowIndexes++
+		st.Groups += one.Groups
+		st.ResidentGroups += one.ResidentGroups
+		st.ResidentBytes += one.ResidentBytes
 		if st.ByRowIndex == nil {
 			st.ByRowIndex = map[string]WarmStats{}
 		}
-		st.ByRowIndex[d.Name] = WarmStats{RowIndexes: 1, Requests: c.Requests, BytesRead: c.BytesRead}
+		st.ByRowIndex[d.Name] = one
 	}
 	return st, nil
 }

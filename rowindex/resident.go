@@ -186,6 +186,24 @@ func (ri *RowIndex) residentKey(m *meter, man *Manifest, fr *FragmentEntry, gi i
 	return v.(*residentGroup).find(key, bucket), true
 }
 
+// ResidentGroups returns how many of the version's fragment row groups are
+// resident (Warm made them so, within Options.ResidentBytes), of how many,
+// and the bytes they hold.
+func (ri *RowIndex) ResidentGroups() (resident, groups int, bytes int64) {
+	man, _ := ri.snapshot()
+	for i := range man.Fragments {
+		fr := &man.Fragments[i]
+		for gi := range fr.Groups {
+			groups++
+			if ri.isResident(fr, gi) {
+				resident++
+			}
+		}
+	}
+	bytes, _ = ri.resident.stats()
+	return resident, groups, bytes
+}
+
 // isResident reports whether group gi of fr is resident.
 func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
 	_, ok := ri.resident.get(fragDecodedKey{fr.Path, gi})

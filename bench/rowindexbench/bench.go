@@ -229,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	if rep.Classes, err = lk.classes(ctx, cfg.Classes, h); err != nil {
+	if rep.Classes, err = lk.classes(ctx, cfg.Classes, h, &rep.Index); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -355,14 +355,18 @@ func describeFiles(ctx context.Context, st store.Store, uris []string, keyCol st
 
 // classes measures every key class under both samplings, the top key and
 // the top key with a limit, through a warm row index and DuckDB.
-func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram) ([]ClassResult, error) {
+func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram, ix *Index) ([]ClassResult, error) {
 	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}})
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	if _, err := ri.Warm(ctx); err != nil {
 		return nil, err
 	}
+	ix.WarmMS = float64(time.Since(start).Microseconds()) / 1e3
+	ix.ResidentGroups, ix.Groups, ix.ResidentBytes = ri.ResidentGroups()
+	ix.CacheBytes, _ = ri.CacheStats()
 	eng, err := duckdb.Open(ctx, lk.paths(), lk.keyCol)
 	if err != nil {
 		return nil, err

@@ -270,6 +270,9 @@ func TestRunDirStringKey(t *testing.T) {
 			if len(rep.Classes) < 4 {
 				t.Errorf("%d classes measured", len(rep.Classes))
 			}
+			if x := rep.Index; x.Groups == 0 || x.ResidentGroups != x.Groups || x.ResidentBytes <= 0 || x.CacheBytes < x.ResidentBytes || x.WarmMS <= 0 {
+				t.Errorf("warm facts %+v: want every group of a small index resident", x)
+			}
 			if _, err := RunDir(ctx, DirConfig{Path: dir, Key: "ts"}); err == nil || !strings.Contains(err.Error(), "temporal") {
 				t.Errorf("a timestamp key: %v, want a clear invalid-argument error", err)
 			}

@@ -81,7 +81,7 @@ func RunDir(ctx context.Context, cfg DirConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Classes, err = lk.classes(ctx, cfg.Classes, h); err != nil {
+	if rep.Classes, err = lk.classes(ctx, cfg.Classes, h, &rep.Index); err != nil {
 		return nil, err
 	}
 	return rep, nil

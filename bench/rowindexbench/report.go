@@ -64,6 +64,15 @@ type Index struct {
 	BuildBytes    int64         `json:"build_bytes_read"`
 	Sizes         []IndexSize   `json:"sizes"`
 	CoveredBytes  int64         `json:"covered_bytes,omitempty"`
+	// WarmMS is the time the class runs' handle took to warm (fragments,
+	// footers, resident groups), ResidentGroups of Groups the fragment
+	// groups it then kept decoded for point lookups, in ResidentBytes
+	// (rowindex.AutoResidentBytes), CacheBytes what its caches held.
+	WarmMS         float64 `json:"warm_ms"`
+	Groups         int     `json:"groups"`
+	ResidentGroups int     `json:"resident_groups"`
+	ResidentBytes  int64   `json:"resident_bytes"`
+	CacheBytes     int64   `json:"cache_bytes"`
 }
 
 // IndexSize is the size of one row index kind over the lake.
@@ -172,6 +181,10 @@ func (r *Report) Format(w io.Writer) {
 	fmt.Fprintf(w, "Row index (%s): %d entries, %.2f MB = %.3f %% of data (%.2f bytes/entry), built in %.1f s (%d requests, %.1f MB read).\n",
 		x.Kind, x.Entries, float64(x.Bytes)/1e6, 100*float64(x.Bytes)/float64(max(l.DataBytes, 1)),
 		float64(x.Bytes)/float64(max(x.Entries, 1)), x.BuildMS/1e3, x.BuildRequests, float64(x.BuildBytes)/1e6)
+	if x.Groups > 0 {
+		fmt.Fprintf(w, "Warmed in %.2f s: caches hold %.1f MB, of which %d of %d fragment groups resident for point lookups (%.1f MB).\n",
+			x.WarmMS/1e3, float64(x.CacheBytes)/1e6, x.ResidentGroups, x.Groups, float64(x.ResidentBytes)/1e6)
+	}
 	for _, sz := range x.Sizes {
 		fmt.Fprintf(w, "Index size, %s kind: %d entries, %.2f MB = %.3f %% of data.\n", sz.Kind, sz.Entries,
 			float64(sz.Bytes)/1e6, 100*float64(sz.Bytes)/float64(max(l.DataBytes, 1)))

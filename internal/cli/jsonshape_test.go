@@ -146,7 +146,11 @@ func TestJSONVocabulary(t *testing.T) {
 	js("lookup", "lookup", "plays", "--key", "user_id=1", "--columns", "track")
 	js("lookup --sql", "lookup", "plays", "--key", "user_id=1", "--explain",
 		"--sql", "SELECT track, count(*) AS n, sum(ms) AS total_ms FROM rows GROUP BY track ORDER BY track")
-	js("warm", "warm", "plays")
+	// Warm makes the row index's groups resident for point lookups.
+	warmed := decode(t, js("warm", "warm", "plays"))["warmed"].(map[string]any)["user_id"].(map[string]any)
+	if g, r, b := warmed["groups"].(float64), warmed["resident_groups"].(float64), warmed["resident_bytes"].(float64); g == 0 || r != g || b <= 0 {
+		t.Errorf("warm: %v of %v groups resident in %v bytes, want all", r, g, b)
+	}
 	js("describe", "describe", "plays")
 	// Describing every index lists each one's row indexes as describing
 	// one does.

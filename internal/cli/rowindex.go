@@ -414,12 +414,14 @@ func newWarmCmd(g *globals) *cobra.Command {
 				}
 				costs := map[string]any{}
 				for n, c := range st.ByRowIndex {
-					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead}
+					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead,
+						"groups": c.Groups, "resident_groups": c.ResidentGroups, "resident_bytes": c.ResidentBytes}
 				}
 				return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
 					for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
 						c := st.ByRowIndex[n]
-						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read\n", n, c.Requests, c.BytesRead)
+						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)\n",
+							n, c.Requests, c.BytesRead, c.ResidentGroups, c.Groups, c.ResidentBytes)
 					}
 				})
 			})
