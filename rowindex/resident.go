@@ -15,21 +15,23 @@ import (
 // per group on a warm handle: half of a light lookup on prepared files.
 // Warm decodes groups once more into a compact form instead, the group's
 // distinct keys sorted with each key's entries beside them as integer
-// columns (≈30 bytes per entry against ≈100 for []entry), so a point
+// columns (16–18 bytes per entry against ≈100 for []entry), so a point
 // lookup on a resident group is a binary search and a copy of its entries.
 // They are kept in their own LRU (Options.ResidentBytes), which only Warm
 // fills: lookups never evict them for other work, and a group past the
 // budget keeps the point path.
 
 // residentBytesPerEntry is AutoResidentBytes' estimate of a resident
-// entry: 24 bytes of integers, 8 of key (int64 keys, the common case) and
-// its end and first-entry offsets, for groups where most keys have one
-// entry (prepared files, arrival-order lakes). Covers are extra.
-const residentBytesPerEntry = 36
+// entry: 16 bytes of integers, and a key (8 bytes for int64 keys, the
+// common case, with its end and first-entry offsets) per entry or two:
+// 16.4 bytes measured on the 1 GB arrival-order lake, 18.3 on a 256 MB
+// co-grouped one. Covers are extra.
+const residentBytesPerEntry = 20
 
-// MaxAutoResidentBytes caps AutoResidentBytes: an index of ≈7M entries is
-// resident whole (a 256 MB prepared lake has ≈1.9M); past that, Warm makes
-// resident the groups the budget holds, in manifest order.
+// MaxAutoResidentBytes caps AutoResidentBytes: an index of ≈13M entries
+// is resident whole (a 256 MB prepared lake has ≈1.9M, the 1 GB
+// arrival-order lake 25.5M); past that, Warm makes resident the groups the
+// budget holds, in manifest order.
 const MaxAutoResidentBytes = 256 << 20
 
 // AutoResidentBytes is the resident budget of a row index version when
@@ -55,8 +57,10 @@ type residentGroup struct {
 	firsts  []uint32
 	file    []int32
 	rg      []int32
-	row     []int64
-	n       []int64
+	// Row numbers and run lengths: 32 bits each when every entry's fit
+	// (row groups of fewer than 2³² rows: nearly always), else 64.
+	row32, n32 []uint32
+	row64, n64 []int64
 	// cover is nil when no entry has a cover; entry j's is
 	// cover[coverEnds[j-1]:coverEnds[j]].
 	cover     []byte
@@ -84,6 +88,13 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 	if keyBytes >= math.MaxUint32 || coverBytes >= math.MaxUint32 {
 		return nil, false
 	}
+	narrow := true
+	for i := range es {
+		if uint64(es[i].Row) > math.MaxUint32 || uint64(es[i].N) > math.MaxUint32 {
+			narrow = false // also when negative
+			break
+		}
+	}
 	// Runs of one key, to be ordered by key bytes (a hash index's lookup
 	// order is bucket first).
 	type run struct{ from, to int }
@@ -108,8 +119,11 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 		firsts:  make([]uint32, 0, len(runs)+1),
 		file:    make([]int32, 0, n),
 		rg:      make([]int32, 0, n),
-		row:     make([]int64, 0, n),
-		n:       make([]int64, 0, n),
+	}
+	if narrow {
+		g.row32, g.n32 = make([]uint32, 0, n), make([]uint32, 0, n)
+	} else {
+		g.row64, g.n64 = make([]int64, 0, n), make([]int64, 0, n)
 	}
 	if coverBytes > 0 {
 		g.cover, g.coverEnds = make([]byte, 0, coverBytes), make([]uint32, 0, n)
@@ -119,7 +133,12 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 		g.keyEnds = append(g.keyEnds, uint32(len(g.keys)))
 		g.firsts = append(g.firsts, uint32(len(g.file)))
 		for _, e := range es[r.from:r.to] {
-			g.file, g.rg, g.row, g.n = append(g.file, e.File), append(g.rg, e.RG), append(g.row, e.Row), append(g.n, e.N)
+			g.file, g.rg = append(g.file, e.File), append(g.rg, e.RG)
+			if narrow {
+				g.row32, g.n32 = append(g.row32, uint32(e.Row)), append(g.n32, uint32(e.N))
+			} else {
+				g.row64, g.n64 = append(g.row64, e.Row), append(g.n64, e.N)
+			}
 			if g.cover != nil {
 				g.cover = append(g.cover, e.Cover...)
 				g.coverEnds = append(g.coverEnds, uint32(len(g.cover)))
@@ -133,8 +152,8 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 // charge is the group's memory as the resident LRU counts it.
 func (g *residentGroup) charge() int64 {
 	return 128 + int64(len(g.keys)+len(g.cover)) +
-		4*int64(len(g.keyEnds)+len(g.firsts)+len(g.coverEnds)+len(g.file)+len(g.rg)) +
-		8*int64(len(g.row)+len(g.n))
+		4*int64(len(g.keyEnds)+len(g.firsts)+len(g.coverEnds)+len(g.file)+len(g.rg)+len(g.row32)+len(g.n32)) +
+		8*int64(len(g.row64)+len(g.n64))
 }
 
 // key returns distinct key i.
@@ -159,7 +178,12 @@ func (g *residentGroup) find(key []byte, bucket int32) []entry {
 	for j := from; j < to; j++ {
 		e := &out[j-from]
 		e.Bucket, e.Key = bucket, key
-		e.File, e.RG, e.Row, e.N = g.file[j], g.rg[j], g.row[j], g.n[j]
+		e.File, e.RG = g.file[j], g.rg[j]
+		if g.row32 != nil {
+			e.Row, e.N = int64(g.row32[j]), int64(g.n32[j])
+		} else {
+			e.Row, e.N = g.row64[j], g.n64[j]
+		}
 		if g.cover != nil {
 			var c uint32
 			if j > 0 {

@@ -232,3 +232,65 @@ func TestResidentWarmWhileLookingUp(t *testing.T) {
 		}
 	}
 }
+
+// TestNewResidentGroup builds resident groups from entries in lookup
+// order (keys out of byte order, as a hash index stores them), with row
+// numbers that fit 32 bits and ones that do not, and finds every key.
+func TestNewResidentGroup(t *testing.T) {
+	k := func(s string) []byte { return []byte(s) }
+	for _, tc := range []struct {
+		name   string
+		es     []entry
+		narrow bool
+	}{
+		{"narrow", []entry{
+			{Key: k("m"), File: 1, RG: 0, Row: 7, N: 2, Cover: k("c1")},
+			{Key: k("m"), File: 2, RG: 3, Row: 0, N: 1},
+			{Key: k("b"), File: 0, RG: 1, Row: math.MaxUint32, N: 1, Cover: k("c3")},
+			{Key: k("z"), File: 4, RG: 0, Row: 12, N: 5},
+		}, true},
+		{"row past 32 bits", []entry{
+			{Key: k("q"), File: 1, RG: 0, Row: 1 << 40, N: 1},
+			{Key: k("a"), File: 2, RG: 3, Row: 3, N: 9},
+		}, false},
+		{"negative run (an aggregate's)", []entry{
+			{Key: k("q"), File: aggFile, RG: aggRG, Row: 0, N: -1, Cover: k("agg")},
+			{Key: k("q"), File: 2, RG: 3, Row: 3, N: 9},
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, ok := newResidentGroup(tc.es)
+			if !ok {
+				t.Fatal("not resident")
+			}
+			if (g.row32 != nil) != tc.narrow {
+				t.Fatalf("32-bit columns: %v, want %v", g.row32 != nil, tc.narrow)
+			}
+			want := map[string][]entry{}
+			for _, e := range tc.es {
+				want[string(e.Key)] = append(want[string(e.Key)], e)
+			}
+			for key, w := range want {
+				got := g.find([]byte(key), 7)
+				if len(got) != len(w) {
+					t.Fatalf("key %q: %d entries, want %d", key, len(got), len(w))
+				}
+				for i := range w {
+					w[i].Bucket = 7
+					if compareEntries(&got[i], &w[i]) != 0 || got[i].N != w[i].N || !bytes.Equal(got[i].Cover, w[i].Cover) {
+						t.Fatalf("key %q entry %d: got %+v, want %+v", key, i, got[i], w[i])
+					}
+				}
+			}
+			for _, absent := range []string{"", "0", "c", "n", "zz"} {
+				if got := g.find([]byte(absent), 0); got != nil {
+					t.Fatalf("absent key %q: %v", absent, got)
+				}
+			}
+		})
+	}
+	// A key's entries apart is not lookup order: refused.
+	if _, ok := newResidentGroup([]entry{{Key: k("a")}, {Key: k("b")}, {Key: k("a")}}); ok {
+		t.Fatal("a key's entries apart: made resident")
+	}
+}
