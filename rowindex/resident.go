@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"sort"
@@ -21,12 +22,16 @@ import (
 // fills: lookups never evict them for other work, and a group past the
 // budget keeps the point path.
 
-// residentBytesPerEntry is AutoResidentBytes' estimate of a resident
-// entry: 16 bytes of integers, and a key (8 bytes for int64 keys, the
-// common case, with its end and first-entry offsets) per entry or two:
-// 16.4 bytes measured on the 1 GB arrival-order lake, 18.3 on a 256 MB
-// co-grouped one. Covers are extra.
-const residentBytesPerEntry = 20
+// AutoResidentBytes' estimate of a resident group: residentBytesPerEntry
+// per entry, 16 bytes of integers and a key (8 bytes for int64 keys, the
+// common case, with its end and first-entry offsets) per entry or two
+// (16.4 bytes measured on the 1 GB arrival-order lake, 18.3 on a 256 MB
+// co-grouped one), and residentBytesPerStored per byte of the fragments,
+// for what grows with them (longer keys, covers).
+const (
+	residentBytesPerEntry  = 20
+	residentBytesPerStored = 4
+)
 
 // MaxAutoResidentBytes caps AutoResidentBytes: an index of ≈13M entries
 // is resident whole (a 256 MB prepared lake has ≈1.9M, the 1 GB
@@ -35,15 +40,17 @@ const residentBytesPerEntry = 20
 const MaxAutoResidentBytes = 256 << 20
 
 // AutoResidentBytes is the resident budget of a row index version when
-// none is set: its entries at residentBytesPerEntry, at most
+// none is set: enough for every group by the estimate above, at most
 // MaxAutoResidentBytes.
 func AutoResidentBytes(m *Manifest) int64 {
-	var n int64
+	var need int64
 	for _, f := range m.Fragments {
 		// A manifest's word, bounded: huge counts cannot wrap the sum.
-		n = min(n+max(f.Entries, 0), MaxAutoResidentBytes)
+		need += min(max(f.Entries, 0), MaxAutoResidentBytes)*residentBytesPerEntry +
+			min(max(f.Size, 0), MaxAutoResidentBytes)*residentBytesPerStored
+		need = min(need, MaxAutoResidentBytes)
 	}
-	return min(n*residentBytesPerEntry, MaxAutoResidentBytes)
+	return need
 }
 
 // residentGroup is one fragment row group decoded for point lookups. Key
@@ -235,63 +242,48 @@ func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
 }
 
 // makeResident decodes the groups of man's fragments, in manifest order,
-// into the resident LRU until its budget is spent (a group is skipped when
-// the estimate of what is left cannot hold it). Groups are decoded on every
-// core. A group that cannot be read or decoded is left out: it keeps the
-// point path, whose lookups report the damage (*FragmentError) as before,
-// and the groups around it still serve; only a cancelled ctx fails.
+// into the resident LRU until one does not fit its budget. Groups are
+// decoded on every core (so up to one per core is decoded past the
+// budget, then dropped). A group that cannot be read or decoded is left
+// out: it keeps the point path, whose lookups report the damage
+// (*FragmentError) as before, and the groups around it still serve; only a
+// cancelled ctx fails.
 func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) error {
 	type job struct {
 		fr *FragmentEntry
 		gi int
 	}
 	var jobs []job
-	left := ri.resident.budget
-	used, _ := ri.resident.stats()
-	left -= used
 	for i := range man.Fragments {
 		fr := &man.Fragments[i]
-		for gi, g := range fr.Groups {
-			if _, ok := ri.resident.get(fragDecodedKey{fr.Path, gi}); ok {
-				continue
+		for gi := range fr.Groups {
+			if !ri.isResident(fr, gi) {
+				jobs = append(jobs, job{fr, gi})
 			}
-			est := max(g.Rows, 0) * residentBytesPerEntry
-			if est > left {
-				continue
-			}
-			left -= est
-			jobs = append(jobs, job{fr, gi})
 		}
 	}
 	kind, hash := man.Kind, man.BucketHash
 	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int
-		wg       sync.WaitGroup
+		mu   sync.Mutex
+		full bool
+		next int
+		wg   sync.WaitGroup
 	)
 	work := func() {
 		defer wg.Done()
 		for {
 			mu.Lock()
-			if firstErr != nil || next == len(jobs) {
+			if full || next == len(jobs) || ctx.Err() != nil {
 				mu.Unlock()
 				return
 			}
 			j := jobs[next]
 			next++
 			mu.Unlock()
-			err := ctx.Err()
-			if err == nil {
-				ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash)
-			}
-			if err != nil {
+			if ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash) == errResidentFull {
 				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
+				full = true
 				mu.Unlock()
-				return
 			}
 		}
 	}
@@ -300,27 +292,36 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 		go work()
 	}
 	wg.Wait()
-	return firstErr
+	return ctx.Err()
 }
 
+// errResidentFull: the resident LRU has no room for a group.
+var errResidentFull = errors.New("rowindex: resident budget spent")
+
 // makeGroupResident decodes group gi of fr whole and keeps its resident
-// form, if it decodes and the resident LRU has room for it (it never
-// evicts for Warm). It reports whether it did.
-func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) bool {
+// form, if it decodes (else an error, which Warm ignores) and the resident
+// LRU has room for it without evicting (else errResidentFull).
+func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) error {
 	fm, err := ri.fragmentMeta(ctx, m, fr)
 	if err != nil {
-		return false
+		return err
 	}
 	b, err := ri.groupBytes(ctx, m, fr, gi)
 	if err != nil {
-		return false
+		return err
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
 	pr := &pageReader{ctx: ctx, m: m, obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, fallThrough: true, chunks: fm.chunks}
 	es, err := decodeGroup(fm, gi, pr, kind, hash)
 	if err != nil {
-		return false
+		return err
 	}
 	g, ok := newResidentGroup(es)
-	return ok && ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge())
+	if !ok {
+		return nil
+	}
+	if !ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge()) && !ri.isResident(fr, gi) {
+		return errResidentFull
+	}
+	return nil
 }

@@ -76,7 +76,16 @@ func TestResidentBudget(t *testing.T) {
 			if _, err := none.Warm(ctx); err != nil {
 				t.Fatal(err)
 			}
-			budget := AutoResidentBytes(man) / 2
+			whole0, err := Open(ctx, st, man.Name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := whole0.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, whole0) // AutoResidentBytes holds them all
+			all, _ := whole0.resident.stats()
+			budget := all / 2
 			half, err := Open(ctx, st, man.Name, Options{ResidentBytes: budget})
 			if err != nil {
 				t.Fatal(err)
@@ -138,17 +147,19 @@ func TestResidentBudget(t *testing.T) {
 func TestAutoResidentBytes(t *testing.T) {
 	for _, c := range []struct {
 		entries []int64
+		size    int64 // each fragment's
 		want    int64
 	}{
-		{nil, 0},
-		{[]int64{1_000, 2_000}, 3_000 * residentBytesPerEntry},
-		{[]int64{-5, 10}, 10 * residentBytesPerEntry},
-		{[]int64{math.MaxInt64, math.MaxInt64}, MaxAutoResidentBytes},
-		{[]int64{100 << 20}, MaxAutoResidentBytes},
+		{nil, 0, 0},
+		{[]int64{1_000, 2_000}, 0, 3_000 * residentBytesPerEntry},
+		{[]int64{1_000, 2_000}, 500, 3_000*residentBytesPerEntry + 1_000*residentBytesPerStored},
+		{[]int64{-5, 10}, -7, 10 * residentBytesPerEntry},
+		{[]int64{math.MaxInt64, math.MaxInt64}, math.MaxInt64, MaxAutoResidentBytes},
+		{[]int64{100 << 20}, 0, MaxAutoResidentBytes},
 	} {
 		m := &Manifest{}
 		for _, n := range c.entries {
-			m.Fragments = append(m.Fragments, FragmentEntry{Entries: n})
+			m.Fragments = append(m.Fragments, FragmentEntry{Entries: n, Size: c.size})
 		}
 		if got := AutoResidentBytes(m); got != c.want {
 			t.Errorf("AutoResidentBytes(%v) = %d, want %d", c.entries, got, c.want)
