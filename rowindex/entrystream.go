@@ -138,12 +138,24 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 		}
 		return ok
 	}
+	point := lo != nil && bytes.Equal(lo, hi)
+	resident := func(c *fragCursor) bool { // every group the point key may be in
+		for _, gi := range c.groups {
+			if !ri.isResident(c.fr, gi) {
+				return false
+			}
+		}
+		return point
+	}
 	for i, c := range cursors {
-		if !cached(fragMetaKey{c.fr.Path}) {
+		if !resident(c) && !cached(fragMetaKey{c.fr.Path}) {
 			run(i, func() error { _, err := ri.fragmentMeta(ctx, m, c.fr); return err })
 		}
 	}
 	for k, j := range jobs {
+		if point && ri.isResident(j.c.fr, j.c.groups[j.i]) {
+			continue // answered from memory (resident.go): nothing to read
+		}
 		if !cached(fragGroupKey{j.c.fr.Path, j.c.groups[j.i]}) {
 			run(len(cursors)+k, func() error { _, err := ri.groupBytes(ctx, m, j.c.fr, j.c.groups[j.i]); return err })
 		}

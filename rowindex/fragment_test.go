@@ -168,6 +168,13 @@ func TestFormatV1IndexStillReads(t *testing.T) {
 				}
 			}
 			compareAll()
+			// The same from resident groups (format-1 groups, decoded
+			// whole before resident groups, now resident too).
+			if _, err := ri.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, ri)
+			compareAll()
 			// An Update by this build adds a format-2 fragment.
 			extra := "alltypes_tiny_pages_plain.parquet"
 			if _, _, err := Update(ctx, old, name, StoreResolver{data}, []string{extra}); err != nil {
@@ -185,6 +192,11 @@ func TestFormatV1IndexStillReads(t *testing.T) {
 			if m := ri.Manifest(); m.FormatVersion != 2 || m.BucketHash != BucketFNV1a {
 				t.Fatalf("after Update: format version %d, bucket hash %q; want 2, FNV-1a", m.FormatVersion, m.BucketHash)
 			}
+			compareAll() // the old fragments' groups resident, the new one's not
+			if _, err := ri.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, ri)
 			compareAll()
 		})
 	}

@@ -169,12 +169,15 @@ func (ri *RowIndex) locateKeys(ctx context.Context, keys []any) ([]KeyRun, Cost,
 				if k > 0 && bytes.Equal(p.enc, jb.probes[k-1].enc) {
 					continue // a key asked twice: its entries are in es once
 				}
-				got, ok := ri.residentKey(m, man, jb.fr, jb.gi, p.enc)
+				got, ok := ri.residentKey(man, jb.fr, jb.gi, p.enc)
 				if !ok {
 					es, point = nil, false
 					break
 				}
 				es = append(es, got...)
+			}
+			if point {
+				m.hits.Add(1) // one group from memory
 			}
 		} else {
 			got, ok, err := ri.groupKey(ctx, m, jb.fr, jb.gi, jb.probes[0].enc)

@@ -36,17 +36,32 @@ func TestLocateKeysMatchesLookups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, resident := range []bool{false, true} {
-				t.Run(fmt.Sprintf("resident=%v", resident), func(t *testing.T) {
-					ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}})
+			// Resident groups: none, about half (the budget of half of
+			// what all take), all.
+			all, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := all.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, all)
+			allBytes, allGroups := all.resident.stats()
+			if allGroups < 2 {
+				t.Fatalf("%d groups: too few to make some resident", allGroups)
+			}
+			for _, budget := range []int64{-1, allBytes / 2, 0} {
+				t.Run(fmt.Sprintf("resident_bytes=%d", budget), func(t *testing.T) {
+					ri, err := Open(ctx, idx, "by_user", Options{Resolver: StoreResolver{data}, ResidentBytes: budget})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if resident {
-						if _, err := ri.Warm(ctx); err != nil {
-							t.Fatal(err)
-						}
-						checkAllResident(t, ri)
+					if _, err := ri.Warm(ctx); err != nil {
+						t.Fatal(err)
+					}
+					switch _, n := ri.resident.stats(); {
+					case budget < 0 && n != 0, budget == 0 && n != allGroups, budget > 0 && (n == 0 || n == allGroups):
+						t.Fatalf("%d of %d groups resident with a budget of %d", n, allGroups, budget)
 					}
 					locateMatchesLookups(t, ctx, ri, plain)
 				})

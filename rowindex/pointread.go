@@ -33,7 +33,8 @@ type pointGroupKey struct {
 // path (the caller decodes the whole group).
 func (ri *RowIndex) groupKey(ctx context.Context, m *meter, fr *FragmentEntry, gi int, key []byte) (es []entry, ok bool, err error) {
 	man, _ := ri.snapshot()
-	if es, ok := ri.residentKey(m, man, fr, gi, key); ok {
+	if es, ok := ri.residentKey(man, fr, gi, key); ok {
+		m.hits.Add(1)
 		return es, true, nil
 	}
 	if _, hit := ri.decoded.get(fragDecodedKey{fr.Path, gi}); hit {

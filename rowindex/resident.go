@@ -16,27 +16,28 @@ import (
 // per group on a warm handle: half of a light lookup on prepared files.
 // Warm decodes groups once more into a compact form instead, the group's
 // distinct keys sorted with each key's entries beside them as integer
-// columns (16–18 bytes per entry against ≈100 for []entry), so a point
+// columns (16–32 bytes per entry against ≈100 for []entry), so a point
 // lookup on a resident group is a binary search and a copy of its entries.
-// They are kept in their own LRU (Options.ResidentBytes), which only Warm
+// They are kept in their own set (Options.ResidentBytes), which only Warm
 // fills: lookups never evict them for other work, and a group past the
 // budget keeps the point path.
 
 // AutoResidentBytes' estimate of a resident group: residentBytesPerEntry
-// per entry, 16 bytes of integers and a key (8 bytes for int64 keys, the
-// common case, with its end and first-entry offsets) per entry or two
-// (16.4 bytes measured on the 1 GB arrival-order lake, 18.3 on a 256 MB
-// co-grouped one), and residentBytesPerStored per byte of the fragments,
-// for what grows with them (longer keys, covers).
+// per entry (16 bytes of integers, and per distinct key its bytes and 8 of
+// offsets: 16.4 bytes an entry measured on the 1 GB arrival-order lake, whose
+// groups repeat keys, 18.3 on a 256 MB co-grouped one, ≈32 when every key is
+// distinct), and residentBytesPerStored per byte of the fragments, for what
+// grows with them (longer keys, covers; a cover that compresses more than
+// that needs Options.ResidentBytes set).
 const (
-	residentBytesPerEntry  = 20
+	residentBytesPerEntry  = 32
 	residentBytesPerStored = 4
 )
 
-// MaxAutoResidentBytes caps AutoResidentBytes: an index of ≈13M entries
-// is resident whole (a 256 MB prepared lake has ≈1.9M, the 1 GB
-// arrival-order lake 25.5M); past that, Warm makes resident the groups the
-// budget holds, in manifest order.
+// MaxAutoResidentBytes caps AutoResidentBytes: a 256 MB prepared lake's
+// index (1.9M entries) is resident whole, a third of the 1 GB arrival-order
+// lake's (25.5M entries, 419 MB resident); past the budget, Warm makes
+// resident the groups it holds, in about manifest order.
 const MaxAutoResidentBytes = 256 << 20
 
 // AutoResidentBytes is the resident budget of a row index version when
@@ -51,6 +52,80 @@ func AutoResidentBytes(m *Manifest) int64 {
 		need = min(need, MaxAutoResidentBytes)
 	}
 	return need
+}
+
+// residentSet holds the resident groups of a handle, by fragment path and
+// group, within a budget. Not an LRU: only Warm adds (never evicting), so a
+// lookup's probe takes a read lock and nothing else.
+type residentSet struct {
+	mu     sync.RWMutex
+	budget int64
+	used   int64
+	groups map[fragDecodedKey]*residentGroup
+}
+
+func newResidentSet(budget int64) *residentSet {
+	return &residentSet{budget: max(budget, 0), groups: map[fragDecodedKey]*residentGroup{}}
+}
+
+// get returns the resident group under k, if any.
+func (s *residentSet) get(k fragDecodedKey) (*residentGroup, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, ok := s.groups[k]
+	return g, ok
+}
+
+// add keeps g under k unless it is there already; full reports that it
+// did not fit what is left of the budget.
+func (s *residentSet) add(k fragDecodedKey, g *residentGroup) (full bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[k]; ok {
+		return false
+	}
+	c := g.charge()
+	if s.used+c > s.budget {
+		return true
+	}
+	s.groups[k] = g
+	s.used += c
+	return false
+}
+
+// keepOnly drops the groups of fragments not in paths (a Refresh replaced
+// them).
+func (s *residentSet) keepOnly(paths map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, g := range s.groups {
+		if !paths[k.path] {
+			delete(s.groups, k)
+			s.used -= g.charge()
+		}
+	}
+}
+
+// setBudget sets the budget (groups already held stay).
+func (s *residentSet) setBudget(b int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.budget = max(b, 0)
+}
+
+// stats returns the bytes held and the number of groups.
+func (s *residentSet) stats() (used int64, n int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.used, len(s.groups)
+}
+
+// clear drops every group.
+func (s *residentSet) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.groups)
+	s.used = 0
 }
 
 // residentGroup is one fragment row group decoded for point lookups. Key
@@ -156,9 +231,10 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 	return g, true
 }
 
-// charge is the group's memory as the resident LRU counts it.
+// charge is the group's memory as the resident set counts it.
 func (g *residentGroup) charge() int64 {
-	return 128 + int64(len(g.keys)+len(g.cover)) +
+	// 400: the struct's eleven slice headers and its map entry.
+	return 400 + int64(len(g.keys)+len(g.cover)) +
 		4*int64(len(g.keyEnds)+len(g.firsts)+len(g.coverEnds)+len(g.file)+len(g.rg)+len(g.row32)+len(g.n32)) +
 		8*int64(len(g.row64)+len(g.n64))
 }
@@ -203,18 +279,18 @@ func (g *residentGroup) find(key []byte, bucket int32) []entry {
 }
 
 // residentKey returns the entries of key in group gi of fr when the group
-// is resident (ok false otherwise).
-func (ri *RowIndex) residentKey(m *meter, man *Manifest, fr *FragmentEntry, gi int, key []byte) (es []entry, ok bool) {
-	v, ok := ri.resident.get(fragDecodedKey{fr.Path, gi})
+// is resident (ok false otherwise). The caller counts the cache hit, once
+// per group.
+func (ri *RowIndex) residentKey(man *Manifest, fr *FragmentEntry, gi int, key []byte) (es []entry, ok bool) {
+	g, ok := ri.resident.get(fragDecodedKey{fr.Path, gi})
 	if !ok {
 		return nil, false
 	}
-	m.hits.Add(1)
 	var bucket int32
 	if man.Kind != KindSorted {
 		bucket = man.BucketHash.bucket(key)
 	}
-	return v.(*residentGroup).find(key, bucket), true
+	return g.find(key, bucket), true
 }
 
 // ResidentGroups returns how many of the version's fragment row groups are
@@ -241,10 +317,10 @@ func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
 	return ok
 }
 
-// makeResident decodes the groups of man's fragments, in manifest order,
-// into the resident LRU until one does not fit its budget. Groups are
-// decoded on every core (so up to one per core is decoded past the
-// budget, then dropped). A group that cannot be read or decoded is left
+// makeResident decodes the groups of man's fragments, in manifest order
+// (about: groups are decoded on every core), into the resident set until
+// one does not fit its budget (up to one per core is then decoded past the
+// budget and dropped). A group that cannot be read or decoded is left
 // out: it keeps the point path, whose lookups report the damage
 // (*FragmentError) as before, and the groups around it still serve; only a
 // cancelled ctx fails.
@@ -252,6 +328,9 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 	type job struct {
 		fr *FragmentEntry
 		gi int
+	}
+	if ri.ResidentBudget() == 0 {
+		return nil
 	}
 	var jobs []job
 	for i := range man.Fragments {
@@ -295,12 +374,12 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 	return ctx.Err()
 }
 
-// errResidentFull: the resident LRU has no room for a group.
+// errResidentFull: the resident set has no room for a group.
 var errResidentFull = errors.New("rowindex: resident budget spent")
 
 // makeGroupResident decodes group gi of fr whole and keeps its resident
 // form, if it decodes (else an error, which Warm ignores) and the resident
-// LRU has room for it without evicting (else errResidentFull).
+// set has room for it (else errResidentFull).
 func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *FragmentEntry, gi int, kind Kind, hash BucketHash) error {
 	fm, err := ri.fragmentMeta(ctx, m, fr)
 	if err != nil {
@@ -320,7 +399,7 @@ func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *Fragmen
 	if !ok {
 		return nil
 	}
-	if !ri.resident.putIfRoom(fragDecodedKey{fr.Path, gi}, g, g.charge()) && !ri.isResident(fr, gi) {
+	if ri.resident.add(fragDecodedKey{fr.Path, gi}, g) {
 		return errResidentFull
 	}
 	return nil

@@ -3,8 +3,10 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -168,79 +170,88 @@ func TestAutoResidentBytes(t *testing.T) {
 }
 
 // TestResidentWarmWhileLookingUp checks that point lookups running while
-// Warm makes their groups resident (and while DropCache empties them) see
-// the same entries throughout (run with -race).
+// Warm makes their groups resident (and while DropCache empties them) get
+// the same entries throughout, field by field (run with -race).
 func TestResidentWarmWhileLookingUp(t *testing.T) {
 	ctx := context.Background()
-	st, man := residentFixture(t, KindSorted)
-	whole, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type probe struct {
-		fr   *FragmentEntry
-		gi   int
-		key  []byte
-		want int
-	}
-	var probes []probe
-	for fi := range man.Fragments {
-		fr := &man.Fragments[fi]
-		for gi := range fr.Groups {
-			all, err := whole.group(ctx, new(meter), fr, gi)
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			st, man := residentFixture(t, kind)
+			whole, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; i < len(all); i += 37 {
-				n := 0
-				for _, e := range all {
-					if bytes.Equal(e.Key, all[i].Key) {
-						n++
+			type probe struct {
+				fr   *FragmentEntry
+				gi   int
+				want []entry
+			}
+			var probes []probe
+			for fi := range man.Fragments {
+				fr := &man.Fragments[fi]
+				for gi := range fr.Groups {
+					all, err := whole.group(ctx, new(meter), fr, gi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := 0; i < len(all); i += 37 {
+						var want []entry
+						for _, e := range all {
+							if bytes.Equal(e.Key, all[i].Key) {
+								want = append(want, e)
+							}
+						}
+						probes = append(probes, probe{fr, gi, want})
 					}
 				}
-				probes = append(probes, probe{fr, gi, all[i].Key, n})
 			}
-		}
-	}
-	ri, err := Open(ctx, st, man.Name, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	errs := make(chan error, 4)
-	for w := range 3 {
-		go func() {
-			defer func() { errs <- nil }()
-			for i := w; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
+			ri, err := Open(ctx, st, man.Name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			errs := make(chan error, 3)
+			for w := range 3 {
+				go func() {
+					errs <- func() error {
+						for i := w; ; i++ {
+							select {
+							case <-done:
+								return nil
+							default:
+							}
+							p := probes[i%len(probes)]
+							got, ok, err := ri.groupKey(ctx, new(meter), p.fr, p.gi, p.want[0].Key)
+							if err != nil || !ok || len(got) != len(p.want) {
+								return fmt.Errorf("key %x: %d entries (%v, %v), want %d", p.want[0].Key, len(got), ok, err, len(p.want))
+							}
+							for k := range got {
+								w := &p.want[k]
+								if compareEntries(&got[k], w) != 0 || got[k].N != w.N || !bytes.Equal(got[k].Cover, w.Cover) {
+									return fmt.Errorf("key %x entry %d: got %+v, want %+v", w.Key, k, got[k], *w)
+								}
+							}
+						}
+					}()
+				}()
+			}
+			for range 3 {
+				if _, err := ri.Warm(ctx); err != nil {
+					t.Fatal(err)
 				}
-				p := probes[i%len(probes)]
-				got, ok, err := ri.groupKey(ctx, new(meter), p.fr, p.gi, p.key)
-				if err != nil || !ok || len(got) != p.want {
-					errs <- fmt.Errorf("key %x: %d entries (%v, %v), want %d", p.key, len(got), ok, err, p.want)
-					return
+				ri.DropCache()
+			}
+			if _, err := ri.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkAllResident(t, ri)
+			close(done)
+			for range 3 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
 				}
 			}
-		}()
-	}
-	for range 3 {
-		if _, err := ri.Warm(ctx); err != nil {
-			t.Fatal(err)
-		}
-		ri.DropCache()
-	}
-	if _, err := ri.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	checkAllResident(t, ri)
-	close(done)
-	for range 3 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
 }
 
@@ -303,5 +314,110 @@ func TestNewResidentGroup(t *testing.T) {
 	// A key's entries apart is not lookup order: refused.
 	if _, ok := newResidentGroup([]entry{{Key: k("a")}, {Key: k("b")}, {Key: k("a")}}); ok {
 		t.Fatal("a key's entries apart: made resident")
+	}
+}
+
+// TestResidentSkipsDamagedGroup: with one group's pages damaged (footer
+// intact), Warm succeeds, that group alone is not resident, its keys'
+// lookups report the damage as a *FragmentError, and every other group is
+// resident and answers.
+func TestResidentSkipsDamagedGroup(t *testing.T) {
+	ctx := context.Background()
+	st, man := residentFixture(t, KindHash)
+	fr := &man.Fragments[0]
+	if len(fr.Groups) < 3 {
+		t.Fatalf("%d groups in the first fragment: too few", len(fr.Groups))
+	}
+	clean, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOf := func(gi int) []byte {
+		es, err := clean.group(ctx, new(meter), fr, gi)
+		if err != nil || len(es) == 0 {
+			t.Fatalf("group %d: %d entries, %v", gi, len(es), err)
+		}
+		return es[len(es)/2].Key
+	}
+	const bad = 1
+	badKey, goodKey := keyOf(bad), keyOf(bad+1)
+	fk := folderOf(man.Name) + fr.Path
+	b, err := store.ReadAll(ctx, st, fk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fr.Groups[bad]
+	for i := range int64(256) {
+		b[g.Offset+g.Length/2-128+i] ^= byte(0x5a + i)
+	}
+	if err := store.WriteAll(ctx, st, fk, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, st, man.Name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatalf("warm: %v", err)
+	}
+	for fi := range man.Fragments {
+		f := &man.Fragments[fi]
+		for gi := range f.Groups {
+			if want := fi != 0 || gi != bad; ri.isResident(f, gi) != want {
+				t.Fatalf("fragment %d group %d resident: %v, want %v", fi, gi, !want, want)
+			}
+		}
+	}
+	var fe *FragmentError
+	if _, _, err := ri.groupKey(ctx, new(meter), fr, bad, badKey); !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a key of the damaged group: %v, want a *FragmentError", err)
+	}
+	if es, ok, err := ri.groupKey(ctx, new(meter), fr, bad+1, goodKey); err != nil || !ok || len(es) == 0 {
+		t.Fatalf("a key of the next group: %d entries, %v, %v", len(es), ok, err)
+	}
+}
+
+// TestResidentRefresh: a Refresh of the handle to a version whose
+// fragments were compacted drops the old fragments' resident groups, and a
+// Warm makes the new ones resident.
+func TestResidentRefresh(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, uris, _ := testLake(t, dir, false)
+	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "indexes", "plays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := Definition{Name: "by_user", Key: "user_id", Kind: KindHash}
+	if _, _, err := Create(ctx, idx, def, StoreResolver{data}, uris[:len(uris)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Update(ctx, idx, def.Name, StoreResolver{data}, uris[len(uris)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, def.Name, Options{Resolver: StoreResolver{data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkAllResident(t, ri)
+	before, _ := ri.resident.stats()
+	if _, err := Compact(ctx, idx, def.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := ri.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if used, n := ri.resident.stats(); n != 0 || used != 0 {
+		t.Fatalf("after a Refresh to compacted fragments: %d old groups resident (%d bytes)", n, used)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkAllResident(t, ri)
+	if after, _ := ri.resident.stats(); after > before+before/4 {
+		t.Fatalf("resident bytes %d after compaction, %d before", after, before)
 	}
 }

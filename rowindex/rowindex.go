@@ -93,8 +93,8 @@ type RowIndex struct {
 	// pages holds decoded data pages (nil: no page cache).
 	pages *pageCache
 	// resident holds fragment row groups Warm decoded for point lookups
-	// (*residentGroup, under fragDecodedKey; resident.go).
-	resident *cache
+	// (resident.go).
+	resident *residentSet
 
 	mu  sync.RWMutex
 	man *Manifest
@@ -182,11 +182,9 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	ri.cache, ri.decoded = newCache(budget-budget/4), newCache(budget/4)
 	switch rb := opts.ResidentBytes; {
 	case rb == 0:
-		ri.resident = newCache(max(AutoResidentBytes(ri.Manifest()), 1))
-	case rb > 0:
-		ri.resident = newCache(rb)
+		ri.resident = newResidentSet(AutoResidentBytes(ri.Manifest()))
 	default:
-		ri.resident = newCache(1) // holds nothing: every group is larger
+		ri.resident = newResidentSet(rb) // negative: none
 	}
 	switch pb := opts.PageCacheBytes; {
 	case pb == 0:
@@ -204,6 +202,18 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 		return err
 	}
 	ri.setManifest(man)
+	if ri.resident != nil {
+		// Groups of fragments the new version dropped are never asked
+		// again; an automatic budget follows the version.
+		paths := make(map[string]bool, len(man.Fragments))
+		for i := range man.Fragments {
+			paths[man.Fragments[i].Path] = true
+		}
+		ri.resident.keepOnly(paths)
+		if ri.opts.ResidentBytes == 0 {
+			ri.resident.setBudget(AutoResidentBytes(man))
+		}
+	}
 	return nil
 }
 
@@ -238,11 +248,10 @@ func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 
 // ResidentBudget returns the budget of the handle's resident fragment
 // groups (Options.ResidentBytes, or AutoResidentBytes of the version Open
-// read; 0 when there are none).
+// read, and of each version a Refresh reads; 0 when there are none).
 func (ri *RowIndex) ResidentBudget() int64 {
-	if ri.opts.ResidentBytes < 0 {
-		return 0
-	}
+	ri.resident.mu.RLock()
+	defer ri.resident.mu.RUnlock()
 	return ri.resident.budget
 }
 
@@ -497,10 +506,8 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 			return m.cost(), err
 		}
 	}
-	if ri.opts.ResidentBytes >= 0 {
-		if err := ri.makeResident(ctx, m, man); err != nil {
-			return m.cost(), err
-		}
+	if err := ri.makeResident(ctx, m, man); err != nil {
+		return m.cost(), err
 	}
 	return m.cost(), nil
 }
