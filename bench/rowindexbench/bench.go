@@ -69,6 +69,10 @@ type ClassConfig struct {
 	Timeout, Budget time.Duration
 	// Seed makes the key draw reproducible (default 1).
 	Seed uint64
+	// ResidentBytes is the warm handle's budget of resident fragment
+	// groups (rowindex.Options.ResidentBytes: 0 sized to the index,
+	// negative none).
+	ResidentBytes int64
 	// Only, if set, names the classes to measure (Class.Name, ClassAll,
 	// ClassTop); the others are skipped, keys still drawn so a class gets
 	// the keys it gets in a full run.
@@ -356,7 +360,7 @@ func describeFiles(ctx context.Context, st store.Store, uris []string, keyCol st
 // classes measures every key class under both samplings, the top key and
 // the top key with a limit, through a warm row index and DuckDB.
 func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram, ix *Index) ([]ClassResult, error) {
-	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}})
+	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}, ResidentBytes: cfg.ResidentBytes})
 	if err != nil {
 		return nil, err
 	}
