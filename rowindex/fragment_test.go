@@ -26,17 +26,9 @@ func TestFragmentRoundTrip(t *testing.T) {
 		for _, clustered := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/clustered=%v", kind, clustered), func(t *testing.T) {
 				es := syntheticEntries(kind, testHash(kind), clustered, 40_000)
-				st, _ := store.Open(ctx, "mem://")
-				man := &Manifest{Version: 1, Definition: Definition{Name: "rt", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
-				frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
-				if err != nil {
-					t.Fatal(err)
-				}
-				man.Fragments = frs
+				st, man := writeTestIndex(t, "rt", kind, es)
+				frs := man.Fragments
 				sizes[fmt.Sprint(kind, clustered)] = man.IndexBytes()
-				if err := commitManifest(ctx, st, man); err != nil {
-					t.Fatal(err)
-				}
 				ri, err := Open(ctx, st, man.Name, Options{})
 				if err != nil {
 					t.Fatal(err)

@@ -29,16 +29,8 @@ func TestPointReadCoverPages(t *testing.T) {
 					es[i].Cover = bytes.Repeat(fmt.Appendf(nil, "%d.", i), 100+i%300)[:100+i%300]
 				}
 			}
-			st, _ := store.Open(ctx, "mem://")
-			man := &Manifest{Version: 1, Definition: Definition{Name: "pp", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
-			frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
-			if err != nil {
-				t.Fatal(err)
-			}
-			man.Fragments = frs
-			if err := commitManifest(ctx, st, man); err != nil {
-				t.Fatal(err)
-			}
+			st, man := writeTestIndex(t, "pp", kind, es)
+			frs := man.Fragments
 			whole, err := Open(ctx, st, man.Name, Options{})
 			if err != nil {
 				t.Fatal(err)

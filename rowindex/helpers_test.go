@@ -143,3 +143,21 @@ func writeRows[T any](t *testing.T, ctx context.Context, st store.Store, name st
 		t.Fatal(err)
 	}
 }
+
+// writeTestIndex writes entries es as the fragments of row index name of
+// the given kind to a memory store and commits its first manifest.
+func writeTestIndex(t *testing.T, name string, kind Kind, es []entry) (store.Store, *Manifest) {
+	t.Helper()
+	ctx := context.Background()
+	st, _ := store.Open(ctx, "mem://")
+	man := &Manifest{Version: 1, Definition: Definition{Name: name, Key: "k", Kind: kind}, BucketHash: testHash(kind)}
+	frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man.Fragments = frs
+	if err := commitManifest(ctx, st, man); err != nil {
+		t.Fatal(err)
+	}
+	return st, man
+}

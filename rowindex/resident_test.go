@@ -35,19 +35,7 @@ func checkAllResident(t *testing.T, ri *RowIndex) {
 // one to a few entries, aggregates among them) to a memory store.
 func residentFixture(t *testing.T, kind Kind) (store.Store, *Manifest) {
 	t.Helper()
-	ctx := context.Background()
-	es := syntheticEntries(kind, testHash(kind), true, 20_000)
-	st, _ := store.Open(ctx, "mem://")
-	man := &Manifest{Version: 1, Definition: Definition{Name: "rb", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
-	frs, _, err := writeFragments(ctx, st, man.Name, kind, es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	man.Fragments = frs
-	if err := commitManifest(ctx, st, man); err != nil {
-		t.Fatal(err)
-	}
-	return st, man
+	return writeTestIndex(t, "rb", kind, syntheticEntries(kind, testHash(kind), true, 20_000))
 }
 
 // TestResidentBudget checks that Warm keeps resident groups within
