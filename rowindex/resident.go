@@ -93,6 +93,15 @@ func (s *residentSet) add(k fragDecodedKey, g *residentGroup) (full bool) {
 	return false
 }
 
+// fragmentPaths returns the paths of m's fragments, as a set.
+func (m *Manifest) fragmentPaths() map[string]bool {
+	paths := make(map[string]bool, len(m.Fragments))
+	for i := range m.Fragments {
+		paths[m.Fragments[i].Path] = true
+	}
+	return paths
+}
+
 // keepOnly drops the groups of fragments not in paths (a Refresh replaced
 // them).
 func (s *residentSet) keepOnly(paths map[string]bool) {
@@ -371,6 +380,11 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 		go work()
 	}
 	wg.Wait()
+	if cur, _ := ri.snapshot(); cur != man {
+		// A Refresh ran meanwhile: groups this Warm added for fragments
+		// the new version dropped would hold budget no lookup uses.
+		ri.resident.keepOnly(cur.fragmentPaths())
+	}
 	return ctx.Err()
 }
 

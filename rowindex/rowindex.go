@@ -205,11 +205,7 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
 		// again; an automatic budget follows the version.
-		paths := make(map[string]bool, len(man.Fragments))
-		for i := range man.Fragments {
-			paths[man.Fragments[i].Path] = true
-		}
-		ri.resident.keepOnly(paths)
+		ri.resident.keepOnly(man.fragmentPaths())
 		if ri.opts.ResidentBytes == 0 {
 			ri.resident.setBudget(AutoResidentBytes(man))
 		}
