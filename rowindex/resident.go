@@ -35,9 +35,10 @@ const (
 )
 
 // MaxAutoResidentBytes caps AutoResidentBytes: a 256 MB prepared lake's
-// index (1.9M entries) is resident whole, a third of the 1 GB arrival-order
-// lake's (25.5M entries, 419 MB resident); past the budget, Warm makes
-// resident the groups it holds, in about manifest order.
+// index (1.9M entries) is resident whole, two thirds of the 1 GB
+// arrival-order lake's groups (25.5M entries, 419 MB when all are
+// resident); past the budget, Warm makes resident the groups it holds, in
+// about manifest order.
 const MaxAutoResidentBytes = 256 << 20
 
 // AutoResidentBytes is the resident budget of a row index version when
