@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Resident groups: a point lookup on a fragment row group that is not
@@ -114,6 +115,13 @@ func (s *residentSet) keepOnly(paths map[string]bool) {
 			s.used -= g.charge()
 		}
 	}
+}
+
+// limit returns the budget.
+func (s *residentSet) limit() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.budget
 }
 
 // setBudget sets the budget (groups already held stay).
@@ -309,15 +317,10 @@ func (ri *RowIndex) residentKey(man *Manifest, fr *FragmentEntry, gi int, key []
 func (ri *RowIndex) ResidentGroups() (resident, groups int, bytes int64) {
 	man, _ := ri.snapshot()
 	for i := range man.Fragments {
-		fr := &man.Fragments[i]
-		for gi := range fr.Groups {
-			groups++
-			if ri.isResident(fr, gi) {
-				resident++
-			}
-		}
+		groups += len(man.Fragments[i].Groups)
 	}
-	bytes, _ = ri.resident.stats()
+	// The set holds only this version's groups: a Refresh prunes it.
+	bytes, resident = ri.resident.stats()
 	return resident, groups, bytes
 }
 
@@ -352,35 +355,15 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 		}
 	}
 	kind, hash := man.Kind, man.BucketHash
-	var (
-		mu   sync.Mutex
-		full bool
-		next int
-		wg   sync.WaitGroup
-	)
-	work := func() {
-		defer wg.Done()
-		for {
-			mu.Lock()
-			if full || next == len(jobs) || ctx.Err() != nil {
-				mu.Unlock()
-				return
-			}
-			j := jobs[next]
-			next++
-			mu.Unlock()
-			if ri.makeGroupResident(ctx, m, j.fr, j.gi, kind, hash) == errResidentFull {
-				mu.Lock()
-				full = true
-				mu.Unlock()
-			}
+	var full atomic.Bool
+	eachOnWorkers(len(jobs), runtime.GOMAXPROCS(0), func(i int) {
+		if full.Load() || ctx.Err() != nil {
+			return
 		}
-	}
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go work()
-	}
-	wg.Wait()
+		if ri.makeGroupResident(ctx, m, jobs[i].fr, jobs[i].gi, kind, hash) == errResidentFull {
+			full.Store(true)
+		}
+	})
 	if cur, _ := ri.snapshot(); cur != man {
 		// A Refresh ran meanwhile: groups this Warm added for fragments
 		// the new version dropped would hold budget no lookup uses.

@@ -245,11 +245,7 @@ func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 // ResidentBudget returns the budget of the handle's resident fragment
 // groups (Options.ResidentBytes, or AutoResidentBytes of the version Open
 // read, and of each version a Refresh reads; 0 when there are none).
-func (ri *RowIndex) ResidentBudget() int64 {
-	ri.resident.mu.RLock()
-	defer ri.resident.mu.RUnlock()
-	return ri.resident.budget
-}
+func (ri *RowIndex) ResidentBudget() int64 { return ri.resident.limit() }
 
 // CacheStats returns the bytes and entries held by the metadata cache.
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
