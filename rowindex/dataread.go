@@ -181,28 +181,34 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 	}
 	var fetchErr error
-	go func() {
-		fetchErr = fetchEach(ctx, m, fetches, true, func(f *fetch) {
+	readAll := func(workers int) {
+		fetchErr = fetchEach(ctx, m, fetches, true, workers, func(f *fetch) {
 			if w := owner[f]; w.pending.Add(-1) == 0 {
 				ready(w)
 			}
 		})
 		close(queue) // after fetchErr is set: the workers see both
-	}()
+	}
 	work := func() {
 		for c := range queue {
 			c.err = ri.decodeOne(ctx, m, c)
 		}
 	}
-	for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
+	if !ri.spreadReads && inlineRead(fetches) {
+		readAll(1)
+		work()
+	} else {
+		go readAll(batchReadWorkers)
+		for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				work()
+			}()
+		}
+		work() // this goroutine is one of the workers
+		wg.Wait()
 	}
-	work() // this goroutine is one of the workers
-	wg.Wait()
 	if err := fetchErr; err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrStorage) {
 			for _, w := range works {
@@ -248,6 +254,30 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		rows = out
 	}
 	return rows, nil
+}
+
+// inlineMaxBytes bounds the bytes of a lookup's data reads that are read
+// and decoded on the caller's goroutine alone: a light key's few KiB out of
+// local files' page cache cost a few microseconds of copies and
+// decompression, less than waking other threads to share them (a parked
+// runtime thread's wake-up, after the process was idle, costs more than the
+// whole of such a lookup).
+const inlineMaxBytes = 256 << 10
+
+// inlineRead reports whether fetches are read and decoded without other
+// goroutines: every one from a store that reads a batch of ranges locally
+// (store.BatchesRanges), at most inlineMaxBytes in all.
+func inlineRead(fetches []*fetch) bool {
+	var n int64
+	for _, f := range fetches {
+		if !store.BatchesRanges(f.obj.st) {
+			return false
+		}
+		if n += f.r.end - f.r.off; n > inlineMaxBytes {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeOne is decodeChunkRead, a panic of the decoder turned into the

@@ -111,6 +111,10 @@ type RowIndex struct {
 	// so a value that still points into one reads garbage (tests set it:
 	// a lookup must still equal the full scan).
 	poisonFreed bool
+	// spreadReads: every lookup's reads and decoding go to other
+	// goroutines, as a remote store's do, however few its bytes (tests set
+	// it to cover that path on local files; inlineRead).
+	spreadReads bool
 	// ints pools the integer columns of decoded fragment groups
 	// (decodeGroupKey): *[]int64.
 	ints sync.Pool
