@@ -140,8 +140,9 @@ type Frame struct {
 	Copy int
 }
 
-// PageFrames is the frame table's entry for one data page.
-type PageFrames struct {
+// PageHead is the header of the frame table's entry for one data page:
+// where the page's levels are and how its frames are stored.
+type PageHead struct {
 	// LevelsOffset and LevelsLength locate the page's (uncompressed)
 	// repetition and definition levels, from the page's first byte.
 	LevelsOffset, LevelsLength int
@@ -153,6 +154,11 @@ type PageFrames struct {
 	// Copies says each frame is followed by a copy of the interleaved
 	// group's values for its rows (Frame.Copy).
 	Copies bool
+}
+
+// PageFrames is the frame table's entry for one data page.
+type PageFrames struct {
+	PageHead
 	Frames []Frame
 }
 
@@ -196,48 +202,96 @@ func (t *FrameTable) Page(rg, col, page int) (PageFrames, error) {
 // reader walking many pages allocates their frames once).
 func (t *FrameTable) PageInto(p *PageFrames, rg, col, page int) error {
 	*p = PageFrames{Frames: p.Frames[:0]}
+	var c PageCursor
+	if err := t.Cursor(&c, rg, col, page); err != nil {
+		return err
+	}
+	p.PageHead = c.PageHead
+	p.Frames = slices.Grow(p.Frames, c.n)
+	var f Frame
+	for c.Next(&f) {
+		p.Frames = append(p.Frames, f)
+	}
+	return c.Err()
+}
+
+// PageCursor walks the frames of one data page in order, decoding each
+// from the table's bytes as it is reached: a reader after the frames of a
+// few rows stops there, without decoding (or storing) the rest of the
+// page's entry. Set it with FrameTable.Cursor.
+type PageCursor struct {
+	PageHead
+	r        tableReader
+	version  int
+	n, i     int    // frames in the page, frames decoded
+	off, row int    // the next frame's offset (before its padding) and first row
+	at       [3]int // row group, column and page, for messages
+}
+
+// Cursor sets *c at the first frame of a data page, having decoded the
+// page entry's header (c.PageHead).
+func (t *FrameTable) Cursor(c *PageCursor, rg, col, page int) error {
+	*c = PageCursor{version: t.version, at: [3]int{rg, col, page}}
 	if page < 0 || page >= t.Pages(rg, col) {
 		return badFrames("no entry for row group %d column %d page %d", rg, col, page)
 	}
-	r := tableReader{b: t.raw, at: int(t.pos[rg][col][page])}
+	c.r = tableReader{b: t.raw, at: int(t.pos[rg][col][page])}
+	r := &c.r
 	head := r.int()
-	p.LevelsLength = r.int()
-	p.LevelsOffset = head - p.LevelsLength
+	c.LevelsLength = r.int()
+	c.LevelsOffset = head - c.LevelsLength
 	if t.version >= FramesVersionValues {
 		flags := r.int()
 		if flags > pageBare && (t.version < FramesVersionCopies || flags != pageCopies) {
 			return badFrames("page entry of row group %d column %d page %d: flags %d", rg, col, page, flags)
 		}
-		p.Bare, p.Copies = flags&pageBare != 0, flags&pageCopies != 0
+		c.Bare, c.Copies = flags&pageBare != 0, flags&pageCopies != 0
 	}
-	n := r.int()
-	if r.err != nil || p.LevelsOffset < 0 || n > len(t.raw) {
+	c.n = r.int()
+	if r.err != nil || c.LevelsOffset < 0 || c.n > len(t.raw) {
 		return badFrames("page entry of row group %d column %d page %d", rg, col, page)
 	}
-	p.Frames = slices.Grow(p.Frames, n)[:n]
-	off, row := head, 0
-	for i := range p.Frames {
-		f := &p.Frames[i]
-		*f = Frame{FirstRow: row} // a reused frame keeps nothing of its last page
-		var pad int
-		if p.Bare {
-			if i == 0 {
-				pad = r.int()
-			}
-			f.Rows, f.Values, f.Size, f.Raw = 1, 1, r.int(), true
-		} else {
-			f.Rows, f.Values, pad, f.Size, f.Raw = r.frame(t.version)
-		}
-		if p.Copies {
-			f.Copy = r.int()
-		}
-		off += pad
-		f.Offset = off
-		off += f.Size + f.Copy
-		row += f.Rows
+	c.off = head
+	return nil
+}
+
+// Frames is the number of frames in the page.
+func (c *PageCursor) Frames() int { return c.n }
+
+// Next decodes the page's next frame into *f; false past the last frame or
+// at a malformed entry (Err says which).
+func (c *PageCursor) Next(f *Frame) bool {
+	if c.i >= c.n || c.r.err != nil {
+		return false
 	}
-	if r.err != nil {
-		return badFrames("page entry of row group %d column %d page %d", rg, col, page)
+	*f = Frame{FirstRow: c.row}
+	var pad int
+	if c.Bare {
+		if c.i == 0 {
+			pad = c.r.int()
+		}
+		f.Rows, f.Values, f.Size, f.Raw = 1, 1, c.r.int(), true
+	} else {
+		f.Rows, f.Values, pad, f.Size, f.Raw = c.r.frame(c.version)
+	}
+	if c.Copies {
+		f.Copy = c.r.int()
+	}
+	if c.r.err != nil {
+		return false
+	}
+	c.off += pad
+	f.Offset = c.off
+	c.off += f.Size + f.Copy
+	c.row += f.Rows
+	c.i++
+	return true
+}
+
+// Err is the error that stopped Next early: a malformed page entry.
+func (c *PageCursor) Err() error {
+	if c.r.err != nil {
+		return badFrames("page entry of row group %d column %d page %d", c.at[0], c.at[1], c.at[2])
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func planCopied(w *fileWork, g *rgWork, cr *chunkRead) (bool, error) {
 		}
 	}
 	set := &copySet{}
-	err := eachFrame(&w.pf, w.fm, g.rg, cg.host, g.runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
+	err := eachFrame(w.fm, g.rg, cg.host, g.runs, func(loc format.PageLocation, pf *prepared.PageHead, fr prepared.Frame, first int64) error {
 		if !pf.Copies || fr.Copy == 0 {
 			return badFrame("frame at %d of the key column has no interleaved copy", loc.Offset+int64(fr.Offset))
 		}

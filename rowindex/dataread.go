@@ -15,7 +15,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/ariadne-go/ariadne/prepared"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -33,9 +32,8 @@ type fileWork struct {
 	fetch   []*fetch
 	sp      spans
 	err     error
-	pf      prepared.PageFrames // scratch of eachFrame
-	blob    *blobRead           // for a file with a blob column, how it is read
-	nest    *nestRead           // for a nested co-grouped file, how it is read
+	blob    *blobRead // for a file with a blob column, how it is read
+	nest    *nestRead // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -72,6 +73,11 @@ type fileMeta struct {
 	chunks *pqrow.ChunkSpans
 	// frames is the frame table of a framed prepared file (frameread.go).
 	frames *prepared.FrameTable
+	// framePages[rg*ncol+col] numbers the chunk's first page among the
+	// table's, and framesChecked has a page's bit set once its entry was
+	// checked against the page (checkPageFrames).
+	framePages    []int32
+	framesChecked []atomic.Uint64
 	// copies is the interleaved group of such a file (copyread.go).
 	copies *copyGroup
 	// blob is the blob column's description in a prepared file with one

@@ -3,6 +3,7 @@ package rowindex
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -48,11 +49,23 @@ func loadFrames(ctx context.Context, m *meter, o object, fm *fileMeta, tail span
 	if err := loadCopies(fm, mk); err != nil {
 		return fileChanged(o.uri, corruptReason+"frame table", err)
 	}
-	fm.frames = t
+	fm.setFrames(t)
 	fm.tail = max(fm.tail, fm.size-mk.Offset)
 	fm.frameRange = brange{mk.Offset, mk.Offset + mk.Length}
 	fm.charge += t.Bytes()
 	return nil
+}
+
+// setFrames makes t the file's frame table, no page of it checked yet.
+func (fm *fileMeta) setFrames(t *prepared.FrameTable) {
+	fm.frames = t
+	fm.framePages = make([]int32, len(fm.f.Metadata().RowGroups)*fm.ncol())
+	pages := int32(0)
+	for i := range fm.framePages {
+		fm.framePages[i] = pages
+		pages += int32(t.Pages(i/fm.ncol(), i%fm.ncol()))
+	}
+	fm.framesChecked = make([]atomic.Uint64, (pages+63)/64)
 }
 
 // framedChunk reports whether a column chunk is read by frames: the file
@@ -88,29 +101,42 @@ func badFrame(format string, args ...any) error {
 	return &prepared.FrameTableError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// pageFrames decodes page p's frames into *pf (reusing its frames' slice),
-// checked against the page's location.
-func pageFrames(pf *prepared.PageFrames, fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows int64) error {
-	if err := fm.frames.PageInto(pf, rg, col, p); err != nil {
+// checkPageFrames checks page p's frame table entry against the page's
+// location (every frame inside the page, their rows the page's), the first
+// time a lookup reaches the page: eachFrame then walks only the frames up
+// to the rows it needs, never the rest of a page it has checked.
+func checkPageFrames(fm *fileMeta, rg, col, p int, loc format.PageLocation, pageRows int64) error {
+	bit := fm.framePages[rg*fm.ncol()+col] + int32(p)
+	word, mask := &fm.framesChecked[bit/64], uint64(1)<<(bit%64)
+	if word.Load()&mask != 0 {
+		return nil
+	}
+	var c prepared.PageCursor
+	if err := fm.frames.Cursor(&c, rg, col, p); err != nil {
 		return err
 	}
-	if pf.LevelsOffset+pf.LevelsLength > int(loc.CompressedPageSize) {
+	if c.LevelsOffset+c.LevelsLength > int(loc.CompressedPageSize) {
 		return badFrame("levels of row group %d column %d page %d past the page", rg, col, p)
 	}
 	rows := 0
-	for _, fr := range pf.Frames {
-		if fr.Offset < pf.LevelsOffset+pf.LevelsLength || fr.Offset+fr.Size+fr.Copy > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
+	var fr prepared.Frame
+	for c.Next(&fr) {
+		if fr.Offset < c.LevelsOffset+c.LevelsLength || fr.Offset+fr.Size+fr.Copy > int(loc.CompressedPageSize) || fr.Values > fr.Rows {
 			return badFrame("frame at %d of %d bytes outside row group %d column %d page %d of %d bytes",
 				fr.Offset, fr.Size, rg, col, p, loc.CompressedPageSize)
 		}
-		if pf.Bare && fr.Raw && (fr.Rows != 1 || fr.Values != 1) {
+		if c.Bare && fr.Raw && (fr.Rows != 1 || fr.Values != 1) {
 			return badFrame("bare frame of %d rows and %d values in row group %d column %d page %d", fr.Rows, fr.Values, rg, col, p)
 		}
 		rows += fr.Rows
 	}
+	if err := c.Err(); err != nil {
+		return err
+	}
 	if int64(rows) != pageRows {
 		return badFrame("frames of row group %d column %d page %d hold %d rows, the page %d", rg, col, p, rows, pageRows)
 	}
+	word.Or(mask)
 	return nil
 }
 
@@ -123,31 +149,60 @@ func pageEnd(locs []format.PageLocation, p int, chunkRows int64) int64 {
 }
 
 // eachFrame calls fn for every frame of a chunk holding a row of the runs
-// (runs in row order), with the frame's first row in the row group. The
-// page's frames are decoded into *pf (a scratch the caller reuses across
-// chunks), valid only during the call.
-func eachFrame(pf *prepared.PageFrames, fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error) error {
+// (runs in row order), with its page's entry header and the frame's first
+// row in the row group. Each page's frames are decoded from the table as
+// the runs reach them, and not past the last run's rows.
+func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.PageLocation, head *prepared.PageHead, fr prepared.Frame, first int64) error) error {
 	locs := fm.offsetIndex(rg, col)
 	chunkRows := fm.f.RowGroups()[rg].NumRows()
+	var (
+		c    prepared.PageCursor
+		cur  = -1 // the page c walks
+		fr   prepared.Frame
+		fi   = -1    // fr's index in page cur
+		have = false // fr is decoded and not yet passed by a run
+		last = [2]int{-1, -1}
+	)
 	p := 0
-	last := [2]int{-1, -1} // the frame called last: a frame holding two runs is called once
 	for _, r := range runs {
 		for p+1 < len(locs) && locs[p+1].FirstRowIndex <= r.row {
 			p++
 		}
-		for j := p; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
-			if err := pageFrames(pf, fm, rg, col, j, locs[j], pageEnd(locs, j, chunkRows)-locs[j].FirstRowIndex); err != nil {
-				return err
-			}
-			for fi, fr := range pf.Frames {
-				first := locs[j].FirstRowIndex + int64(fr.FirstRow)
-				if first+int64(fr.Rows) <= r.row || first >= r.row+r.n || last == [2]int{j, fi} {
-					continue
-				}
-				last = [2]int{j, fi}
-				if err := fn(locs[j], pf, fr, first); err != nil {
+		end := r.row + r.n
+		for j := p; j < len(locs) && locs[j].FirstRowIndex < end; j++ {
+			if j != cur {
+				if err := checkPageFrames(fm, rg, col, j, locs[j], pageEnd(locs, j, chunkRows)-locs[j].FirstRowIndex); err != nil {
 					return err
 				}
+				if err := fm.frames.Cursor(&c, rg, col, j); err != nil {
+					return err
+				}
+				cur, fi, have = j, -1, false
+			}
+			for {
+				if !have {
+					if !c.Next(&fr) {
+						break
+					}
+					fi, have = fi+1, true
+				}
+				first := locs[j].FirstRowIndex + int64(fr.FirstRow)
+				if first >= end {
+					break // the frame may hold a later run's rows
+				}
+				if first+int64(fr.Rows) > r.row && last != [2]int{j, fi} {
+					last = [2]int{j, fi} // a frame holding two runs is called once
+					if err := fn(locs[j], &c.PageHead, fr, first); err != nil {
+						return err
+					}
+				}
+				if first+int64(fr.Rows) > end {
+					break // it holds rows after the run too: kept for the next
+				}
+				have = false
+			}
+			if err := c.Err(); err != nil {
+				return err
 			}
 		}
 	}
@@ -176,7 +231,7 @@ func planFrames(w *fileWork, rg, col int, runs []selRun) ([]plannedFrame, error)
 		w.ranges = append(w.ranges, r)
 	}
 	var frames []plannedFrame
-	err := eachFrame(&w.pf, w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageFrames, fr prepared.Frame, first int64) error {
+	err := eachFrame(w.fm, rg, col, runs, func(loc format.PageLocation, pf *prepared.PageHead, fr prepared.Frame, first int64) error {
 		if fr.Values > 0 && fr.Values < fr.Rows && pf.LevelsLength > 0 {
 			add(brange{loc.Offset + int64(pf.LevelsOffset), loc.Offset + int64(pf.LevelsOffset+pf.LevelsLength)})
 		}
