@@ -80,15 +80,23 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 				last++
 			}
 			groups = groups[:last]
+		} else if man.Kind == KindSorted && lo != nil {
+			// A sorted fragment's groups are in key order (cut from its
+			// sorted entries): the first that may hold lo by binary
+			// search, and none past hi.
+			first = sort.Search(len(groups), func(i int) bool { return bytes.Compare(groups[i].KeyHi, lo) >= 0 })
 		}
 		for gi := first; gi < len(groups); gi++ {
-			g := groups[gi]
+			g := &groups[gi]
 			if s.bucket >= 0 {
 				if s.bucket < g.BucketLo || s.bucket > g.BucketHi {
 					continue
 				}
 			} else if man.Kind == KindSorted {
-				if lo != nil && bytes.Compare(g.KeyHi, lo) < 0 || hi != nil && bytes.Compare(g.KeyLo, hi) > 0 {
+				if hi != nil && bytes.Compare(g.KeyLo, hi) > 0 {
+					break
+				}
+				if lo != nil && bytes.Compare(g.KeyHi, lo) < 0 {
 					continue
 				}
 			}
