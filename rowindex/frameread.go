@@ -68,6 +68,27 @@ func (fm *fileMeta) setFrames(t *prepared.FrameTable) {
 	fm.framesChecked = make([]atomic.Uint64, (pages+63)/64)
 }
 
+// checkAllFrames checks every page entry of the frame table of a framed
+// file (Warm: a lookup then walks only the frames it needs even on pages
+// it is the first to reach). A page whose entry does not fit is left
+// unchecked: a lookup that reaches it fails on it.
+func (fm *fileMeta) checkAllFrames() {
+	if fm.frames == nil {
+		return
+	}
+	for rg, g := range fm.f.RowGroups() {
+		for col := range fm.ncol() {
+			if !framedChunk(fm, rg, col) {
+				continue
+			}
+			locs := fm.offsetIndex(rg, col)
+			for p := range locs {
+				_ = checkPageFrames(fm, rg, col, p, locs[p], pageEnd(locs, p, g.NumRows())-locs[p].FirstRowIndex)
+			}
+		}
+	}
+}
+
 // framedChunk reports whether a column chunk is read by frames: the file
 // has a frame table covering the chunk's pages and the column is flat.
 func framedChunk(fm *fileMeta, rg, col int) bool {

@@ -274,10 +274,42 @@ func TestFrameLookups(t *testing.T) {
 	t.Logf("light keys: %d bytes read, %d returned per lookup", lightRead/light, lightReturned/light)
 }
 
-// TestCorruptFrameOffsets: a frame table whose frame sizes point past their
-// pages makes the lookup fail with prepared.ErrBadFrames (and
-// ErrDataFileChanged), not return wrong rows.
+// TestCorruptFrameOffsets: a frame table that does not describe its file
+// makes the lookup fail with prepared.ErrBadFrames (and
+// ErrDataFileChanged), not return wrong rows: frames whose sizes point past
+// their pages, and a page whose frames hold one row more than it does
+// (the last frame's, after the rows the lookup needs: only the check of
+// the whole page entry sees it), with and without Warm.
 func TestCorruptFrameOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		key  int64
+		// edit changes frame i of n of a page, keeping its varints'
+		// lengths (the table keeps its length, so the footer and its
+		// checksum do not change).
+		edit func(i, n int, fr *prepared.Frame) bool
+	}{
+		{"sizes past the page", 7, func(i, n int, fr *prepared.Frame) bool {
+			// Every frame of 128–16,382 bytes 16,383 bytes long.
+			if fr.Size >= 128 && fr.Size < 16383 {
+				fr.Size = 16383
+				return true
+			}
+			return false
+		}},
+		{"rows past the page", 0, func(i, n int, fr *prepared.Frame) bool {
+			if i == n-1 && n > 1 && fr.Rows < 127 {
+				fr.Rows++
+				return true
+			}
+			return false
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testCorruptFrames(t, tc.key, tc.edit) })
+	}
+}
+
+func testCorruptFrames(t *testing.T, key int64, edit func(i, n int, fr *prepared.Frame) bool) {
 	ctx := context.Background()
 	root, uris, data := writeFramedFiles(t)
 	path := filepath.Join(root, uris[0])
@@ -294,9 +326,7 @@ func TestCorruptFrameOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Re-encode the table with every frame 16,383 bytes long (the same
-	// varint length for sizes of 128–16,383 bytes: the table keeps its
-	// length, so the footer and its checksum do not change).
+	// Re-encode the table (as version 1) with the edited frames.
 	out := []byte("ARFT")
 	out = binary.AppendUvarint(out, prepared.FramesVersion)
 	out = binary.AppendUvarint(out, uint64(len(f.RowGroups())))
@@ -314,16 +344,16 @@ func TestCorruptFrameOffsets(t *testing.T) {
 				out = binary.AppendUvarint(out, uint64(pf.LevelsLength))
 				out = binary.AppendUvarint(out, uint64(len(pf.Frames)))
 				end := pf.LevelsOffset + pf.LevelsLength
-				for _, fr := range pf.Frames {
+				for i, fr := range pf.Frames {
+					pad := fr.Offset - end
+					end = fr.Offset + fr.Size
+					if edit(i, len(pf.Frames), &fr) {
+						changed++
+					}
 					out = binary.AppendUvarint(out, uint64(fr.Rows))
 					out = binary.AppendUvarint(out, uint64(fr.Values))
-					out = binary.AppendUvarint(out, uint64(fr.Offset-end))
-					size := fr.Size
-					if size >= 128 && size < 16383 {
-						size, changed = 16383, changed+1
-					}
-					out = binary.AppendUvarint(out, uint64(size))
-					end = fr.Offset + fr.Size
+					out = binary.AppendUvarint(out, uint64(pad))
+					out = binary.AppendUvarint(out, uint64(fr.Size))
 				}
 			}
 		}
@@ -352,12 +382,24 @@ func TestCorruptFrameOffsets(t *testing.T) {
 	// (checkPageFrames), and a page that failed is not taken as checked:
 	// the same lookup again fails the same way.
 	for range 2 {
-		_, err = ri.Lookup(ctx, Query{Key: int64(7)})
+		_, err = ri.Lookup(ctx, Query{Key: key})
 		if !errors.Is(err, prepared.ErrBadFrames) || !errors.Is(err, ErrDataFileChanged) {
-			t.Fatalf("lookup over corrupt frame offsets: %v", err)
+			t.Fatalf("lookup over a corrupt frame table: %v", err)
+		}
+		if !strings.Contains(err.Error(), "frame") {
+			t.Errorf("error does not say frame: %v", err)
 		}
 	}
-	if !strings.Contains(err.Error(), "frame") {
-		t.Errorf("error does not say frame: %v", err)
+	// Warm checks every page's entry ahead (checkAllFrames): it succeeds,
+	// and the pages that do not fit still fail the lookups that reach them.
+	warm, err := Open(ctx, idx, "u", Options{Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := warm.Warm(ctx); err != nil {
+		t.Fatalf("warm over a corrupt frame table: %v", err)
+	}
+	if _, err := warm.Lookup(ctx, Query{Key: key}); !errors.Is(err, prepared.ErrBadFrames) {
+		t.Fatalf("warm lookup over a corrupt frame table: %v", err)
 	}
 }

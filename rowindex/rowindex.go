@@ -472,8 +472,10 @@ func (ri *RowIndex) cachedDataMeta(ctx context.Context, m *meter, fe *FileEntry)
 }
 
 // Warm loads into the cache every fragment row group (one read per
-// fragment file) and the metadata of every data file (dictionary pages are cached by the first lookup that
-// reads them), within the cache budget, then makes fragment row groups
+// fragment file) and the metadata of every data file (dictionary pages are
+// cached by the first lookup that reads them; the frame tables of framed
+// files are checked against their pages), within the cache budget, then
+// makes fragment row groups
 // resident for point lookups within Options.ResidentBytes (resident.go).
 // It returns the cost.
 func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
@@ -498,8 +500,12 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 		}
 	}
 	for i := range man.Files {
-		if _, _, err := ri.dataMeta(ctx, m, &man.Files[i]); err != nil {
+		fm, _, err := ri.dataMeta(ctx, m, &man.Files[i])
+		if err != nil {
 			return m.cost(), err
+		}
+		if fm != nil {
+			fm.checkAllFrames()
 		}
 	}
 	if err := ri.makeResident(ctx, m, man); err != nil {
