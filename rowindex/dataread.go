@@ -512,9 +512,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 					}
 				}
 				for _, r := range g.runs {
-					for pi+1 < len(locs) && locs[pi+1].FirstRowIndex <= r.row {
-						pi++
-					}
+					pi = pageAt(locs, pi, r.row)
 					for j := pi; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
 						if j != cur.page {
 							flush()

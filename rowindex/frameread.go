@@ -3,6 +3,7 @@ package rowindex
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
@@ -169,6 +170,14 @@ func pageEnd(locs []format.PageLocation, p int, chunkRows int64) int64 {
 	return chunkRows
 }
 
+// pageAt returns the page of locs holding row, searching from page from
+// on (row is at or past its first row): a binary search, as a chunk of a
+// prepared file has hundreds of pages (a walk from the first page to a
+// light key's was most of the plan's time).
+func pageAt(locs []format.PageLocation, from int, row int64) int {
+	return from + max(sort.Search(len(locs)-from, func(i int) bool { return locs[from+i].FirstRowIndex > row })-1, 0)
+}
+
 // eachFrame calls fn for every frame of a chunk holding a row of the runs
 // (runs in row order), with its page's entry header and the frame's first
 // row in the row group. Each page's frames are decoded from the table as
@@ -186,9 +195,7 @@ func eachFrame(fm *fileMeta, rg, col int, runs []selRun, fn func(loc format.Page
 	)
 	p := 0
 	for _, r := range runs {
-		for p+1 < len(locs) && locs[p+1].FirstRowIndex <= r.row {
-			p++
-		}
+		p = pageAt(locs, p, r.row)
 		end := r.row + r.n
 		for j := p; j < len(locs) && locs[j].FirstRowIndex < end; j++ {
 			if j != cur {
