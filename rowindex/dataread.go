@@ -152,51 +152,56 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// from a queue the reads fill. Not a goroutine per chunk: a light key
 	// of an arrival-order lake has ≈100 chunks of one page each, and each
 	// new goroutine grew its stack again for the decompressor.
-	queue := make(chan *chunkRead, len(chunks))
-	ready := func(w *fileWork) { // every range of w is read
-		for _, f := range w.fetch {
-			w.sp.add(span{f.r.off, f.data})
-		}
-		for _, dk := range w.dicts {
-			if b, ok := ri.cache.get(dk); ok {
-				w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
-			}
-		}
-		for _, g := range w.rgs {
-			for _, c := range g.chunks {
-				queue <- c
-			}
-		}
-	}
-	owner := make(map[*fetch]*fileWork, len(fetches))
-	for _, w := range works {
-		w.pending.Store(int32(len(w.fetch)))
-		for _, f := range w.fetch {
-			owner[f] = w
-		}
-		if len(w.fetch) == 0 {
-			ready(w)
-		}
-	}
 	var fetchErr error
-	readAll := func(workers int) {
-		fetchErr = fetchEach(ctx, m, fetches, true, workers, func(f *fetch) {
-			if w := owner[f]; w.pending.Add(-1) == 0 {
+	if !ri.spreadReads && inlineRead(fetches) {
+		// Small and local: each file read in one batch and its chunks
+		// decoded, on this goroutine alone.
+		for _, w := range works {
+			if len(w.fetch) > 0 {
+				if fetchErr = readBatch(ctx, m, w.fetch); fetchErr != nil {
+					break
+				}
+			}
+			ri.addSpans(w)
+			for _, g := range w.rgs {
+				for _, c := range g.chunks {
+					c.err = ri.decodeOne(ctx, m, c)
+				}
+			}
+		}
+	} else {
+		queue := make(chan *chunkRead, len(chunks))
+		ready := func(w *fileWork) { // every range of w is read
+			ri.addSpans(w)
+			for _, g := range w.rgs {
+				for _, c := range g.chunks {
+					queue <- c
+				}
+			}
+		}
+		owner := make(map[*fetch]*fileWork, len(fetches))
+		for _, w := range works {
+			w.pending.Store(int32(len(w.fetch)))
+			for _, f := range w.fetch {
+				owner[f] = w
+			}
+			if len(w.fetch) == 0 {
 				ready(w)
 			}
-		})
-		close(queue) // after fetchErr is set: the workers see both
-	}
-	work := func() {
-		for c := range queue {
-			c.err = ri.decodeOne(ctx, m, c)
 		}
-	}
-	if !ri.spreadReads && inlineRead(fetches) {
-		readAll(1)
-		work()
-	} else {
-		go readAll(batchReadWorkers)
+		go func() {
+			fetchErr = fetchEach(ctx, m, fetches, true, func(f *fetch) {
+				if w := owner[f]; w.pending.Add(-1) == 0 {
+					ready(w)
+				}
+			})
+			close(queue) // after fetchErr is set: the workers see both
+		}()
+		work := func() {
+			for c := range queue {
+				c.err = ri.decodeOne(ctx, m, c)
+			}
+		}
 		for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
 			wg.Add(1)
 			go func() {
@@ -252,6 +257,19 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		rows = out
 	}
 	return rows, nil
+}
+
+// addSpans makes w's fetched ranges and its cached dictionary pages the
+// bytes its chunks decode from (every range of w is read).
+func (ri *RowIndex) addSpans(w *fileWork) {
+	for _, f := range w.fetch {
+		w.sp.add(span{f.r.off, f.data})
+	}
+	for _, dk := range w.dicts {
+		if b, ok := ri.cache.get(dk); ok {
+			w.sp.add(span{w.fm.dictRange(dk.rg, dk.col).off, b.([]byte)})
+		}
+	}
 }
 
 // inlineMaxBytes bounds the bytes of a lookup's data reads that are read

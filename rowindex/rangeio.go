@@ -262,13 +262,13 @@ const maxConcurrentReads = 256
 // while the handle is cached, and the build's resident memory is bounded by
 // its budget. The first error cancels the rest and is returned.
 func fetchAll(ctx context.Context, m *meter, fs []*fetch, batch bool) error {
-	return fetchEach(ctx, m, fs, batch, batchReadWorkers, nil)
+	return fetchEach(ctx, m, fs, batch, nil)
 }
 
 // fetchEach is fetchAll calling read, when not nil, on the goroutine that
 // read each fetch, as soon as its data is set (a lookup starts decoding a
 // file while others are still being read).
-func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, workers int, read func(*fetch)) error {
+func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, read func(*fetch)) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -321,7 +321,7 @@ func fetchEach(ctx context.Context, m *meter, fs []*fetch, batch bool, workers i
 		// few workers, the caller one of them, take the next task. A
 		// goroutine per file (≈30 for a light lookup) cost more in
 		// creation and wake-ups than the copies.
-		eachOnWorkers(len(tasks), workers, func(i int) { do(tasks[i]) })
+		eachOnWorkers(len(tasks), batchReadWorkers, func(i int) { do(tasks[i]) })
 		return firstEr
 	}
 	for _, t := range tasks {
