@@ -3,7 +3,6 @@ package rowindex
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -21,29 +20,10 @@ import (
 // local coalescing gap), with no read outside the planned ranges.
 func TestSubPageReads(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := lakegen.Generate(ctx, data, lakegen.Config{
+	dir, data, idx, uris := indexLake(t, lakegen.Config{
 		Seed: 5, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 2_000, ZipfS: 1.1, ZipfV: 100, Tracks: 500,
 		Writer: lakegen.WriterArrow, Prefix: "lake/",
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uris []string
-	for _, f := range files {
-		uris = append(uris, f.Key)
-	}
-	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
-	}
 	ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
 	if err != nil {
 		t.Fatal(err)

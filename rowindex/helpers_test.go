@@ -11,8 +11,36 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ariadne-go/ariadne/internal/lakegen"
 	"github.com/ariadne-go/ariadne/store"
 )
+
+// indexLake generates a lake of cfg in a new folder and creates the row
+// index "u" on user_id over it in the folder's index/: the folder, the
+// lake's store, the index's store and the files' keys.
+func indexLake(t *testing.T, cfg lakegen.Config) (dir string, data, idx store.Store, uris []string) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := lakegen.Generate(ctx, data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		uris = append(uris, f.Key)
+	}
+	if idx, err = store.Open(ctx, "file://"+filepath.Join(dir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	return dir, data, idx, uris
+}
 
 // scanRow is a row found by a full scan.
 type scanRow struct {

@@ -3,7 +3,6 @@ package rowindex
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -26,30 +25,11 @@ func TestInlineReads(t *testing.T) {
 
 func testInlineReads(t *testing.T, prepared bool, sizes map[bool]bool) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := store.Open(ctx, "mem://")
-	files, err := lakegen.Generate(ctx, data, lakegen.Config{
+	dir, data, idx, uris := indexLake(t, lakegen.Config{
 		Seed: 9, TargetBytes: 4 << 20, Days: 2, FilesPerDay: 3, Users: 3_000, ZipfS: 1.1, ZipfV: 10, Tracks: 500,
 		PageBytes: 8 << 10, Prepared: prepared, Prefix: "lake/",
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uris []string
-	for _, f := range files {
-		uris = append(uris, f.Key)
-	}
-	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
-	}
+	mem, _ := store.Open(ctx, "mem://")
 	open := func(spread bool) *RowIndex {
 		ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
 		if err != nil {
