@@ -156,6 +156,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	if !ri.spreadReads && inlineRead(fetches) {
 		// Small and local: each file read in one batch and its chunks
 		// decoded, on this goroutine alone.
+		ri.inlineBatches.Add(1)
 		for _, w := range works {
 			if len(w.fetch) > 0 {
 				if fetchErr = readBatch(ctx, m, w.fetch); fetchErr != nil {

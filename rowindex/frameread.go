@@ -67,18 +67,23 @@ func (fm *fileMeta) setFrames(t *prepared.FrameTable) {
 		pages += int32(t.Pages(i/fm.ncol(), i%fm.ncol()))
 	}
 	fm.framesChecked = make([]atomic.Uint64, (pages+63)/64)
+	fm.charge += 4*int64(len(fm.framePages)) + 8*int64(len(fm.framesChecked))
 }
 
 // checkAllFrames checks every page entry of the frame table of a framed
 // file (Warm: a lookup then walks only the frames it needs even on pages
 // it is the first to reach). A page whose entry does not fit is left
-// unchecked: a lookup that reaches it fails on it.
-func (fm *fileMeta) checkAllFrames() {
+// unchecked: a lookup that reaches it fails on it. Only ctx's error is
+// returned.
+func (fm *fileMeta) checkAllFrames(ctx context.Context) error {
 	if fm.frames == nil {
-		return
+		return nil
 	}
 	for rg, g := range fm.f.RowGroups() {
 		for col := range fm.ncol() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if !framedChunk(fm, rg, col) {
 				continue
 			}
@@ -88,6 +93,7 @@ func (fm *fileMeta) checkAllFrames() {
 			}
 		}
 	}
+	return nil
 }
 
 // framedChunk reports whether a column chunk is read by frames: the file

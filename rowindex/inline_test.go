@@ -48,9 +48,20 @@ func testInlineReads(t *testing.T, prepared bool, sizes map[bool]bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			before := ri.inlineBatches.Load()
+			res, err = ri.Lookup(ctx, Query{Key: key}) // warm: no tail reads
+			if err != nil {
+				t.Fatal(err)
+			}
 			checkRows(t, fmt.Sprintf("user %d (%s)", u, name), res.Rows, want)
-			if name == "inline" {
-				sizes[res.Plan.Data.BytesRead <= inlineMaxBytes] = true
+			inlined := ri.inlineBatches.Load() > before
+			switch small := res.Plan.Data.BytesRead <= inlineMaxBytes; {
+			case name == "spread" && inlined:
+				t.Errorf("user %d: a lookup of the spreading handle was read inline", u)
+			case name == "inline" && inlined != small:
+				t.Errorf("user %d: %d bytes read, inline %v", u, res.Plan.Data.BytesRead, inlined)
+			case name == "inline":
+				sizes[small] = true
 			}
 		}
 	}

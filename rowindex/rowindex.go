@@ -104,6 +104,9 @@ type RowIndex struct {
 	// than the direct path, subCuts the pages cut from sub-page reads
 	// (tests assert which path a file takes).
 	slowChunks, subCuts atomic.Int64
+	// inlineBatches counts the lookup batches read and decoded on the
+	// caller's goroutine (inlineRead).
+	inlineBatches atomic.Int64
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
@@ -504,8 +507,12 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 		if err != nil {
 			return m.cost(), err
 		}
-		if fm != nil {
-			fm.checkAllFrames()
+		// The frames of a file the cache kept (one past the budget is
+		// loaded again by the lookup that needs it, and checked then).
+		if v, ok := ri.cache.get(dataMetaKey{man.Files[i].ID}); ok && v == any(fm) {
+			if err := fm.checkAllFrames(ctx); err != nil {
+				return m.cost(), err
+			}
 		}
 	}
 	if err := ri.makeResident(ctx, m, man); err != nil {
