@@ -435,8 +435,9 @@ type measurer struct {
 	progress io.Writer
 }
 
-// measure looks every key up in both systems, one after the other, until
-// the class budget is spent.
+// measure looks every key up in both systems, one after the other (the row
+// index first for every other key, DuckDB first for the rest), until the
+// class budget is spent.
 func (m *measurer) measure(ctx context.Context, sampling, class string, keys []any, limit int) (ClassResult, error) {
 	res := ClassResult{Sampling: sampling, Class: class, Limit: limit}
 	fmt.Fprintf(m.progress, "class %s (%s sampling, limit %d): %d keys...\n", class, sampling, limit, len(keys))
@@ -444,7 +445,7 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 	var oursOut, theirsOut, refOut int
 	var spent time.Duration
 	distinct := map[any]bool{}
-	for _, k := range keys {
+	for i, k := range keys {
 		if m.cfg.Budget > 0 && spent > m.cfg.Budget {
 			break
 		}
@@ -453,44 +454,64 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 			want = min(want, int64(limit))
 		}
 		q := m.h.queryValue(k)
-		d, r, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (*rowindex.Result, error) {
-			return m.ri.Lookup(ctx, rowindex.Query{Key: q, Limit: limit})
-		})
-		switch {
-		case cut:
-			oursOut++
-		case err != nil:
-			return res, fmt.Errorf("rowindexbench: row index, key %v: %w", k, err)
-		case int64(len(r.Rows)) != want:
-			return res, fmt.Errorf("rowindexbench: the row index returned %d rows for key %v, the scan counted %d", len(r.Rows), k, want)
-		default:
-			res.RequestsPerLookup += float64(r.Plan.Requests())
-			res.BytesPerLookup += float64(r.Plan.BytesRead())
-		}
-		ours = append(ours, d)
-		d2, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.eng.Count(ctx, q, limit) })
-		switch {
-		case cut:
-			theirsOut++
-		case err != nil:
-			return res, fmt.Errorf("rowindexbench: DuckDB, key %v: %w", k, err)
-		case int64(n) != m.h.storedRows(k, limit):
-			return res, fmt.Errorf("rowindexbench: DuckDB returned %d rows for key %v, the scan counted %d", n, k, m.h.storedRows(k, limit))
-		}
-		theirs = append(theirs, d2)
-		spent += d + d2
-		if m.ref != nil {
-			d3, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.ref.Count(ctx, q, limit) })
+		oursOnce := func() error {
+			d, r, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (*rowindex.Result, error) {
+				return m.ri.Lookup(ctx, rowindex.Query{Key: q, Limit: limit})
+			})
 			switch {
 			case cut:
-				refOut++
+				oursOut++
 			case err != nil:
-				return res, fmt.Errorf("rowindexbench: DuckDB on the reference files, key %v: %w", k, err)
-			case int64(n) != want:
-				return res, fmt.Errorf("rowindexbench: DuckDB on the reference files returned %d rows for key %v, the scan counted %d", n, k, want)
+				return fmt.Errorf("rowindexbench: row index, key %v: %w", k, err)
+			case int64(len(r.Rows)) != want:
+				return fmt.Errorf("rowindexbench: the row index returned %d rows for key %v, the scan counted %d", len(r.Rows), k, want)
+			default:
+				res.RequestsPerLookup += float64(r.Plan.Requests())
+				res.BytesPerLookup += float64(r.Plan.BytesRead())
 			}
-			ref = append(ref, d3)
-			spent += d3
+			ours = append(ours, d)
+			spent += d
+			return nil
+		}
+		theirsOnce := func() error {
+			d2, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.eng.Count(ctx, q, limit) })
+			switch {
+			case cut:
+				theirsOut++
+			case err != nil:
+				return fmt.Errorf("rowindexbench: DuckDB, key %v: %w", k, err)
+			case int64(n) != m.h.storedRows(k, limit):
+				return fmt.Errorf("rowindexbench: DuckDB returned %d rows for key %v, the scan counted %d", n, k, m.h.storedRows(k, limit))
+			}
+			theirs = append(theirs, d2)
+			spent += d2
+			if m.ref != nil {
+				d3, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.ref.Count(ctx, q, limit) })
+				switch {
+				case cut:
+					refOut++
+				case err != nil:
+					return fmt.Errorf("rowindexbench: DuckDB on the reference files, key %v: %w", k, err)
+				case int64(n) != want:
+					return fmt.Errorf("rowindexbench: DuckDB on the reference files returned %d rows for key %v, the scan counted %d", n, k, want)
+				}
+				ref = append(ref, d3)
+				spent += d3
+			}
+			return nil
+		}
+		// Every other key DuckDB goes first: whichever system reads a key
+		// first brings its pages into the OS page cache for the other
+		// (the first reads from disk where the cache was cold).
+		first, second := oursOnce, theirsOnce
+		if i%2 == 1 {
+			first, second = theirsOnce, oursOnce
+		}
+		if err := first(); err != nil {
+			return res, err
+		}
+		if err := second(); err != nil {
+			return res, err
 		}
 		res.RowsPerLookup += float64(want)
 		res.MaxRows = max(res.MaxRows, want)
