@@ -90,7 +90,7 @@ func (ri *RowIndex) Iter(ctx context.Context, q Query) (*RowIter, error) {
 func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
 	man, ids := ri.snapshot()
 	it := &RowIter{ri: ri, ctx: ctx, q: q, man: man, ids: ids, im: new(meter), dm: new(meter),
-		plan: Plan{Kind: man.Kind}, files: map[int32]bool{}, aggs: map[string]*aggState{}, start: time.Now(), columns: q.Columns}
+		plan: Plan{Kind: man.Kind}, files: map[int32]bool{}, start: time.Now(), columns: q.Columns}
 	if q.KeyColumn != "" && q.KeyColumn != man.Key {
 		return nil, badQuery("row index %s is on column %q, not %q", man.Name, man.Key, q.KeyColumn)
 	}
@@ -113,9 +113,11 @@ func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
 			return nil, err
 		}
 	}
-	it.coverIdx = map[string]int{}
-	for i, c := range man.Cover {
-		it.coverIdx[c] = i
+	if len(man.Cover) > 0 {
+		it.coverIdx = make(map[string]int, len(man.Cover))
+		for i, c := range man.Cover {
+			it.coverIdx[c] = i
+		}
 	}
 	for _, f := range q.Where {
 		if _, ok := it.coverIdx[f.Column]; !ok {
@@ -340,6 +342,9 @@ func (it *RowIter) nextEntry() (entry, int64, bool, error) {
 		if acc, ok := it.aggs[string(e.Key)]; ok {
 			acc.merge(man.Aggregates, s)
 		} else {
+			if it.aggs == nil {
+				it.aggs = map[string]*aggState{}
+			}
 			it.aggs[string(e.Key)] = s
 		}
 	}
@@ -589,7 +594,10 @@ func (ri *RowIndex) lookup(ctx context.Context, q Query) (*Result, error) {
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	if n > 0 {
+	switch {
+	case len(batches) == 1:
+		res.Rows = batches[0] // a light key's one batch: nothing else holds it
+	case n > 0:
 		res.Rows = make([]Row, 0, n)
 		for _, b := range batches {
 			res.Rows = append(res.Rows, b...)

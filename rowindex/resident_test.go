@@ -409,3 +409,115 @@ func TestResidentRefresh(t *testing.T) {
 		t.Fatalf("resident bytes %d after compaction, %d before", after, before)
 	}
 }
+
+// TestResidentEntryStream: a point lookup whose every candidate group is
+// resident loads its entries on the caller's goroutine (newEntryStream's
+// resident path); others read and decode as before. Both give every key
+// the entries of an index with nothing resident, also with a budget that
+// keeps about three quarters of the groups (groups are made resident in
+// manifest order: the second fragment's are split).
+func TestResidentEntryStream(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []Kind{KindHash, KindSorted} {
+		t.Run(string(kind), func(t *testing.T) {
+			// Two fragments, a key's entries split between them (the
+			// stream merges them).
+			st, _ := store.Open(ctx, "mem://")
+			man := &Manifest{Version: 1, Definition: Definition{Name: "rs", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
+			es := syntheticEntries(kind, testHash(kind), true, 20_000)
+			var halves [2][]entry
+			for i, e := range es {
+				halves[i%2] = append(halves[i%2], e)
+			}
+			for _, h := range halves {
+				frs, _, err := writeFragments(ctx, st, man.Name, kind, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				man.Fragments = append(man.Fragments, frs...)
+			}
+			if err := commitManifest(ctx, st, man); err != nil {
+				t.Fatal(err)
+			}
+			none, err := Open(ctx, st, man.Name, Options{ResidentBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Open(ctx, st, man.Name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := whole.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			all, _ := whole.resident.stats()
+			part, err := Open(ctx, st, man.Name, Options{ResidentBytes: all * 3 / 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := part.Warm(ctx); err != nil {
+				t.Fatal(err)
+			}
+			stream := func(ri *RowIndex, key []byte) (es []entry, fast bool) {
+				t.Helper()
+				before := ri.residentStreams.Load()
+				s, err := ri.newEntryStream(ctx, new(meter), man, key, key, false, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fast = ri.residentStreams.Load() > before
+				for {
+					e, ok, err := s.next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ok {
+						return es, fast
+					}
+					es = append(es, e)
+				}
+			}
+			var keys [][]byte
+			for fi := range man.Fragments {
+				fr := &man.Fragments[fi]
+				for gi := range fr.Groups {
+					es, err := none.group(ctx, new(meter), fr, gi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := 0; i < len(es); i += 97 {
+						keys = append(keys, es[i].Key)
+					}
+				}
+			}
+			paths := map[bool]int{}
+			for _, key := range keys {
+				want, fast := stream(none, key)
+				if fast || len(want) == 0 {
+					t.Fatalf("key %x: %d entries, resident path %v with nothing resident", key, len(want), fast)
+				}
+				for name, ri := range map[string]*RowIndex{"whole": whole, "part": part} {
+					got, fast := stream(ri, key)
+					if name == "whole" && !fast {
+						t.Fatalf("key %x: not on the resident path with every group resident", key)
+					}
+					if name == "part" {
+						paths[fast]++
+					}
+					if len(got) != len(want) {
+						t.Fatalf("%s: key %x: %d entries, want %d", name, key, len(got), len(want))
+					}
+					for k := range got {
+						if compareEntries(&got[k], &want[k]) != 0 || got[k].N != want[k].N {
+							t.Fatalf("%s: key %x entry %d: got %+v, want %+v", name, key, k, got[k], want[k])
+						}
+					}
+				}
+			}
+			if paths[true] == 0 || paths[false] == 0 {
+				t.Fatalf("part resident: %d keys on the resident path, %d not: want both", paths[true], paths[false])
+			}
+			t.Logf("%d fragments, %d keys; part resident: %v", len(man.Fragments), len(keys), paths)
+		})
+	}
+}

@@ -107,6 +107,10 @@ type RowIndex struct {
 	// inlineBatches counts the lookup batches read and decoded on the
 	// caller's goroutine (inlineRead).
 	inlineBatches atomic.Int64
+	// residentStreams counts the entry streams whose every candidate
+	// group was resident, loaded on the caller's goroutine
+	// (newEntryStream).
+	residentStreams atomic.Int64
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
