@@ -402,8 +402,11 @@ func (c *chunkRead) decodeFrame(ri *RowIndex, ci colInfo, pfr *plannedFrame, k *
 				}
 				// Fixed-length byte arrays point into raw (a pooled
 				// buffer, or a fetched range given back after the
-				// batch): copied out, as on the direct path.
-				c.keep(v.Level(0, ci.maxDef, ci.leaf), ci.width > 0 && ci.typ != format.FixedLenByteArray, false, false)
+				// batch): copied out, as on the direct path, unless
+				// raw is the fetched range and the values are used up
+				// before it is given back (c.borrow).
+				owned := ci.width > 0 && ci.typ != format.FixedLenByteArray || c.borrow && fr.Raw
+				c.keep(v.Level(0, ci.maxDef, ci.leaf), owned, false, false)
 			}
 		}
 		if r.row+r.n > first+int64(fr.Rows) {

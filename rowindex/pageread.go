@@ -38,10 +38,15 @@ type chunkRead struct {
 	arena  valueArena
 
 	m      *meter
-	pages  *pageCache     // the page cache (nil: none)
-	fill   bool           // this batch may add pages to it (those pageCache.admit admits)
-	sub    bool           // the chunk's pages may be read in parts (subPageReads)
-	framed bool           // read by frames (frameread.go)
+	pages  *pageCache // the page cache (nil: none)
+	fill   bool       // this batch may add pages to it (those pageCache.admit admits)
+	sub    bool       // the chunk's pages may be read in parts (subPageReads)
+	framed bool       // read by frames (frameread.go)
+	// borrow: the chunk's values are used up before the batch's fetched
+	// ranges are given back (the blob of co-grouped blocks: assemble
+	// decodes it into rows that own their bytes), so values of raw frames
+	// may point into the ranges instead of being copied out.
+	borrow bool
 	frames []plannedFrame // a framed chunk's frames holding selected rows, from its plan
 	copies *copySet       // read from interleaved copies (copyread.go), shared by the group's chunks
 	copyAt int            // the column's position in a copy
