@@ -10,6 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/internal/bufpool"
 )
 
 // rawPageCacheMaxBytes is the largest direct-path page the page cache
@@ -147,10 +149,10 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 	if own {
 		ri.inflated.Add(int64(len(p.values) + len(p.levels)))
 	}
-	ri.learnShape(pk, ci, p, len(b))
-	// A page that later lookups can read in parts (uncompressed PLAIN,
-	// its shape now known) is not worth a copy in the cache.
-	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !c.sub && c.pages.admit(pk) {
+	ri.learnShape(pk, ci, p, b)
+	// A page that later lookups can read in parts (its shape now known)
+	// is not worth a copy in the cache.
+	if c.fill && c.pages != nil && p.charge() <= rawPageCacheMaxBytes && !(c.sub && ri.knowsShape(pk)) && c.pages.admit(pk) {
 		// The cache keeps an exact copy: the page's bytes are a fetched
 		// range's, or a pooled buffer (a power of two with headroom for
 		// the decompressor) that goes back to its pool after the cut.
@@ -234,6 +236,14 @@ type pageShape struct {
 	// bit width.
 	marks []runMark
 	bw    int
+	// snappy (a v1 page compressed with SNAPPY whose stream splits into
+	// independent 64 KiB blocks, snappysplit.go): where each block's tags
+	// start in the page body, then the body's end. The offsets above are
+	// then in the page as if its body were stored uncompressed after its
+	// header of hlen bytes (bodyLen bytes uncompressed).
+	snappy  []int32
+	hlen    int
+	bodyLen int
 }
 
 // runMark is the start of a run of dictionary indexes: its first value's
@@ -253,7 +263,7 @@ type shapeKey pageKey
 
 // charge is the shape's cost in the metadata cache.
 func (sh *pageShape) charge() int64 {
-	return int64(len(sh.levels)+4*len(sh.samples)+16*len(sh.marks)) + 96
+	return int64(len(sh.levels)+4*len(sh.samples)+16*len(sh.marks)+4*len(sh.snappy)) + 112
 }
 
 // levelCursor answers, for rows in non-decreasing order, whether a row is
@@ -348,11 +358,12 @@ type pageSegs struct {
 }
 
 // subPageReads reports whether the pages of a column chunk may be read in
-// parts: a flat column the direct path decodes, stored uncompressed, whose
-// pages are PLAIN or dictionary indexes.
+// parts: a flat column the direct path decodes, stored uncompressed or
+// with SNAPPY (its pages split into blocks, snappysplit.go), whose pages
+// are PLAIN or dictionary indexes.
 func (ri *RowIndex) subPageReads(fm *fileMeta, rg, col int) bool {
 	ci, ok := directInfo(fm, rg, col)
-	if !ok || ci.codec != format.Uncompressed {
+	if !ok || ci.codec != format.Uncompressed && ci.codec != format.Snappy {
 		return false
 	}
 	md := &fm.f.Metadata().RowGroups[rg].Columns[col].MetaData
@@ -407,7 +418,7 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	// Before its shape is known, only a fixed-width page of a chunk
 	// without dictionary and without nulls may be guessed PLAIN with its
 	// values right after the header.
-	guess := shape == nil && ci.width > 0 && w.fm.dictRange(rg, col).end <= w.fm.dictRange(rg, col).off && noNulls(w.fm, rg, col)
+	guess := shape == nil && ci.codec == format.Uncompressed && ci.width > 0 && w.fm.dictRange(rg, col).end <= w.fm.dictRange(rg, col).off && noNulls(w.fm, rg, col)
 	if shape == nil && !guess {
 		add(whole)
 		return
@@ -436,6 +447,10 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 			if !ok {
 				add(whole)
 				return
+			}
+			if shape.snappy != nil {
+				// The blocks holding the values, compressed.
+				a, b = shape.snappyBlocks(a, b)
 			}
 			r = brange{off + int64(a), off + int64(b)}
 		}
@@ -473,16 +488,88 @@ func noNulls(fm *fileMeta, rg, col int) bool {
 	return written && st.NullCount == 0
 }
 
-// learnShape records the shape of an uncompressed page read whole, for
-// sub-page reads of it later.
-func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, pageBytes int) {
-	if ci.codec != format.Uncompressed || p.enc != format.Plain && !isDictEnc(p.enc) {
+// snappyBlocks returns the byte range, from the page start, of the
+// compressed blocks that hold bytes [a, b) of the page as if it were
+// uncompressed.
+func (sh *pageShape) snappyBlocks(a, b int) (off, end int) {
+	lo, hi := (a-sh.hlen)/snappyBlock, (b-sh.hlen+snappyBlock-1)/snappyBlock
+	lo, hi = max(lo, 0), min(hi, len(sh.snappy)-1)
+	return sh.hlen + int(sh.snappy[lo]), sh.hlen + int(sh.snappy[hi])
+}
+
+// snappyRead is the blocks of a SNAPPY page that cutRanged decoded last:
+// blocks [lo, hi) in out, a pooled buffer given back by release.
+type snappyRead struct {
+	lo, hi int
+	out    []byte
+}
+
+func (r *snappyRead) release(ri *RowIndex) {
+	if r.out != nil {
+		ri.putBuf(r.out)
+		r.out = nil
+	}
+}
+
+// snappyBytes returns bytes [a, e) of a SNAPPY page as if it were
+// uncompressed (offsets from the page start at off): from the blocks last
+// decoded (r) when they hold them, else decoding the blocks that do from
+// the prefetched ranges into r. The bytes are r's until its next use or
+// release.
+func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e int, r *snappyRead) ([]byte, error) {
+	lo, hi := (a-sh.hlen)/snappyBlock, (e-sh.hlen+snappyBlock-1)/snappyBlock
+	if a < sh.dataStart || e > sh.hlen+sh.bodyLen || lo < 0 || hi >= len(sh.snappy) || lo >= hi {
+		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy)-1)
+	}
+	if r.out == nil || lo < r.lo || hi > r.hi {
+		r.release(ri)
+		cs, ce := int64(sh.hlen)+int64(sh.snappy[lo]), int64(sh.hlen)+int64(sh.snappy[hi])
+		tags, ok := c.w.sp.slice(off+cs, ce-cs)
+		if !ok {
+			return nil, fmt.Errorf("SNAPPY blocks not prefetched: %w", errNotDirect)
+		}
+		outLen := min(hi*snappyBlock, sh.bodyLen) - lo*snappyBlock
+		scratch := bufpool.Get(len(tags) + binary.MaxVarintLen64)
+		out, scratch, err := decodeSnappyBlocks(bufpool.Get(outLen), scratch, tags, outLen)
+		ri.putBuf(scratch)
+		if err != nil {
+			return nil, fmt.Errorf("page at %d: %v: %w", off, err, errNotDirect)
+		}
+		ri.inflated.Add(int64(outLen))
+		r.lo, r.hi, r.out = lo, hi, out
+	}
+	base := sh.hlen + r.lo*snappyBlock // the page offset of r.out[0]
+	return r.out[a-base : e-base], nil
+}
+
+// knowsShape reports whether the shape of a page is cached.
+func (ri *RowIndex) knowsShape(pk pageKey) bool {
+	_, ok := ri.cache.get(shapeKey(pk))
+	return ok
+}
+
+// learnShape records the shape of a page read whole (uncompressed, or
+// SNAPPY v1 whose stream splits into blocks), for sub-page reads of it
+// later; b is the page's bytes.
+func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
+	if ci.codec != format.Uncompressed && ci.codec != format.Snappy || p.enc != format.Plain && !isDictEnc(p.enc) {
 		return
 	}
 	if _, ok := ri.cache.get(shapeKey(pk)); ok {
 		return
 	}
-	sh := &pageShape{dataStart: pageBytes - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
+	sh := &pageShape{dataStart: len(b) - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
+	if ci.codec == format.Snappy {
+		h, hlen, err := parsePageHeader(b)
+		if err != nil || h.Type != format.DataPage || h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
+			return
+		}
+		splits, n, ok := snappySplits(b[hlen : hlen+int(h.CompressedPageSize)])
+		if !ok || n != int(h.UncompressedPageSize) || n < len(p.values) {
+			return
+		}
+		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = splits, hlen, n, hlen+n-len(p.values)
+	}
 	if p.levels != nil {
 		sh.levels = bytes.Clone(p.levels)
 		lc := newLevelCursor(sh.levels)
@@ -555,8 +642,8 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 		shape = v.(*pageShape)
 	}
 	if shape == nil {
-		if ci.width == 0 {
-			return fmt.Errorf("byte-array page without a shape: %w", errNotDirect)
+		if ci.width == 0 || ci.codec != format.Uncompressed {
+			return fmt.Errorf("page without a shape: %w", errNotDirect)
 		}
 		head, ok := c.w.sp.slice(off, min(headSlack, size))
 		if !ok {
@@ -581,6 +668,11 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 	// Two cursors, each moving forward: one counts the values before each
 	// segment's bounds, the other finds the null rows within it.
 	lc, rowLc := newLevelCursor(shape.levels), newLevelCursor(shape.levels)
+	// The blocks of a SNAPPY page last decoded: every value kept is a
+	// copy (byte arrays by the arena) or a dictionary's, so they go back
+	// to the pool at the end.
+	var sr snappyRead
+	defer sr.release(ri)
 	for _, sg := range segs {
 		if sg[1] > shape.rows {
 			return fmt.Errorf("row %d of a page of %d", sg[1]-1, shape.rows)
@@ -598,7 +690,12 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 			if !ok {
 				return fmt.Errorf("page shape without value offsets: %w", errNotDirect)
 			}
-			if b, ok = c.w.sp.slice(off+int64(a), int64(e-a)); !ok {
+			if shape.snappy != nil {
+				var err error
+				if b, err = c.snappyBytes(ri, shape, off, a, e, &sr); err != nil {
+					return err
+				}
+			} else if b, ok = c.w.sp.slice(off+int64(a), int64(e-a)); !ok {
 				return fmt.Errorf("values not prefetched: %w", errNotDirect)
 			}
 		}
