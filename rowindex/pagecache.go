@@ -17,38 +17,37 @@ import (
 // second decode and served from then on.
 type pageCache struct {
 	*cache
-	// seen remembers the hash of recently decoded pages in sets of
-	// seenWays slots (set-associative: a page may sit in any slot of its
-	// set, so two pages of one lookup that map to the same set do not
-	// evict each other's mark on every decode and stay unadmitted for
-	// good, as they did with one slot per set). A newer page overwrites an
-	// older one in a full set: forgetting only delays admission. 0 is an
-	// empty slot.
+	seen *seenFilter // pages decoded recently
+}
+
+// seenFilter remembers the hash of recently seen pages in sets of seenWays
+// slots (set-associative: a page may sit in any slot of its set, so two
+// pages of one lookup that map to the same set do not evict each other's
+// mark on every decode and stay unadmitted for good, as they did with one
+// slot per set). A newer page overwrites an older one in a full set:
+// forgetting only delays a second sighting. 0 is an empty slot. It is safe
+// for concurrent use.
+type seenFilter struct {
 	seen []atomic.Uint64
 	seed maphash.Seed
 }
 
-// seenWays is the number of slots of a set of pageCache.seen.
+// seenWays is the number of slots of a set of seenFilter.
 const seenWays = 4
 
-// pagesPerSeenSlot sizes the filter: one slot per this many bytes of the
-// cache's budget, so it remembers ≈4× the 16 KiB pages the cache holds
-// (pages decoded once must still be remembered when asked for again after
-// the cache's worth of other pages).
-const pagesPerSeenSlot = 4 << 10
-
-func newPageCache(budget int64) *pageCache {
-	n := min(max(budget/pagesPerSeenSlot, 1<<12), 1<<20)
-	n = 1 << (63 - bits.LeadingZeros64(uint64(n))) // a power of two, a multiple of seenWays
-	return &pageCache{cache: newCache(budget), seen: make([]atomic.Uint64, n), seed: maphash.MakeSeed()}
+// newSeenFilter returns a filter of about slots slots (a power of two, at
+// least seenWays).
+func newSeenFilter(slots int64) *seenFilter {
+	n := 1 << (63 - bits.LeadingZeros64(uint64(max(slots, seenWays))))
+	return &seenFilter{seen: make([]atomic.Uint64, n), seed: maphash.MakeSeed()}
 }
 
-// admit reports whether page k may be added to the cache: it was decoded
-// before, recently. Otherwise it remembers k and reports false.
-func (pc *pageCache) admit(k pageKey) bool {
-	h := maphash.Comparable(pc.seed, k) | 1
-	sets := uint64(len(pc.seen) / seenWays)
-	set := pc.seen[(h&(sets-1))*seenWays:][:seenWays]
+// again reports whether page k was seen before, recently. Otherwise it
+// remembers k and reports false.
+func (f *seenFilter) again(k pageKey) bool {
+	h := maphash.Comparable(f.seed, k) | 1
+	sets := uint64(len(f.seen) / seenWays)
+	set := f.seen[(h&(sets-1))*seenWays:][:seenWays]
 	free := -1
 	for i := range set {
 		switch v := set[i].Load(); {
@@ -65,10 +64,29 @@ func (pc *pageCache) admit(k pageKey) bool {
 	return false
 }
 
+// clear forgets every page.
+func (f *seenFilter) clear() {
+	for i := range f.seen {
+		f.seen[i].Store(0)
+	}
+}
+
+// pagesPerSeenSlot sizes the filter: one slot per this many bytes of the
+// cache's budget, so it remembers ≈4× the 16 KiB pages the cache holds
+// (pages decoded once must still be remembered when asked for again after
+// the cache's worth of other pages).
+const pagesPerSeenSlot = 4 << 10
+
+func newPageCache(budget int64) *pageCache {
+	return &pageCache{cache: newCache(budget), seen: newSeenFilter(min(max(budget/pagesPerSeenSlot, 1<<12), 1<<20))}
+}
+
+// admit reports whether page k may be added to the cache: it was decoded
+// before, recently. Otherwise it remembers k and reports false.
+func (pc *pageCache) admit(k pageKey) bool { return pc.seen.again(k) }
+
 // clear drops the cached pages and what the filter remembers.
 func (pc *pageCache) clear() {
 	pc.cache.clear()
-	for i := range pc.seen {
-		pc.seen[i].Store(0)
-	}
+	pc.seen.clear()
 }

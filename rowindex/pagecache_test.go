@@ -11,8 +11,8 @@ import (
 // decode and were never cached: TestPageCache failed about one run in 20).
 func TestPageCacheAdmitsCollidingPages(t *testing.T) {
 	pc := newPageCache(0)
-	sets := uint64(len(pc.seen) / seenWays)
-	setOf := func(k pageKey) uint64 { return (maphash.Comparable(pc.seed, k) | 1) & (sets - 1) }
+	sets := uint64(len(pc.seen.seen) / seenWays)
+	setOf := func(k pageKey) uint64 { return (maphash.Comparable(pc.seen.seed, k) | 1) & (sets - 1) }
 	// seenWays pages in one set: a set holds them all.
 	var keys []pageKey
 	want := setOf(pageKey{id: 1})

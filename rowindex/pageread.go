@@ -37,11 +37,14 @@ type chunkRead struct {
 	starts []int32
 	arena  valueArena
 
-	m      *meter
-	pages  *pageCache // the page cache (nil: none)
-	fill   bool       // this batch may add pages to it (those pageCache.admit admits)
-	sub    bool       // the chunk's pages may be read in parts (subPageReads)
-	framed bool       // read by frames (frameread.go)
+	m     *meter
+	pages *pageCache // the page cache (nil: none)
+	fill  bool       // this batch may add pages to it (those pageCache.admit admits)
+	// learn: pages read whole learn their shapes (learnShape) for later
+	// sub-page reads; not in a batch of more than learnMaxPages.
+	learn  bool
+	sub    bool // the chunk's pages may be read in parts (subPageReads)
+	framed bool // read by frames (frameread.go)
 	// borrow: the chunk's values are used up before the batch's fetched
 	// ranges are given back (the blob of co-grouped blocks: assemble
 	// decodes it into rows that own their bytes), so values of raw frames

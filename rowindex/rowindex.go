@@ -111,6 +111,9 @@ type RowIndex struct {
 	// group was resident, loaded on the caller's goroutine
 	// (newEntryStream).
 	residentStreams atomic.Int64
+	// shapeSeen remembers the SNAPPY pages read whole once: the second
+	// read learns the page's shape (learnShape).
+	shapeSeen *seenFilter
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
@@ -181,7 +184,7 @@ var poisonFreedBuffers = false
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
-	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers}
+	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16)}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
 	}

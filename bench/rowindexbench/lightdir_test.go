@@ -41,6 +41,9 @@ import (
 // park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
 // memory between lookups (caches cold, threads awake); both report p50-ms
 // and p90-ms as DuckDB does.
+// ARIADNE_BENCH_PRIME=N looks up N other keys of the class first, untimed:
+// the handle of a server that has served for a while (pages' shapes learnt
+// for sub-page reads, caches filled).
 // ARIADNE_BENCH_SOURCE, if set, is
 // the folder of files the lake was prepared from, whose key column counts
 // the rows that draw the keys: co-grouped files (`--layout cogrouped`)
@@ -131,6 +134,22 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
 	if len(keys) == 0 {
 		b.Fatal("no key in the class")
+	}
+	if s := os.Getenv("ARIADNE_BENCH_PRIME"); s != "" {
+		// A handle that has served for a while: other keys of the class
+		// looked up first (their pages' shapes learnt, caches filled).
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for _, k := range h.sample(rand.New(rand.NewPCG(2, 22)), lo, hi, n, sampling) {
+			if _, err := ri.Lookup(ctx, rowindex.Query{Key: h.queryValue(k)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		held, _ := ri.CacheStats()
+		b.Logf("primed with %d other keys in %v, caches hold %.1f MB", n, time.Since(start).Round(time.Millisecond), float64(held)/1e6)
 	}
 	rows, bytes, reqs, pages := 0, int64(0), int64(0), int64(0)
 	if p := os.Getenv("ARIADNE_BENCH_CPUPROFILE"); p != "" {
