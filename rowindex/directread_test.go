@@ -126,14 +126,7 @@ func TestDirectPathNulls(t *testing.T) {
 		writeRows(t, ctx, data, name, rows, opt...)
 		uris = append(uris, name)
 	}
-	idx, _ := store.Open(ctx, "mem://")
-	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
-	}
-	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1})
 	for pass := range 2 {
 		for k := int64(0); k < 97; k += 4 {
 			kb, _ := EncodeKey(k)
@@ -261,14 +254,7 @@ func testSubPageReadsNulls(t *testing.T, keys int64, pad int, perLookup, perPass
 		writeRows(t, ctx, data, name, rows, opt...)
 		uris = append(uris, name)
 	}
-	idx, _ := store.Open(ctx, "mem://")
-	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
-	}
-	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, CoalesceGap: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1, CoalesceGap: -1})
 	var whole int64     // the first lookup's bytes: whole pages
 	var firstPass int64 // the first pass's bytes: read, or decompressed if it decompressed any
 	for pass := range 3 {
@@ -340,14 +326,7 @@ func TestSubPageReadsSnappy(t *testing.T) {
 	}
 	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
 	uris := []string{"s.parquet"}
-	idx, _ := store.Open(ctx, "mem://")
-	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
-	}
-	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1})
 	var first int64 // the first lookup's decompressed bytes: whole pages
 	for pass := range 2 {
 		inflated, cuts := ri.DecompressedBytes(), ri.subCuts.Load()
@@ -375,4 +354,21 @@ func TestSubPageReadsSnappy(t *testing.T) {
 			t.Fatalf("pass %d: %d pages cut from blocks, %d bytes decompressed a lookup; the first lookup (whole pages) %d", pass, cuts, inflated/lookups, first)
 		}
 	}
+}
+
+// indexOnK creates a row index "k" on column k of the files uris of data
+// (in memory) and opens it with opts (its resolver: data).
+func indexOnK(t *testing.T, data store.Store, uris []string, opts Options) *RowIndex {
+	t.Helper()
+	ctx := context.Background()
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	opts.Resolver = StoreResolver{data}
+	ri, err := Open(ctx, idx, "k", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ri
 }
