@@ -502,9 +502,15 @@ func noNulls(fm *fileMeta, rg, col int) bool {
 // compressed blocks that hold bytes [a, b) of the page as if it were
 // uncompressed.
 func (sh *pageShape) snappyBlocks(a, b int) (off, end int) {
-	lo, hi := (a-sh.hlen)/snappyBlock, (b-sh.hlen+snappyBlock-1)/snappyBlock
+	lo, hi := sh.blocksOf(a, b)
 	lo, hi = max(lo, 0), min(hi, len(sh.snappy)-1)
 	return sh.hlen + int(sh.snappy[lo]), sh.hlen + int(sh.snappy[hi])
+}
+
+// blocksOf returns the SNAPPY blocks [lo, hi) that hold bytes [a, b) of
+// the page as if it were uncompressed (unchecked).
+func (sh *pageShape) blocksOf(a, b int) (lo, hi int) {
+	return (a - sh.hlen) / snappyBlock, (b - sh.hlen + snappyBlock - 1) / snappyBlock
 }
 
 // snappyRead is the blocks of a SNAPPY page that cutRanged decoded last:
@@ -527,7 +533,7 @@ func (r *snappyRead) release(ri *RowIndex) {
 // the prefetched ranges into r. The bytes are r's until its next use or
 // release.
 func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e int, r *snappyRead) ([]byte, error) {
-	lo, hi := (a-sh.hlen)/snappyBlock, (e-sh.hlen+snappyBlock-1)/snappyBlock
+	lo, hi := sh.blocksOf(a, e)
 	if a < sh.dataStart || e > sh.hlen+sh.bodyLen || lo < 0 || hi >= len(sh.snappy) || lo >= hi {
 		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy)-1)
 	}
@@ -564,21 +570,17 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 	}
 	sh := &pageShape{dataStart: len(b) - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
 	if ci.codec == format.Snappy {
-		h, hlen, err := parsePageHeader(b)
-		if err != nil || h.CompressedPageSize < 0 || hlen+int(h.CompressedPageSize) > len(b) {
-			return
-		}
 		var splits []int32
-		n, ok := 0, h.Type == format.DataPage
+		n, ok := 0, p.v1
 		if ok {
-			splits, n, ok = snappySplits(b[hlen : hlen+int(h.CompressedPageSize)])
+			splits, n, ok = snappySplits(b[p.hlen : p.hlen+p.stored])
 		}
-		if !ok || n != int(h.UncompressedPageSize) || n < len(p.values) {
+		if !ok || n != p.size || n < len(p.values) {
 			no := &pageShape{whole: true}
 			ri.cache.put(shapeKey(pk), no, no.charge())
 			return
 		}
-		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = splits, hlen, n, hlen+n-len(p.values)
+		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = splits, p.hlen, n, p.hlen+n-len(p.values)
 	}
 	if p.levels != nil {
 		sh.levels = bytes.Clone(p.levels)

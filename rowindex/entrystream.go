@@ -163,7 +163,7 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 		return ok
 	}
 	for i, c := range cursors {
-		if !(point && allResident(ri, cursors[i:i+1])) && !cached(fragMetaKey{c.fr.Path}) {
+		if !(point && c.resident(ri)) && !cached(fragMetaKey{c.fr.Path}) {
 			run(i, func() error { _, err := ri.fragmentMeta(ctx, m, c.fr); return err })
 		}
 	}
@@ -197,14 +197,22 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 	return s.start(cursors)
 }
 
+// resident reports whether every candidate group of c is resident.
+func (c *fragCursor) resident(ri *RowIndex) bool {
+	for _, gi := range c.groups {
+		if !ri.isResident(c.fr, gi) {
+			return false
+		}
+	}
+	return true
+}
+
 // allResident reports whether every candidate group of every cursor is
 // resident.
 func allResident(ri *RowIndex, cursors []*fragCursor) bool {
 	for _, c := range cursors {
-		for _, gi := range c.groups {
-			if !ri.isResident(c.fr, gi) {
-				return false
-			}
+		if !c.resident(ri) {
+			return false
 		}
 	}
 	return true

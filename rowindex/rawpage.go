@@ -78,6 +78,11 @@ type rawPage struct {
 	// (A v2 page's levels are never compressed: they point into the
 	// fetched range.)
 	buf []byte
+	// The page as stored (parseRawPage; not in the page cache's copies):
+	// its header's length, its body's stored and uncompressed sizes, and
+	// whether it is a v1 data page (learnShape).
+	hlen, stored, size int
+	v1                 bool
 }
 
 // compactCopy returns a copy of the page in one allocation of its levels
@@ -109,7 +114,7 @@ func parseRawPage(b []byte, ci colInfo) (p *rawPage, own bool, err error) {
 		return nil, false, fmt.Errorf("page of %d bytes past its range", h.CompressedPageSize)
 	}
 	body := b[hlen : hlen+int(h.CompressedPageSize)]
-	p = &rawPage{}
+	p = &rawPage{hlen: hlen, stored: int(h.CompressedPageSize), size: int(h.UncompressedPageSize), v1: h.Type == format.DataPage}
 	// The encoding is judged before any decompression: a page outside
 	// the direct path is decoded by parquet-go, which decompresses it
 	// again.

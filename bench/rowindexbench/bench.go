@@ -473,32 +473,27 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 			spent += d
 			return nil
 		}
-		theirsOnce := func() error {
-			d2, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.eng.Count(ctx, q, limit) })
+		// duckOnce times one DuckDB lookup of the key on eng (named what in
+		// errors), which must return want rows.
+		duckOnce := func(eng *duckdb.Engine, what string, want int64, ds *[]time.Duration, out *int) error {
+			d, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return eng.Count(ctx, q, limit) })
 			switch {
 			case cut:
-				theirsOut++
+				*out++
 			case err != nil:
-				return fmt.Errorf("rowindexbench: DuckDB, key %v: %w", k, err)
-			case int64(n) != m.h.storedRows(k, limit):
-				return fmt.Errorf("rowindexbench: DuckDB returned %d rows for key %v, the scan counted %d", n, k, m.h.storedRows(k, limit))
+				return fmt.Errorf("rowindexbench: %s, key %v: %w", what, k, err)
+			case int64(n) != want:
+				return fmt.Errorf("rowindexbench: %s returned %d rows for key %v, the scan counted %d", what, n, k, want)
 			}
-			theirs = append(theirs, d2)
-			spent += d2
-			if m.ref != nil {
-				d3, n, cut, err := timed(ctx, m.cfg.Timeout, func(ctx context.Context) (int, error) { return m.ref.Count(ctx, q, limit) })
-				switch {
-				case cut:
-					refOut++
-				case err != nil:
-					return fmt.Errorf("rowindexbench: DuckDB on the reference files, key %v: %w", k, err)
-				case int64(n) != want:
-					return fmt.Errorf("rowindexbench: DuckDB on the reference files returned %d rows for key %v, the scan counted %d", n, k, want)
-				}
-				ref = append(ref, d3)
-				spent += d3
-			}
+			*ds = append(*ds, d)
+			spent += d
 			return nil
+		}
+		theirsOnce := func() error {
+			if err := duckOnce(m.eng, "DuckDB", m.h.storedRows(k, limit), &theirs, &theirsOut); err != nil || m.ref == nil {
+				return err
+			}
+			return duckOnce(m.ref, "DuckDB on the reference files", want, &ref, &refOut)
 		}
 		// Every other key DuckDB goes first: whichever system reads a key
 		// first brings its pages into the OS page cache for the other
@@ -534,8 +529,6 @@ func (m *measurer) measure(ctx context.Context, sampling, class string, keys []a
 	return res, nil
 }
 
-// timed runs f under the timeout (none if 0) and returns its duration, and
-// whether f failed because the timeout (not the caller's context) ran out.
 // streamed is what streamRows saw of a lookup.
 type streamed struct {
 	rows int64
@@ -561,6 +554,8 @@ func streamRows(ctx context.Context, ri *rowindex.RowIndex, q rowindex.Query) (s
 	return s, it.Err()
 }
 
+// timed runs f under the timeout (none if 0) and returns its duration, and
+// whether f failed because the timeout (not the caller's context) ran out.
 func timed[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (time.Duration, T, bool, error) {
 	fctx := ctx
 	if timeout > 0 {
