@@ -1,8 +1,12 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
@@ -371,4 +375,82 @@ func indexOnK(t *testing.T, data store.Store, uris []string, opts Options) *RowI
 		t.Fatal(err)
 	}
 	return ri
+}
+
+// TestSubPageReadsSnappyDamaged: a SNAPPY block of a page whose shape is
+// learnt, damaged in place afterwards (a tag byte overwritten), fails the
+// lookups that reach it with ErrDataFileChanged — the block read and the
+// whole-page fallback both refuse it — and the others still return the
+// rows of a full scan made before the damage.
+func TestSubPageReadsSnappyDamaged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]snappyRow, 40000)
+	for i := range rows {
+		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x", i, uint64(i)*0x9e3779b97f4a7c15), T: "t"}
+	}
+	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	uris := []string{"s.parquet"}
+	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1})
+	var keys []int64 // keys of rows in the first page's second block, and elsewhere
+	for _, i := range []int{0, 2600, 3000, 3400, 3800, 20000, 39999} {
+		keys = append(keys, rows[i].K)
+	}
+	want := map[int64][]scanRow{}
+	for _, k := range keys {
+		kb, _ := EncodeKey(k)
+		want[k] = fullScan(t, dir, uris, "k", kb, kb)
+	}
+	for range 2 { // the second pass learns the pages' shapes
+		for _, k := range keys {
+			if _, err := ri.Lookup(ctx, Query{Key: k}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cuts := ri.subCuts.Load()
+	// Damage the tag starting the second block of column s's first page.
+	path := filepath.Join(dir, "s.parquet")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := f.Metadata().RowGroups[0].Columns[1].MetaData
+	h, hlen, err := parsePageHeader(b[md.DataPageOffset:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := b[md.DataPageOffset+int64(hlen):][:h.CompressedPageSize]
+	splits, _, ok := snappySplits(body)
+	if !ok || len(splits) < 3 {
+		t.Fatalf("column s's first page does not split into blocks: %v", splits)
+	}
+	body[splits[1]] = 0xff // a 4-byte-offset copy reaching far before its block
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, k := range keys {
+		res, err := ri.Lookup(ctx, Query{Key: k})
+		switch {
+		case errors.Is(err, ErrDataFileChanged):
+			failed++
+		case err != nil:
+			t.Fatalf("key %d: %v, want ErrDataFileChanged", k, err)
+		default:
+			checkRows(t, fmt.Sprintf("key %d after the damage", k), res.Rows, want[k])
+		}
+	}
+	t.Logf("%d of %d lookups failed after the damage", failed, len(keys))
+	if failed == 0 || failed == len(keys) || ri.subCuts.Load() == cuts {
+		t.Fatalf("%d of %d lookups failed after the damage (%d pages cut from blocks since): want some of each, and blocks read", failed, len(keys), ri.subCuts.Load()-cuts)
+	}
 }
