@@ -1,7 +1,6 @@
 package rowindex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -311,6 +310,27 @@ type snappyRow struct {
 	T string `parquet:"t,dict"`
 }
 
+// snappyFile writes s.parquet, 40,000 rows of 1 MiB SNAPPY pages split into
+// blocks, into a new folder, and opens a row index on k over it (no page
+// cache: every lookup reads its pages or blocks).
+func snappyFile(t *testing.T) (dir string, rows []snappyRow, uris []string, ri *RowIndex) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = make([]snappyRow, 40000)
+	for i := range rows {
+		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
+			T: fmt.Sprintf("track-%d", i%3001)}
+	}
+	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	uris = []string{"s.parquet"}
+	return dir, rows, uris, indexOnK(t, data, uris, Options{PageCacheBytes: -1})
+}
+
 // TestSubPageReadsSnappy: on a file of 1 MiB SNAPPY pages split into
 // independent blocks (the C++ library's, pyarrow's and Spark's default
 // page size and codec), a light key's lookup after the pages' shapes are
@@ -318,19 +338,7 @@ type snappyRow struct {
 // fraction of the first pass's bytes, with the same rows.
 func TestSubPageReadsSnappy(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := make([]snappyRow, 40000)
-	for i := range rows {
-		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
-			T: fmt.Sprintf("track-%d", i%3001)}
-	}
-	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
-	uris := []string{"s.parquet"}
-	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1})
+	dir, _, uris, ri := snappyFile(t)
 	var first int64 // the first lookup's decompressed bytes: whole pages
 	for pass := range 2 {
 		inflated, cuts := ri.DecompressedBytes(), ri.subCuts.Load()
@@ -384,18 +392,7 @@ func indexOnK(t *testing.T, data store.Store, uris []string, opts Options) *RowI
 // rows of a full scan made before the damage.
 func TestSubPageReadsSnappyDamaged(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := make([]snappyRow, 40000)
-	for i := range rows {
-		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x", i, uint64(i)*0x9e3779b97f4a7c15), T: "t"}
-	}
-	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
-	uris := []string{"s.parquet"}
-	ri := indexOnK(t, data, uris, Options{PageCacheBytes: -1})
+	dir, rows, uris, ri := snappyFile(t)
 	var keys []int64 // keys of rows in the first page's second block, and elsewhere
 	for _, i := range []int{0, 2600, 3000, 3400, 3800, 20000, 39999} {
 		keys = append(keys, rows[i].K)
@@ -415,14 +412,7 @@ func TestSubPageReadsSnappyDamaged(t *testing.T) {
 	cuts := ri.subCuts.Load()
 	// Damage the tag starting the second block of column s's first page.
 	path := filepath.Join(dir, "s.parquet")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readParquet(t, path)
 	md := f.Metadata().RowGroups[0].Columns[1].MetaData
 	h, hlen, err := parsePageHeader(b[md.DataPageOffset:])
 	if err != nil {

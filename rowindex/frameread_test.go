@@ -313,14 +313,7 @@ func testCorruptFrames(t *testing.T, key int64, edit func(i, n int, fr *prepared
 	ctx := context.Background()
 	root, uris, data := writeFramedFiles(t)
 	path := filepath.Join(root, uris[0])
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readParquet(t, path)
 	mk, _, _ := prepared.FramesMarkerOf(f)
 	tab, err := prepared.ParseFrameTable(b[mk.Offset:mk.Offset+mk.Length], len(f.RowGroups()), 7)
 	if err != nil {

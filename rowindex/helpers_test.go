@@ -189,3 +189,18 @@ func writeTestIndex(t *testing.T, name string, kind Kind, es []entry) (store.Sto
 	}
 	return st, man
 }
+
+// readParquet reads the Parquet file at path: its bytes and the file over
+// them.
+func readParquet(t *testing.T, path string) ([]byte, *parquet.File) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, f
+}
