@@ -30,12 +30,18 @@ import (
 // default: sized to the index, rowindex.AutoCacheBytes), resident groups
 // within ARIADNE_BENCH_RESIDENT bytes (Options.ResidentBytes; default
 // rowindex.AutoResidentBytes; negative: none),
-// from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100).
+// from the class of at most ARIADNE_BENCH_MAXROWS rows (default 100) and
+// at least ARIADNE_BENCH_MINROWS (default 1).
+// ARIADNE_BENCH_STREAM=1 reads each lookup's rows through rowindex.Iter,
+// none kept, as `ariadne bench rowindex` does (for hot keys, whose rows
+// collected into one Result would time the heap's growth): with
+// ARIADNE_BENCH_MINROWS=1000000 and -benchtime 3x it profiles the top key.
 // ARIADNE_BENCH_DUCKDB=1 runs DuckDB's lookup of the same key after each
 // lookup, untimed, as `ariadne bench rowindex` does: a lookup then starts
 // with DuckDB's threads, caches and garbage just behind it, and the
 // p50-ms / p90-ms metrics are the lookups' wall times in that setting (the
-// CPU metric then counts DuckDB's too). Two diagnostics take DuckDB's
+// CPU metric then counts DuckDB's too), duckdb-p50-ms / duckdb-p90-ms
+// DuckDB's. Two diagnostics take DuckDB's
 // place to say which of its effects slows the lookup after it:
 // ARIADNE_BENCH_IDLE=D sleeps D between lookups (the runtime's threads
 // park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
@@ -72,6 +78,15 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		}
 		maxRows = v
 	}
+	minRows := int64(1)
+	if s := os.Getenv("ARIADNE_BENCH_MINROWS"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		minRows = v
+	}
+	stream := os.Getenv("ARIADNE_BENCH_STREAM") == "1"
 	ctx := context.Background()
 	_, statErr := os.Stat(idxDir)
 	uris, err := parquetFiles(lake)
@@ -130,7 +145,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	}
 	held, _ := ri.CacheStats()
 	b.Logf("warm %v, caches hold %.1f MB", time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6)
-	lo, hi := h.span(Class{Min: 1, Max: maxRows})
+	lo, hi := h.span(Class{Min: minRows, Max: maxRows})
 	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
 	if len(keys) == 0 {
 		b.Fatal("no key in the class")
@@ -190,7 +205,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		thrash = make([]byte, mb<<20)
 	}
 	between := duck != nil || idle > 0 || thrash != nil
-	var walls []time.Duration
+	var walls, duckWalls []time.Duration
 	inflated0 := ri.DecompressedBytes()
 	runtime.GC()
 	var ru0, ru1 syscall.Rusage
@@ -198,18 +213,32 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
-		r, err := ri.Lookup(ctx, rowindex.Query{Key: h.queryValue(keys[i%len(keys)])})
-		if err != nil {
-			b.Fatal(err)
+		q := rowindex.Query{Key: h.queryValue(keys[i%len(keys)])}
+		var n int
+		var plan rowindex.Plan
+		if stream {
+			s, err := streamRows(ctx, ri, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, plan = int(s.rows), s.plan
+		} else {
+			r, err := ri.Lookup(ctx, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, plan = len(r.Rows), r.Plan
 		}
 		if between {
 			walls = append(walls, time.Since(t0))
 			b.StopTimer()
 			switch {
 			case duck != nil:
+				t1 := time.Now()
 				if _, err := duck.Count(ctx, h.queryValue(keys[i%len(keys)]), 0); err != nil {
 					b.Fatal(err)
 				}
+				duckWalls = append(duckWalls, time.Since(t1))
 			case idle > 0:
 				time.Sleep(idle)
 			default:
@@ -219,10 +248,10 @@ func BenchmarkLightKeyDir(b *testing.B) {
 			}
 			b.StartTimer()
 		}
-		rows += len(r.Rows)
-		bytes += r.Plan.Data.BytesRead
-		reqs += r.Plan.Data.Requests
-		pages += r.Plan.Data.Pages
+		rows += n
+		bytes += plan.Data.BytesRead
+		reqs += plan.Data.Requests
+		pages += plan.Data.Pages
 	}
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
@@ -232,11 +261,17 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ReportMetric(float64(bytes)/float64(b.N), "databytes/op")
 	b.ReportMetric(float64(reqs)/float64(b.N), "datareqs/op")
 	b.ReportMetric(float64(pages)/float64(b.N), "pages/op")
+	at := func(ws []time.Duration, p int) float64 {
+		slices.Sort(ws)
+		return float64(ws[(len(ws)-1)*p/100].Microseconds()) / 1e3
+	}
 	if len(walls) > 0 {
-		slices.Sort(walls)
-		at := func(p int) float64 { return float64(walls[(len(walls)-1)*p/100].Microseconds()) / 1e3 }
-		b.ReportMetric(at(50), "p50-ms")
-		b.ReportMetric(at(90), "p90-ms")
+		b.ReportMetric(at(walls, 50), "p50-ms")
+		b.ReportMetric(at(walls, 90), "p90-ms")
+	}
+	if len(duckWalls) > 0 {
+		b.ReportMetric(at(duckWalls, 50), "duckdb-p50-ms")
+		b.ReportMetric(at(duckWalls, 90), "duckdb-p90-ms")
 	}
 }
 
