@@ -45,10 +45,11 @@ type fileWork struct {
 // rgWork is the selected rows of one row group: runs in row order (one per
 // piece), and one chunkRead per requested leaf column.
 type rgWork struct {
-	rg     int
-	runs   []selRun
-	base   []int // base[k]: selected rows before run k
-	chunks []*chunkRead
+	rg      int
+	npieces int // pieces in the group (planFile sizes runs with it)
+	runs    []selRun
+	base    []int // base[k]: selected rows before run k
+	chunks  []*chunkRead
 }
 
 // readPieces reads the selected rows from the data files: metadata first
@@ -141,7 +142,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	for _, c := range chunks {
 		c.m, c.pages = m, ri.pages
 		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
-		c.learn = planned <= learnMaxPages
+		c.learn = planned <= learnMaxPages && total <= learnMaxRows
 		c.borrow = c.w.blob != nil && c.w.fm.blob.Blocks() && c.leaf == c.w.blob.blobLeaf
 	}
 	// Nothing kept from this batch points into the fetched ranges (values
@@ -466,6 +467,8 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 		slices.Sort(w.leaves)
 		w.leaves = slices.Compact(w.leaves)
 	}
+	// Runs per row group, counted first: a hot key's batch is tens of
+	// thousands of one-row pieces in arrival order.
 	byRG := map[int32]*rgWork{}
 	for _, p := range w.pieces {
 		if int(p.rg) >= len(f.RowGroups()) {
@@ -476,6 +479,13 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			g = &rgWork{rg: int(p.rg)}
 			byRG[p.rg] = g
 			w.rgs = append(w.rgs, g)
+		}
+		g.npieces++
+	}
+	for _, p := range w.pieces {
+		g := byRG[p.rg]
+		if g.runs == nil {
+			g.runs = make([]selRun, 0, g.npieces)
 		}
 		g.runs = append(g.runs, selRun{row: p.row, n: p.n, p: p})
 	}
@@ -537,7 +547,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 					for j := pi; j < len(locs) && locs[j].FirstRowIndex < r.row+r.n; j++ {
 						if j != cur.page {
 							flush()
-							cur = pageSegs{page: j}
+							cur = pageSegs{page: j, segs: cur.segs[:0]} // planPage keeps none
 						}
 						cur.segs = append(cur.segs, [2]int64{max(r.row, locs[j].FirstRowIndex), r.row + r.n})
 					}
