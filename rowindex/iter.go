@@ -68,8 +68,14 @@ type RowIter struct {
 	blkStored, blkRows int64
 	drained            bool // the entry stream is exhausted
 	done               bool
-	err                error
-	start              time.Time
+	// readsAhead: batches are read ahead of the caller (readahead.go);
+	// ahead holds those being read, oldest first, under readCtx.
+	readsAhead  bool
+	ahead       []*aheadRead
+	readCtx     context.Context
+	cancelReads context.CancelFunc
+	err         error
+	start       time.Time
 }
 
 // Iter starts a lookup whose rows are read as the caller consumes them.
@@ -132,6 +138,7 @@ func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
 		}
 	}
 	it.needCover = it.covered && len(man.Cover) > 0 || len(q.Where) > 0
+	it.readsAhead = readsAhead(q, it.covered, ids)
 	// Every entry of the key is read when aggregates are kept (they sum
 	// over all of them) or no limit cuts the rows: then decode all
 	// candidate groups at once.
@@ -158,6 +165,7 @@ func (it *RowIter) Next() bool {
 		if err := it.fill(); err != nil {
 			it.err = err
 			it.batch = nil
+			it.stopReads()
 			return false
 		}
 	}
@@ -172,6 +180,7 @@ func (it *RowIter) Err() error { return it.err }
 
 // Close releases the iterator. It is safe to call more than once.
 func (it *RowIter) Close() error {
+	it.stopReads()
 	it.batch, it.stream, it.done = nil, nil, true
 	return nil
 }
@@ -216,20 +225,76 @@ func (it *RowIter) finish() {
 // read, so a key's first block, which may hold the whole page, is read
 // before the rest are planned.
 func (it *RowIter) fill() error {
+	if it.readsAhead {
+		return it.fillAhead()
+	}
+	pieces, blkSel, rows, err := it.selectBatch()
+	if err != nil {
+		return err
+	}
+	if it.drained {
+		it.done = true
+	}
+	if len(pieces) == 0 {
+		return nil
+	}
+	if it.covered && !it.anyBlocks(pieces) {
+		it.plan.Covered = true
+		batch, err := it.coveredRows(pieces)
+		if err != nil {
+			return err
+		}
+		it.batch = batch
+	} else {
+		batch, err := it.ri.readPieces(it.ctx, it.dm, it.man, it.ids, pieces, it.q.Columns, &it.plan)
+		if err != nil {
+			return err
+		}
+		if blkSel > 0 {
+			// The batch's rows less the plain files' (a row per stored
+			// row) are the blocks' rows.
+			it.blkStored += blkSel
+			it.blkRows += int64(len(batch)) - (int64(rows) - blkSel)
+		}
+		it.take(it.cutBlocks(batch, pieces), pieces)
+	}
+	it.plan.Rows += len(it.batch)
+	if blkSel > 0 {
+		// selectRows counted a block as one row: the rows returned are
+		// known now, and the next batch's selection counts from them.
+		it.total = it.plan.Rows
+	}
+	return nil
+}
+
+// take makes rows, read for pieces, the current batch.
+func (it *RowIter) take(rows []Row, pieces []*piece) {
+	it.batch = rows
+	if it.columns == nil {
+		if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
+			it.columns = dataColumns(fm.(*fileMeta))
+		}
+	}
+}
+
+// selectBatch selects the next batch's pieces from the entry stream: about
+// batchRows rows (rows), blkSel of them stored rows of block files.
+func (it *RowIter) selectBatch() (pieces []*piece, blkSel int64, rows int, err error) {
 	man := it.man
-	var pieces []*piece
-	rows := 0
 	budget := it.blockBudget()
-	var blkSel int64 // stored rows of block files selected in this batch
-	for n := 0; !it.drained && rows < batchRows; n++ {
+	size := batchRows
+	if it.ri.batchRows > 0 {
+		size = it.ri.batchRows
+	}
+	for n := 0; !it.drained && rows < size; n++ {
 		if n%4096 == 0 {
 			if err := it.ctx.Err(); err != nil {
-				return err // a hot key's entries are millions: stop when asked
+				return nil, 0, 0, err // a hot key's entries are millions: stop when asked
 			}
 		}
 		e, from, ok, err := it.nextEntry()
 		if err != nil {
-			return err
+			return nil, 0, 0, err
 		}
 		if !ok {
 			it.drained = true
@@ -243,7 +308,7 @@ func (it *RowIter) fill() error {
 		}
 		fe, ok := it.ids[e.File]
 		if !ok {
-			return corrupt("entry names unknown file id %d", e.File)
+			return nil, 0, 0, corrupt("entry names unknown file id %d", e.File)
 		}
 		most := int64(-1)
 		if budget >= 0 && fe.Blocks {
@@ -251,7 +316,7 @@ func (it *RowIter) fill() error {
 		}
 		n, next, hit, err := it.selectRows(&e, from, most, &pieces)
 		if err != nil {
-			return err
+			return nil, 0, 0, err
 		}
 		rows += n
 		if fe.Blocks {
@@ -268,49 +333,11 @@ func (it *RowIter) fill() error {
 			break
 		}
 	}
-	if it.drained {
-		it.done = true
-	}
-	if len(pieces) == 0 {
-		return nil
-	}
 	for _, p := range pieces {
 		it.files[p.file] = true
 	}
 	it.plan.RowRanges += len(pieces)
-	if it.covered && !it.anyBlocks(pieces) {
-		it.plan.Covered = true
-		batch, err := it.coveredRows(pieces)
-		if err != nil {
-			return err
-		}
-		it.batch = batch
-	} else {
-		batch, err := it.ri.readPieces(it.ctx, it.dm, man, it.ids, pieces, it.q.Columns, &it.plan)
-		if err != nil {
-			return err
-		}
-		if blkSel > 0 {
-			// The batch's rows less the plain files' (a row per stored
-			// row) are the blocks' rows.
-			it.blkStored += blkSel
-			it.blkRows += int64(len(batch)) - (int64(rows) - blkSel)
-		}
-		batch = it.cutBlocks(batch, pieces)
-		it.batch = batch
-		if it.columns == nil {
-			if fm, ok := it.ri.cache.get(dataMetaKey{pieces[0].file}); ok {
-				it.columns = dataColumns(fm.(*fileMeta))
-			}
-		}
-	}
-	it.plan.Rows += len(it.batch)
-	if blkSel > 0 {
-		// selectRows counted a block as one row: the rows returned are
-		// known now, and the next batch's selection counts from them.
-		it.total = it.plan.Rows
-	}
-	return nil
+	return pieces, blkSel, rows, nil
 }
 
 // nextEntry returns the next entry with rows to select and the row of it to

@@ -125,6 +125,10 @@ type RowIndex struct {
 	// goroutines, as a remote store's do, however few its bytes (tests set
 	// it to cover that path on local files; inlineRead).
 	spreadReads bool
+	// batchRows, if set, replaces the constant batchRows as the rows an
+	// iterator selects per batch (tests set it to cover many batches on
+	// small files).
+	batchRows int
 	// ints pools the integer columns of decoded fragment groups
 	// (decodeGroupKey): *[]int64.
 	ints sync.Pool
