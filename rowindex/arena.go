@@ -21,13 +21,7 @@ func (a *valueArena) keep(v parquet.Value) parquet.Value {
 	if k != parquet.ByteArray && k != parquet.FixedLenByteArray || v.IsNull() {
 		return v.Clone() // no bytes to copy: Clone is a plain copy
 	}
-	b := v.ByteArray()
-	if len(b) > cap(a.block)-len(a.block) {
-		a.block = make([]byte, 0, max(min(2*cap(a.block), arenaBlock), 512, len(b)))
-	}
-	at := len(a.block)
-	a.block = append(a.block, b...)
-	kept := a.block[at:len(a.block):len(a.block)]
+	kept := a.copy(v.ByteArray())
 	var out parquet.Value
 	if k == parquet.FixedLenByteArray {
 		out = parquet.FixedLenByteArrayValue(kept)
@@ -35,6 +29,16 @@ func (a *valueArena) keep(v parquet.Value) parquet.Value {
 		out = parquet.ByteArrayValue(kept)
 	}
 	return out.Level(v.RepetitionLevel(), v.DefinitionLevel(), v.Column())
+}
+
+// copy returns a copy of b in the arena.
+func (a *valueArena) copy(b []byte) []byte {
+	if len(b) > cap(a.block)-len(a.block) {
+		a.block = make([]byte, 0, max(min(2*cap(a.block), arenaBlock), 512, len(b)))
+	}
+	at := len(a.block)
+	a.block = append(a.block, b...)
+	return a.block[at:len(a.block):len(a.block)]
 }
 
 // isOutside reports whether err came from a read outside the prefetched

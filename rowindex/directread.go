@@ -99,12 +99,8 @@ func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLoc
 		// byte arrays point into the fetched ranges: copy the few kept.
 		owned := isDictEnc(p.enc)
 		for _, sg := range segs {
-			for r := sg[0]; r < sg[1]; r++ {
-				v, err := cut.row(r)
-				if err != nil {
-					return fmt.Errorf("rowindex: page %d: %w", pi, err)
-				}
-				c.keep(v, owned, false, false)
+			if c.vals, err = cut.appendRows(c.vals, sg[0], sg[1], &c.arena, owned); err != nil {
+				return fmt.Errorf("rowindex: page %d: %w", pi, err)
 			}
 		}
 		// Every kept value is a copy (or a dictionary's): the page's
