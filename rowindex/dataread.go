@@ -244,6 +244,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			return nil, err
 		}
 	}
+	// The rows hold copies of the chunks' values (assemble).
+	for _, c := range chunks {
+		ri.putVals(c.vals)
+		c.vals = nil
+	}
 	if blocks {
 		// A stored row of co-grouped blocks holds its rows (Row.block).
 		n := 0

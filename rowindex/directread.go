@@ -27,7 +27,7 @@ const rawPageCacheMaxBytes = 1<<20 + 64<<10
 // chunk's values reset, when a page is outside the direct path's scope or
 // its bytes were not prefetched: the caller then decodes with parquet-go.
 func (c *chunkRead) decodeDirect(ri *RowIndex, ci colInfo, locs []format.PageLocation, chunkRows int64) (err error) {
-	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
+	c.vals, c.starts, c.arena = ri.getVals(c.selected), nil, valueArena{}
 	defer func() {
 		if err != nil {
 			c.vals, c.arena = nil, valueArena{}

@@ -282,7 +282,7 @@ func planFrames(w *fileWork, rg, col int, runs []selRun) ([]plannedFrame, error)
 // frames that planFrames found (c.frames): each frame holding a selected row
 // is decompressed once and its PLAIN values cut at the selected rows.
 func (c *chunkRead) decodeFrames(ri *RowIndex, ci colInfo) error {
-	c.vals, c.starts, c.arena = make([]parquet.Value, 0, c.selected), nil, valueArena{}
+	c.vals, c.starts, c.arena = ri.getVals(c.selected), nil, valueArena{}
 	k := 0 // the run being filled
 	for i := range c.frames {
 		if err := c.decodeFrame(ri, ci, &c.frames[i], &k); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/parquet-go/parquet-go"
 	"io"
 	"strings"
 	"sync"
@@ -135,6 +136,43 @@ type RowIndex struct {
 	// lens pools the decoded lengths of DELTA_LENGTH_BYTE_ARRAY pages
 	// (decodeDirect): *[]int32.
 	lens sync.Pool
+	// vals pools the chunks' selected values of lookup batches
+	// (getVals): *[]parquet.Value.
+	vals sync.Pool
+}
+
+// valsPoolMin is the smallest value buffer worth pooling: a light key's
+// chunk holds a few values, a hot key's batch millions (allocating them
+// afresh per batch was a fifth of its garbage).
+const valsPoolMin = 1 << 10
+
+// getVals returns an empty value buffer of capacity at least n, pooled
+// when one is.
+func (ri *RowIndex) getVals(n int) []parquet.Value {
+	if n >= valsPoolMin {
+		if p, ok := ri.vals.Get().(*[]parquet.Value); ok && cap(*p) >= n {
+			return (*p)[:0]
+		}
+	}
+	return make([]parquet.Value, 0, n)
+}
+
+// putVals gives back a value buffer of getVals once nothing points into
+// it: cleared, so that its values keep no bytes alive (poisoned in tests,
+// so that a row still pointing into it reads garbage).
+func (ri *RowIndex) putVals(v []parquet.Value) {
+	if cap(v) < valsPoolMin {
+		return
+	}
+	if ri.poisonFreed {
+		for i := range v[:cap(v)] {
+			v[:cap(v)][i] = parquet.ByteArrayValue([]byte("poisoned")).Level(0, 0, 0)
+		}
+	} else {
+		clear(v)
+	}
+	v = v[:0]
+	ri.vals.Put(&v)
 }
 
 // getLens returns pooled storage for DELTA_LENGTH_BYTE_ARRAY lengths
