@@ -142,7 +142,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	for _, c := range chunks {
 		c.m, c.pages = m, ri.pages
 		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
-		c.learn = planned <= learnMaxPages && total <= learnMaxRows
+		c.learn = planned <= learnMaxPages
 		c.borrow = c.w.blob != nil && c.w.fm.blob.Blocks() && c.leaf == c.w.blob.blobLeaf
 	}
 	// Nothing kept from this batch points into the fetched ranges (values

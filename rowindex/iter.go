@@ -73,6 +73,7 @@ type RowIter struct {
 	readsAhead  bool
 	slab        []piece // newPiece's, of slabSize pieces
 	slabSize    int
+	lastBatch   int // batchSize's last answer
 	ahead       []*aheadRead
 	readCtx     context.Context
 	cancelReads context.CancelFunc
@@ -284,10 +285,7 @@ func (it *RowIter) take(rows []Row, pieces []*piece) {
 func (it *RowIter) selectBatch() (pieces []*piece, blkSel int64, rows int, err error) {
 	man := it.man
 	budget := it.blockBudget()
-	size := batchRows
-	if it.ri.batchRows > 0 {
-		size = it.ri.batchRows
-	}
+	size := it.batchSize()
 	for n := 0; !it.drained && rows < size; n++ {
 		if n%4096 == 0 {
 			if err := it.ctx.Err(); err != nil {
@@ -543,6 +541,23 @@ func (it *RowIter) selectRows(e *entry, from, most int64, pieces *[]*piece) (int
 		n++
 	}
 	return n, e.N, false, nil
+}
+
+// batchSize returns the rows the next batch selects: batchRows, or for a
+// lookup that reads ahead a quarter of it, doubling per batch up to it. A
+// key of a few tens of thousands of rows is then read as two or three
+// batches at once instead of one whose planning and assembly run alone;
+// the top key's batches soon reach the full size, where few pages hold
+// rows of two batches (and are read by both).
+func (it *RowIter) batchSize() int {
+	if it.ri.batchRows > 0 {
+		return it.ri.batchRows
+	}
+	if !it.readsAhead {
+		return batchRows
+	}
+	it.lastBatch = min(max(2*it.lastBatch, batchRows/4), batchRows)
+	return it.lastBatch
 }
 
 // pieceSlab is the most pieces a RowIter allocates at once.

@@ -41,8 +41,7 @@ type chunkRead struct {
 	pages *pageCache // the page cache (nil: none)
 	fill  bool       // this batch may add pages to it (those pageCache.admit admits)
 	// learn: pages read whole learn their shapes (learnShape) for later
-	// sub-page reads; not in a batch of more than learnMaxPages pages or
-	// learnMaxRows rows.
+	// sub-page reads; not in a batch of more than learnMaxPages.
 	learn  bool
 	sub    bool // the chunk's pages may be read in parts (subPageReads)
 	framed bool // read by frames (frameread.go)
