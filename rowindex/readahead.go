@@ -41,57 +41,65 @@ func readsAhead(q Query, covered bool, ids map[int32]*FileEntry) bool {
 // the oldest the current batch once read. A lookup of one batch (a light
 // key) reads it on the calling goroutine, as fill does.
 func (it *RowIter) fillAhead() error {
-	if err := it.topUp(true); err != nil {
-		return err
-	}
+	var rows []Row
+	var pieces []*piece
 	if len(it.ahead) == 0 {
-		it.done = it.drained
-		return nil
+		// Nothing being read: a lookup of one batch (a light key's, or
+		// the last) is read here.
+		var err error
+		if pieces, err = it.topUp(true); err != nil {
+			return err
+		}
+		if pieces != nil {
+			if rows, err = it.ri.readPieces(it.ctx, it.dm, it.man, it.ids, pieces, it.q.Columns, &it.plan); err != nil {
+				return err
+			}
+		}
 	}
-	a := it.ahead[0]
-	it.ahead = it.ahead[1:]
-	<-a.done
-	it.plan.addReads(&a.plan)
-	if a.err != nil {
-		return a.err
+	if pieces == nil {
+		if len(it.ahead) == 0 {
+			it.done = it.drained
+			return nil
+		}
+		a := it.ahead[0]
+		it.ahead = it.ahead[1:]
+		<-a.done
+		it.plan.addReads(&a.plan)
+		if a.err != nil {
+			return a.err
+		}
+		rows, pieces = a.rows, a.pieces
 	}
 	// The next batches are read while the caller consumes this one.
-	if err := it.topUp(false); err != nil {
+	if _, err := it.topUp(false); err != nil {
 		return err
 	}
-	it.take(a.rows, a.pieces)
-	it.plan.Rows += len(a.rows)
+	it.take(rows, pieces)
+	it.plan.Rows += len(rows)
 	it.done = it.drained && len(it.ahead) == 0
 	return nil
 }
 
 // topUp selects batches and starts reading them until readAheadBatches are
-// being read or the entry stream is drained. With inline set, a lookup's
-// only batch (the stream drained once it is selected, nothing being read)
-// is read on this goroutine and becomes the current batch.
-func (it *RowIter) topUp(inline bool) error {
+// being read or the entry stream is drained. With inline set, it returns
+// instead of starting it a batch that is the lookup's only one left (the
+// stream drained once it is selected, nothing being read): the caller
+// reads it on its goroutine.
+func (it *RowIter) topUp(inline bool) ([]*piece, error) {
 	for len(it.ahead) < readAheadBatches && !it.drained {
 		pieces, _, _, err := it.selectBatch()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(pieces) == 0 {
 			continue
 		}
 		if inline && it.drained && len(it.ahead) == 0 {
-			rows, err := it.ri.readPieces(it.ctx, it.dm, it.man, it.ids, pieces, it.q.Columns, &it.plan)
-			if err != nil {
-				return err
-			}
-			// Returned as an already read batch, after any before it.
-			a := &aheadRead{done: make(chan struct{}), pieces: pieces, rows: rows}
-			close(a.done)
-			it.ahead = append(it.ahead, a)
-			return nil
+			return pieces, nil
 		}
 		it.ahead = append(it.ahead, it.startRead(pieces))
 	}
-	return nil
+	return nil, nil
 }
 
 // startRead reads pieces on a new goroutine under the iterator's read

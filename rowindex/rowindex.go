@@ -171,8 +171,8 @@ func (ri *RowIndex) putVals(v []parquet.Value) {
 	} else {
 		clear(v)
 	}
-	v = v[:0]
-	ri.vals.Put(&v)
+	p := v[:0] // not v itself: &v would move every caller's v to the heap
+	ri.vals.Put(&p)
 }
 
 // getLens returns pooled storage for DELTA_LENGTH_BYTE_ARRAY lengths
