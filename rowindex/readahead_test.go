@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
-	"github.com/ariadne-go/ariadne/store"
 )
 
 // TestIterReadsAhead: a hot key read in many batches, two of them being read
@@ -21,35 +20,16 @@ import (
 // after rows that are all the full scan's.
 func TestIterReadsAhead(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := lakegen.Generate(ctx, data, lakegen.Config{
+	dir, data, idx, uris := indexLake(t, lakegen.Config{
 		Seed: 5, TargetBytes: 4 << 20, Days: 2, FilesPerDay: 2, Users: 50_000, ZipfS: 1.2, ZipfV: 1, Tracks: 500,
 		RowGroupRows: 8_000, PageBytes: 8 << 10, Prefix: "lake/",
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uris []string
-	for _, f := range files {
-		uris = append(uris, f.Key)
-	}
 	top := lakegen.UserID(0)
 	kb, _ := EncodeKey(top)
 	want := fullScan(t, dir, uris, "user_id", kb, kb)
 	const batch = 1_000
 	if len(want) < 8*batch {
 		t.Fatalf("the top key has %d rows: too few batches", len(want))
-	}
-	idx, err := store.Open(ctx, "file://"+filepath.Join(dir, "index"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "user_id"}, StoreResolver{data}, uris); err != nil {
-		t.Fatal(err)
 	}
 	// No page cache: every batch reads its pages, so a truncated file is
 	// seen by the batches after it.

@@ -70,22 +70,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	if sampling == "" {
 		sampling = SamplingRows
 	}
-	maxRows := int64(100)
-	if s := os.Getenv("ARIADNE_BENCH_MAXROWS"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		maxRows = v
-	}
-	minRows := int64(1)
-	if s := os.Getenv("ARIADNE_BENCH_MINROWS"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		minRows = v
-	}
+	maxRows, minRows := envInt(b, "ARIADNE_BENCH_MAXROWS", 100), envInt(b, "ARIADNE_BENCH_MINROWS", 1)
 	stream := os.Getenv("ARIADNE_BENCH_STREAM") == "1"
 	ctx := context.Background()
 	_, statErr := os.Stat(idxDir)
@@ -291,4 +276,18 @@ func lightKeyCounts(ctx context.Context, data store.Store, uris []string, keyCol
 	}
 	defer st.Close()
 	return scanKeys(ctx, st, su, keyCol)
+}
+
+// envInt is the integer in the environment variable name, def if it is
+// unset; b fails if it is not an integer.
+func envInt(b *testing.B, name string, def int64) int64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return v
 }
