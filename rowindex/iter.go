@@ -217,6 +217,7 @@ func (it *RowIter) Plan() Plan {
 }
 
 func (it *RowIter) finish() {
+	it.stopReads() // none in flight: releases the read context
 	if it.cursorOut != "" && it.total == 0 {
 		it.cursorOut = ""
 	}

@@ -62,6 +62,9 @@ func TestIterReadsAhead(t *testing.T) {
 		if err := it.Err(); err != nil {
 			t.Fatal(err)
 		}
+		if ahead && (it.readCtx == nil || it.readCtx.Err() == nil) {
+			t.Fatal("no batch was read ahead, or the read context outlived the iteration")
+		}
 		return rows, it.Plan()
 	}
 	one, onePlan := stream(false)
