@@ -399,10 +399,12 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 				rowNum := rowInFile(w.fe, p.rg, p.row+int64(i))
 				if keyAt >= 0 {
 					v := g.chunks[keyAt].row(sel)
-					if len(v) == 1 && !v[0].IsNull() {
+					same := len(v) == 1 && !v[0].IsNull()
+					if same {
 						kbuf = appendKeyValue(kbuf[:0], v[0])
+						same = bytes.Equal(kbuf, p.key)
 					}
-					if len(v) != 1 || v[0].IsNull() || !bytes.Equal(kbuf, p.key) {
+					if !same {
 						return &FileChangedError{URI: w.fe.URI, Reason: fmt.Sprintf("row %d no longer holds key %s", rowNum, keyString(p.key))}
 					}
 				}

@@ -97,7 +97,7 @@ func (ri *RowIndex) Iter(ctx context.Context, q Query) (*RowIter, error) {
 }
 
 func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
-	man, ids := ri.snapshot()
+	man, ids, blockFiles := ri.filesSnapshot()
 	it := &RowIter{ri: ri, ctx: ctx, q: q, man: man, ids: ids, im: new(meter), dm: new(meter),
 		plan: Plan{Kind: man.Kind}, files: map[int32]bool{}, start: time.Now(), columns: q.Columns}
 	if q.KeyColumn != "" && q.KeyColumn != man.Key {
@@ -141,7 +141,11 @@ func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
 		}
 	}
 	it.needCover = it.covered && len(man.Cover) > 0 || len(q.Where) > 0
-	it.readsAhead = readsAhead(q, it.covered, ids)
+	// Batches are read ahead of the caller when every row of the keys is
+	// read (no limit: a limit's batches are cut by what the ones before
+	// returned), from the data files (not covered), none of them block
+	// files (whose batches are sized by the rows the ones before held).
+	it.readsAhead = q.Limit == 0 && !it.covered && !blockFiles
 	// Every entry of the key is read when aggregates are kept (they sum
 	// over all of them) or no limit cuts the rows: then decode all
 	// candidate groups at once.

@@ -19,23 +19,6 @@ type aheadRead struct {
 	err    error
 }
 
-// readsAhead reports whether a lookup may read its batches ahead of the
-// caller: one that reads every row of its keys (no limit: a limit's
-// batches are cut by what the ones before returned), from the data files
-// (not covered), none of them block files (whose batches are sized by the
-// rows the ones before held).
-func readsAhead(q Query, covered bool, ids map[int32]*FileEntry) bool {
-	if q.Limit != 0 || covered {
-		return false
-	}
-	for _, fe := range ids {
-		if fe.Blocks {
-			return false
-		}
-	}
-	return true
-}
-
 // fillAhead is fill for a lookup that reads ahead: it keeps up to
 // readAheadBatches batches being read, each on its own goroutine, and makes
 // the oldest the current batch once read. A lookup of one batch (a light

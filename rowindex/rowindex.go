@@ -100,6 +100,9 @@ type RowIndex struct {
 	mu  sync.RWMutex
 	man *Manifest
 	ids map[int32]*FileEntry
+	// blockFiles: a file of man is FileEntry.Blocks (set with man: a
+	// lookup asks, and the files are many).
+	blockFiles bool
 
 	// slowChunks counts the column chunks decoded by parquet-go rather
 	// than the direct path, subCuts the pages cut from sub-page reads
@@ -165,8 +168,9 @@ func (ri *RowIndex) putVals(v []parquet.Value) {
 		return
 	}
 	if ri.poisonFreed {
+		poison := parquet.ByteArrayValue([]byte("poisoned"))
 		for i := range v[:cap(v)] {
-			v[:cap(v)][i] = parquet.ByteArrayValue([]byte("poisoned")).Level(0, 0, 0)
+			v[:cap(v)][i] = poison
 		}
 	} else {
 		clear(v)
@@ -274,8 +278,12 @@ func (ri *RowIndex) setManifest(man *Manifest) {
 	for i := range man.Files {
 		ids[man.Files[i].ID] = &man.Files[i]
 	}
+	blocks := false
+	for i := range man.Files {
+		blocks = blocks || man.Files[i].Blocks
+	}
 	ri.mu.Lock()
-	ri.man, ri.ids = man, ids
+	ri.man, ri.ids, ri.blockFiles = man, ids, blocks
 	ri.mu.Unlock()
 }
 
@@ -288,9 +296,16 @@ func (ri *RowIndex) Manifest() *Manifest {
 }
 
 func (ri *RowIndex) snapshot() (*Manifest, map[int32]*FileEntry) {
+	man, ids, _ := ri.filesSnapshot()
+	return man, ids
+}
+
+// filesSnapshot is snapshot, and whether a file of that version is a block
+// file (FileEntry.Blocks).
+func (ri *RowIndex) filesSnapshot() (*Manifest, map[int32]*FileEntry, bool) {
 	ri.mu.RLock()
 	defer ri.mu.RUnlock()
-	return ri.man, ri.ids
+	return ri.man, ri.ids, ri.blockFiles
 }
 
 // CacheBudget returns the budget of the handle's metadata cache and

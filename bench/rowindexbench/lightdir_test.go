@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -100,26 +99,10 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	}
 	h.exact = nil
 	opts := rowindex.Options{Resolver: res}
-	if s := os.Getenv("ARIADNE_BENCH_GAP"); s != "" {
-		if opts.CoalesceGap, err = strconv.ParseInt(s, 10, 64); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if s := os.Getenv("ARIADNE_BENCH_CACHE"); s != "" {
-		if opts.CacheBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if s := os.Getenv("ARIADNE_BENCH_PAGECACHE"); s != "" {
-		if opts.PageCacheBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if s := os.Getenv("ARIADNE_BENCH_RESIDENT"); s != "" {
-		if opts.ResidentBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
-			b.Fatal(err)
-		}
-	}
+	opts.CoalesceGap = envInt(b, "ARIADNE_BENCH_GAP", 0)
+	opts.CacheBytes = envInt(b, "ARIADNE_BENCH_CACHE", 0)
+	opts.PageCacheBytes = envInt(b, "ARIADNE_BENCH_PAGECACHE", 0)
+	opts.ResidentBytes = envInt(b, "ARIADNE_BENCH_RESIDENT", 0)
 	ri, err := rowindex.Open(ctx, idx, indexName, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -246,17 +229,15 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ReportMetric(float64(bytes)/float64(b.N), "databytes/op")
 	b.ReportMetric(float64(reqs)/float64(b.N), "datareqs/op")
 	b.ReportMetric(float64(pages)/float64(b.N), "pages/op")
-	at := func(ws []time.Duration, p int) float64 {
-		slices.Sort(ws)
-		return float64(ws[(len(ws)-1)*p/100].Microseconds()) / 1e3
-	}
 	if len(walls) > 0 {
-		b.ReportMetric(at(walls, 50), "p50-ms")
-		b.ReportMetric(at(walls, 90), "p90-ms")
+		l := latencyOf(walls, 0)
+		b.ReportMetric(l.P50MS, "p50-ms")
+		b.ReportMetric(l.P90MS, "p90-ms")
 	}
 	if len(duckWalls) > 0 {
-		b.ReportMetric(at(duckWalls, 50), "duckdb-p50-ms")
-		b.ReportMetric(at(duckWalls, 90), "duckdb-p90-ms")
+		l := latencyOf(duckWalls, 0)
+		b.ReportMetric(l.P50MS, "duckdb-p50-ms")
+		b.ReportMetric(l.P90MS, "duckdb-p90-ms")
 	}
 }
 
