@@ -190,6 +190,9 @@ func (g *globals) emit(v any, human func(w io.Writer)) error {
 // "kind"} on stdout, so programs branch on the kind and read one document
 // (the error is not repeated as text on stderr); else a line on stderr.
 func (g *globals) printError(err error) {
+	if errors.As(err, new(reportedError)) {
+		return
+	}
 	if g.jsonOut {
 		enc := json.NewEncoder(g.env.Stdout)
 		enc.SetEscapeHTML(false)
@@ -198,6 +201,14 @@ func (g *globals) printError(err error) {
 	}
 	fmt.Fprintln(g.env.Stderr, "ariadne:", err)
 }
+
+// reportedError is an error the command already wrote into its JSON
+// answer (a lookup that failed after streaming rows): the exit code is
+// still 1, nothing more is printed.
+type reportedError struct{ err error }
+
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }
 
 // errorKind names the kind of err for --json output, so programs branch on
 // a stable word instead of message text: an aerr kind, else the sentinel of

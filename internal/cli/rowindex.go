@@ -338,14 +338,22 @@ func (g *globals) streamLookupJSON(w *bufio.Writer, rows *ariadne.LookupRows, ex
 		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		n++
 	}
-	if err := rows.Err(); err != nil {
-		w.Flush()
-		return err
-	}
 	if n > 0 {
 		w.WriteString("\n  ")
 	}
 	w.WriteString("],\n")
+	if err := rows.Err(); err != nil {
+		// Rows are out: the document ends with them and the error, still
+		// one JSON object (printError must not add another).
+		b, _ := json.Marshal(map[string]string{"error": err.Error(), "kind": errorKind(err)})
+		w.WriteString("  ")
+		w.Write(b[1:]) // the fields and the closing brace
+		w.WriteByte('\n')
+		if ferr := w.Flush(); ferr != nil {
+			return ferr
+		}
+		return reportedError{err}
+	}
 	tail := map[string]any{"columns": nonNil(rows.Columns()), "cursor": rows.Cursor(), "row_index": rows.RowIndex(), "version": rows.Version()}
 	if a := rows.Aggregates(); len(a) > 0 {
 		tail["aggregates"] = a

@@ -182,3 +182,29 @@ func checkRowSource(t *testing.T, r map[string]any) {
 		t.Errorf("key %v, values' user_id %v", r["key"], want)
 	}
 }
+
+// TestLookupJSONFailsAfterRows: a lookup whose later batches fail (data
+// files truncated after indexing) has already written rows; with --json its
+// answer is still one JSON object, the rows so far followed by the error's
+// "error" and "kind", and the exit code is 1.
+func TestLookupJSONFailsAfterRows(t *testing.T) {
+	dir := t.TempDir()
+	// One user: every row is the key's, more than a batch of the iterator.
+	lakeDir, files := genLake(t, lakegen.Config{Seed: 3, TargetBytes: 4 << 20, Days: 2, FilesPerDay: 2, Users: 1, Tracks: 100})
+	mustRun := func(args ...string) string { t.Helper(); return runOK(t, dir, args...) }
+	mustRun("create", "plays", "--format", "parquet", "--infer-from", filepath.Join(lakeDir, files[0].Key))
+	for _, f := range files {
+		mustRun("add-files", "plays", filepath.Join(lakeDir, f.Key))
+	}
+	mustRun("add-row-index", "plays", "--key", "user_id")
+	for _, f := range files[1:] {
+		if err := os.Truncate(filepath.Join(lakeDir, f.Key), 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := run(t, dir, "--json", "lookup", "plays", "--key", "user_id="+itoa(lakegen.UserID(0)))
+	res := decode(t, out)
+	if code != 1 || errs != "" || res["kind"] != "data file changed" || res["error"] == "" || len(res["rows"].([]any)) == 0 {
+		t.Fatalf("exit %d, stderr %q, kind %v, error %v, %d rows", code, errs, res["kind"], res["error"], len(res["rows"].([]any)))
+	}
+}
