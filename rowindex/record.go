@@ -23,34 +23,13 @@ func (r *Result) Record(i int) (map[string]any, error) {
 		}
 		return m, nil
 	}
-	f := row.file
-	if f == nil {
+	if row.file == nil {
 		return nil, fmt.Errorf("rowindex: row %d has no schema", i)
 	}
-	out := map[string]any{}
-	for _, c := range f.Root().Columns() {
-		leaves := leavesOf(c)
-		pos := make(map[int]int, len(leaves))
-		for k, l := range leaves {
-			pos[l] = k
-		}
-		var sub parquet.Row
-		for _, v := range row.Values {
-			if k, ok := pos[v.Column()]; ok {
-				sub = append(sub, v.Level(v.RepetitionLevel(), v.DefinitionLevel(), k))
-			}
-		}
-		if len(sub) == 0 {
-			continue // not projected
-		}
-		s := parquet.NewSchema("r", parquet.Group{c.Name(): c})
-		m := map[string]any{}
-		if err := s.Reconstruct(&m, sub); err != nil {
-			return nil, fmt.Errorf("rowindex: column %s: %w", c.Name(), err)
-		}
-		out[c.Name()] = logicalValue(c, m[c.Name()])
-	}
-	return out, nil
+	// A Recorder of its own: a Result may be read by several goroutines.
+	// A stream of rows keeps one (Recorder) and pays the per-file work once.
+	var rc Recorder
+	return rc.Record(row)
 }
 
 // logicalValue turns the physical value of a top-level primitive column with
@@ -81,8 +60,11 @@ func logicalValue(n parquet.Node, v any) any {
 		}
 	case *format.DateType:
 		if x, ok := v.(int32); ok {
-			return time.Unix(int64(x)*86400, 0).UTC()
+			return dateTime(x)
 		}
 	}
 	return v
 }
+
+// dateTime is the instant of a DATE's days since the epoch (UTC midnight).
+func dateTime(days int32) time.Time { return time.Unix(int64(days)*86400, 0).UTC() }

@@ -27,7 +27,7 @@ import (
 
 // boxable are the element types boxEach accepts: none is pointer-shaped.
 type boxable interface {
-	int8 | int16 | int32 | int64 | string | time.Time
+	int8 | int16 | int32 | int64 | float32 | float64 | string | time.Time
 }
 
 // eface is the runtime's layout of an interface{} value.
@@ -53,4 +53,37 @@ func boxEach[T boxable](dst []any, stride, off int, vals []T, null []bool) {
 		e.typ, e.data = typ, unsafe.Pointer(&vals[k])
 		dst[i] = x
 	}
+}
+
+// Slab boxes values of one type one at a time, each interface pointing at
+// its own element of a shared slab (as boxEach does for a column): one
+// allocation per slabValues values instead of one per value, for a stream
+// of rows converted value by value. An element is never written after it
+// is boxed (a full slab is left to its values and a new one begun), so the
+// argument above holds. A boxed value keeps its whole slab alive.
+//
+// Its zero value is ready; it is not safe for concurrent use.
+type Slab[T boxable] struct {
+	buf []T
+	typ unsafe.Pointer
+}
+
+// slabValues is how many values one slab holds.
+const slabValues = 512
+
+// Box returns v as an interface value.
+func (s *Slab[T]) Box(v T) any {
+	if len(s.buf) == cap(s.buf) {
+		if s.typ == nil {
+			var zero T
+			tmpl := any(zero)
+			s.typ = (*eface)(unsafe.Pointer(&tmpl)).typ
+		}
+		s.buf = make([]T, 0, slabValues)
+	}
+	s.buf = append(s.buf, v)
+	var x any
+	e := (*eface)(unsafe.Pointer(&x))
+	e.typ, e.data = s.typ, unsafe.Pointer(&s.buf[len(s.buf)-1])
+	return x
 }

@@ -201,7 +201,7 @@ func TestReadTypedAtConversionErrors(t *testing.T) {
 	}
 }
 
-// TestBoxEach checks that values boxed into slabs behave as ordinarily
+// TestBoxEach checks that values boxed into slabs (boxEach, Slab) behave as ordinarily
 // boxed ones: equal under ==, reflect.DeepEqual and Equal, the same
 // dynamic type for type switches and formatting, nil for nulls, and
 // intact after the slabs are dropped and memory is collected and reused.
@@ -226,6 +226,15 @@ func TestBoxEach(t *testing.T) {
 		boxEach(slab, 6, 3, i64, nil)
 		boxEach(slab, 6, 4, strs, null)
 		boxEach(slab, 6, 5, times, nil)
+		// Half of the int64s and strings again through Slabs, one at a time.
+		var si64 Slab[int64]
+		var sstr Slab[string]
+		for k := 0; k < n; k += 2 {
+			slab[6*k+3] = si64.Box(i64[k])
+			if !null[k] {
+				slab[6*k+4] = sstr.Box(strs[k])
+			}
+		}
 		for k := range n {
 			var s, x any = strs[k], i32[k]
 			if null[k] {
