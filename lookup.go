@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ariadne-go/ariadne/aerr"
@@ -175,15 +176,19 @@ type LookupRows struct {
 	it    *rowindex.RowIter
 	n     int // rows returned
 	row   Row
-	// vals are the current row's values in column order (for a covered
-	// row; nil for a row read from a data file until Values asks); the
-	// row's map is built from them when Row asks (see rowMap).
-	vals    []any
-	rowCols []string // the columns of vals
-	rowMap  bool
-	// colTypes are the types of the iterator's columns (covered rows).
+	// vals are the current row's values, one per rowCols: a covered row's
+	// in the iterator's column order, a read row's for the columns it has
+	// values for in its file's schema order (rec converts them). The row's
+	// map is built from them when Row asks (see rowMap); inColumns says
+	// rowCols are Columns, so that Values can hand vals over as they are.
+	vals      []any
+	rowCols   []string
+	rowMap    bool
+	inColumns bool
+	rec       rowindex.Recorder
+	// colTypes are the types of rowCols.
 	colTypes []schema.Type
-	// slab is where covered rows' value slices are cut from.
+	// slab is where rows' value slices are cut from.
 	slab []any
 	err  error
 	done bool
@@ -402,7 +407,7 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 	if row.Values == nil {
 		out.Covered = true
 		cols := lr.it.Columns()
-		if len(lr.colTypes) != len(cols) {
+		if len(lr.colTypes) != len(cols) || !slices.Equal(lr.rowCols, cols) {
 			lr.colTypes = make([]schema.Type, len(cols))
 			for j, c := range cols {
 				lr.colTypes[j] = lr.types[c]
@@ -421,23 +426,39 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 				vals[j] = outValue(lr.colTypes[j], row.Covered[j])
 			}
 		}
-		lr.row, lr.vals, lr.rowCols, lr.rowMap = out, vals, cols, false
+		lr.row, lr.vals, lr.rowCols, lr.rowMap, lr.inColumns = out, vals, cols, false, true
 		return nil
 	}
-	one := rowindex.Result{Rows: []rowindex.Row{row}}
-	rec, err := one.Record(0)
+	// A row read from a data file: its columns that have values, in the
+	// file's schema order (the rows of one file and projection share them).
+	w := max(len(lr.rowCols), 8)
+	if len(lr.slab) < w {
+		lr.slab = make([]any, w*convertSlabRows)
+	}
+	names, vals, err := lr.rec.Fields(&row, lr.slab[:0:len(lr.slab)])
 	if err != nil {
 		return err
 	}
-	for c, v := range rec {
-		rec[c] = outValue(lr.types[c], v)
+	if len(vals) <= len(lr.slab) {
+		lr.slab = lr.slab[len(vals):] // cut from the slab, as covered rows are
 	}
-	out.Values = rec
-	lr.row, lr.vals, lr.rowMap = out, nil, true
+	vals = vals[:len(vals):len(vals)]
+	if !slices.Equal(names, lr.rowCols) || len(lr.colTypes) != len(names) || lr.rowCols == nil {
+		lr.rowCols = slices.Clone(names)
+		lr.colTypes = make([]schema.Type, len(names))
+		for j, c := range names {
+			lr.colTypes[j] = lr.types[c]
+		}
+		lr.inColumns = slices.Equal(lr.rowCols, lr.columns)
+	}
+	for j, v := range vals {
+		vals[j] = outValue(lr.colTypes[j], v)
+	}
+	lr.row, lr.vals, lr.rowMap = out, vals, false
 	return nil
 }
 
-// convertSlabRows is how many covered rows' values share one allocation.
+// convertSlabRows is about how many rows' values share one allocation.
 const convertSlabRows = 256
 
 // Row returns the current row.
@@ -454,6 +475,13 @@ func (lr *LookupRows) Row() Row {
 	return lr.row
 }
 
+// Fields returns the current row's columns that have values and their
+// values: the pairs of Row's Values map without building it, in the data
+// file's schema order (a covered row's: Columns and their values). Rows
+// with the same columns share names; vals belongs to the row. Read them,
+// do not change them.
+func (lr *LookupRows) Fields() (names []string, vals []any) { return lr.rowCols, lr.vals }
+
 // Source returns the current row's key and place (file, row group, row)
 // without building its Values map (nil unless Row built it): with Values,
 // the cheaper way to pass a row on.
@@ -464,14 +492,18 @@ func (lr *LookupRows) Source() Row { return lr.row }
 // cheaper way to pass rows on, as a server writing JSON does. The slice
 // belongs to the caller once returned.
 func (lr *LookupRows) Values() []any {
-	if lr.vals == nil {
-		cols := lr.columns
-		lr.vals = make([]any, len(cols))
-		for j, c := range cols {
-			lr.vals[j] = lr.row.Values[c]
+	if lr.inColumns {
+		return lr.vals
+	}
+	// A row whose file has other columns (or another order) than the
+	// first file's: its values by name.
+	out := make([]any, len(lr.columns))
+	for j, c := range lr.columns {
+		if k := slices.Index(lr.rowCols, c); k >= 0 && k < len(lr.vals) {
+			out[j] = lr.vals[k]
 		}
 	}
-	return lr.vals
+	return out
 }
 
 // Err returns the error that ended the rows, if any.

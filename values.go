@@ -238,6 +238,9 @@ func outValue(t schema.Type, v any) any {
 	case isTime(t):
 		switch x := v.(type) {
 		case time.Time:
+			if x == x.UTC() {
+				return v // already UTC, without a monotonic reading: not boxed again
+			}
 			return x.UTC()
 		case int64:
 			return time.UnixMicro(x).UTC()
