@@ -79,7 +79,7 @@ func String(b []byte, s string, escapeHTML bool) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
+			if plain[c] == 2 || plain[c] == 1 && !escapeHTML {
 				i++
 				continue
 			}
@@ -124,6 +124,18 @@ func String(b []byte, s string, escapeHTML bool) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plain says of each ASCII byte whether it is written as is inside a JSON
+// string: 2 always, 1 only without HTML escaping (<, >, &), 0 never
+// (control characters, quote, backslash). Bytes from 0x80 are UTF-8's.
+var plain = func() (t [utf8.RuneSelf]uint8) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = 2
+	}
+	t['"'], t['\\'] = 0, 0
+	t['<'], t['>'], t['&'] = 1, 1, 1
+	return t
+}()
 
 // appendFloat appends f as encoding/json does (ES6 number formatting: %f
 // but exponents beyond 1e21 and below 1e-6, unpadded); false for NaN and
