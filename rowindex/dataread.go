@@ -134,14 +134,20 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	}
 	plan.ByteRanges += len(fetches)
 	// The page cache is filled only by lookups small enough not to flush
-	// it (ranges are one per page before coalescing).
-	planned := 0
+	// it: in pages (ranges are about one per page before coalescing) and
+	// in bytes (a batch of a hot key's rows in files of 1 MiB pages, as
+	// pyarrow writes them, plans few pages but many megabytes).
+	planned, plannedBytes := 0, int64(0)
 	for _, w := range works {
 		planned += len(w.ranges)
+		for _, r := range w.ranges {
+			plannedBytes += r.end - r.off
+		}
 	}
+	fill := ri.pages != nil && planned <= pageCacheMaxPages && plannedBytes <= ri.pages.budget/2
 	for _, c := range chunks {
 		c.m, c.pages = m, ri.pages
-		c.fill = ri.pages != nil && planned <= pageCacheMaxPages
+		c.fill = fill
 		c.learn = planned <= learnMaxPages
 		c.borrow = c.w.blob != nil && c.w.fm.blob.Blocks() && c.leaf == c.w.blob.blobLeaf
 	}
