@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ariadne-go/ariadne/internal/jsonappend"
 	"github.com/ariadne-go/ariadne/internal/pqrow"
 	"github.com/ariadne-go/ariadne/schema"
 )
@@ -97,7 +98,9 @@ func jsonValue(b *bytes.Buffer, v any, t schema.Type) {
 		}
 		b.WriteByte(']')
 	default:
-		data, err := json.Marshal(v)
+		// json.Marshal's bytes (strings HTML-escaped), without its
+		// reflection for the common scalars.
+		data, err := jsonappend.Value(b.AvailableBuffer(), v, true)
 		if err != nil {
 			writeJSONString(b, fmt.Sprint(v))
 			return
@@ -124,11 +127,9 @@ func jsonRow(b *bytes.Buffer, row []any, st *schema.Struct) {
 	b.WriteByte('}')
 }
 
+// writeJSONString writes s as an Encoder with SetEscapeHTML(false) does.
 func writeJSONString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Truncate(b.Len() - 1) // Encode appends a newline
+	b.Write(jsonappend.String(b.AvailableBuffer(), s, false))
 }
 
 // csvValue renders a value for a CSV cell: scalars as text (timestamps RFC
