@@ -207,7 +207,8 @@ func (rc *Recorder) leaf(col *recordColumn, v parquet.Value) (any, error) {
 	return logicalValue(col.node, x), nil
 }
 
-// textSlab is the size of the buffers strings' bytes are copied into.
+// textSlab is the largest buffer strings' bytes are copied into; buffers
+// start at 256 bytes and double (a single row's conversion costs little).
 const textSlab = 64 << 10
 
 // string returns b as a string whose bytes lie in the Recorder's text
@@ -218,7 +219,7 @@ func (rc *Recorder) string(b []byte) string {
 		return ""
 	}
 	if cap(rc.text)-len(rc.text) < len(b) {
-		rc.text = make([]byte, 0, max(textSlab, len(b)))
+		rc.text = make([]byte, 0, max(min(2*cap(rc.text), textSlab), 256, len(b)))
 	}
 	off := len(rc.text)
 	rc.text = append(rc.text, b...)

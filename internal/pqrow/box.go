@@ -68,7 +68,8 @@ type Slab[T boxable] struct {
 	typ unsafe.Pointer
 }
 
-// slabValues is how many values one slab holds.
+// slabValues is how many values a slab holds at most: slabs start at 8
+// values and double, so that converting one row costs little.
 const slabValues = 512
 
 // Box returns v as an interface value.
@@ -79,7 +80,7 @@ func (s *Slab[T]) Box(v T) any {
 			tmpl := any(zero)
 			s.typ = (*eface)(unsafe.Pointer(&tmpl)).typ
 		}
-		s.buf = make([]T, 0, slabValues)
+		s.buf = make([]T, 0, min(max(2*cap(s.buf), 8), slabValues))
 	}
 	s.buf = append(s.buf, v)
 	var x any
