@@ -185,6 +185,7 @@ type LookupRows struct {
 	rowCols   []string
 	rowMap    bool
 	inColumns bool
+	colPos    []int // with !inColumns: each of columns' place in rowCols
 	rec       rowindex.Recorder
 	// colTypes are the types of rowCols.
 	colTypes []schema.Type
@@ -342,6 +343,7 @@ func (lr *LookupRows) endKey() {
 	}
 	if lr.columns == nil {
 		lr.columns = it.Columns()
+		lr.setColumns()
 	}
 	keyType := lr.types[lr.man.Key]
 	for _, a := range it.Aggregates() {
@@ -403,6 +405,7 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 	out := Row{Key: outValue(keyType, row.Key), File: row.File, RowGroup: row.RowGroup, Row: row.Row}
 	if lr.columns == nil && lr.it.Columns() != nil {
 		lr.columns = lr.it.Columns()
+		lr.setColumns()
 	}
 	if row.Values == nil {
 		out.Covered = true
@@ -426,7 +429,11 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 				vals[j] = outValue(lr.colTypes[j], row.Covered[j])
 			}
 		}
-		lr.row, lr.vals, lr.rowCols, lr.rowMap, lr.inColumns = out, vals, cols, false, true
+		if !slices.Equal(lr.rowCols, cols) {
+			lr.rowCols = cols
+			lr.setColumns()
+		}
+		lr.row, lr.vals, lr.rowMap = out, vals, false
 		return nil
 	}
 	// A row read from a data file: its columns that have values, in the
@@ -449,13 +456,25 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 		for j, c := range names {
 			lr.colTypes[j] = lr.types[c]
 		}
-		lr.inColumns = slices.Equal(lr.rowCols, lr.columns)
+		lr.setColumns()
 	}
 	for j, v := range vals {
 		vals[j] = outValue(lr.colTypes[j], v)
 	}
 	lr.row, lr.vals, lr.rowMap = out, vals, false
 	return nil
+}
+
+// setColumns works out, for new rowCols, whether they are Columns, and
+// else where each of Columns is among them (-1: absent).
+func (lr *LookupRows) setColumns() {
+	lr.inColumns = slices.Equal(lr.rowCols, lr.columns)
+	lr.colPos = lr.colPos[:0]
+	if !lr.inColumns {
+		for _, c := range lr.columns {
+			lr.colPos = append(lr.colPos, slices.Index(lr.rowCols, c))
+		}
+	}
 }
 
 // convertSlabRows is about how many rows' values share one allocation.
@@ -490,16 +509,17 @@ func (lr *LookupRows) Source() Row { return lr.row }
 // Values returns the current row's values in the order of Columns (nil
 // for a column the row lacks), in the same value model as Row's map: the
 // cheaper way to pass rows on, as a server writing JSON does. The slice
-// belongs to the caller once returned.
+// stays valid after Next (it is the row's, not reused) but may be the one
+// Row and Fields read: do not change it.
 func (lr *LookupRows) Values() []any {
 	if lr.inColumns {
 		return lr.vals
 	}
-	// A row whose file has other columns (or another order) than the
-	// first file's: its values by name.
+	// A row whose file has other columns or another order than Columns
+	// (a projection not in schema order): its values by position.
 	out := make([]any, len(lr.columns))
-	for j, c := range lr.columns {
-		if k := slices.Index(lr.rowCols, c); k >= 0 && k < len(lr.vals) {
+	for j, k := range lr.colPos {
+		if k >= 0 && k < len(lr.vals) {
 			out[j] = lr.vals[k]
 		}
 	}

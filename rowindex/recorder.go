@@ -24,8 +24,12 @@ import (
 // it returns share allocations (strings' bytes, boxed numbers and times, a
 // few hundred values each): a value kept keeps its share alive.
 //
-// A Recorder is not safe for concurrent use; its zero value is ready.
+// A Recorder is not safe for concurrent use, and must not be copied once
+// used (two copies would append into the same slabs); its zero value is
+// ready.
 type Recorder struct {
+	_ noCopy
+
 	// Values are boxed into slabs, and strings' bytes copied into a shared
 	// buffer: a few allocations per hundreds of rows, not one per value.
 	i32   pqrow.Slab[int32]
@@ -46,6 +50,15 @@ type Recorder struct {
 	names   []string
 	namesOf *recordShape
 }
+
+// maxRecordShapes bounds the files a Recorder keeps shapes of.
+const maxRecordShapes = 64
+
+// noCopy makes go vet's copylocks check report copies of a Recorder.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // recordShape is what converting a data file's rows needs, per top-level
 // column of its schema (in schema order).
@@ -77,7 +90,10 @@ func (rc *Recorder) shapeOf(f *parquet.File) *recordShape {
 	s, ok := rc.shapes[f]
 	if !ok {
 		s = newRecordShape(f)
-		if rc.shapes == nil {
+		if rc.shapes == nil || len(rc.shapes) >= maxRecordShapes {
+			// Bounded: the map keeps its files alive (a stream over
+			// thousands of files would hold every footer the handle's
+			// cache let go); a shape is cheap to work out again.
 			rc.shapes = map[*parquet.File]*recordShape{}
 		}
 		rc.shapes[f] = s
@@ -150,6 +166,8 @@ func leafKindOf(t parquet.Type) leafKind {
 	case t == parquet.Int32Type, rt == reflect.TypeOf(parquet.Int(32).Type()) && t.Kind() == parquet.Int32 && signedInt(32):
 		return leafInt32
 	case rt == reflect.TypeOf(parquet.Date().Type()):
+		// (Without its logical type, as logicalValue needs it: AssignValue,
+		// below the switch.)
 		if _, ok := lt.(*format.DateType); ok && t.Kind() == parquet.Int32 {
 			return leafDate
 		}
@@ -226,11 +244,12 @@ func (rc *Recorder) string(b []byte) string {
 	return unsafe.String(&rc.text[off], len(b))
 }
 
-// fields converts row's values: for each top-level column of its file
-// that the row has values for, in schema order, its name (into names, a
-// slice shared by the rows of one pattern: read it, do not keep it) and
-// its value (appended to vals).
-func (rc *Recorder) fields(row *Row, vals []any) (names []string, out []any, err error) {
+// Fields appends to vals the Go values of row's top-level columns that it
+// has values for, in the data file's schema order, and returns their
+// names: the same names and values as Record's map without building it.
+// The names slice is the Recorder's, valid until its next call: read it,
+// do not keep it.
+func (rc *Recorder) Fields(row *Row, vals []any) (names []string, out []any, err error) {
 	f := row.file
 	if f == nil {
 		return nil, vals, fmt.Errorf("rowindex: row has no schema")
@@ -244,7 +263,7 @@ func (rc *Recorder) fields(row *Row, vals []any) (names []string, out []any, err
 	vs, prev, ordered := row.Values, -1, true
 	for _, v := range vs {
 		c := v.Column()
-		if c >= len(s.byLeaf) || s.byLeaf[c] < 0 {
+		if c < 0 || c >= len(s.byLeaf) || s.byLeaf[c] < 0 {
 			return nil, vals, fmt.Errorf("rowindex: row has a value of column %d, not in its file's schema", c)
 		}
 		present[s.byLeaf[c]] = true
@@ -332,7 +351,7 @@ func (rc *Recorder) value(col *recordColumn, vs []parquet.Value) (any, error) {
 // not records of a data file: use their Covered values.
 func (rc *Recorder) Record(row *Row) (map[string]any, error) {
 	var buf [16]any
-	names, vals, err := rc.fields(row, buf[:0])
+	names, vals, err := rc.Fields(row, buf[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -341,12 +360,4 @@ func (rc *Recorder) Record(row *Row) (map[string]any, error) {
 		m[n] = vals[i]
 	}
 	return m, nil
-}
-
-// Fields appends to vals the Go values of row's top-level columns that
-// it has values for, in the data file's schema order, and returns their
-// names: the same names and values as Record's map without building it.
-// The names slice is the Recorder's, valid until its next call.
-func (rc *Recorder) Fields(row *Row, vals []any) (names []string, out []any, err error) {
-	return rc.fields(row, vals)
 }

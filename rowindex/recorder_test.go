@@ -3,6 +3,7 @@ package rowindex
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -85,10 +86,44 @@ func checkRecords(t *testing.T, what string, rc *Recorder, res *Result) {
 	}
 }
 
-// same is reflect.DeepEqual with NaN equal to NaN: the Go syntax of both
-// values, types included, is compared when DeepEqual says no.
+// same is reflect.DeepEqual with NaN equal to NaN, and with the dynamic
+// types of the values and of a map's or slice's elements equal (%#v alone
+// prints int32(5) and int64(5) alike).
 func same(a, b any) bool {
-	return reflect.DeepEqual(a, b) || fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+	if reflect.TypeOf(a) != reflect.TypeOf(b) {
+		return false
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y := b.(map[string]any)
+		if len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !same(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y := b.([]any)
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !same(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case float64:
+		return x == b.(float64) && math.Signbit(x) == math.Signbit(b.(float64)) || math.IsNaN(x) && math.IsNaN(b.(float64))
+	case float32:
+		y := b.(float32)
+		return x == y && math.Signbit(float64(x)) == math.Signbit(float64(y)) || x != x && y != y
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // TestRecorderOutOfOrderValues: a row whose values are not in leaf order
@@ -133,9 +168,16 @@ func TestRecorderOutOfOrderValues(t *testing.T) {
 	if fmt.Sprint(want["c"]) != "[1 2 3]" || want["a"] != int64(7) || want["b"] != "x" || want["d"] != 2.5 {
 		t.Fatalf("the oracle itself: %#v", want)
 	}
-	// A value of a column the file does not have: an error, not a panic.
-	bad := append(slices.Clone(in), parquet.Int64Value(1).Level(0, 0, 99))
-	if _, err := rc.Record(&Row{Values: bad, file: f}); err == nil {
-		t.Fatal("a value of column 99 was accepted")
+	// A value of a column the file does not have, or of no column: an
+	// error, not a panic.
+	for _, v := range []parquet.Value{parquet.Int64Value(1).Level(0, 0, 99), parquet.Int64Value(1)} {
+		bad := append(slices.Clone(in), v)
+		if _, err := rc.Record(&Row{Values: bad, file: f}); err == nil {
+			t.Fatalf("a value of column %d was accepted", v.Column())
+		}
+	}
+	if !same(map[string]any{"a": int64(5)}, map[string]any{"a": int64(5)}) || same(int32(5), int64(5)) ||
+		same(float32(2.5), 2.5) || same([]any{int32(1)}, []any{int64(1)}) || !same(math.NaN(), math.NaN()) {
+		t.Fatal("same compares types and NaNs wrongly")
 	}
 }
