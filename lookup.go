@@ -410,12 +410,7 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 	if row.Values == nil {
 		out.Covered = true
 		cols := lr.it.Columns()
-		if len(lr.colTypes) != len(cols) || !slices.Equal(lr.rowCols, cols) {
-			lr.colTypes = make([]schema.Type, len(cols))
-			for j, c := range cols {
-				lr.colTypes[j] = lr.types[c]
-			}
-		}
+		lr.rowColumns(cols)
 		// Rows' value slices are cut from a shared slab (one allocation
 		// per convertSlabRows rows); each slice still belongs to its row.
 		w := len(cols)
@@ -428,10 +423,6 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 			if j < len(row.Covered) {
 				vals[j] = outValue(lr.colTypes[j], row.Covered[j])
 			}
-		}
-		if !slices.Equal(lr.rowCols, cols) {
-			lr.rowCols = cols
-			lr.setColumns()
 		}
 		lr.row, lr.vals, lr.rowMap = out, vals, false
 		return nil
@@ -450,19 +441,26 @@ func (lr *LookupRows) convert(row rowindex.Row) error {
 		lr.slab = lr.slab[len(vals):] // cut from the slab, as covered rows are
 	}
 	vals = vals[:len(vals):len(vals)]
-	if !slices.Equal(names, lr.rowCols) || len(lr.colTypes) != len(names) || lr.rowCols == nil {
-		lr.rowCols = slices.Clone(names)
-		lr.colTypes = make([]schema.Type, len(names))
-		for j, c := range names {
-			lr.colTypes[j] = lr.types[c]
-		}
-		lr.setColumns()
-	}
+	lr.rowColumns(names)
 	for j, v := range vals {
 		vals[j] = outValue(lr.colTypes[j], v)
 	}
 	lr.row, lr.vals, lr.rowMap = out, vals, false
 	return nil
+}
+
+// rowColumns makes cols the current row's columns: when they change, a
+// copy of them, their types, and their places among Columns.
+func (lr *LookupRows) rowColumns(cols []string) {
+	if lr.rowCols != nil && slices.Equal(cols, lr.rowCols) {
+		return
+	}
+	lr.rowCols = slices.Clone(cols)
+	lr.colTypes = make([]schema.Type, len(cols))
+	for j, c := range cols {
+		lr.colTypes[j] = lr.types[c]
+	}
+	lr.setColumns()
 }
 
 // setColumns works out, for new rowCols, whether they are Columns, and
