@@ -419,7 +419,7 @@ func TestSubPageReadsSnappyDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := b[md.DataPageOffset+int64(hlen):][:h.CompressedPageSize]
-	splits, _, ok := snappySplits(body)
+	splits, _, _, ok := snappySplits(body)
 	if !ok || len(splits) < 3 {
 		t.Fatalf("column s's first page does not split into blocks: %v", splits)
 	}

@@ -54,13 +54,13 @@ func blockSnappy(dst, src []byte) []byte {
 func TestSnappySplits(t *testing.T) {
 	// klauspost's encoder reaches back across blocks: such a stream (of
 	// repeats from earlier blocks) does not split, and is read whole.
-	if _, _, ok := snappySplits(snappy.Encode(nil, snappyInput(8*snappyBlock, 1))); ok {
+	if _, _, _, ok := snappySplits(snappy.Encode(nil, snappyInput(8*snappyBlock, 1))); ok {
 		t.Error("a stream with copies across blocks splits")
 	}
 	for _, n := range []int{0, 1, 100, snappyBlock - 1, snappyBlock, snappyBlock + 1, 5*snappyBlock + 77, 16 * snappyBlock} {
 		src := snappyInput(n, uint64(n))
 		stream := blockSnappy(nil, src)
-		splits, got, ok := snappySplits(stream)
+		splits, marks, got, ok := snappySplits(stream)
 		if !ok || got != n {
 			t.Fatalf("%d bytes: splits %v (%d bytes, ok %v)", n, splits, got, ok)
 		}
@@ -76,6 +76,27 @@ func TestSnappySplits(t *testing.T) {
 					t.Fatalf("%d bytes, blocks [%d, %d): %v (equal %v)", n, lo, hi, err, bytes.Equal(out, want))
 				}
 			}
+		}
+		// Marks: inside blocks, in order, at most snappyMarkEvery apart
+		// (a tag's length past it at most), and the tags from any block's
+		// start up to a later mark decode to that part of the output.
+		prev := 0
+		for i, m := range marks {
+			o := int(m.out)
+			if o <= prev || o%snappyBlock == 0 || o >= n || o/snappyMarkEvery == prev/snappyMarkEvery && prev%snappyBlock != 0 {
+				t.Fatalf("%d bytes: mark %d at output %d after %d", n, i, o, prev)
+			}
+			prev = o
+			for lo := max(o/snappyBlock-2, 0); lo <= o/snappyBlock; lo++ {
+				want := src[lo*snappyBlock : o]
+				out, _, err := decodeSnappyBlocks(nil, nil, stream[splits[lo]:m.in], len(want))
+				if err != nil || !bytes.Equal(out, want) {
+					t.Fatalf("%d bytes, block %d to mark %d (output %d): %v (equal %v)", n, lo, i, o, err, bytes.Equal(out, want))
+				}
+			}
+		}
+		if min := n/snappyMarkEvery - n/snappyBlock - 1; len(marks) < min/2 {
+			t.Fatalf("%d bytes: %d marks, want about %d", n, len(marks), min)
 		}
 	}
 	lit := func(b []byte) []byte { // one literal tag of b (1 ≤ len(b) ≤ 60 or ≤ 256)
@@ -110,7 +131,7 @@ func TestSnappySplits(t *testing.T) {
 		"no length":                  {0x80},
 	}
 	for name, s := range bad {
-		if splits, _, ok := snappySplits(s); ok {
+		if splits, _, _, ok := snappySplits(s); ok {
 			t.Errorf("%s: split at %v", name, splits)
 		}
 	}
@@ -121,7 +142,7 @@ func TestSnappySplits(t *testing.T) {
 		for i := range s {
 			s[i] = byte(rng.Uint32())
 		}
-		if _, n, ok := snappySplits(s); ok {
+		if _, _, n, ok := snappySplits(s); ok {
 			if out, err := snappy.Decode(nil, s); err != nil || len(out) != n {
 				t.Fatalf("%x splits (%d bytes) but does not decode: %v", s, n, err)
 			}
