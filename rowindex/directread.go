@@ -242,12 +242,10 @@ type pageShape struct {
 	// independent 64 KiB blocks, snappysplit.go): where each block's tags
 	// start in the page body, then the body's end. The offsets above are
 	// then in the page as if its body were stored uncompressed after its
-	// header of hlen bytes (bodyLen bytes uncompressed). snappyMarks are
-	// the tag boundaries within its blocks where a read may stop.
-	snappy      []int32
-	snappyMarks []snappyMark
-	hlen        int
-	bodyLen     int
+	// header of hlen bytes (bodyLen bytes uncompressed).
+	snappy  *snappyIndex
+	hlen    int
+	bodyLen int
 	// whole: a SNAPPY page that cannot be read in parts (a v2 page, or a
 	// stream that does not split into blocks): remembered so that its
 	// stream is not walked on every read.
@@ -271,7 +269,11 @@ type shapeKey pageKey
 
 // charge is the shape's cost in the metadata cache.
 func (sh *pageShape) charge() int64 {
-	return int64(len(sh.levels)+4*len(sh.samples)+16*len(sh.marks)+4*len(sh.snappy)+8*len(sh.snappyMarks)) + 136
+	c := int64(len(sh.levels)+4*len(sh.samples)+16*len(sh.marks)) + 112
+	if sh.snappy != nil {
+		c += sh.snappy.charge() + 56
+	}
+	return c
 }
 
 // levelCursor answers, for rows in non-decreasing order, whether a row is
@@ -497,35 +499,19 @@ func noNulls(fm *fileMeta, rg, col int) bool {
 }
 
 // snappyBlocks returns the byte range, from the page start, of the
-// compressed tags that hold bytes [a, b) of the page as if it were
-// uncompressed: from the start of a's block to the first mark (or block
-// start) at or after b.
+// compressed bytes whose run (snappyIndex.run) decodes bytes [a, b) of the
+// page as if it were uncompressed.
 func (sh *pageShape) snappyBlocks(a, b int) (off, end int) {
-	lo := min(max((a-sh.hlen)/snappyBlock, 0), len(sh.snappy)-1)
-	in, _ := sh.snappyEnd(b - sh.hlen)
-	return sh.hlen + int(sh.snappy[lo]), sh.hlen + in
-}
-
-// snappyEnd returns where the tags that decode a block's output up to at
-// least output offset e (0 < e ≤ bodyLen) stop: in the stream, and in the
-// output. That is the first mark at or after e in e's block, else the next
-// block's start (or the stream's end).
-func (sh *pageShape) snappyEnd(e int) (in, out int) {
-	hi := min(max((e+snappyBlock-1)/snappyBlock, 0), len(sh.snappy)-1)
-	in, out = int(sh.snappy[hi]), min(hi*snappyBlock, sh.bodyLen)
-	ms := sh.snappyMarks
-	if i := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) >= e }); i < len(ms) && int(ms[i].out) < out {
-		in, out = int(ms[i].in), int(ms[i].out)
-	}
-	return in, out
+	r := sh.snappy.run(a-sh.hlen, b-sh.hlen)
+	return sh.hlen + r.in, sh.hlen + r.end
 }
 
 // snappyRead is what cutRanged decoded last of a SNAPPY page: its output
-// from the start of block lo, in out, a pooled buffer given back by
+// from output offset start, in out, a pooled buffer given back by
 // release.
 type snappyRead struct {
-	lo  int
-	out []byte
+	start int
+	out   []byte
 }
 
 func (r *snappyRead) release(ri *RowIndex) {
@@ -537,35 +523,32 @@ func (r *snappyRead) release(ri *RowIndex) {
 
 // snappyBytes returns bytes [a, e) of a SNAPPY page as if it were
 // uncompressed (offsets from the page start at off): from what was last
-// decoded (r) when it holds them, else decoding the tags from the start of
-// a's block up to e's mark (snappyBlocks' range) from the prefetched
-// ranges into r. The bytes are r's until its next use or release.
+// decoded (r) when it holds them, else decoding their run
+// (snappyIndex.run: snappyBlocks' range) from the prefetched ranges into r.
+// The bytes are r's until its next use or release.
 func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e int, r *snappyRead) ([]byte, error) {
 	ba, be := a-sh.hlen, e-sh.hlen // in the body's output
-	lo := ba / snappyBlock
-	if a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be || lo+1 >= len(sh.snappy) {
-		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy)-1)
+	if a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be {
+		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy.blocks)-1)
 	}
-	if r.out == nil || lo < r.lo || be > r.lo*snappyBlock+len(r.out) {
+	if r.out == nil || ba < r.start || be > r.start+len(r.out) {
 		r.release(ri)
-		in, end := sh.snappyEnd(be)
-		cs, ce := int64(sh.hlen)+int64(sh.snappy[lo]), int64(sh.hlen)+int64(in)
-		tags, ok := c.w.sp.slice(off+cs, ce-cs)
+		run := sh.snappy.run(ba, be)
+		b, ok := c.w.sp.slice(off+int64(sh.hlen+run.in), int64(run.end-run.in))
 		if !ok {
 			return nil, fmt.Errorf("SNAPPY blocks not prefetched: %w", errNotDirect)
 		}
-		outLen := end - lo*snappyBlock
-		scratch := bufpool.Get(len(tags) + binary.MaxVarintLen64)
-		out, scratch, err := decodeSnappyBlocks(bufpool.Get(outLen), scratch, tags, outLen)
+		outLen := run.outEnd - run.out
+		scratch := bufpool.Get(len(b) + 2*binary.MaxVarintLen64)
+		out, scratch, err := decodeSnappyRun(bufpool.Get(outLen), scratch, b, run)
 		ri.putBuf(scratch)
 		if err != nil {
 			return nil, fmt.Errorf("page at %d: %v: %w", off, err, errNotDirect)
 		}
 		ri.inflated.Add(int64(outLen))
-		r.lo, r.out = lo, out
+		r.start, r.out = run.out, out
 	}
-	base := r.lo * snappyBlock // the body offset of r.out[0]
-	return r.out[ba-base : be-base], nil
+	return r.out[ba-r.start : be-r.start], nil
 }
 
 // learnShape records the shape of a page read whole (uncompressed, or
@@ -580,18 +563,18 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 	}
 	sh := &pageShape{dataStart: len(b) - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
 	if ci.codec == format.Snappy {
-		var splits []int32
-		var marks []snappyMark
-		n, ok := 0, p.v1
+		var x snappyIndex
+		ok := p.v1
 		if ok {
-			splits, marks, n, ok = snappySplits(b[p.hlen : p.hlen+p.stored])
+			x, ok = snappySplits(b[p.hlen : p.hlen+p.stored])
 		}
+		n := x.n
 		if !ok || n != p.size || n < len(p.values) {
 			no := &pageShape{whole: true}
 			ri.cache.put(shapeKey(pk), no, no.charge())
 			return
 		}
-		sh.snappy, sh.snappyMarks, sh.hlen, sh.bodyLen, sh.dataStart = splits, marks, p.hlen, n, p.hlen+n-len(p.values)
+		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = &x, p.hlen, n, p.hlen+n-len(p.values)
 	}
 	if p.levels != nil {
 		sh.levels = bytes.Clone(p.levels)

@@ -3,27 +3,29 @@ package rowindex
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/klauspost/compress/snappy"
 )
 
-// Sub-page reads of SNAPPY pages. Every common SNAPPY encoder (the C++
-// library behind pyarrow and parquet-mr's snappy-java, golang/snappy behind
-// arrow-go, klauspost's copy behind parquet-go) compresses its input in
-// independent blocks of 64 KiB: a tag never spans two blocks and a copy
-// never reaches back into an earlier block. A page whose stream has that
-// shape (snappySplits checks it tag by tag) can be decoded a block at a
-// time: a light key's value in a 1 MiB page (pyarrow's and Spark's default
-// page size) costs one 64 KiB block read and decompressed, not the page.
-// The format does not promise it, so a stream without that shape is read
-// whole, as before.
+// Sub-page reads of SNAPPY pages. The SNAPPY encoders of the C++ library
+// (behind pyarrow, and parquet-mr's snappy-java) and golang/snappy (behind
+// arrow-go) compress their input in independent blocks of 64 KiB: a tag
+// never spans two blocks and a copy never reaches back into an earlier
+// block (klauspost's, behind parquet-go, reaches across). A page whose
+// stream has that shape (snappySplits checks it tag by tag) can be decoded
+// a block at a time: a light key's value in a 1 MiB page (pyarrow's and
+// Spark's default page size) costs at most one 64 KiB block read and
+// decompressed, not the page. The format does not promise it, so a stream
+// without that shape is read whole, as before.
 //
-// Within a block, a tag may reach back anywhere before it, so a value is
-// decoded from its block's start; but not past it: the walk also marks a
-// tag boundary every snappyMarkEvery bytes of output, and a read decodes
-// its block only up to the first mark at or after the bytes it needs (on
-// average about half a block, not all of it, and the compressed bytes
-// fetched shrink alike).
+// Within a block a copy may reach back anywhere before it, but a read need
+// not decode all of its block: the walk also marks every snappyMarkEvery
+// bytes of output (the first tag boundary at or after it, or the boundary
+// itself inside a literal), and keeps for each mark how far back the
+// copies after it reach. A read decodes a run (snappyIndex.run): from the
+// latest mark before its bytes from which nothing it decodes reaches
+// further back (else its block's start) to the first mark after them.
 
 // snappyBlock is the block size of SNAPPY encoders (kBlockSize in the C++
 // library, maxBlockSize in golang/snappy).
@@ -31,42 +33,61 @@ const snappyBlock = 64 << 10
 
 // snappyMarkEvery is the spacing, in output bytes, of the marks within a
 // block: a read decodes at most this much past the bytes it needs, and the
-// marks cost 8 bytes per 4 KiB of a page's output (0.2 %).
+// marks cost 20 bytes per 4 KiB of a page's output (0.5 %).
 const snappyMarkEvery = 4 << 10
 
-// snappyMark is a tag boundary inside a block of a split SNAPPY stream:
-// the tags from the block's start up to stream offset in decode to the
-// block's output up to output offset out (both from the stream's start).
-type snappyMark struct{ in, out int32 }
+// snappyMark is a place inside a block of a split SNAPPY stream where
+// decoding may resume: output offset out, whose tags (or literal bytes)
+// start at stream offset in. At a tag boundary lit is 0; inside a
+// literal's data (a mark falls on every snappyMarkEvery boundary a literal
+// covers: incompressible values are one literal a block) lit is the
+// literal's bytes from in to its end and hdr the stream offset of its
+// tag. reach is the lowest output offset that a copy between this mark and
+// the next (or the block's end) reads (out if none reaches before it):
+// where nothing decoded reaches before a mark, decoding may start there.
+type snappyMark struct{ in, out, reach, lit, hdr int32 }
+
+// snappyIndex is what a read in parts needs of a split SNAPPY stream
+// (snappySplits): where each block's tags start, then the stream's end,
+// and the marks inside the blocks, in order; n is the output's length.
+type snappyIndex struct {
+	blocks []int32
+	marks  []snappyMark
+	n      int
+}
+
+// charge is the index's cost in memory.
+func (x *snappyIndex) charge() int64 { return int64(4*len(x.blocks) + 20*len(x.marks)) }
 
 // snappySplits returns, for a raw SNAPPY stream (a page body), the offset in
 // the stream where the tags of each 64 KiB block of its output start, then
-// the stream's length: block i is stream[splits[i]:splits[i+1]] and decodes
-// to output [i×64 KiB, min((i+1)×64 KiB, n)), whatever the blocks before it.
-// marks are the first tag boundaries at or after every snappyMarkEvery
-// bytes of output inside the blocks (not at their starts), in order.
-// ok is false when a tag spans two blocks, a copy reaches back across a
-// block's start, or the stream is not valid SNAPPY.
-func snappySplits(stream []byte) (splits []int32, marks []snappyMark, n int, ok bool) {
+// the stream's length: block i is stream[blocks[i]:blocks[i+1]] and decodes
+// to output [i×64 KiB, min((i+1)×64 KiB, n)), whatever the blocks before it;
+// and its marks: at or after every snappyMarkEvery bytes of output inside
+// the blocks (not at their starts), the first tag boundary, or the
+// boundary itself inside a literal. ok is false when a tag spans two
+// blocks, a copy reaches back across a block's start, or the stream is not
+// valid SNAPPY.
+func snappySplits(stream []byte) (x snappyIndex, ok bool) {
 	n64, at := binary.Uvarint(stream)
 	if at <= 0 || n64 > 1<<30 || len(stream) > 1<<31-1 {
-		return nil, nil, 0, false
+		return snappyIndex{}, false
 	}
-	n = int(n64)
-	splits = make([]int32, 0, n/snappyBlock+2)
-	marks = make([]snappyMark, 0, n/snappyMarkEvery)
+	n := int(n64)
+	blocks := make([]int32, 0, n/snappyBlock+2)
+	marks := make([]snappyMark, 0, n/snappyMarkEvery)
 	out := 0      // output bytes before the tag at stream[at]
 	nextMark := 0 // output offset of the next mark
 	for at < len(stream) {
 		switch {
-		case out%snappyBlock == 0 && len(splits) == out/snappyBlock:
-			splits = append(splits, int32(at))
+		case out%snappyBlock == 0 && len(blocks) == out/snappyBlock:
+			blocks = append(blocks, int32(at))
 			nextMark = out + snappyMarkEvery
 		case out >= nextMark:
-			marks = append(marks, snappyMark{int32(at), int32(out)})
+			marks = append(marks, snappyMark{in: int32(at), out: int32(out), reach: int32(out)})
 			nextMark = out - out%snappyMarkEvery + snappyMarkEvery
 		}
-		t := stream[at]
+		tag, t := at, stream[at]
 		var length, offset int
 		switch t & 3 {
 		case 0: // literal
@@ -75,7 +96,7 @@ func snappySplits(stream []byte) (splits []int32, marks []snappyMark, n int, ok 
 			if length > 60 {
 				nb := length - 60 // 1–4 bytes of length − 1
 				if at+nb > len(stream) {
-					return nil, nil, 0, false
+					return snappyIndex{}, false
 				}
 				var l uint32
 				for i := range nb {
@@ -83,54 +104,177 @@ func snappySplits(stream []byte) (splits []int32, marks []snappyMark, n int, ok 
 				}
 				at += nb
 				if l >= 1<<30 {
-					return nil, nil, 0, false
+					return snappyIndex{}, false
 				}
 				length = int(l) + 1
 			}
 			if length > len(stream)-at {
-				return nil, nil, 0, false
+				return snappyIndex{}, false
+			}
+			// Marks inside the literal's data (within its block: a
+			// literal past the block's end fails below).
+			for nextMark < out+length && nextMark%snappyBlock != 0 {
+				marks = append(marks, snappyMark{in: int32(at + nextMark - out), out: int32(nextMark), reach: int32(nextMark),
+					lit: int32(out + length - nextMark), hdr: int32(tag)})
+				nextMark += snappyMarkEvery
 			}
 			at += length
 		case 1: // copy, 1-byte offset
 			if at+2 > len(stream) {
-				return nil, nil, 0, false
+				return snappyIndex{}, false
 			}
 			length, offset = 4+int(t>>2)&7, int(t&0xe0)<<3|int(stream[at+1])
 			at += 2
 		case 2: // copy, 2-byte offset
 			if at+3 > len(stream) {
-				return nil, nil, 0, false
+				return snappyIndex{}, false
 			}
 			length, offset = 1+int(t>>2), int(binary.LittleEndian.Uint16(stream[at+1:]))
 			at += 3
 		default: // copy, 4-byte offset
 			if at+5 > len(stream) {
-				return nil, nil, 0, false
+				return snappyIndex{}, false
 			}
 			length, offset = 1+int(t>>2), int(binary.LittleEndian.Uint32(stream[at+1:]))
 			at += 5
 		}
 		start := out - out%snappyBlock // the block this tag writes into
 		if t&3 != 0 && (offset <= 0 || out-offset < start) {
-			return nil, nil, 0, false // reaches before its block (or is invalid)
+			return snappyIndex{}, false // reaches before its block (or is invalid)
+		}
+		if m := len(marks) - 1; t&3 != 0 && m >= 0 && int(marks[m].out) >= start && int32(out-offset) < marks[m].reach {
+			marks[m].reach = int32(out - offset)
 		}
 		if out += length; out > n || out-start > snappyBlock {
-			return nil, nil, 0, false // past the output, or across a block's end
+			return snappyIndex{}, false // past the output, or across a block's end
 		}
 	}
 	if out != n {
-		return nil, nil, 0, false
+		return snappyIndex{}, false
 	}
-	return append(splits, int32(len(stream))), marks, n, true
+	return snappyIndex{blocks: append(blocks, int32(len(stream))), marks: marks, n: n}, true
 }
 
-// decodeSnappyBlocks decodes blocks [lo, hi) of a stream split by
-// snappySplits from their tags alone (tags = stream[splits[lo]:splits[hi]])
-// into dst (reused if large enough): a SNAPPY stream of their own is made
-// by prefixing their output length.
-func decodeSnappyBlocks(dst, scratch, tags []byte, outLen int) (out, scratchOut []byte, err error) {
+// snappyRun is a run of a split stream that decodes on its own to output
+// [out, outEnd): the stream's bytes [in, end), after a literal tag for
+// their first lead bytes when in lies inside a literal's data (lead > 0),
+// with the literal whose tag is at stream offset cut (≥ 0; -1: none) cut
+// short at end when end lies inside its data.
+type snappyRun struct {
+	in, end, out, outEnd int
+	lead, cut            int
+}
+
+// run returns the run that decodes output bytes [ba, be) (0 ≤ ba < be ≤ n):
+// from the latest mark at or before ba in ba's block from which nothing
+// decoded up to be reaches back before it (else the block's start), to the
+// first mark at or after be in be's block (else the next block's start).
+func (x *snappyIndex) run(ba, be int) snappyRun {
+	ms := x.marks
+	// Start.
+	lo := min(max(ba/snappyBlock, 0), len(x.blocks)-2)
+	r := snappyRun{in: int(x.blocks[lo]), out: lo * snappyBlock, cut: -1}
+	var first *snappyMark
+	if j := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) > ba }) - 1; j >= 0 && int(ms[j].out) >= r.out {
+		// The lowest reach of the segments decoded in ba's block: the
+		// marks' from j up to be (or the block's end).
+		reach, stop := int(ms[j].reach), min(be, r.out+snappyBlock)
+		for k := j + 1; k < len(ms) && int(ms[k].out) < stop; k++ {
+			reach = min(reach, int(ms[k].reach))
+		}
+		for j >= 0 && int(ms[j].out) >= r.out && reach < int(ms[j].out) {
+			if j--; j >= 0 {
+				reach = min(reach, int(ms[j].reach))
+			}
+		}
+		if j >= 0 && int(ms[j].out) >= r.out {
+			first = &ms[j]
+			r.in, r.out, r.lead = int(first.in), int(first.out), int(first.lit)
+		}
+	}
+	// End.
+	hi := min(max((be+snappyBlock-1)/snappyBlock, 0), len(x.blocks)-1)
+	r.end, r.outEnd = int(x.blocks[hi]), min(hi*snappyBlock, x.n)
+	if i := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) >= be }); i < len(ms) && int(ms[i].out) < r.outEnd {
+		m := &ms[i]
+		r.end, r.outEnd = int(m.in), int(m.out)
+		switch {
+		case m.lit == 0:
+		case first != nil && first.lit > 0 && first.hdr == m.hdr:
+			r.lead = r.outEnd - r.out // inside the literal the run starts in
+		default:
+			r.cut = int(m.hdr) // cut the literal short at the mark
+		}
+	}
+	return r
+}
+
+// appendLiteralTag appends the tag of a literal of n (≥ 1) bytes.
+func appendLiteralTag(b []byte, n int) []byte {
+	switch l := uint32(n - 1); {
+	case l < 60:
+		return append(b, byte(l)<<2)
+	case l < 1<<8:
+		return append(b, 60<<2, byte(l))
+	case l < 1<<16:
+		return append(b, 61<<2, byte(l), byte(l>>8))
+	case l < 1<<24:
+		return append(b, 62<<2, byte(l), byte(l>>8), byte(l>>16))
+	default:
+		return append(b, 63<<2, byte(l), byte(l>>8), byte(l>>16), byte(l>>24))
+	}
+}
+
+// shortenLiteral rewrites the literal tag at the start of b to say n bytes
+// (no more than it said), in as many bytes as before.
+func shortenLiteral(b []byte, n int) bool {
+	if len(b) == 0 || b[0]&3 != 0 || n < 1 {
+		return false
+	}
+	l := int(b[0] >> 2)
+	if l < 60 {
+		if n-1 > l {
+			return false
+		}
+		b[0] = byte(n-1) << 2
+		return true
+	}
+	nb := l - 59
+	if len(b) < 1+nb {
+		return false
+	}
+	var old uint32
+	for i := range nb {
+		old |= uint32(b[1+i]) << (8 * i)
+	}
+	if uint32(n-1) > old {
+		return false
+	}
+	for i := range nb {
+		b[1+i] = byte(uint32(n-1) >> (8 * i))
+	}
+	return true
+}
+
+// decodeSnappyRun decodes a run (snappyIndex.run) from its bytes (the
+// stream's [r.in, r.end)) into dst (reused if large enough): a SNAPPY
+// stream of its own is made in scratch by prefixing the run's output
+// length (and its lead literal's tag) and cutting its last literal short.
+func decodeSnappyRun(dst, scratch, b []byte, r snappyRun) (out, scratchOut []byte, err error) {
+	outLen := r.outEnd - r.out
 	scratch = binary.AppendUvarint(scratch[:0], uint64(outLen))
-	scratch = append(scratch, tags...)
+	if r.lead > 0 {
+		scratch = appendLiteralTag(scratch, r.lead)
+	}
+	at := len(scratch)
+	scratch = append(scratch, b...)
+	if r.cut >= 0 {
+		// The literal's data starts after its tag's 1–5 bytes.
+		h := scratch[at+r.cut-r.in:]
+		if len(h) == 0 || !shortenLiteral(h, r.end-r.cut-1-max(int(h[0]>>2)-59, 0)) {
+			return nil, scratch, fmt.Errorf("SNAPPY run: no literal to cut at %d", r.cut)
+		}
+	}
 	if cap(dst) < outLen {
 		dst = make([]byte, outLen)
 	}
@@ -139,7 +283,7 @@ func decodeSnappyBlocks(dst, scratch, tags []byte, outLen int) (out, scratchOut 
 		err = fmt.Errorf("%d bytes, want %d", len(out), outLen)
 	}
 	if err != nil {
-		return nil, scratch, fmt.Errorf("SNAPPY blocks: %w", err)
+		return nil, scratch, fmt.Errorf("SNAPPY run: %w", err)
 	}
 	return out, scratch, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
@@ -49,55 +50,67 @@ func blockSnappy(dst, src []byte) []byte {
 
 // TestSnappySplits: streams of 64 KiB blocks compressed one by one (the C++
 // library's, golang/snappy's) split at every block, and each block's tags
-// decode alone to that block of the output; streams that reach across a
-// block, or spread a tag over two, or lie, do not split.
+// decode alone to that block of the output; their marks are at least every
+// 4 KiB of output, and a read of any bytes decodes its run alone to the
+// stream's output; streams that reach across a block, or spread a tag over
+// two, or lie, do not split.
 func TestSnappySplits(t *testing.T) {
 	// klauspost's encoder reaches back across blocks: such a stream (of
 	// repeats from earlier blocks) does not split, and is read whole.
-	if _, _, _, ok := snappySplits(snappy.Encode(nil, snappyInput(8*snappyBlock, 1))); ok {
+	if _, ok := snappySplits(snappy.Encode(nil, snappyInput(8*snappyBlock, 1))); ok {
 		t.Error("a stream with copies across blocks splits")
 	}
+	noise := make([]byte, 3*snappyBlock+1000) // incompressible: a literal a block
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	inputs := map[string][]byte{"noise": noise, "noise then text": append(slices.Clone(noise), snappyInput(3*snappyBlock, 9)...)}
 	for _, n := range []int{0, 1, 100, snappyBlock - 1, snappyBlock, snappyBlock + 1, 5*snappyBlock + 77, 16 * snappyBlock} {
-		src := snappyInput(n, uint64(n))
+		inputs[fmt.Sprint(n, " bytes")] = snappyInput(n, uint64(n))
+	}
+	for what, src := range inputs {
+		n := len(src)
 		stream := blockSnappy(nil, src)
-		splits, marks, got, ok := snappySplits(stream)
-		if !ok || got != n {
-			t.Fatalf("%d bytes: splits %v (%d bytes, ok %v)", n, splits, got, ok)
+		x, ok := snappySplits(stream)
+		if !ok || x.n != n {
+			t.Fatalf("%s: splits %v (%d bytes, ok %v)", what, x.blocks, x.n, ok)
 		}
+		splits := x.blocks
 		blocks := (n + snappyBlock - 1) / snappyBlock
 		if len(splits) != blocks+1 || int(splits[blocks]) != len(stream) {
-			t.Fatalf("%d bytes: %d splits, want %d ending at %d: %v", n, len(splits), blocks+1, len(stream), splits)
+			t.Fatalf("%s: %d splits, want %d ending at %d: %v", what, len(splits), blocks+1, len(stream), splits)
 		}
 		for lo := 0; lo < blocks; lo++ {
 			for hi := lo + 1; hi <= blocks && hi <= lo+3; hi++ {
 				want := src[lo*snappyBlock : min(hi*snappyBlock, n)]
-				out, _, err := decodeSnappyBlocks(nil, nil, stream[splits[lo]:splits[hi]], len(want))
+				r := snappyRun{in: int(splits[lo]), end: int(splits[hi]), out: lo * snappyBlock, outEnd: min(hi*snappyBlock, n), cut: -1}
+				out, _, err := decodeSnappyRun(nil, nil, stream[r.in:r.end], r)
 				if err != nil || !bytes.Equal(out, want) {
-					t.Fatalf("%d bytes, blocks [%d, %d): %v (equal %v)", n, lo, hi, err, bytes.Equal(out, want))
+					t.Fatalf("%s, blocks [%d, %d): %v (equal %v)", what, lo, hi, err, bytes.Equal(out, want))
 				}
 			}
 		}
-		// Marks: inside blocks, in order, at most snappyMarkEvery apart
-		// (a tag's length past it at most), and the tags from any block's
-		// start up to a later mark decode to that part of the output.
+		// Marks: inside blocks, in order, one in every 4 KiB of output
+		// that a block reaches past by a tag's start.
 		prev := 0
-		for i, m := range marks {
+		for i, m := range x.marks {
 			o := int(m.out)
 			if o <= prev || o%snappyBlock == 0 || o >= n || o/snappyMarkEvery == prev/snappyMarkEvery && prev%snappyBlock != 0 {
-				t.Fatalf("%d bytes: mark %d at output %d after %d", n, i, o, prev)
+				t.Fatalf("%s: mark %d at output %d after %d", what, i, o, prev)
 			}
 			prev = o
-			for lo := max(o/snappyBlock-2, 0); lo <= o/snappyBlock; lo++ {
-				want := src[lo*snappyBlock : o]
-				out, _, err := decodeSnappyBlocks(nil, nil, stream[splits[lo]:m.in], len(want))
-				if err != nil || !bytes.Equal(out, want) {
-					t.Fatalf("%d bytes, block %d to mark %d (output %d): %v (equal %v)", n, lo, i, o, err, bytes.Equal(out, want))
-				}
-			}
 		}
-		if min := n/snappyMarkEvery - n/snappyBlock - 1; len(marks) < min/2 {
-			t.Fatalf("%d bytes: %d marks, want about %d", n, len(marks), min)
+		if want := n/snappyMarkEvery - blocks; len(x.marks) < want/2 {
+			t.Fatalf("%s: %d marks, want about %d", what, len(x.marks), want)
 		}
+		checkSnappyReads(t, what, src, stream, x)
+	}
+	// A read inside incompressible bytes decodes from the mark before it,
+	// not from its block's start, and up to the mark after it.
+	x, _ := snappySplits(blockSnappy(nil, noise))
+	if r := x.run(2*snappyBlock+5*snappyMarkEvery+100, 2*snappyBlock+5*snappyMarkEvery+200); r.out != 2*snappyBlock+5*snappyMarkEvery || r.outEnd != 2*snappyBlock+6*snappyMarkEvery || r.lead != snappyMarkEvery {
+		t.Errorf("noise: a read of 100 bytes decodes %+v", r)
 	}
 	lit := func(b []byte) []byte { // one literal tag of b (1 ≤ len(b) ≤ 60 or ≤ 256)
 		if len(b) <= 60 {
@@ -131,21 +144,51 @@ func TestSnappySplits(t *testing.T) {
 		"no length":                  {0x80},
 	}
 	for name, s := range bad {
-		if splits, _, _, ok := snappySplits(s); ok {
-			t.Errorf("%s: split at %v", name, splits)
+		if x, ok := snappySplits(s); ok {
+			t.Errorf("%s: split at %v", name, x.blocks)
 		}
 	}
 	// Random bytes never panic, and a stream that splits decodes whole.
-	rng := rand.New(rand.NewPCG(3, 4))
+	rng = rand.New(rand.NewPCG(3, 4))
 	for range 2000 {
 		s := make([]byte, rng.IntN(64))
 		for i := range s {
 			s[i] = byte(rng.Uint32())
 		}
-		if _, _, n, ok := snappySplits(s); ok {
-			if out, err := snappy.Decode(nil, s); err != nil || len(out) != n {
-				t.Fatalf("%x splits (%d bytes) but does not decode: %v", s, n, err)
+		if x, ok := snappySplits(s); ok {
+			if out, err := snappy.Decode(nil, s); err != nil || len(out) != x.n {
+				t.Fatalf("%x splits (%d bytes) but does not decode: %v", s, x.n, err)
 			}
 		}
 	}
+}
+
+// checkSnappyReads decodes random byte ranges of a split stream as a
+// sub-page read does (snappyIndex.run) and compares them with the stream's
+// output src.
+func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyIndex) {
+	t.Helper()
+	if len(src) == 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(src)), 5))
+	var decoded int
+	for range 500 {
+		ba := rng.IntN(len(src))
+		be := min(ba+1+rng.IntN(2*snappyMarkEvery), len(src))
+		if rng.IntN(4) == 0 {
+			be = min(ba+1+rng.IntN(3*snappyBlock), len(src))
+		}
+		r := x.run(ba, be)
+		if r.out > ba || r.outEnd < be || r.out < ba-ba%snappyBlock || r.outEnd-be > snappyMarkEvery+snappyBlock {
+			t.Fatalf("%s: bytes [%d, %d) decoded as %+v", what, ba, be, r)
+		}
+		b := slices.Clone(stream[r.in:r.end]) // decodeSnappyRun must not write it
+		out, _, err := decodeSnappyRun(nil, nil, b, r)
+		if err != nil || !bytes.Equal(out, src[r.out:r.outEnd]) || !bytes.Equal(b, stream[r.in:r.end]) {
+			t.Fatalf("%s: bytes [%d, %d) decoded from %+v: %v (equal %v)", what, ba, be, r, err, err == nil && bytes.Equal(out, src[r.out:r.outEnd]))
+		}
+		decoded += r.outEnd - r.out
+	}
+	t.Logf("%s: %d bytes decoded a read", what, decoded/500)
 }
