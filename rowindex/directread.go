@@ -238,17 +238,16 @@ type pageShape struct {
 	// bit width.
 	marks []runMark
 	bw    int
-	// snappy (a v1 page compressed with SNAPPY whose stream splits into
-	// independent 64 KiB blocks, snappysplit.go): where each block's tags
-	// start in the page body, then the body's end. The offsets above are
+	// snappy (a v1 page compressed with SNAPPY, snappysplit.go): where
+	// its blocks and marks start in the page body. The offsets above are
 	// then in the page as if its body were stored uncompressed after its
 	// header of hlen bytes (bodyLen bytes uncompressed).
 	snappy  *snappyIndex
 	hlen    int
 	bodyLen int
 	// whole: a SNAPPY page that cannot be read in parts (a v2 page, or a
-	// stream that does not split into blocks): remembered so that its
-	// stream is not walked on every read.
+	// stream that is not valid SNAPPY): remembered so that its stream is
+	// not walked on every read.
 	whole bool
 }
 
@@ -369,7 +368,7 @@ type pageSegs struct {
 
 // subPageReads reports whether the pages of a column chunk may be read in
 // parts: a flat column the direct path decodes, stored uncompressed or
-// with SNAPPY (its pages split into blocks, snappysplit.go), whose pages
+// with SNAPPY (its pages read in runs, snappysplit.go), whose pages
 // are PLAIN or dictionary indexes.
 func (ri *RowIndex) subPageReads(fm *fileMeta, rg, col int) bool {
 	ci, ok := directInfo(fm, rg, col)

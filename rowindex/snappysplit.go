@@ -47,40 +47,58 @@ const snappyMarkEvery = 4 << 10
 // where nothing decoded reaches before a mark, decoding may start there.
 type snappyMark struct{ in, out, reach, lit, hdr int32 }
 
-// snappyIndex is what a read in parts needs of a split SNAPPY stream
-// (snappySplits): where each block's tags start, then the stream's end,
-// and the marks inside the blocks, in order; n is the output's length.
+// snappyIndex is what a read in parts needs of a SNAPPY stream
+// (snappySplits): where each block of block bytes of output starts in the
+// stream, then the stream's end, and the marks inside the blocks, in
+// order; n is the output's length.
 type snappyIndex struct {
 	blocks []int32
 	marks  []snappyMark
 	n      int
+	block  int
 }
 
 // charge is the index's cost in memory.
 func (x *snappyIndex) charge() int64 { return int64(4*len(x.blocks) + 20*len(x.marks)) }
 
-// snappySplits returns, for a raw SNAPPY stream (a page body), the offset in
-// the stream where the tags of each 64 KiB block of its output start, then
-// the stream's length: block i is stream[blocks[i]:blocks[i+1]] and decodes
-// to output [i×64 KiB, min((i+1)×64 KiB, n)), whatever the blocks before it;
-// and its marks: at or after every snappyMarkEvery bytes of output inside
-// the blocks (not at their starts), the first tag boundary, or the
-// boundary itself inside a literal. ok is false when a tag spans two
-// blocks, a copy reaches back across a block's start, or the stream is not
-// valid SNAPPY.
+// snappySplits returns the index of a raw SNAPPY stream (a page body): the
+// offset in the stream where the tags of each 64 KiB block of its output
+// start, then the stream's length (block i is stream[blocks[i]:blocks[i+1]]
+// and decodes to output [i×64 KiB, min((i+1)×64 KiB, n)), whatever the
+// blocks before it); and its marks: at or after every snappyMarkEvery
+// bytes of output inside the blocks (not at their starts), the first tag
+// boundary, or the boundary itself inside a literal. A stream whose tags
+// reach across 64 KiB blocks (klauspost's encoder, behind parquet-go and
+// arrow-go) is indexed as one block: its reads start at its start or at a
+// mark nothing after reaches past, and stop at the mark after their bytes.
+// ok is false when the stream is not valid SNAPPY.
 func snappySplits(stream []byte) (x snappyIndex, ok bool) {
+	if x, ok, across := indexSnappy(stream, snappyBlock); ok || !across {
+		return x, ok
+	}
+	x, ok, _ = indexSnappy(stream, 0)
+	return x, ok
+}
+
+// indexSnappy is snappySplits with blocks of block bytes of output (0: one
+// block, the whole output); across reports a failure only because a tag
+// spans two blocks or a copy reaches back across a block's start.
+func indexSnappy(stream []byte, block int) (x snappyIndex, ok, across bool) {
 	n64, at := binary.Uvarint(stream)
 	if at <= 0 || n64 > 1<<30 || len(stream) > 1<<31-1 {
-		return snappyIndex{}, false
+		return snappyIndex{}, false, false
 	}
 	n := int(n64)
-	blocks := make([]int32, 0, n/snappyBlock+2)
+	if block <= 0 {
+		block = max(n, 1)
+	}
+	blocks := make([]int32, 0, n/block+2)
 	marks := make([]snappyMark, 0, n/snappyMarkEvery)
 	out := 0      // output bytes before the tag at stream[at]
 	nextMark := 0 // output offset of the next mark
 	for at < len(stream) {
 		switch {
-		case out%snappyBlock == 0 && len(blocks) == out/snappyBlock:
+		case out%block == 0 && len(blocks) == out/block:
 			blocks = append(blocks, int32(at))
 			nextMark = out + snappyMarkEvery
 		case out >= nextMark:
@@ -96,7 +114,7 @@ func snappySplits(stream []byte) (x snappyIndex, ok bool) {
 			if length > 60 {
 				nb := length - 60 // 1–4 bytes of length − 1
 				if at+nb > len(stream) {
-					return snappyIndex{}, false
+					return snappyIndex{}, false, false
 				}
 				var l uint32
 				for i := range nb {
@@ -104,16 +122,16 @@ func snappySplits(stream []byte) (x snappyIndex, ok bool) {
 				}
 				at += nb
 				if l >= 1<<30 {
-					return snappyIndex{}, false
+					return snappyIndex{}, false, false
 				}
 				length = int(l) + 1
 			}
 			if length > len(stream)-at {
-				return snappyIndex{}, false
+				return snappyIndex{}, false, false
 			}
 			// Marks inside the literal's data (within its block: a
 			// literal past the block's end fails below).
-			for nextMark < out+length && nextMark%snappyBlock != 0 {
+			for nextMark < out+length && nextMark%block != 0 {
 				marks = append(marks, snappyMark{in: int32(at + nextMark - out), out: int32(nextMark), reach: int32(nextMark),
 					lit: int32(out + length - nextMark), hdr: int32(tag)})
 				nextMark += snappyMarkEvery
@@ -121,38 +139,44 @@ func snappySplits(stream []byte) (x snappyIndex, ok bool) {
 			at += length
 		case 1: // copy, 1-byte offset
 			if at+2 > len(stream) {
-				return snappyIndex{}, false
+				return snappyIndex{}, false, false
 			}
 			length, offset = 4+int(t>>2)&7, int(t&0xe0)<<3|int(stream[at+1])
 			at += 2
 		case 2: // copy, 2-byte offset
 			if at+3 > len(stream) {
-				return snappyIndex{}, false
+				return snappyIndex{}, false, false
 			}
 			length, offset = 1+int(t>>2), int(binary.LittleEndian.Uint16(stream[at+1:]))
 			at += 3
 		default: // copy, 4-byte offset
 			if at+5 > len(stream) {
-				return snappyIndex{}, false
+				return snappyIndex{}, false, false
 			}
 			length, offset = 1+int(t>>2), int(binary.LittleEndian.Uint32(stream[at+1:]))
 			at += 5
 		}
-		start := out - out%snappyBlock // the block this tag writes into
-		if t&3 != 0 && (offset <= 0 || out-offset < start) {
-			return snappyIndex{}, false // reaches before its block (or is invalid)
+		start := out - out%block // the block this tag writes into
+		if t&3 != 0 && (offset <= 0 || out-offset < 0) {
+			return snappyIndex{}, false, false // invalid
+		}
+		if t&3 != 0 && out-offset < start {
+			return snappyIndex{}, false, true // reaches before its block
 		}
 		if m := len(marks) - 1; t&3 != 0 && m >= 0 && int(marks[m].out) >= start && int32(out-offset) < marks[m].reach {
 			marks[m].reach = int32(out - offset)
 		}
-		if out += length; out > n || out-start > snappyBlock {
-			return snappyIndex{}, false // past the output, or across a block's end
+		if out += length; out > n {
+			return snappyIndex{}, false, false // past the output
+		}
+		if out-start > block {
+			return snappyIndex{}, false, true // across a block's end
 		}
 	}
 	if out != n {
-		return snappyIndex{}, false
+		return snappyIndex{}, false, false
 	}
-	return snappyIndex{blocks: append(blocks, int32(len(stream))), marks: marks, n: n}, true
+	return snappyIndex{blocks: append(blocks, int32(len(stream))), marks: marks, n: n, block: block}, true, false
 }
 
 // snappyRun is a run of a split stream that decodes on its own to output
@@ -172,13 +196,13 @@ type snappyRun struct {
 func (x *snappyIndex) run(ba, be int) snappyRun {
 	ms := x.marks
 	// Start.
-	lo := min(max(ba/snappyBlock, 0), len(x.blocks)-2)
-	r := snappyRun{in: int(x.blocks[lo]), out: lo * snappyBlock, cut: -1}
+	lo := min(max(ba/x.block, 0), len(x.blocks)-2)
+	r := snappyRun{in: int(x.blocks[lo]), out: lo * x.block, cut: -1}
 	var first *snappyMark
 	if j := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) > ba }) - 1; j >= 0 && int(ms[j].out) >= r.out {
 		// The lowest reach of the segments decoded in ba's block: the
 		// marks' from j up to be (or the block's end).
-		reach, stop := int(ms[j].reach), min(be, r.out+snappyBlock)
+		reach, stop := int(ms[j].reach), min(be, r.out+x.block)
 		for k := j + 1; k < len(ms) && int(ms[k].out) < stop; k++ {
 			reach = min(reach, int(ms[k].reach))
 		}
@@ -193,8 +217,8 @@ func (x *snappyIndex) run(ba, be int) snappyRun {
 		}
 	}
 	// End.
-	hi := min(max((be+snappyBlock-1)/snappyBlock, 0), len(x.blocks)-1)
-	r.end, r.outEnd = int(x.blocks[hi]), min(hi*snappyBlock, x.n)
+	hi := min(max((be+x.block-1)/x.block, 0), len(x.blocks)-1)
+	r.end, r.outEnd = int(x.blocks[hi]), min(hi*x.block, x.n)
 	if i := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) >= be }); i < len(ms) && int(ms[i].out) < r.outEnd {
 		m := &ms[i]
 		r.end, r.outEnd = int(m.in), int(m.out)

@@ -56,9 +56,13 @@ func blockSnappy(dst, src []byte) []byte {
 // two, or lie, do not split.
 func TestSnappySplits(t *testing.T) {
 	// klauspost's encoder reaches back across blocks: such a stream (of
-	// repeats from earlier blocks) does not split, and is read whole.
-	if _, ok := snappySplits(snappy.Encode(nil, snappyInput(8*snappyBlock, 1))); ok {
-		t.Error("a stream with copies across blocks splits")
+	// repeats from earlier blocks) is one block, read in runs from its
+	// start or a mark nothing after reaches past.
+	across := snappyInput(8*snappyBlock, 1)
+	if x, ok := snappySplits(snappy.Encode(nil, across)); !ok || x.block != len(across) || len(x.blocks) != 2 || len(x.marks) < 100 {
+		t.Errorf("a stream with copies across blocks: ok %v, block %d, %d blocks, %d marks", ok, x.block, len(x.blocks)-1, len(x.marks))
+	} else {
+		checkSnappyReads(t, "klauspost", across, snappy.Encode(nil, across), x)
 	}
 	noise := make([]byte, 3*snappyBlock+1000) // incompressible: a literal a block
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -131,10 +135,23 @@ func TestSnappySplits(t *testing.T) {
 	copy2 := func(length, offset int) []byte {
 		return []byte{byte(length-1)<<2 | 2, byte(offset), byte(offset >> 8)}
 	}
-	bad := map[string][]byte{
+	// Streams that do not split into 64 KiB blocks are one block.
+	for name, s := range map[string][]byte{
 		"copy across a block":        append(append(hdr(snappyBlock+8), fill(snappyBlock)...), copy2(8, 16)...),
-		"literal over a block's end": append(append(hdr(snappyBlock+8), fill(snappyBlock-4)...), lit([]byte("12345678"))...),
+		"literal over a block's end": append(append(hdr(snappyBlock+4), fill(snappyBlock-4)...), lit([]byte("12345678"))...),
 		"copy over a block's end":    append(append(hdr(snappyBlock+4), fill(snappyBlock-4)...), copy2(8, 8)...),
+	} {
+		out, err := snappy.Decode(nil, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if x, ok := snappySplits(s); !ok || len(x.blocks) != 2 || x.block != len(out) {
+			t.Errorf("%s: ok %v, blocks %v of %d bytes", name, ok, x.blocks, x.block)
+		} else {
+			checkSnappyReads(t, name, out, s, x)
+		}
+	}
+	bad := map[string][]byte{
 		"copy before the start":      append(append(hdr(12), lit([]byte("abcd"))...), copy2(8, 5)...),
 		"copy with offset 0":         append(append(hdr(12), lit([]byte("abcd"))...), copy2(8, 0)...),
 		"output short of its length": append(hdr(10), lit([]byte("abcd"))...),
@@ -180,7 +197,7 @@ func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyInd
 			be = min(ba+1+rng.IntN(3*snappyBlock), len(src))
 		}
 		r := x.run(ba, be)
-		if r.out > ba || r.outEnd < be || r.out < ba-ba%snappyBlock || r.outEnd-be > snappyMarkEvery+snappyBlock {
+		if r.out > ba || r.outEnd < be || r.out < ba-ba%x.block || r.outEnd-be > snappyMarkEvery+x.block {
 			t.Fatalf("%s: bytes [%d, %d) decoded as %+v", what, ba, be, r)
 		}
 		b := slices.Clone(stream[r.in:r.end]) // decodeSnappyRun must not write it
