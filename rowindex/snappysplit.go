@@ -9,8 +9,8 @@ import (
 )
 
 // Sub-page reads of SNAPPY pages. The SNAPPY encoders of the C++ library
-// (behind pyarrow, and parquet-mr's snappy-java) and golang/snappy (behind
-// arrow-go) compress their input in independent blocks of 64 KiB: a tag
+// (behind pyarrow, and parquet-mr's snappy-java) and golang/snappy
+// compress their input in independent blocks of 64 KiB: a tag
 // never spans two blocks and a copy never reaches back into an earlier
 // block (klauspost's, behind parquet-go, reaches across). A page whose
 // stream has that shape (snappySplits checks it tag by tag) can be decoded
@@ -89,6 +89,9 @@ func indexSnappy(stream []byte, block int) (x snappyIndex, ok, across bool) {
 		return snappyIndex{}, false, false
 	}
 	n := int(n64)
+	if n == 0 {
+		return snappyIndex{}, false, false // nothing to read in parts
+	}
 	if block <= 0 {
 		block = max(n, 1)
 	}

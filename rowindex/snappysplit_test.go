@@ -70,7 +70,7 @@ func TestSnappySplits(t *testing.T) {
 		noise[i] = byte(rng.Uint32())
 	}
 	inputs := map[string][]byte{"noise": noise, "noise then text": append(slices.Clone(noise), snappyInput(3*snappyBlock, 9)...)}
-	for _, n := range []int{0, 1, 100, snappyBlock - 1, snappyBlock, snappyBlock + 1, 5*snappyBlock + 77, 16 * snappyBlock} {
+	for _, n := range []int{1, 100, snappyBlock - 1, snappyBlock, snappyBlock + 1, 5*snappyBlock + 77, 16 * snappyBlock} {
 		inputs[fmt.Sprint(n, " bytes")] = snappyInput(n, uint64(n))
 	}
 	for what, src := range inputs {
@@ -152,6 +152,7 @@ func TestSnappySplits(t *testing.T) {
 		}
 	}
 	bad := map[string][]byte{
+		"empty output":               hdr(0),
 		"copy before the start":      append(append(hdr(12), lit([]byte("abcd"))...), copy2(8, 5)...),
 		"copy with offset 0":         append(append(hdr(12), lit([]byte("abcd"))...), copy2(8, 0)...),
 		"output short of its length": append(hdr(10), lit([]byte("abcd"))...),
