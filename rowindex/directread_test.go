@@ -170,9 +170,10 @@ type nullablePlain struct {
 //
 // SNAPPY pages split into independent 64 KiB blocks (as the C++ library
 // behind pyarrow and Spark writes them, snappysplit.go) are cut from the
-// blocks holding the selected values; v2 pages and streams compressed
-// across blocks (klauspost's encoder, parquet-go's default) are read whole,
-// and give the same rows.
+// blocks holding the selected values; v2 pages are read whole, and so are
+// these streams compressed across blocks (klauspost's encoder, parquet-go's
+// default): indexed as one block, their far copies make every run start at
+// the stream's start and cover most of the page. Both give the same rows.
 func TestSubPageReadsNulls(t *testing.T) {
 	t.Run("uncompressed", func(t *testing.T) {
 		testSubPageReadsNulls(t, 997, 0, 4, 4, [][]parquet.WriterOption{
