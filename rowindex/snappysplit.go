@@ -112,26 +112,11 @@ func indexSnappy(stream []byte, block int) (x snappyIndex, ok, across bool) {
 		var length, offset int
 		switch t & 3 {
 		case 0: // literal
-			length = int(t>>2) + 1
-			at++
-			if length > 60 {
-				nb := length - 60 // 1–4 bytes of length − 1
-				if at+nb > len(stream) {
-					return snappyIndex{}, false, false
-				}
-				var l uint32
-				for i := range nb {
-					l |= uint32(stream[at+i]) << (8 * i)
-				}
-				at += nb
-				if l >= 1<<30 {
-					return snappyIndex{}, false, false
-				}
-				length = int(l) + 1
-			}
-			if length > len(stream)-at {
+			l, h, ok := literalTag(stream[at:])
+			if !ok || l > len(stream)-at-h {
 				return snappyIndex{}, false, false
 			}
+			length, at = l, at+h
 			// Marks inside the literal's data (within its block: a
 			// literal past the block's end fails below).
 			for nextMark < out+length && nextMark%block != 0 {
@@ -252,32 +237,42 @@ func appendLiteralTag(b []byte, n int) []byte {
 	}
 }
 
-// shortenLiteral rewrites the literal tag at the start of b to say n bytes
-// (no more than it said), in as many bytes as before.
-func shortenLiteral(b []byte, n int) bool {
-	if len(b) == 0 || b[0]&3 != 0 || n < 1 {
-		return false
+// literalTag parses the literal tag at the start of b: the literal's
+// length and the tag's own bytes (1–5).
+func literalTag(b []byte) (length, hlen int, ok bool) {
+	if len(b) == 0 || b[0]&3 != 0 {
+		return 0, 0, false
 	}
 	l := int(b[0] >> 2)
 	if l < 60 {
-		if n-1 > l {
-			return false
-		}
+		return l + 1, 1, true
+	}
+	nb := l - 59 // 1–4 bytes of length − 1
+	if len(b) < 1+nb {
+		return 0, 0, false
+	}
+	var v uint32
+	for i := range nb {
+		v |= uint32(b[1+i]) << (8 * i)
+	}
+	if v >= 1<<30 {
+		return 0, 0, false
+	}
+	return int(v) + 1, 1 + nb, true
+}
+
+// shortenLiteral rewrites the literal tag at the start of b to say n bytes
+// (no more than it said), in as many bytes as before.
+func shortenLiteral(b []byte, n int) bool {
+	old, h, ok := literalTag(b)
+	if !ok || n < 1 || n > old {
+		return false
+	}
+	if h == 1 {
 		b[0] = byte(n-1) << 2
 		return true
 	}
-	nb := l - 59
-	if len(b) < 1+nb {
-		return false
-	}
-	var old uint32
-	for i := range nb {
-		old |= uint32(b[1+i]) << (8 * i)
-	}
-	if uint32(n-1) > old {
-		return false
-	}
-	for i := range nb {
+	for i := range h - 1 {
 		b[1+i] = byte(uint32(n-1) >> (8 * i))
 	}
 	return true
@@ -298,7 +293,7 @@ func decodeSnappyRun(dst, scratch, b []byte, r snappyRun) (out, scratchOut []byt
 	if r.cut >= 0 {
 		// The literal's data starts after its tag's 1–5 bytes.
 		h := scratch[at+r.cut-r.in:]
-		if len(h) == 0 || !shortenLiteral(h, r.end-r.cut-1-max(int(h[0]>>2)-59, 0)) {
+		if _, hl, ok := literalTag(h); !ok || !shortenLiteral(h, r.end-r.cut-hl) {
 			return nil, scratch, fmt.Errorf("SNAPPY run: no literal to cut at %d", r.cut)
 		}
 	}
