@@ -95,8 +95,12 @@ func indexSnappy(stream []byte, block int) (x snappyIndex, ok, across bool) {
 	if block <= 0 {
 		block = max(n, 1)
 	}
-	blocks := make([]int32, 0, n/block+2)
-	marks := make([]snappyMark, 0, n/snappyMarkEvery)
+	// A tag of 3 bytes writes at most 64: size the index by what the
+	// stream can hold, not by the length it claims (a lie of a few bytes
+	// must not allocate megabytes before failing).
+	can := min(n, 22*(len(stream)-at))
+	blocks := make([]int32, 0, can/block+2)
+	marks := make([]snappyMark, 0, can/snappyMarkEvery)
 	out := 0      // output bytes before the tag at stream[at]
 	nextMark := 0 // output offset of the next mark
 	for at < len(stream) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -151,6 +152,18 @@ func TestSnappySplits(t *testing.T) {
 			checkSnappyReads(t, name, out, s, x)
 		}
 	}
+	// A run starts where nothing it decodes reaches before: here a copy two
+	// marks after the read's first byte reads byte 200, so bytes 4100–8300
+	// decode from the block's start, not from the mark at 4096.
+	far := append(append(append(hdr(8200+64+4200), fill(8200)...), copy2(64, 8000)...), fill(4200)...)
+	if x, ok := snappySplits(far); !ok || len(x.marks) != 3 {
+		t.Errorf("a copy reaching back two marks: ok %v, marks %+v", ok, x.marks)
+	} else if r := x.run(4100, 8300); r.out != 0 || r.outEnd != 3*snappyMarkEvery {
+		t.Errorf("a copy reaching back two marks: bytes [4100, 8300) decoded as %+v", r)
+	} else {
+		out, _ := snappy.Decode(nil, far)
+		checkSnappyReads(t, "a copy reaching back two marks", out, far, x)
+	}
 	bad := map[string][]byte{
 		"empty output":               hdr(0),
 		"copy before the start":      append(append(hdr(12), lit([]byte("abcd"))...), copy2(8, 5)...),
@@ -165,6 +178,16 @@ func TestSnappySplits(t *testing.T) {
 		if x, ok := snappySplits(s); ok {
 			t.Errorf("%s: split at %v", name, x.blocks)
 		}
+	}
+	// A stream that claims more output than its bytes can hold fails
+	// without allocating for the claim (5 MB of marks for 1 GiB).
+	liar := append(hdr(1<<30), lit([]byte("abcd"))...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, ok := snappySplits(liar)
+	runtime.ReadMemStats(&after)
+	if ok || after.TotalAlloc-before.TotalAlloc > 64<<10 {
+		t.Errorf("a 6-byte stream claiming 1 GiB: ok %v, %d bytes allocated", ok, after.TotalAlloc-before.TotalAlloc)
 	}
 	// Random bytes never panic, and a stream that splits decodes whole.
 	rng = rand.New(rand.NewPCG(3, 4))
