@@ -470,8 +470,17 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 			add(whole)
 			return
 		}
-		n += r.end - r.off
 		rs = append(rs, r)
+	}
+	// The bytes the ranges cover: a SNAPPY page's runs overlap where they
+	// start at the same mark (in a stream compressed as one block, most
+	// start at its start), and guessed ranges overlap by their slack.
+	if len(rs) == 1 {
+		n = rs[0].end - rs[0].off
+	} else {
+		for _, r := range coalesce(rs, 0) {
+			n += r.end - r.off
+		}
 	}
 	if n*2 > size {
 		add(whole) // most of the page: one range
@@ -505,6 +514,44 @@ func (sh *pageShape) snappyBlocks(a, b int) (off, end int) {
 	return sh.hlen + r.in, sh.hlen + r.end
 }
 
+// snappyGroups returns, for each of a page's segments, the end (from the
+// page start) of the values its run decodes: its own values' end, or the
+// last values' end of the segments after it whose runs overlap its run
+// and each other, so that overlapping runs (in a stream compressed as one
+// block most start at its start) decode once, not once a segment. A
+// segment of nulls, or without a span, ends at 0.
+func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
+	lc := newLevelCursor(sh.levels)
+	upto := make([]int, len(segs))
+	type group struct{ first, outEnd, end int }
+	g := group{first: -1}
+	close := func(next int) {
+		for k := max(g.first, 0); g.first >= 0 && k < next; k++ {
+			upto[k] = g.end
+		}
+	}
+	for i, sg := range segs {
+		vlo, vhi := lc.defined(sg[0]), lc.defined(sg[1])
+		if vlo < 0 || vhi <= vlo || sg[1] > sh.rows {
+			continue
+		}
+		a, e, _, _, ok := sh.span(vlo, vhi, width)
+		ba, be := a-sh.hlen, e-sh.hlen
+		if !ok || a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be {
+			continue // cutRanged reports it
+		}
+		r := sh.snappy.run(ba, be)
+		if g.first >= 0 && r.out < g.outEnd {
+			g.outEnd, g.end = max(g.outEnd, r.outEnd), e
+			continue
+		}
+		close(i)
+		g = group{first: i, outEnd: r.outEnd, end: e}
+	}
+	close(len(segs))
+	return upto
+}
+
 // snappyRead is what cutRanged decoded last of a SNAPPY page: its output
 // from output offset start, in out, a pooled buffer given back by
 // release.
@@ -522,17 +569,19 @@ func (r *snappyRead) release(ri *RowIndex) {
 
 // snappyBytes returns bytes [a, e) of a SNAPPY page as if it were
 // uncompressed (offsets from the page start at off): from what was last
-// decoded (r) when it holds them, else decoding their run
-// (snappyIndex.run: snappyBlocks' range) from the prefetched ranges into r.
-// The bytes are r's until its next use or release.
-func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e int, r *snappyRead) ([]byte, error) {
+// decoded (r) when it holds them, else decoding the run of bytes [a,
+// max(e, upto)) (snappyIndex.run: snappyBlocks' range; upto reaches the
+// later segments whose runs overlap this one's, snappyGroups) from the
+// prefetched ranges into r. The bytes are r's until its next use or
+// release.
+func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e, upto int, r *snappyRead) ([]byte, error) {
 	ba, be := a-sh.hlen, e-sh.hlen // in the body's output
 	if a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be {
 		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy.blocks)-1)
 	}
 	if r.out == nil || ba < r.start || be > r.start+len(r.out) {
 		r.release(ri)
-		run := sh.snappy.run(ba, be)
+		run := sh.snappy.run(ba, min(max(be, upto-sh.hlen), sh.bodyLen))
 		b, ok := c.w.sp.slice(off+int64(sh.hlen+run.in), int64(run.end-run.in))
 		if !ok {
 			return nil, fmt.Errorf("SNAPPY blocks not prefetched: %w", errNotDirect)
@@ -681,7 +730,11 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 	// to the pool at the end.
 	var sr snappyRead
 	defer sr.release(ri)
-	for _, sg := range segs {
+	var upto []int
+	if shape.snappy != nil && len(segs) > 1 {
+		upto = shape.snappyGroups(segs, ci.width)
+	}
+	for i, sg := range segs {
 		if sg[1] > shape.rows {
 			return fmt.Errorf("row %d of a page of %d", sg[1]-1, shape.rows)
 		}
@@ -700,7 +753,11 @@ func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation,
 			}
 			if shape.snappy != nil {
 				var err error
-				if b, err = c.snappyBytes(ri, shape, off, a, e, &sr); err != nil {
+				u := e
+				if upto != nil {
+					u = upto[i]
+				}
+				if b, err = c.snappyBytes(ri, shape, off, a, e, u, &sr); err != nil {
 					return err
 				}
 			} else if b, ok = c.w.sp.slice(off+int64(a), int64(e-a)); !ok {

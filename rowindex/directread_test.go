@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -444,5 +445,96 @@ func TestSubPageReadsSnappyDamaged(t *testing.T) {
 	t.Logf("%d of %d lookups failed after the damage", failed, len(keys))
 	if failed == 0 || failed == len(keys) || ri.subCuts.Load() == cuts {
 		t.Fatalf("%d of %d lookups failed after the damage (%d pages cut from blocks since): want some of each, and blocks read", failed, len(keys), ri.subCuts.Load()-cuts)
+	}
+}
+
+// TestSubPageReadsSnappyOneBlock: on 1 MiB pages of klauspost's SNAPPY
+// encoder (parquet-go's default; its copies reach across 64 KiB blocks, so
+// a page is indexed as one block and most runs start at its start), a key
+// whose ten rows lie a hundred rows apart in a page is cut from one run,
+// decoded once: the planner counts the bytes the segments' overlapping
+// runs cover, not their sum (which read such pages whole), and the reader
+// decodes the runs that overlap as one. Every lookup equals a full scan,
+// and once the pages' shapes are learnt the lookups decompress at most
+// three quarters of what they do reading the pages whole.
+func TestSubPageReadsSnappyOneBlock(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]snappyRow, 60000)
+	for i := range rows {
+		// Key k's rows: ten rows, a hundred apart (about 4.5 KB of
+		// values: each in its own 4 KiB run), in rows [1000(k/100),
+		// 1000(k/100)+1000).
+		rows[i] = snappyRow{K: int64(i/1000*100 + i%100), S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i%4093)*0xbf58476d1ce4e5b9),
+			T: fmt.Sprintf("track-%d", i%3001)}
+	}
+	writeRows(t, ctx, data, "o.parquet", rows, parquet.Compression(&parquet.Snappy), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	uris := []string{"o.parquet"}
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *RowIndex {
+		ri, err := Open(ctx, idx, "k", Options{PageCacheBytes: -1, Resolver: StoreResolver{data}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ri
+	}
+	lookup := func(ri *RowIndex, what string, k int64) {
+		kb, _ := EncodeKey(k)
+		want := fullScan(t, dir, uris, "k", kb, kb)
+		res, err := ri.Lookup(ctx, Query{Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, fmt.Sprintf("%s key %d", what, k), res.Rows, want)
+		if len(res.Rows) != 10 || res.Plan.Data.Misses != 0 {
+			t.Fatalf("%s key %d: %d rows, %d reads outside the planned ranges", what, k, len(res.Rows), res.Plan.Data.Misses)
+		}
+	}
+	var keys []int64
+	for k := int64(3); k < 6000; k += 293 {
+		keys = append(keys, k)
+	}
+	var whole int64 // each key's first lookup on a new handle: whole pages
+	for _, k := range keys {
+		ri := open()
+		lookup(ri, "whole pages", k)
+		whole += ri.DecompressedBytes()
+	}
+	ri := open()
+	for pass := range 2 {
+		inflated, cuts := ri.DecompressedBytes(), ri.subCuts.Load()
+		for _, k := range keys {
+			lookup(ri, fmt.Sprint("pass ", pass), k)
+		}
+		inflated, cuts = ri.DecompressedBytes()-inflated, ri.subCuts.Load()-cuts
+		t.Logf("pass %d: %d lookups, %d bytes decompressed (whole pages %d), %d pages cut from runs", pass, len(keys), inflated, whole, cuts)
+		if pass > 0 && (cuts*2 < int64(len(keys)) || inflated*4 > whole*3) {
+			t.Fatalf("pass %d: %d pages cut from runs in %d lookups, %d bytes decompressed; whole pages %d", pass, cuts, len(keys), inflated, whole)
+		}
+	}
+	// The file is what the test is about: pages of one block.
+	f, err := os.ReadFile(filepath.Join(dir, "o.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(f), int64(len(f)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.Metadata().RowGroups[0].Columns[1].MetaData
+	h, hl, err := parsePageHeader(f[md.DataPageOffset:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := f[md.DataPageOffset+int64(hl):][:h.CompressedPageSize]
+	if x, ok := snappySplits(body); !ok || len(x.blocks) != 2 || x.n < 512<<10 {
+		t.Fatalf("column s's first page: ok %v, %d blocks, %d bytes", ok, len(x.blocks)-1, x.n)
 	}
 }
