@@ -70,10 +70,14 @@ type RowIter struct {
 	done               bool
 	// readsAhead: batches are read ahead of the caller (readahead.go);
 	// ahead holds those being read, oldest first, under readCtx.
-	readsAhead  bool
-	slab        []piece // newPiece's, of slabSize pieces
-	slabSize    int
-	lastBatch   int // batchSize's last answer
+	readsAhead bool
+	slab       []piece // newPiece's, of slabSize pieces
+	slabSize   int
+	lastBatch  int // batchSize's last answer
+	// readRows is the rows of the batches read so far (readAhead): with
+	// the data meter's bytes, the bytes a row costs, which size the next
+	// batch.
+	readRows    int64
 	ahead       []*aheadRead
 	readCtx     context.Context
 	cancelReads context.CancelFunc
@@ -549,11 +553,14 @@ func (it *RowIter) selectRows(e *entry, from, most int64, pieces *[]*piece) (int
 }
 
 // batchSize returns the rows the next batch selects: batchRows, or for a
-// lookup that reads ahead a quarter of it, doubling per batch up to it. A
-// key of a few tens of thousands of rows is then read as two or three
-// batches at once instead of one whose planning and assembly run alone;
-// the top key's batches soon reach the full size, where few pages hold
-// rows of two batches (and are read by both).
+// lookup that reads ahead batchRows/32 at first, doubling per batch up to
+// batchRows, and no more than batchBytes' worth at the bytes per row its
+// batches have read so far. A key of a few thousand rows is then read as
+// two or three batches at once instead of one whose planning and assembly
+// run alone; the top key's batches soon reach the full size where its rows
+// lie together (few pages hold rows of two batches, and are read by both);
+// and a key whose rows are spread thin (a row in every page of a 1 MiB-page
+// file) is read a few files at a time, not all of them at once.
 func (it *RowIter) batchSize() int {
 	if it.ri.batchRows > 0 {
 		return it.ri.batchRows
@@ -561,9 +568,23 @@ func (it *RowIter) batchSize() int {
 	if !it.readsAhead {
 		return batchRows
 	}
-	it.lastBatch = min(max(2*it.lastBatch, batchRows/4), batchRows)
-	return it.lastBatch
+	n := min(max(2*it.lastBatch, batchRows/32), batchRows)
+	budget := int64(batchBytes)
+	if it.ri.batchBytes > 0 {
+		budget = it.ri.batchBytes
+	}
+	if read := it.dm.bytes.Load(); it.readRows > 0 && read > 0 {
+		n = min(n, int(max(budget*it.readRows/read, batchRows/32)))
+	}
+	it.lastBatch = n
+	return n
 }
+
+// batchBytes bounds the bytes a batch read ahead fetches (batchSize): with
+// readAheadBatches of them in flight, what a lookup holds in fetched
+// ranges. A 76k-row key of the pyarrow lake (a row in nearly every 1 MiB
+// page of its 100 files) read batches of 290–580 MB, held two at a time.
+const batchBytes = 64 << 20
 
 // pieceSlab is the most pieces a RowIter allocates at once.
 const pieceSlab = 256

@@ -52,6 +52,7 @@ func (it *RowIter) fillAhead() error {
 			return a.err
 		}
 		rows, pieces = a.rows, a.pieces
+		it.readRows += int64(len(rows))
 	}
 	// The next batches are read while the caller consumes this one.
 	if _, err := it.topUp(false); err != nil {

@@ -3,6 +3,7 @@ package rowindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -156,6 +157,52 @@ func waitGoroutines(t *testing.T, n int) {
 	for start := time.Now(); runtime.NumGoroutine() > n; time.Sleep(10 * time.Millisecond) {
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("%d goroutines running, %d before", runtime.NumGoroutine(), n)
+		}
+	}
+}
+
+// TestIterBatchBytes: batches read ahead double from batchRows/32 rows
+// while their bytes per row allow, and stay at batchRows/32 when the bytes
+// the first batches read per row would put the next over the byte budget
+// (batchBytes); either way the rows are the full scan's.
+func TestIterBatchBytes(t *testing.T) {
+	ctx := context.Background()
+	dir, data, idx, uris := indexLake(t, lakegen.Config{
+		Seed: 5, TargetBytes: 8 << 20, Days: 2, FilesPerDay: 2, Users: 50_000, ZipfS: 1.2, ZipfV: 1, Tracks: 500,
+		RowGroupRows: 8_000, PageBytes: 8 << 10, Prefix: "lake/",
+	})
+	top := lakegen.UserID(0)
+	kb, _ := EncodeKey(top)
+	want := fullScan(t, dir, uris, "user_id", kb, kb)
+	if len(want) < 8*batchRows/32 {
+		t.Fatalf("the top key has %d rows: too few batches", len(want))
+	}
+	for _, tc := range []struct {
+		budget  int64
+		doubles bool
+	}{{0, true}, {64 << 10, false}} {
+		ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri.batchBytes = tc.budget
+		it, err := ri.Iter(ctx, Query{Key: top})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []Row
+		most := 0
+		for it.Next() {
+			rows = append(rows, it.Row())
+			most = max(most, it.lastBatch)
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		it.Close()
+		checkRows(t, fmt.Sprint("budget ", tc.budget), rows, want)
+		if doubled := most > batchRows/32; doubled != tc.doubles {
+			t.Errorf("budget %d: batches of up to %d rows (%d bytes read for %d rows)", tc.budget, most, it.dm.bytes.Load(), len(rows))
 		}
 	}
 }

@@ -133,6 +133,9 @@ type RowIndex struct {
 	// iterator selects per batch (tests set it to cover many batches on
 	// small files).
 	batchRows int
+	// batchBytes, if set, replaces the constant batchBytes (tests set it
+	// to bound batches on small files).
+	batchBytes int64
 	// ints pools the integer columns of decoded fragment groups
 	// (decodeGroupKey): *[]int64.
 	ints sync.Pool
