@@ -74,7 +74,7 @@ type RowIter struct {
 	slab       []piece // newPiece's, of slabSize pieces
 	slabSize   int
 	lastBatch  int // batchSize's last answer
-	// readRows is the rows of the batches read so far (readAhead): with
+	// readRows is the rows of the batches read so far (readsAhead): with
 	// the data meter's bytes, the bytes a row costs, which size the next
 	// batch.
 	readRows    int64
