@@ -161,8 +161,8 @@ func waitGoroutines(t *testing.T, n int) {
 	}
 }
 
-// TestIterBatchBytes: batches read ahead double from batchRows/32 rows
-// while their bytes per row allow, and stay at batchRows/32 when the bytes
+// TestIterBatchBytes: batches read ahead double from batchMinRows rows
+// while their bytes per row allow, and stay at batchMinRows when the bytes
 // the first batches read per row would put the next over the byte budget
 // (batchBytes); either way the rows are the full scan's.
 func TestIterBatchBytes(t *testing.T) {
@@ -174,7 +174,7 @@ func TestIterBatchBytes(t *testing.T) {
 	top := lakegen.UserID(0)
 	kb, _ := EncodeKey(top)
 	want := fullScan(t, dir, uris, "user_id", kb, kb)
-	if len(want) < 8*batchRows/32 {
+	if len(want) < 8*batchMinRows {
 		t.Fatalf("the top key has %d rows: too few batches", len(want))
 	}
 	for _, tc := range []struct {
@@ -201,7 +201,7 @@ func TestIterBatchBytes(t *testing.T) {
 		}
 		it.Close()
 		checkRows(t, fmt.Sprint("budget ", tc.budget), rows, want)
-		if doubled := most > batchRows/32; doubled != tc.doubles {
+		if doubled := most > batchMinRows; doubled != tc.doubles {
 			t.Errorf("budget %d: batches of up to %d rows (%d bytes read for %d rows)", tc.budget, most, it.dm.bytes.Load(), len(rows))
 		}
 	}
