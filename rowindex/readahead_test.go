@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // TestIterReadsAhead: a hot key read in many batches, two of them being read
@@ -21,17 +22,8 @@ import (
 // after rows that are all the full scan's.
 func TestIterReadsAhead(t *testing.T) {
 	ctx := context.Background()
-	dir, data, idx, uris := indexLake(t, lakegen.Config{
-		Seed: 5, TargetBytes: 4 << 20, Days: 2, FilesPerDay: 2, Users: 50_000, ZipfS: 1.2, ZipfV: 1, Tracks: 500,
-		RowGroupRows: 8_000, PageBytes: 8 << 10, Prefix: "lake/",
-	})
-	top := lakegen.UserID(0)
-	kb, _ := EncodeKey(top)
-	want := fullScan(t, dir, uris, "user_id", kb, kb)
 	const batch = 1_000
-	if len(want) < 8*batch {
-		t.Fatalf("the top key has %d rows: too few batches", len(want))
-	}
+	dir, data, idx, uris, top, want := hotKeyLake(t, 4<<20, 8*batch)
 	// No page cache: every batch reads its pages, so a truncated file is
 	// seen by the batches after it.
 	ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
@@ -167,16 +159,7 @@ func waitGoroutines(t *testing.T, n int) {
 // (batchBytes); either way the rows are the full scan's.
 func TestIterBatchBytes(t *testing.T) {
 	ctx := context.Background()
-	dir, data, idx, uris := indexLake(t, lakegen.Config{
-		Seed: 5, TargetBytes: 8 << 20, Days: 2, FilesPerDay: 2, Users: 50_000, ZipfS: 1.2, ZipfV: 1, Tracks: 500,
-		RowGroupRows: 8_000, PageBytes: 8 << 10, Prefix: "lake/",
-	})
-	top := lakegen.UserID(0)
-	kb, _ := EncodeKey(top)
-	want := fullScan(t, dir, uris, "user_id", kb, kb)
-	if len(want) < 8*batchMinRows {
-		t.Fatalf("the top key has %d rows: too few batches", len(want))
-	}
+	_, data, idx, _, top, want := hotKeyLake(t, 8<<20, 8*batchMinRows)
 	for _, tc := range []struct {
 		budget  int64
 		doubles bool
@@ -205,4 +188,21 @@ func TestIterBatchBytes(t *testing.T) {
 			t.Errorf("budget %d: batches of up to %d rows (%d bytes read for %d rows)", tc.budget, most, it.dm.bytes.Load(), len(rows))
 		}
 	}
+}
+
+// hotKeyLake writes and indexes (as "u", on user_id) a skewed lake of about
+// size bytes (8 KiB pages) and returns it with its top key and that key's
+// rows by a full scan, which must be at least rows.
+func hotKeyLake(t *testing.T, size int64, rows int) (dir string, data, idx store.Store, uris []string, top int64, want []scanRow) {
+	t.Helper()
+	dir, data, idx, uris = indexLake(t, lakegen.Config{
+		Seed: 5, TargetBytes: size, Days: 2, FilesPerDay: 2, Users: 50_000, ZipfS: 1.2, ZipfV: 1, Tracks: 500,
+		RowGroupRows: 8_000, PageBytes: 8 << 10, Prefix: "lake/",
+	})
+	top = lakegen.UserID(0)
+	kb, _ := EncodeKey(top)
+	if want = fullScan(t, dir, uris, "user_id", kb, kb); len(want) < rows {
+		t.Fatalf("the top key has %d rows, want at least %d", len(want), rows)
+	}
+	return dir, data, idx, uris, top, want
 }
