@@ -525,7 +525,7 @@ func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
 	upto := make([]int, len(segs))
 	type group struct{ first, outEnd, end int }
 	g := group{first: -1}
-	close := func(next int) {
+	closeGroup := func(next int) {
 		for k := max(g.first, 0); g.first >= 0 && k < next; k++ {
 			upto[k] = g.end
 		}
@@ -545,10 +545,10 @@ func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
 			g.outEnd, g.end = max(g.outEnd, r.outEnd), e
 			continue
 		}
-		close(i)
+		closeGroup(i)
 		g = group{first: i, outEnd: r.outEnd, end: e}
 	}
-	close(len(segs))
+	closeGroup(len(segs))
 	return upto
 }
 

@@ -560,7 +560,12 @@ func (it *RowIter) selectRows(e *entry, from, most int64, pieces *[]*piece) (int
 // run alone; the top key's batches soon reach the full size where its rows
 // lie together (few pages hold rows of two batches, and are read by both);
 // and a key whose rows are spread thin (a row in every page of a 1 MiB-page
-// file) is read a few files at a time, not all of them at once.
+// file) is read a few files at a time, not all of them at once. The first
+// two batches (512 and 1,024 rows) are chosen before any is read; the
+// bytes counted include those of batches still being read (their rows
+// not yet), which errs towards smaller batches, so where batches end (and
+// a Plan's range counts for keys of a few thousand rows) may vary from run
+// to run, never the rows.
 func (it *RowIter) batchSize() int {
 	if it.ri.batchRows > 0 {
 		return it.ri.batchRows
@@ -574,7 +579,7 @@ func (it *RowIter) batchSize() int {
 		budget = it.ri.batchBytes
 	}
 	if read := it.dm.bytes.Load(); it.readRows > 0 && read > 0 {
-		n = min(n, int(max(budget*it.readRows/read, batchMinRows)))
+		n = int(min(int64(n), max(budget*it.readRows/read, batchMinRows)))
 	}
 	it.lastBatch = n
 	return n

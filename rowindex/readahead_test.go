@@ -154,9 +154,9 @@ func waitGoroutines(t *testing.T, n int) {
 }
 
 // TestIterBatchBytes: batches read ahead double from batchMinRows rows
-// while their bytes per row allow, and stay at batchMinRows when the bytes
-// the first batches read per row would put the next over the byte budget
-// (batchBytes); either way the rows are the full scan's.
+// while their bytes per row allow, and once the first is read go back to
+// batchMinRows when the bytes it read per row would put the next over the
+// byte budget (batchBytes); either way the rows are the full scan's.
 func TestIterBatchBytes(t *testing.T) {
 	ctx := context.Background()
 	_, data, idx, _, top, want := hotKeyLake(t, 8<<20, 8*batchMinRows)
