@@ -536,8 +536,8 @@ func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
 			continue
 		}
 		a, e, _, _, ok := sh.span(vlo, vhi, width)
-		ba, be := a-sh.hlen, e-sh.hlen
-		if !ok || a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be {
+		ba, be, in := sh.snappyOut(a, e)
+		if !ok || !in {
 			continue // cutRanged reports it
 		}
 		r := sh.snappy.run(ba, be)
@@ -550,6 +550,14 @@ func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
 	}
 	closeGroup(len(segs))
 	return upto
+}
+
+// snappyOut returns bytes [a, e) of a SNAPPY page (from the page start,
+// as if uncompressed) as offsets in its body's output, and whether they
+// are values inside it.
+func (sh *pageShape) snappyOut(a, e int) (ba, be int, ok bool) {
+	ba, be = a-sh.hlen, e-sh.hlen
+	return ba, be, a >= sh.dataStart && ba >= 0 && be <= sh.bodyLen && ba < be
 }
 
 // snappyRead is what cutRanged decoded last of a SNAPPY page: its output
@@ -575,8 +583,8 @@ func (r *snappyRead) release(ri *RowIndex) {
 // prefetched ranges into r. The bytes are r's until its next use or
 // release.
 func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e, upto int, r *snappyRead) ([]byte, error) {
-	ba, be := a-sh.hlen, e-sh.hlen // in the body's output
-	if a < sh.dataStart || ba < 0 || be > sh.bodyLen || ba >= be {
+	ba, be, in := sh.snappyOut(a, e)
+	if !in {
 		return nil, fmt.Errorf("bytes [%d, %d) outside the page's %d SNAPPY blocks", a, e, len(sh.snappy.blocks)-1)
 	}
 	if r.out == nil || ba < r.start || be > r.start+len(r.out) {
