@@ -133,6 +133,20 @@ func (c *cache) put(key, val any, size int64) {
 	}
 }
 
+// putIfRoom stores val under key, charged size bytes, only if it fits
+// beside what the cache holds (it evicts nothing); it reports whether it
+// stored it.
+func (c *cache) putIfRoom(key, val any, size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; ok || c.used+size > c.budget {
+		return false
+	}
+	c.items[key] = c.ll.PushFront(&cacheItem{key: key, val: val, size: size})
+	c.used += size
+	return true
+}
+
 // stats returns the bytes used and the number of entries.
 func (c *cache) stats() (used int64, n int) {
 	c.mu.Lock()

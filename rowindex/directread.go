@@ -420,10 +420,7 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	}
 	first := loc.FirstRowIndex
 	ci, _ := directInfo(w.fm, rg, col)
-	var shape *pageShape
-	if v, ok := ri.cache.get(shapeKey(pk)); ok {
-		shape = v.(*pageShape)
-	}
+	shape, _ := ri.knownShape(pk)
 	// Before its shape is known, only a fixed-width page of a chunk
 	// without dictionary and without nulls may be guessed PLAIN with its
 	// values right after the header.
@@ -611,11 +608,35 @@ func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e, up
 // SNAPPY v1 whose stream splits into blocks), for sub-page reads of it
 // later; b is the page's bytes.
 func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
-	if ci.codec != format.Uncompressed && ci.codec != format.Snappy || p.enc != format.Plain && !isDictEnc(p.enc) {
+	if _, ok := ri.knownShape(pk); ok {
 		return
 	}
-	if _, ok := ri.cache.get(shapeKey(pk)); ok {
-		return
+	if sh := measureShape(ci, p, b); sh != nil {
+		ri.cache.put(shapeKey(pk), sh, sh.charge())
+	}
+}
+
+// knownShape returns a page's shape: learnt by Warm (shapes.go), else by a
+// lookup that read it whole (the metadata cache).
+func (ri *RowIndex) knownShape(pk pageKey) (*pageShape, bool) {
+	if ws := ri.warmShapes.Load(); ws != nil {
+		if sh, ok := ws.m[pk]; ok {
+			return sh, true
+		}
+	}
+	if v, ok := ri.cache.get(shapeKey(pk)); ok {
+		return v.(*pageShape), true
+	}
+	return nil, false
+}
+
+// measureShape returns the shape of page p of bytes b, read whole: nil when
+// it has none to learn (a codec or an encoding read whole, values that do
+// not parse), a shape that says whole when its SNAPPY stream cannot be read
+// in parts.
+func measureShape(ci colInfo, p *rawPage, b []byte) *pageShape {
+	if ci.codec != format.Uncompressed && ci.codec != format.Snappy || p.enc != format.Plain && !isDictEnc(p.enc) {
+		return nil
 	}
 	sh := &pageShape{dataStart: len(b) - len(p.values), rows: p.rows, enc: p.enc, values: p.rows}
 	if ci.codec == format.Snappy {
@@ -626,9 +647,7 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 		}
 		n := x.n
 		if !ok || n != p.size || n < len(p.values) {
-			no := &pageShape{whole: true}
-			ri.cache.put(shapeKey(pk), no, no.charge())
-			return
+			return &pageShape{whole: true}
 		}
 		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = &x, p.hlen, n, p.hlen+n-len(p.values)
 	}
@@ -636,13 +655,13 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 		sh.levels = bytes.Clone(p.levels)
 		lc := newLevelCursor(sh.levels)
 		if sh.values = lc.defined(p.rows); sh.values < 0 {
-			return
+			return nil
 		}
 	}
 	switch {
 	case isDictEnc(p.enc):
 		if len(p.values) < 1 || p.values[0] > 32 {
-			return
+			return nil
 		}
 		sh.bw = int(p.values[0])
 		// A mark every sampleEvery values at least, and at every long
@@ -661,7 +680,7 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 			}
 		}
 		if sh.bw > 0 && h.start < sh.values {
-			return // fewer indexes than values
+			return nil // fewer indexes than values
 		}
 		sh.marks = append(sh.marks, runMark{val: int32(max(h.start, sh.values)), off: int32(len(p.values))})
 	case ci.width == 0:
@@ -681,16 +700,16 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 				sh.samples = append(sh.samples, int32(off))
 			}
 			if off+4 > len(p.values) {
-				return
+				return nil
 			}
 			off += 4 + int(binary.LittleEndian.Uint32(p.values[off:]))
 		}
 		if off > len(p.values) {
-			return
+			return nil
 		}
 		sh.samples = append(sh.samples, int32(off))
 	}
-	ri.cache.put(shapeKey(pk), sh, sh.charge())
+	return sh
 }
 
 // cutRanged cuts the selected rows segs (offsets in the page) of a page
@@ -699,10 +718,7 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 // its header). Anything missing is errNotDirect.
 func (c *chunkRead) cutRanged(ri *RowIndex, ci colInfo, loc format.PageLocation, pk pageKey, segs [][2]int) error {
 	off, size := loc.Offset, int64(loc.CompressedPageSize)
-	var shape *pageShape
-	if v, ok := ri.cache.get(shapeKey(pk)); ok {
-		shape = v.(*pageShape)
-	}
+	shape, _ := ri.knownShape(pk)
 	if shape != nil && shape.whole {
 		return fmt.Errorf("page read whole: %w", errNotDirect)
 	}

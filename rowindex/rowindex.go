@@ -69,6 +69,13 @@ type Options struct {
 	// point lookups (resident.go; 0: AutoResidentBytes of the version
 	// opened; negative: none). Only Warm fills it.
 	ResidentBytes int64
+	// ShapeBytes bounds the page shapes Warm learns (shapes.go): Warm reads
+	// every data page that lookups may read in parts once (a read of those
+	// column chunks, about a scan of the lake) and keeps its shape, so
+	// light keys read parts of pages from the first lookup on. 0 or
+	// negative: Warm learns none, lookups learn shapes as they read pages
+	// whole.
+	ShapeBytes int64
 	// CoalesceGap is the coalescing gap of data reads. 0 picks per data
 	// store: BatchedCoalesceGap for stores that batch a file's ranges (the
 	// file store), LocalCoalesceGap for other file:// and mem:// stores,
@@ -118,6 +125,8 @@ type RowIndex struct {
 	// shapeSeen remembers the SNAPPY pages read whole once: the second
 	// read learns the page's shape (learnShape).
 	shapeSeen *seenFilter
+	// warmShapes are the shapes Warm learnt (shapes.go; nil: none).
+	warmShapes atomic.Pointer[shapeSet]
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
@@ -265,6 +274,10 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 		return err
 	}
 	ri.setManifest(man)
+	if ws := ri.warmShapes.Load(); ws != nil {
+		_, ids := ri.snapshot()
+		ri.warmShapes.Store(ws.keepOnly(ids))
+	}
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
 		// again; an automatic budget follows the version.
@@ -345,6 +358,7 @@ func (ri *RowIndex) DropCache() {
 	ri.cache.clear()
 	ri.decoded.clear()
 	ri.resident.clear()
+	ri.warmShapes.Store(nil)
 	if ri.pages != nil {
 		ri.pages.clear()
 	}
@@ -546,8 +560,10 @@ func (ri *RowIndex) cachedDataMeta(ctx context.Context, m *meter, fe *FileEntry)
 // cached by the first lookup that reads them; the frame tables of framed
 // files are checked against their pages), within the cache budget, then
 // makes fragment row groups
-// resident for point lookups within Options.ResidentBytes (resident.go).
-// It returns the cost.
+// resident for point lookups within Options.ResidentBytes (resident.go),
+// then, with Options.ShapeBytes, learns the shapes of the data pages that
+// lookups may read in parts (shapes.go: a read of those pages). It returns
+// the cost.
 func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 	m := new(meter)
 	man, _ := ri.snapshot()
@@ -583,6 +599,9 @@ func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
 		}
 	}
 	if err := ri.makeResident(ctx, m, man); err != nil {
+		return m.cost(), err
+	}
+	if err := ri.learnShapes(ctx, m, man); err != nil {
 		return m.cost(), err
 	}
 	return m.cost(), nil

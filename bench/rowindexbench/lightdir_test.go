@@ -46,6 +46,8 @@ import (
 // park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
 // memory between lookups (caches cold, threads awake); both report p50-ms
 // and p90-ms as DuckDB does.
+// ARIADNE_BENCH_SHAPES=B has Warm learn page shapes within B bytes
+// (Options.ShapeBytes).
 // ARIADNE_BENCH_PRIME=N looks up N other keys of the class first, untimed:
 // the handle of a server that has served for a while (pages' shapes learnt
 // for sub-page reads, caches filled).
@@ -103,6 +105,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	opts.CacheBytes = envInt(b, "ARIADNE_BENCH_CACHE", 0)
 	opts.PageCacheBytes = envInt(b, "ARIADNE_BENCH_PAGECACHE", 0)
 	opts.ResidentBytes = envInt(b, "ARIADNE_BENCH_RESIDENT", 0)
+	opts.ShapeBytes = envInt(b, "ARIADNE_BENCH_SHAPES", 0)
 	ri, err := rowindex.Open(ctx, idx, indexName, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -112,7 +115,8 @@ func BenchmarkLightKeyDir(b *testing.B) {
 		b.Fatal(err)
 	}
 	held, _ := ri.CacheStats()
-	b.Logf("warm %v, caches hold %.1f MB", time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6)
+	shapePages, shapeBytes := ri.LearntShapes()
+	b.Logf("warm %v, caches hold %.1f MB, shapes of %d pages %.1f MB", time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6, shapePages, float64(shapeBytes)/1e6)
 	lo, hi := h.span(Class{Min: minRows, Max: maxRows})
 	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
 	if len(keys) == 0 {

@@ -1,0 +1,230 @@
+package rowindex
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/internal/bufpool"
+)
+
+// Shapes learnt by Warm. A lookup learns a page's shape (pageShape) when it
+// reads the page whole: at once for an uncompressed page, on the second
+// read for a SNAPPY one. Until then a light key's value in a page of 1 MiB
+// (pyarrow's and Spark's default) costs the whole page, so a fresh handle
+// is an order of magnitude slower on such files until every page has been
+// read twice. With Options.ShapeBytes, Warm reads every page that lookups
+// may read in parts once and keeps the shapes in a set of their own,
+// which lookups never evict (knownShape looks there first).
+
+// shapeReadBytes bounds one read of a column chunk's pages while learning
+// (a larger chunk is read in several; a single larger page alone).
+const shapeReadBytes = 16 << 20
+
+// shapeEntryBytes is what a shape costs in the set beyond its own charge
+// (the map's key, pointer and slot).
+const shapeEntryBytes = 48
+
+// shapeSet is the shapes Warm learnt: immutable once published
+// (RowIndex.warmShapes), a later Warm or a Refresh publishes a new one.
+type shapeSet struct {
+	m     map[pageKey]*pageShape
+	bytes int64
+}
+
+// errShapeBudget stops learning when the set is full.
+var errShapeBudget = errors.New("rowindex: page shape budget reached")
+
+// LearntShapes reports the pages whose shapes Warm learnt and their bytes
+// in memory (Options.ShapeBytes bounds them).
+func (ri *RowIndex) LearntShapes() (pages int, bytes int64) {
+	if ws := ri.warmShapes.Load(); ws != nil {
+		return len(ws.m), ws.bytes
+	}
+	return 0, 0
+}
+
+// learnShapes reads, for every data file of man, the pages lookups may read
+// in parts and whose shape the handle does not hold yet, and publishes the
+// shapes, until they reach Options.ShapeBytes; a file that cannot be read
+// fails it (as it fails Warm). Files are read on one worker per core (at
+// least four, to overlap remote reads), a column chunk (up to
+// shapeReadBytes) a request.
+func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest) error {
+	budget := ri.opts.ShapeBytes
+	if budget <= 0 {
+		return nil
+	}
+	old := ri.warmShapes.Load()
+	set := &shapeSet{m: map[pageKey]*pageShape{}}
+	if old != nil {
+		for k, v := range old.m {
+			set.m[k] = v
+		}
+		set.bytes = old.bytes
+	}
+	var mu sync.Mutex
+	add := func(pk pageKey, sh *pageShape) error {
+		mu.Lock()
+		defer mu.Unlock()
+		c := sh.charge() + shapeEntryBytes
+		if set.bytes+c > budget {
+			return errShapeBudget
+		}
+		set.m[pk] = sh
+		set.bytes += c
+		return nil
+	}
+	has := func(pk pageKey) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		_, ok := set.m[pk]
+		return ok
+	}
+	var (
+		errMu sync.Mutex
+		first error
+	)
+	eachOnWorkers(len(man.Files), max(runtime.GOMAXPROCS(0), 4), func(i int) {
+		errMu.Lock()
+		stop := first != nil
+		errMu.Unlock()
+		if stop {
+			return
+		}
+		if err := ri.learnFileShapes(ctx, m, &man.Files[i], has, add); err != nil {
+			errMu.Lock()
+			if first == nil {
+				first = err
+			}
+			errMu.Unlock()
+		}
+	})
+	// A full set is still published: it holds what fitted.
+	if first != nil && !errors.Is(first, errShapeBudget) {
+		return first
+	}
+	ri.warmShapes.Store(set)
+	return nil
+}
+
+// learnFileShapes learns the shapes of one file's pages (learnShapes).
+func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry, has func(pageKey) bool, add func(pageKey, *pageShape) error) error {
+	fm, o, err := ri.dataMeta(ctx, m, fe)
+	if err != nil {
+		return err
+	}
+	if fm.copies != nil {
+		return nil // a prepared file's copied columns are read by their frames
+	}
+	ncol := fm.ncol()
+	for rg := range fm.f.Metadata().RowGroups {
+		for col := range ncol {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
+				continue
+			}
+			ci, _ := directInfo(fm, rg, col)
+			locs := fm.offsetIndex(rg, col)
+			if len(locs) == 0 {
+				continue
+			}
+			// The chunk's dictionary, unless decoded already, is read
+			// with its first pages (it lies just before them).
+			dict := fm.dictRange(rg, col)
+			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.end <= dict.off || dict.end > locs[0].Offset {
+				dict = brange{}
+			}
+			for j := 0; j < len(locs); {
+				// The next pages without a shape, up to shapeReadBytes.
+				if has(pageKey{fe.ID, rg, col, j}) {
+					j++
+					continue
+				}
+				k := j + 1
+				for k < len(locs) && !has(pageKey{fe.ID, rg, col, k}) && byteEnd(locs[k])-locs[j].Offset <= shapeReadBytes {
+					k++
+				}
+				if err := ri.learnPages(ctx, m, o, fm, fe, rg, col, ci, locs, j, k, dict, add); err != nil {
+					return err
+				}
+				j, dict = k, brange{}
+			}
+		}
+	}
+	return nil
+}
+
+// learnPages reads pages [j, k) of a column chunk in one request and adds
+// their shapes; with them, when dict is not empty, the chunk's dictionary,
+// decoded into the metadata cache if it fits beside what the cache holds
+// (it evicts nothing: fragment groups matter more). A page or dictionary
+// that does not parse is left out: the lookup that needs it reads it and
+// reports what is wrong.
+func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fm *fileMeta, fe *FileEntry, rg, col int, ci colInfo, locs []format.PageLocation, j, k int, dict brange, add func(pageKey, *pageShape) error) error {
+	off, end := locs[j].Offset, byteEnd(locs[k-1])
+	if dict.end > dict.off {
+		off = dict.off
+	}
+	if off < 0 || end <= off || end > fm.size {
+		return nil // a lying page index: lookups of these pages say so
+	}
+	buf := bufpool.Get(int(end - off))
+	defer ri.putBuf(buf)
+	b, err := readRangeInto(ctx, m, o, off, buf[:end-off])
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fileChanged(fe.URI, "truncated", err)
+		}
+		return err
+	}
+	if dict.end > dict.off {
+		if d, err := parseDictionary(b[:dict.end-dict.off], ci); err == nil {
+			ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
+		}
+	}
+	for i := j; i < k; i++ {
+		at, n := locs[i].Offset-off, int64(locs[i].CompressedPageSize)
+		if at < 0 || n <= 0 || at+n > int64(len(b)) {
+			continue
+		}
+		pb := b[at : at+n]
+		p, _, err := parseRawPage(pb, ci)
+		if err != nil {
+			continue
+		}
+		sh := measureShape(ci, p, pb)
+		if p.buf != nil {
+			ri.releasePage(p)
+		}
+		if sh == nil {
+			continue
+		}
+		if err := add(pageKey{fe.ID, rg, col, i}, sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// byteEnd is the offset in its file just past a page.
+func byteEnd(l format.PageLocation) int64 { return l.Offset + int64(l.CompressedPageSize) }
+
+// keepOnly returns the set without the pages of files not in ids (a
+// Refresh: files the version no longer holds are never asked again).
+func (s *shapeSet) keepOnly(ids map[int32]*FileEntry) *shapeSet {
+	out := &shapeSet{m: make(map[pageKey]*pageShape, len(s.m))}
+	for k, v := range s.m {
+		if _, ok := ids[k.id]; ok {
+			out.m[k] = v
+			out.bytes += v.charge() + shapeEntryBytes
+		}
+	}
+	return out
+}

@@ -1,0 +1,228 @@
+package rowindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// shapesLake writes the file of snappyFile (1 MiB SNAPPY pages in
+// independent blocks, a PLAIN and a dictionary column) and indexes it,
+// returning its folder, rows, the data store and the index store.
+func shapesLake(t *testing.T) (dir string, rows []snappyRow, data, idx store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = make([]snappyRow, 40000)
+	for i := range rows {
+		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
+			T: fmt.Sprintf("track-%d", i%3001)}
+	}
+	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	idx, _ = store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, rows, data, idx
+}
+
+// TestWarmShapes: Warm with Options.ShapeBytes reads the file's SNAPPY
+// pages once and learns their shapes (and decodes the dictionary), so a
+// fresh handle's first light lookups cut their values from blocks, not
+// whole pages: a fraction of the bytes a handle without learnt shapes
+// decompresses and reads for the same keys, with the same rows as a full
+// scan. A budget of a few shapes keeps at most that many bytes, and
+// lookups stay right; DropCache forgets them.
+func TestWarmShapes(t *testing.T) {
+	ctx := context.Background()
+	dir, _, data, idx := shapesLake(t)
+	open := func(shapeBytes int64) *RowIndex {
+		ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: shapeBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ri
+	}
+	type pass struct {
+		read, inflated, cuts     int64
+		firstRead, firstInflated int64 // of the first lookup
+	}
+	run := func(name string, ri *RowIndex) pass {
+		inflated, cuts := ri.DecompressedBytes(), ri.subCuts.Load()
+		var p pass
+		for k := int64(0); k < 19997; k += 1601 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb)
+			res, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("%s key %d", name, k), res.Rows, want)
+			if res.Plan.Data.Misses != 0 {
+				t.Fatalf("%s key %d: %d reads outside the planned ranges", name, k, res.Plan.Data.Misses)
+			}
+			if p.read += res.Plan.Data.BytesRead; p.firstRead == 0 {
+				p.firstRead, p.firstInflated = res.Plan.Data.BytesRead, ri.DecompressedBytes()-inflated
+			}
+		}
+		p.inflated, p.cuts = ri.DecompressedBytes()-inflated, ri.subCuts.Load()-cuts
+		t.Logf("%s: %d bytes read, %d decompressed, %d pages cut from blocks; the first lookup read %d, decompressed %d", name, p.read, p.inflated, p.cuts, p.firstRead, p.firstInflated)
+		return p
+	}
+
+	plain := open(0)
+	if _, err := plain.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := plain.LearntShapes(); n != 0 {
+		t.Fatalf("Warm without ShapeBytes learnt %d shapes", n)
+	}
+	without := run("without learnt shapes", plain)
+
+	ri := open(1 << 30)
+	c, err := ri.Warm(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, bytes := ri.LearntShapes()
+	fi, err := os.Stat(filepath.Join(dir, "s.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("warm: %d requests, %d bytes read; shapes of %d pages in %d bytes", c.Requests, c.BytesRead, pages, bytes)
+	// Two data columns of 1 MiB pages; the key column's pages are
+	// learnt too.
+	if pages < 4 || bytes <= 0 || c.BytesRead < fi.Size()/2 {
+		t.Fatalf("Warm learnt %d shapes (%d bytes), reading %d bytes of a %d-byte file", pages, bytes, c.BytesRead, fi.Size())
+	}
+	dicts := 0
+	for col := range 3 {
+		if _, ok := ri.cache.get(decodedDictKey{ri.Manifest().Files[0].ID, 0, col}); ok {
+			dicts++
+		}
+	}
+	if dicts == 0 {
+		t.Fatal("Warm with ShapeBytes decoded no dictionary")
+	}
+	with := run("with learnt shapes", ri)
+	// Without learnt shapes the first lookup reads and decompresses whole
+	// pages (later ones learn them); with them, blocks from the start.
+	if with.cuts == 0 || with.firstInflated*3 > without.firstInflated || with.firstRead*3 > without.firstRead || with.inflated >= without.inflated {
+		t.Fatalf("with learnt shapes: %d pages cut, the first lookup decompressed %d bytes and read %d, all %d; without: %d, %d, %d",
+			with.cuts, with.firstInflated, with.firstRead, with.inflated, without.firstInflated, without.firstRead, without.inflated)
+	}
+
+	// A budget of about two shapes: what fits, and lookups still right.
+	small := open(2*(bytes/int64(pages)) + 2*shapeEntryBytes)
+	if _, err := small.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := small.LearntShapes(); n == 0 || n >= pages || b > small.opts.ShapeBytes {
+		t.Fatalf("a budget of %d bytes kept %d shapes in %d bytes (%d unbounded)", small.opts.ShapeBytes, n, b, pages)
+	}
+	run("with a small shape budget", small)
+
+	ri.DropCache()
+	if n, _ := ri.LearntShapes(); n != 0 {
+		t.Fatalf("DropCache kept %d learnt shapes", n)
+	}
+}
+
+// TestWarmShapesDamaged: a page damaged in place after indexing (a SNAPPY
+// tag overwritten) does not fail Warm, which learns the other pages'
+// shapes; the lookups that reach the damaged page fail with
+// ErrDataFileChanged, the others return the rows of a full scan made
+// before the damage.
+func TestWarmShapesDamaged(t *testing.T) {
+	ctx := context.Background()
+	dir, rows, data, idx := shapesLake(t)
+	var keys []int64
+	for _, i := range []int{0, 2600, 3000, 3400, 3800, 20000, 39999} {
+		keys = append(keys, rows[i].K)
+	}
+	want := map[int64][]scanRow{}
+	for _, k := range keys {
+		kb, _ := EncodeKey(k)
+		want[k] = fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb)
+	}
+	// Damage column s's last page: the keys' rows in it fail, the
+	// others' do not (each key has a row in the first 19,997 rows).
+	path := filepath.Join(dir, "s.parquet")
+	b, f := readParquet(t, path)
+	locs := f.OffsetIndexes()[1].PageLocations
+	if len(locs) < 2 {
+		t.Fatalf("column s has %d pages, want several", len(locs))
+	}
+	last := locs[len(locs)-1]
+	h, hlen, err := parsePageHeader(b[last.Offset:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := b[last.Offset+int64(hlen):][:h.CompressedPageSize]
+	x, ok := snappySplits(body)
+	if !ok || len(x.blocks) < 3 {
+		t.Fatalf("column s's last page does not split into blocks: %v", x.blocks)
+	}
+	body[x.blocks[1]] = 0xff // a 4-byte-offset copy reaching far before its block
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		t.Fatalf("Warm over a damaged page: %v", err)
+	}
+	if n, _ := ri.LearntShapes(); n == 0 {
+		t.Fatal("Warm learnt no shape")
+	}
+	failed := 0
+	for _, k := range keys {
+		res, err := ri.Lookup(ctx, Query{Key: k})
+		switch {
+		case errors.Is(err, ErrDataFileChanged):
+			failed++
+		case err != nil:
+			t.Fatalf("key %d: %v, want ErrDataFileChanged", k, err)
+		default:
+			checkRows(t, fmt.Sprintf("key %d after the damage", k), res.Rows, want[k])
+		}
+	}
+	if failed == 0 || failed == len(keys) {
+		t.Fatalf("%d of %d lookups failed after the damage: want some of each", failed, len(keys))
+	}
+}
+
+// TestWarmShapesTruncated: a data file truncated after indexing fails a
+// Warm that learns shapes with ErrDataFileChanged, as it fails a lookup.
+func TestWarmShapesTruncated(t *testing.T) {
+	ctx := context.Background()
+	dir, _, data, idx := shapesLake(t)
+	path := filepath.Join(dir, "s.parquet")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, ShapeBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); !errors.Is(err, ErrDataFileChanged) {
+		t.Fatalf("Warm over a truncated file: %v, want ErrDataFileChanged", err)
+	}
+}
