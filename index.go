@@ -71,7 +71,7 @@ func (ix *Index) columnType(col string) schema.Type { return (*ix.types.Load())[
 func (ix *Index) folder() store.Store { return store.Sub(ix.reg.Root(), ix.reg.Paths().Dir) }
 
 func (ix *Index) rowOptions() rowindex.Options {
-	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes, ResidentBytes: ix.s.opts.ResidentBytes}
+	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes, ResidentBytes: ix.s.opts.ResidentBytes, ShapeBytes: ix.s.opts.ShapeBytes}
 }
 
 // openRowIndex opens the row index name with the Store's cache budget
@@ -82,10 +82,10 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 }
 
 // cacheBudget is the most memory the caches of the open row index ri may
-// hold: its cache budget (as rowindex.Open set it), its resident groups'
-// and its page cache.
+// hold: its cache budget (as rowindex.Open set it), its resident groups',
+// its learnt page shapes' and its page cache.
 func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
-	b := ri.CacheBudget() + ri.ResidentBudget()
+	b := ri.CacheBudget() + ri.ResidentBudget() + max(ix.s.opts.ShapeBytes, 0)
 	switch p := ix.s.opts.PageCacheBytes; {
 	case p == 0:
 		b += rowindex.DefaultPageCacheBytes
@@ -346,6 +346,10 @@ type WarmStats struct {
 	Groups         int   `json:"groups"`
 	ResidentGroups int   `json:"resident_groups"`
 	ResidentBytes  int64 `json:"resident_bytes"`
+	// ShapePages is the data pages whose shapes the row indexes learnt
+	// (config rowIndexShapeBytes), in ShapeBytes of memory.
+	ShapePages int   `json:"shape_pages"`
+	ShapeBytes int64 `json:"shape_bytes"`
 	// ByRowIndex is each row index's share, by name (Index.Warm only).
 	ByRowIndex map[string]WarmStats `json:"by_row_index,omitempty"`
 }
@@ -357,6 +361,8 @@ func (w *WarmStats) add(o WarmStats) {
 	w.Groups += o.Groups
 	w.ResidentGroups += o.ResidentGroups
 	w.ResidentBytes += o.ResidentBytes
+	w.ShapePages += o.ShapePages
+	w.ShapeBytes += o.ShapeBytes
 }
 
 // Warm opens every row index of the index and loads its caches: every
@@ -384,10 +390,13 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 		}
 		one := WarmStats{RowIndexes: 1, Requests: c.Requests, BytesRead: c.BytesRead}
 		one.ResidentGroups, one.Groups, one.ResidentBytes = ri.ResidentGroups()
+		one.ShapePages, one.ShapeBytes = ri.LearntShapes()
 		st.RowIndexes++
 		st.Groups += one.Groups
 		st.ResidentGroups += one.ResidentGroups
 		st.ResidentBytes += one.ResidentBytes
+		st.ShapePages += one.ShapePages
+		st.ShapeBytes += one.ShapeBytes
 		if st.ByRowIndex == nil {
 			st.ByRowIndex = map[string]WarmStats{}
 		}

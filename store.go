@@ -30,6 +30,11 @@ type Options struct {
 	// else sized to each row index version: rowindex.AutoResidentBytes;
 	// negative: none).
 	ResidentBytes int64
+	// ShapeBytes bounds the page shapes each warmed row index learns by
+	// reading once every data page that lookups may read in parts (0:
+	// Config's RowIndexShapeBytes; ≤ 0 there too: none). See
+	// rowindex.Options.ShapeBytes.
+	ShapeBytes int64
 	// WarmOnRefresh warms a row index opened by Refresh (fragments and data
 	// file footers) before it replaces the old version, so the first queries
 	// on the new version are not cold.
@@ -58,6 +63,10 @@ func WithPageCacheBytes(n int64) Option { return func(o *Options) { o.PageCacheB
 // WithResidentBytes sets the budget of the fragment row groups each
 // warmed row index keeps decoded for point lookups (negative: none).
 func WithResidentBytes(n int64) Option { return func(o *Options) { o.ResidentBytes = n } }
+
+// WithShapeBytes sets the budget of the page shapes each warmed row index
+// learns (Options.ShapeBytes; negative: none).
+func WithShapeBytes(n int64) Option { return func(o *Options) { o.ShapeBytes = n } }
 
 // WithStoreWrap wraps every store the handle opens (see Options.Wrap).
 func WithStoreWrap(f func(store.Store) store.Store) Option { return func(o *Options) { o.Wrap = f } }
@@ -108,6 +117,9 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	}
 	if o.ResidentBytes == 0 {
 		o.ResidentBytes = o.Config.RowIndexResidentBytes
+	}
+	if o.ShapeBytes == 0 {
+		o.ShapeBytes = o.Config.RowIndexShapeBytes
 	}
 	raw, err := store.Open(ctx, storeURL)
 	if err != nil {

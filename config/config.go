@@ -7,7 +7,7 @@
 // (which is accepted too): largeIndexLimit, stagingConsolidationThreshold,
 // indexRepartitionCount, repartitionDataFiles, debug, lockTimeout,
 // lockRetryInterval, lockMaxWait, lockRefreshInterval, autoCompactThreshold,
-// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, rowIndexResidentBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
+// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, rowIndexResidentBytes, rowIndexShapeBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
 // the key in upper snake case (ARIADNE_LARGE_INDEX_LIMIT).
 //
 // A Config is a plain value: no global state. Callers resolve one per
@@ -69,6 +69,10 @@ type Config struct {
 	// index handle keeps decoded for point lookups (0: sized to each row
 	// index version, rowindex.AutoResidentBytes; negative: none).
 	RowIndexResidentBytes int64
+	// RowIndexShapeBytes bounds the page shapes a warmed row index handle
+	// learns by reading every data page that lookups may read in parts once
+	// (0: none; rowindex.Options.ShapeBytes).
+	RowIndexShapeBytes int64
 	// Engine is the engine that reads located files and joins: "duckdb"
 	// (embedded, the default) or "spark" (Spark Connect at SparkRemote).
 	// Ours, not the Spark library's.
@@ -97,7 +101,7 @@ var Keys = []string{
 	"largeIndexLimit", "stagingConsolidationThreshold", "indexRepartitionCount", "repartitionDataFiles",
 	"debug", "lockTimeout", "lockRetryInterval", "lockMaxWait", "lockRefreshInterval",
 	"autoCompactThreshold", "autoBloomFpr", "rowIndexCacheBytes", "rowIndexPageCacheBytes",
-	"rowIndexResidentBytes", "engine", "sparkRemote",
+	"rowIndexResidentBytes", "rowIndexShapeBytes", "engine", "sparkRemote",
 }
 
 // UnknownKeyError reports a key that is not one of Keys.
@@ -191,6 +195,8 @@ func (c *Config) Set(key, value string) (warning string, err error) {
 		c.RowIndexPageCacheBytes, ok = anyInt(0)
 	case "rowIndexResidentBytes":
 		c.RowIndexResidentBytes, ok = anyInt(0)
+	case "rowIndexShapeBytes":
+		c.RowIndexShapeBytes, ok = anyInt(0)
 	case "engine":
 		switch strings.ToLower(v) {
 		case "duckdb", "spark":

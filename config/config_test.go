@@ -30,6 +30,8 @@ func TestFallbacks(t *testing.T) {
 		{"rowIndexResidentBytes", "-1", func(c Config) bool { return c.RowIndexResidentBytes == -1 }, false},
 		{"rowIndexResidentBytes", "1048576", func(c Config) bool { return c.RowIndexResidentBytes == 1<<20 }, false},
 		{"rowIndexResidentBytes", "lots", func(c Config) bool { return c.RowIndexResidentBytes == 0 }, true},
+		{"rowIndexShapeBytes", "268435456", func(c Config) bool { return c.RowIndexShapeBytes == 256<<20 }, false},
+		{"rowIndexShapeBytes", "lots", func(c Config) bool { return c.RowIndexShapeBytes == 0 }, true},
 	} {
 		c := Defaults()
 		w, err := c.Set(tc.key, tc.value)

@@ -300,7 +300,7 @@ func (s *Server) Warm(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("warm-up done", "row_indexes", st.RowIndexes, "requests", st.Requests, "bytes_read", st.BytesRead,
-		"resident_groups", st.ResidentGroups, "groups", st.Groups, "resident_bytes", st.ResidentBytes, "elapsed", time.Since(start), "complete", err == nil, "cache_bytes", s.st.CacheBytes(), "cache_budget", s.st.CacheBudget())
+		"resident_groups", st.ResidentGroups, "groups", st.Groups, "resident_bytes", st.ResidentBytes, "shape_pages", st.ShapePages, "shape_bytes", st.ShapeBytes, "elapsed", time.Since(start), "complete", err == nil, "cache_bytes", s.st.CacheBytes(), "cache_budget", s.st.CacheBudget())
 	s.limitMemory()
 	s.ready.Store(true)
 	return nil

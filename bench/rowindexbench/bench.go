@@ -73,6 +73,10 @@ type ClassConfig struct {
 	// groups (rowindex.Options.ResidentBytes: 0 sized to the index,
 	// negative none).
 	ResidentBytes int64
+	// ShapeBytes is the warm handle's budget of page shapes learnt by
+	// reading every page lookups may read in parts once
+	// (rowindex.Options.ShapeBytes: 0 none).
+	ShapeBytes int64
 	// Only, if set, names the classes to measure (Class.Name, ClassAll,
 	// ClassTop); the others are skipped, keys still drawn so a class gets
 	// the keys it gets in a full run.
@@ -360,7 +364,7 @@ func describeFiles(ctx context.Context, st store.Store, uris []string, keyCol st
 // classes measures every key class under both samplings, the top key and
 // the top key with a limit, through a warm row index and DuckDB.
 func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram, ix *Index) ([]ClassResult, error) {
-	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}, ResidentBytes: cfg.ResidentBytes})
+	ri, err := rowindex.Open(ctx, lk.idx, indexName, rowindex.Options{Resolver: rowindex.StoreResolver{Store: lk.data}, ResidentBytes: cfg.ResidentBytes, ShapeBytes: cfg.ShapeBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +374,7 @@ func (lk lakeRun) classes(ctx context.Context, cfg ClassConfig, h *histogram, ix
 	}
 	ix.WarmMS = float64(time.Since(start).Microseconds()) / 1e3
 	ix.ResidentGroups, ix.Groups, ix.ResidentBytes = ri.ResidentGroups()
+	ix.ShapePages, ix.ShapeBytes = ri.LearntShapes()
 	ix.CacheBytes, _ = ri.CacheStats()
 	eng, err := duckdb.Open(ctx, lk.paths(), lk.keyCol)
 	if err != nil {

@@ -67,11 +67,15 @@ type Index struct {
 	// WarmMS is the time the class runs' handle took to warm (fragments,
 	// footers, resident groups), ResidentGroups of Groups the fragment
 	// groups it then kept decoded for point lookups, in ResidentBytes
-	// (rowindex.AutoResidentBytes), CacheBytes what its caches held.
+	// (rowindex.AutoResidentBytes), ShapePages the data pages whose shapes
+	// it learnt, in ShapeBytes (ClassConfig.ShapeBytes), CacheBytes what
+	// its caches held.
 	WarmMS         float64 `json:"warm_ms"`
 	Groups         int     `json:"groups"`
 	ResidentGroups int     `json:"resident_groups"`
 	ResidentBytes  int64   `json:"resident_bytes"`
+	ShapePages     int     `json:"shape_pages"`
+	ShapeBytes     int64   `json:"shape_bytes"`
 	CacheBytes     int64   `json:"cache_bytes"`
 }
 
@@ -182,8 +186,14 @@ func (r *Report) Format(w io.Writer) {
 		x.Kind, x.Entries, float64(x.Bytes)/1e6, 100*float64(x.Bytes)/float64(max(l.DataBytes, 1)),
 		float64(x.Bytes)/float64(max(x.Entries, 1)), x.BuildMS/1e3, x.BuildRequests, float64(x.BuildBytes)/1e6)
 	if x.Groups > 0 {
-		fmt.Fprintf(w, "Warmed in %.2f s: caches hold %.1f MB, of which %d of %d fragment groups resident for point lookups (%.1f MB).\n",
+		fmt.Fprintf(w, "Warmed in %.2f s: caches hold %.1f MB, of which %d of %d fragment groups resident for point lookups (%.1f MB)",
 			x.WarmMS/1e3, float64(x.CacheBytes)/1e6, x.ResidentGroups, x.Groups, float64(x.ResidentBytes)/1e6)
+		if x.ShapePages > 0 {
+			fmt.Fprintf(w, "; shapes of %d data pages learnt (%.1f MB)", x.ShapePages, float64(x.ShapeBytes)/1e6)
+		} else {
+			fmt.Fprint(w, "; no page shapes learnt by Warm (--shape-bytes)")
+		}
+		fmt.Fprintln(w, ".")
 	}
 	for _, sz := range x.Sizes {
 		fmt.Fprintf(w, "Index size, %s kind: %d entries, %.2f MB = %.3f %% of data.\n", sz.Kind, sz.Entries,

@@ -151,6 +151,17 @@ func TestJSONVocabulary(t *testing.T) {
 	if g, r, b := warmed["groups"].(float64), warmed["resident_groups"].(float64), warmed["resident_bytes"].(float64); g == 0 || r != g || b <= 0 {
 		t.Errorf("warm: %v of %v groups resident in %v bytes, want all", r, g, b)
 	}
+	if p := warmed["shape_pages"].(float64); p != 0 {
+		t.Errorf("warm without rowIndexShapeBytes: shapes of %v pages learnt", p)
+	}
+	// With a shape budget, Warm learns the shapes of the data pages (the
+	// files are uncompressed, with a page index): the two PLAIN integer
+	// columns' pages of each file (parquet-go writes the strings as
+	// DELTA_LENGTH_BYTE_ARRAY, read whole).
+	warmed = decode(t, js("warm", "warm", "plays", "--set", "rowIndexShapeBytes=16777216"))["warmed"].(map[string]any)["user_id"].(map[string]any)
+	if p, b := warmed["shape_pages"].(float64), warmed["shape_bytes"].(float64); p != 6 || b <= 0 {
+		t.Errorf("warm with rowIndexShapeBytes: shapes of %v pages in %v bytes, want 6", p, b)
+	}
 	js("describe", "describe", "plays")
 	// Describing every index lists each one's row indexes as describing
 	// one does.

@@ -473,13 +473,18 @@ func newWarmCmd(g *globals) *cobra.Command {
 				costs := map[string]any{}
 				for n, c := range st.ByRowIndex {
 					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead,
-						"groups": c.Groups, "resident_groups": c.ResidentGroups, "resident_bytes": c.ResidentBytes}
+						"groups": c.Groups, "resident_groups": c.ResidentGroups, "resident_bytes": c.ResidentBytes,
+						"shape_pages": c.ShapePages, "shape_bytes": c.ShapeBytes}
 				}
 				return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
 					for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
 						c := st.ByRowIndex[n]
-						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)\n",
+						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)",
 							n, c.Requests, c.BytesRead, c.ResidentGroups, c.Groups, c.ResidentBytes)
+						if c.ShapePages > 0 {
+							fmt.Fprintf(w, "; shapes of %d data pages learnt (%d bytes)", c.ShapePages, c.ShapeBytes)
+						}
+						fmt.Fprintln(w)
 					}
 				})
 			})
