@@ -365,10 +365,40 @@ func (w *WarmStats) add(o WarmStats) {
 	w.ShapeBytes += o.ShapeBytes
 }
 
+// WarmProgress reports a Warm's advance through one row index: its step
+// ("fragments", "footers", "resident", "shapes"), Done of Total units of
+// it, and the bytes the row index's Warm has read so far
+// (rowindex.WarmProgress).
+type WarmProgress struct {
+	RowIndex    string
+	Step        string
+	Done, Total int
+	Bytes       int64
+}
+
+// WarmOption configures Warm.
+type WarmOption func(*warmConfig)
+
+type warmConfig struct {
+	progress func(WarmProgress)
+}
+
+// WithWarmProgress makes Warm report its advance to fn (one call at a
+// time; a slow fn slows Warm).
+func WithWarmProgress(fn func(WarmProgress)) WarmOption {
+	return func(c *warmConfig) { c.progress = fn }
+}
+
 // Warm opens every row index of the index and loads its caches: every
 // fragment row group and every data file's footer and offset index (within
-// the cache budget), so that the first lookups pay no cold reads.
-func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
+// the cache budget), so that the first lookups pay no cold reads; with a
+// shape budget (WithShapeBytes, config rowIndexShapeBytes), it also learns
+// the shapes of the data pages lookups may read in parts.
+func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error) {
+	var cfg warmConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	var st WarmStats
 	if ix.Format() != "parquet" {
 		return st, nil
@@ -382,7 +412,14 @@ func (ix *Index) Warm(ctx context.Context) (WarmStats, error) {
 		if err != nil {
 			return st, err
 		}
-		c, err := ri.Warm(ctx)
+		var ropts []rowindex.WarmOption
+		if fn := cfg.progress; fn != nil {
+			name := d.Name
+			ropts = append(ropts, rowindex.WithWarmProgress(func(p rowindex.WarmProgress) {
+				fn(WarmProgress{RowIndex: name, Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes})
+			}))
+		}
+		c, err := ri.Warm(ctx, ropts...)
 		st.Requests += c.Requests
 		st.BytesRead += c.BytesRead
 		if err != nil {

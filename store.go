@@ -236,7 +236,7 @@ func (s *Store) Refresh(ctx context.Context) error {
 // Warm opens every row index of every index in the store and loads its
 // caches (fragments, data file footers), until ctx ends. It returns the
 // storage work done.
-func (s *Store) Warm(ctx context.Context) (WarmStats, error) {
+func (s *Store) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error) {
 	var total WarmStats
 	names, err := s.Indexes(ctx)
 	if err != nil {
@@ -247,7 +247,7 @@ func (s *Store) Warm(ctx context.Context) (WarmStats, error) {
 		if err != nil {
 			return total, err
 		}
-		st, err := ix.Warm(ctx)
+		st, err := ix.Warm(ctx, opts...)
 		total.add(st)
 		if err != nil {
 			return total, err

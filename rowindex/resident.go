@@ -337,7 +337,7 @@ func (ri *RowIndex) isResident(fr *FragmentEntry, gi int) bool {
 // out: it keeps the point path, whose lookups report the damage
 // (*FragmentError) as before, and the groups around it still serve; only a
 // cancelled ctx fails.
-func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) error {
+func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
 	type job struct {
 		fr *FragmentEntry
 		gi int
@@ -356,7 +356,9 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest) e
 	}
 	kind, hash := man.Kind, man.BucketHash
 	var full atomic.Bool
+	groupDone := rep.counter("resident", len(jobs))
 	eachOnWorkers(len(jobs), runtime.GOMAXPROCS(0), func(i int) {
+		defer groupDone()
 		if full.Load() || ctx.Err() != nil {
 			return
 		}

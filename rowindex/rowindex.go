@@ -1,7 +1,6 @@
 package rowindex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -553,56 +552,4 @@ func (ri *RowIndex) cachedDataMeta(ctx context.Context, m *meter, fe *FileEntry)
 		return v.(*fileMeta), o, nil
 	}
 	return nil, o, nil
-}
-
-// Warm loads into the cache every fragment row group (one read per
-// fragment file) and the metadata of every data file (dictionary pages are
-// cached by the first lookup that reads them; the frame tables of framed
-// files are checked against their pages), within the cache budget, then
-// makes fragment row groups
-// resident for point lookups within Options.ResidentBytes (resident.go),
-// then, with Options.ShapeBytes, learns the shapes of the data pages that
-// lookups may read in parts (shapes.go: a read of those pages). It returns
-// the cost.
-func (ri *RowIndex) Warm(ctx context.Context) (Cost, error) {
-	m := new(meter)
-	man, _ := ri.snapshot()
-	for i := range man.Fragments {
-		// One read per fragment file, cut into its groups.
-		fr := &man.Fragments[i]
-		if _, err := ri.fragmentMeta(ctx, m, fr); err != nil {
-			return m.cost(), err
-		}
-		o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-		b, err := readRange(ctx, m, o, 0, fr.Size)
-		if err != nil {
-			return m.cost(), ri.fragmentErr(fr, err)
-		}
-		for gi, g := range fr.Groups {
-			if g.Offset+g.Length > int64(len(b)) {
-				return m.cost(), ri.fragmentErr(fr, corrupt("group %d beyond its end", gi))
-			}
-			ri.cache.put(fragGroupKey{fr.Path, gi}, bytes.Clone(b[g.Offset:g.Offset+g.Length]), g.Length+64)
-		}
-	}
-	for i := range man.Files {
-		fm, _, err := ri.dataMeta(ctx, m, &man.Files[i])
-		if err != nil {
-			return m.cost(), err
-		}
-		// The frames of a file the cache kept (one past the budget is
-		// loaded again by the lookup that needs it, and checked then).
-		if v, ok := ri.cache.get(dataMetaKey{man.Files[i].ID}); ok && v == any(fm) {
-			if err := fm.checkAllFrames(ctx); err != nil {
-				return m.cost(), err
-			}
-		}
-	}
-	if err := ri.makeResident(ctx, m, man); err != nil {
-		return m.cost(), err
-	}
-	if err := ri.learnShapes(ctx, m, man); err != nil {
-		return m.cost(), err
-	}
-	return m.cost(), nil
 }

@@ -54,7 +54,7 @@ func (ri *RowIndex) LearntShapes() (pages int, bytes int64) {
 // fails it (as it fails Warm). Files are read on one worker per core (at
 // least four, to overlap remote reads), a column chunk (up to
 // shapeReadBytes) a request.
-func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest) error {
+func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
 	budget := ri.opts.ShapeBytes
 	if budget <= 0 {
 		return nil
@@ -89,7 +89,9 @@ func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest) er
 		errMu sync.Mutex
 		first error
 	)
+	fileDone := rep.counter("shapes", len(man.Files))
 	eachOnWorkers(len(man.Files), max(runtime.GOMAXPROCS(0), 4), func(i int) {
+		defer fileDone()
 		errMu.Lock()
 		stop := first != nil
 		errMu.Unlock()

@@ -91,10 +91,12 @@ func TestWarmShapes(t *testing.T) {
 	without := run("without learnt shapes", plain)
 
 	ri := open(1 << 30)
-	c, err := ri.Warm(ctx)
+	var events []WarmProgress
+	c, err := ri.Warm(ctx, WithWarmProgress(func(p WarmProgress) { events = append(events, p) }))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWarmProgress(t, events, c, "fragments", "footers", "resident", "shapes")
 	pages, bytes := ri.LearntShapes()
 	fi, err := os.Stat(filepath.Join(dir, "s.parquet"))
 	if err != nil {
@@ -224,5 +226,36 @@ func TestWarmShapesTruncated(t *testing.T) {
 	}
 	if _, err := ri.Warm(ctx); !errors.Is(err, ErrDataFileChanged) {
 		t.Fatalf("Warm over a truncated file: %v, want ErrDataFileChanged", err)
+	}
+}
+
+// checkWarmProgress checks a Warm's progress events: the steps in order,
+// each counting its units one by one up to its total, the bytes read
+// rising to the Warm's cost.
+func checkWarmProgress(t *testing.T, events []WarmProgress, c Cost, steps ...string) {
+	t.Helper()
+	var seen []string
+	var bytes int64
+	for i, e := range events {
+		if len(seen) == 0 || seen[len(seen)-1] != e.Step {
+			seen = append(seen, e.Step)
+			if e.Done != 1 {
+				t.Fatalf("event %d: step %s starts at %d", i, e.Step, e.Done)
+			}
+		} else if e.Done != events[i-1].Done+1 {
+			t.Fatalf("event %d: step %s counts %d after %d", i, e.Step, e.Done, events[i-1].Done)
+		}
+		if e.Done > e.Total || e.Bytes < bytes || e.Bytes > c.BytesRead {
+			t.Fatalf("event %d: %+v (bytes before %d, the Warm read %d)", i, e, bytes, c.BytesRead)
+		}
+		if i+1 == len(events) || events[i+1].Step != e.Step {
+			if e.Done != e.Total {
+				t.Fatalf("step %s ends at %d of %d", e.Step, e.Done, e.Total)
+			}
+		}
+		bytes = e.Bytes
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(steps) {
+		t.Fatalf("steps %v, want %v", seen, steps)
 	}
 }

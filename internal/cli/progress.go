@@ -151,6 +151,18 @@ func (p *progressPrinter) maintain(mp ariadne.MaintainProgress) {
 	})
 }
 
+// warm is the ariadne.WithWarmProgress callback of warm: a step of a row
+// index's warm-up advanced.
+func (p *progressPrinter) warm(wp ariadne.WarmProgress) {
+	final := wp.Done >= wp.Total
+	pr := fileindex.Progress{Phase: "warm " + wp.Step, Done: wp.Done, Total: wp.Total, Bytes: wp.Bytes}
+	p.emit(final, func(elapsed time.Duration) progressEvent {
+		return progressEvent{Phase: pr.Phase, Done: int64(wp.Done), Total: int64(wp.Total), Bytes: wp.Bytes, RowIndex: wp.RowIndex, ElapsedSeconds: progressSeconds(elapsed)}
+	}, func(elapsed time.Duration) string {
+		return p.format(pr, elapsed) + "  row index " + wp.RowIndex
+	})
+}
+
 // print renders a progress line (made by line from the time elapsed),
 // throttled unless final.
 func (p *progressPrinter) print(final bool, line func(elapsed time.Duration) string) {

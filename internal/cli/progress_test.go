@@ -137,6 +137,8 @@ func TestProgressOfLongSteps(t *testing.T) {
 		{[]string{"--json", "compact", "plays"}, []string{"compact ", "snapshot ", "row compact "}},
 		{[]string{"vacuum", "plays", "--retain", "0s"}, []string{"vacuum ", "row vacuum "}},
 		{[]string{"--json", "vacuum", "plays", "--retain", "0s"}, []string{"vacuum ", "row vacuum "}},
+		{[]string{"warm", "plays", "--set", "rowIndexShapeBytes=16777216"}, []string{"warm fragments ", "warm footers ", "warm resident ", "warm shapes "}},
+		{[]string{"--json", "warm", "plays", "--set", "rowIndexShapeBytes=16777216"}, []string{"warm fragments ", "warm footers ", "warm resident ", "warm shapes "}},
 		{[]string{"prepare", lakeDir, "--out", prep, "--key", "user_id", "--buckets", "2"}, []string{"scan ", "read "}},
 		{[]string{"--json", "prepare", lakeDir, "--out", prep, "--key", "user_id", "--buckets", "2", "--overwrite"}, []string{"scan ", "read "}},
 	} {

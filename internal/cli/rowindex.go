@@ -466,7 +466,7 @@ func newWarmCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
-				st, err := ix.Warm(ctx)
+				st, err := ix.Warm(ctx, ariadne.WithWarmProgress(g.progress().warm))
 				if err != nil {
 					return err
 				}
