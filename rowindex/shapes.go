@@ -51,7 +51,7 @@ func (ri *RowIndex) LearntShapes() (pages int, bytes int64) {
 // learnShapes reads, for every data file of man, the pages lookups may read
 // in parts and whose shape the handle does not hold yet, and publishes the
 // shapes, until they reach Options.ShapeBytes; a file that cannot be read
-// fails it (as it fails Warm). Files are read on one worker per core (at
+// fails it (as it fails Warm), the shapes learnt until then still kept. Files are read on one worker per core (at
 // least four, to overlap remote reads), a column chunk (up to
 // shapeReadBytes) a request.
 func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
@@ -106,11 +106,12 @@ func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, re
 			errMu.Unlock()
 		}
 	})
-	// A full set is still published: it holds what fitted.
+	// What was learnt is published whatever stopped the rest (a full
+	// budget, a file that changed, a deadline): each shape is its page's.
+	ri.warmShapes.Store(set)
 	if first != nil && !errors.Is(first, errShapeBudget) {
 		return first
 	}
-	ri.warmShapes.Store(set)
 	return nil
 }
 

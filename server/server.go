@@ -294,7 +294,11 @@ func (s *Server) Warm(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WarmTimeout)
 	defer cancel()
 	start := time.Now()
-	st, err := s.st.Warm(ctx)
+	st, err := s.st.Warm(ctx, ariadne.WithWarmProgress(func(p ariadne.WarmProgress) {
+		if p.Done == p.Total { // a step of a row index's warm-up done
+			s.log.Info("warm-up step", "row_index", p.RowIndex, "step", p.Step, "done", p.Done, "bytes_read", p.Bytes, "elapsed", time.Since(start))
+		}
+	}))
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		s.log.Error("warm-up failed", "error", err, "elapsed", time.Since(start))
 		return err
