@@ -365,15 +365,13 @@ func (w *WarmStats) add(o WarmStats) {
 	w.ShapeBytes += o.ShapeBytes
 }
 
-// WarmProgress reports a Warm's advance through one row index: its step
-// ("fragments", "footers", "resident", "shapes"), Done of Total units of
-// it, and the bytes the row index's Warm has read so far
-// (rowindex.WarmProgress).
+// WarmProgress reports a Warm's advance through one row index: the row
+// index's own report (its step, "fragments", "footers", "resident" or
+// "shapes", Done of Total units of it, the bytes read so far) with its
+// name.
 type WarmProgress struct {
-	RowIndex    string
-	Step        string
-	Done, Total int
-	Bytes       int64
+	RowIndex string
+	rowindex.WarmProgress
 }
 
 // WarmOption configures Warm.
@@ -416,7 +414,7 @@ func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error
 		if fn := cfg.progress; fn != nil {
 			name := d.Name
 			ropts = append(ropts, rowindex.WithWarmProgress(func(p rowindex.WarmProgress) {
-				fn(WarmProgress{RowIndex: name, Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes})
+				fn(WarmProgress{RowIndex: name, WarmProgress: p})
 			}))
 		}
 		c, err := ri.Warm(ctx, ropts...)

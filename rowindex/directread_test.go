@@ -43,14 +43,7 @@ func TestSubPageReads(t *testing.T) {
 		}
 		var first Plan
 		for pass := range 2 {
-			res, err := ri.Lookup(ctx, Query{Key: key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRows(t, fmt.Sprintf("user %d pass %d", u, pass), res.Rows, want)
-			if res.Plan.Data.Misses != 0 {
-				t.Fatalf("user %d pass %d: %d reads outside the planned ranges", u, pass, res.Plan.Data.Misses)
-			}
+			res := checkedLookup(t, ri, key, want, fmt.Sprintf("user %d pass %d", u, pass))
 			if p := res.Plan; p.IndexPathBytes <= 0 || p.ScanBytes < p.IndexPathBytes || p.ScanFiles != 0 {
 				t.Fatalf("user %d pass %d: planner chose the scan for %d files: index path %d bytes, scan %d", u, pass,
 					p.ScanFiles, p.IndexPathBytes, p.ScanBytes)
@@ -268,14 +261,7 @@ func testSubPageReadsNulls(t *testing.T, keys int64, pad int, perLookup, perPass
 		for k := int64(0); k < keys; k += 37 * keys / 997 { // 27 keys
 			kb, _ := EncodeKey(k)
 			want := fullScan(t, dir, uris, "k", kb, kb)
-			res, err := ri.Lookup(ctx, Query{Key: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRows(t, fmt.Sprintf("pass %d key %d", pass, k), res.Rows, want)
-			if res.Plan.Data.Misses != 0 {
-				t.Fatalf("pass %d key %d: %d reads outside the planned ranges", pass, k, res.Plan.Data.Misses)
-			}
+			res := checkedLookup(t, ri, k, want, fmt.Sprintf("pass %d key %d", pass, k))
 			read += res.Plan.Data.BytesRead
 			if whole == 0 {
 				whole = res.Plan.Data.BytesRead
@@ -317,6 +303,19 @@ type snappyRow struct {
 // cache: every lookup reads its pages or blocks).
 func snappyFile(t *testing.T) (dir string, rows []snappyRow, uris []string, ri *RowIndex) {
 	t.Helper()
+	dir, rows, data, idx := snappyLake(t)
+	ri, err := Open(context.Background(), idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, rows, []string{"s.parquet"}, ri
+}
+
+// snappyLake writes a file of 1 MiB SNAPPY pages in independent blocks (a
+// PLAIN and a dictionary column besides the key k) and indexes it on k in
+// memory, returning its folder, rows, the data store and the index store.
+func snappyLake(t *testing.T) (dir string, rows []snappyRow, data, idx store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	dir = t.TempDir()
 	data, err := store.Open(ctx, "file://"+dir)
@@ -329,8 +328,11 @@ func snappyFile(t *testing.T) (dir string, rows []snappyRow, uris []string, ri *
 			T: fmt.Sprintf("track-%d", i%3001)}
 	}
 	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
-	uris = []string{"s.parquet"}
-	return dir, rows, uris, indexOnK(t, data, uris, Options{PageCacheBytes: -1})
+	idx, _ = store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, rows, data, idx
 }
 
 // TestSubPageReadsSnappy: on a file of 1 MiB SNAPPY pages split into
@@ -339,7 +341,6 @@ func snappyFile(t *testing.T) (dir string, rows []snappyRow, uris []string, ri *
 // learnt decompresses the blocks holding its values, not the pages: a
 // fraction of the first pass's bytes, with the same rows.
 func TestSubPageReadsSnappy(t *testing.T) {
-	ctx := context.Background()
 	dir, _, uris, ri := snappyFile(t)
 	var first int64 // the first lookup's decompressed bytes: whole pages
 	for pass := range 2 {
@@ -349,16 +350,9 @@ func TestSubPageReadsSnappy(t *testing.T) {
 		for k := int64(0); k < 19997; k += 401 {
 			kb, _ := EncodeKey(k)
 			want := fullScan(t, dir, uris, "k", kb, kb)
-			res, err := ri.Lookup(ctx, Query{Key: k})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := checkedLookup(t, ri, k, want, fmt.Sprintf("pass %d key %d", pass, k))
 			if lookups++; first == 0 {
 				first = ri.DecompressedBytes() - inflated
-			}
-			checkRows(t, fmt.Sprintf("pass %d key %d", pass, k), res.Rows, want)
-			if res.Plan.Data.Misses != 0 {
-				t.Fatalf("pass %d key %d: %d reads outside the planned ranges", pass, k, res.Plan.Data.Misses)
 			}
 			read += res.Plan.Data.BytesRead
 		}
@@ -414,34 +408,9 @@ func TestSubPageReadsSnappyDamaged(t *testing.T) {
 	cuts := ri.subCuts.Load()
 	// Damage the tag starting the second block of column s's first page.
 	path := filepath.Join(dir, "s.parquet")
-	b, f := readParquet(t, path)
-	md := f.Metadata().RowGroups[0].Columns[1].MetaData
-	h, hlen, err := parsePageHeader(b[md.DataPageOffset:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := b[md.DataPageOffset+int64(hlen):][:h.CompressedPageSize]
-	x, ok := snappySplits(body)
-	splits := x.blocks
-	if !ok || len(splits) < 3 {
-		t.Fatalf("column s's first page does not split into blocks: %v", splits)
-	}
-	body[splits[1]] = 0xff // a 4-byte-offset copy reaching far before its block
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	failed := 0
-	for _, k := range keys {
-		res, err := ri.Lookup(ctx, Query{Key: k})
-		switch {
-		case errors.Is(err, ErrDataFileChanged):
-			failed++
-		case err != nil:
-			t.Fatalf("key %d: %v, want ErrDataFileChanged", k, err)
-		default:
-			checkRows(t, fmt.Sprintf("key %d after the damage", k), res.Rows, want[k])
-		}
-	}
+	_, f := readParquet(t, path)
+	damageSnappyBlock(t, path, f.Metadata().RowGroups[0].Columns[1].MetaData.DataPageOffset)
+	failed := lookupsAfterDamage(t, ri, keys, want)
 	t.Logf("%d of %d lookups failed after the damage", failed, len(keys))
 	if failed == 0 || failed == len(keys) || ri.subCuts.Load() == cuts {
 		t.Fatalf("%d of %d lookups failed after the damage (%d pages cut from blocks since): want some of each, and blocks read", failed, len(keys), ri.subCuts.Load()-cuts)
@@ -537,4 +506,62 @@ func TestSubPageReadsSnappyOneBlock(t *testing.T) {
 	if x, ok := snappySplits(body); !ok || len(x.blocks) != 2 || x.n < 512<<10 {
 		t.Fatalf("column s's first page: ok %v, %d blocks, %d bytes", ok, len(x.blocks)-1, x.n)
 	}
+}
+
+// damageSnappyBlock overwrites, in the file at path, the tag that starts
+// the second 64 KiB block of the SNAPPY page at offset page with a copy
+// reaching far before its block.
+func damageSnappyBlock(t *testing.T, path string, page int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, hlen, err := parsePageHeader(b[page:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := b[page+int64(hlen):][:h.CompressedPageSize]
+	x, ok := snappySplits(body)
+	if !ok || len(x.blocks) < 3 {
+		t.Fatalf("the page at %d does not split into blocks: %v", page, x.blocks)
+	}
+	body[x.blocks[1]] = 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookupsAfterDamage looks up keys: each returns want's rows or fails with
+// ErrDataFileChanged; it returns how many failed.
+func lookupsAfterDamage(t *testing.T, ri *RowIndex, keys []int64, want map[int64][]scanRow) (failed int) {
+	t.Helper()
+	for _, k := range keys {
+		res, err := ri.Lookup(context.Background(), Query{Key: k})
+		switch {
+		case errors.Is(err, ErrDataFileChanged):
+			failed++
+		case err != nil:
+			t.Fatalf("key %d: %v, want ErrDataFileChanged", k, err)
+		default:
+			checkRows(t, fmt.Sprintf("key %d after the damage", k), res.Rows, want[k])
+		}
+	}
+	return failed
+}
+
+// checkedLookup looks key up and checks the rows against want (a full
+// scan's) and that the lookup read nothing outside its planned ranges;
+// name says which lookup failed.
+func checkedLookup(t *testing.T, ri *RowIndex, key any, want []scanRow, name string) *Result {
+	t.Helper()
+	res, err := ri.Lookup(context.Background(), Query{Key: key})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	checkRows(t, name, res.Rows, want)
+	if res.Plan.Data.Misses != 0 {
+		t.Fatalf("%s: %d reads outside the planned ranges", name, res.Plan.Data.Misses)
+	}
+	return res
 }

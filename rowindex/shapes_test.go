@@ -7,35 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/parquet-go/parquet-go"
-
-	"github.com/ariadne-go/ariadne/store"
 )
-
-// shapesLake writes the file of snappyFile (1 MiB SNAPPY pages in
-// independent blocks, a PLAIN and a dictionary column) and indexes it,
-// returning its folder, rows, the data store and the index store.
-func shapesLake(t *testing.T) (dir string, rows []snappyRow, data, idx store.Store) {
-	t.Helper()
-	ctx := context.Background()
-	dir = t.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows = make([]snappyRow, 40000)
-	for i := range rows {
-		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
-			T: fmt.Sprintf("track-%d", i%3001)}
-	}
-	writeRows(t, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
-	idx, _ = store.Open(ctx, "mem://")
-	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
-		t.Fatal(err)
-	}
-	return dir, rows, data, idx
-}
 
 // TestWarmShapes: Warm with Options.ShapeBytes reads the file's SNAPPY
 // pages once and learns their shapes (and decodes the dictionary), so a
@@ -46,7 +18,7 @@ func shapesLake(t *testing.T) (dir string, rows []snappyRow, data, idx store.Sto
 // lookups stay right; DropCache forgets them.
 func TestWarmShapes(t *testing.T) {
 	ctx := context.Background()
-	dir, _, data, idx := shapesLake(t)
+	dir, _, data, idx := snappyLake(t)
 	open := func(shapeBytes int64) *RowIndex {
 		ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: shapeBytes})
 		if err != nil {
@@ -64,14 +36,7 @@ func TestWarmShapes(t *testing.T) {
 		for k := int64(0); k < 19997; k += 1601 {
 			kb, _ := EncodeKey(k)
 			want := fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb)
-			res, err := ri.Lookup(ctx, Query{Key: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRows(t, fmt.Sprintf("%s key %d", name, k), res.Rows, want)
-			if res.Plan.Data.Misses != 0 {
-				t.Fatalf("%s key %d: %d reads outside the planned ranges", name, k, res.Plan.Data.Misses)
-			}
+			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
 			if p.read += res.Plan.Data.BytesRead; p.firstRead == 0 {
 				p.firstRead, p.firstInflated = res.Plan.Data.BytesRead, ri.DecompressedBytes()-inflated
 			}
@@ -148,7 +113,7 @@ func TestWarmShapes(t *testing.T) {
 // before the damage.
 func TestWarmShapesDamaged(t *testing.T) {
 	ctx := context.Background()
-	dir, rows, data, idx := shapesLake(t)
+	dir, rows, data, idx := snappyLake(t)
 	var keys []int64
 	for _, i := range []int{0, 2600, 3000, 3400, 3800, 20000, 39999} {
 		keys = append(keys, rows[i].K)
@@ -161,25 +126,12 @@ func TestWarmShapesDamaged(t *testing.T) {
 	// Damage column s's last page: the keys' rows in it fail, the
 	// others' do not (each key has a row in the first 19,997 rows).
 	path := filepath.Join(dir, "s.parquet")
-	b, f := readParquet(t, path)
+	_, f := readParquet(t, path)
 	locs := f.OffsetIndexes()[1].PageLocations
 	if len(locs) < 2 {
 		t.Fatalf("column s has %d pages, want several", len(locs))
 	}
-	last := locs[len(locs)-1]
-	h, hlen, err := parsePageHeader(b[last.Offset:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := b[last.Offset+int64(hlen):][:h.CompressedPageSize]
-	x, ok := snappySplits(body)
-	if !ok || len(x.blocks) < 3 {
-		t.Fatalf("column s's last page does not split into blocks: %v", x.blocks)
-	}
-	body[x.blocks[1]] = 0xff // a 4-byte-offset copy reaching far before its block
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	damageSnappyBlock(t, path, locs[len(locs)-1].Offset)
 	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
@@ -190,18 +142,7 @@ func TestWarmShapesDamaged(t *testing.T) {
 	if n, _ := ri.LearntShapes(); n == 0 {
 		t.Fatal("Warm learnt no shape")
 	}
-	failed := 0
-	for _, k := range keys {
-		res, err := ri.Lookup(ctx, Query{Key: k})
-		switch {
-		case errors.Is(err, ErrDataFileChanged):
-			failed++
-		case err != nil:
-			t.Fatalf("key %d: %v, want ErrDataFileChanged", k, err)
-		default:
-			checkRows(t, fmt.Sprintf("key %d after the damage", k), res.Rows, want[k])
-		}
-	}
+	failed := lookupsAfterDamage(t, ri, keys, want)
 	if failed == 0 || failed == len(keys) {
 		t.Fatalf("%d of %d lookups failed after the damage: want some of each", failed, len(keys))
 	}
@@ -211,7 +152,7 @@ func TestWarmShapesDamaged(t *testing.T) {
 // Warm that learns shapes with ErrDataFileChanged, as it fails a lookup.
 func TestWarmShapesTruncated(t *testing.T) {
 	ctx := context.Background()
-	dir, _, data, idx := shapesLake(t)
+	dir, _, data, idx := snappyLake(t)
 	path := filepath.Join(dir, "s.parquet")
 	fi, err := os.Stat(path)
 	if err != nil {
