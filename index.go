@@ -327,6 +327,9 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 		return nil
 	}
 	if ix.s.opts.WarmOnRefresh {
+		// The page shapes the old version learnt serve the files both
+		// hold: only the new files' pages are read.
+		next.AdoptShapes(cur)
 		if _, err := next.Warm(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}

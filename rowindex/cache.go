@@ -134,17 +134,25 @@ func (c *cache) put(key, val any, size int64) {
 }
 
 // putIfRoom stores val under key, charged size bytes, only if it fits
-// beside what the cache holds (it evicts nothing); it reports whether it
-// stored it.
+// beside what the cache holds (it evicts nothing), as the least recently
+// used value; it reports whether it stored it.
 func (c *cache) putIfRoom(key, val any, size int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.items[key]; ok || c.used+size > c.budget {
 		return false
 	}
-	c.items[key] = c.ll.PushFront(&cacheItem{key: key, val: val, size: size})
+	// Least recently used: what lookups ask for stays when it must go.
+	c.items[key] = c.ll.PushBack(&cacheItem{key: key, val: val, size: size})
 	c.used += size
 	return true
+}
+
+// room returns the bytes the cache can take without evicting.
+func (c *cache) room() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.budget - c.used
 }
 
 // stats returns the bytes used and the number of entries.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
@@ -656,6 +657,8 @@ func measureShape(ci colInfo, p *rawPage, b []byte) *pageShape {
 		if !ok || n != p.size || n < len(p.values) {
 			return &pageShape{whole: true}
 		}
+		// Kept for long: no spare capacity (charge counts lengths).
+		x.blocks, x.marks = slices.Clip(x.blocks), slices.Clip(x.marks)
 		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = &x, p.hlen, n, p.hlen+n-len(p.values)
 	}
 	if p.levels != nil {
@@ -689,7 +692,7 @@ func measureShape(ci colInfo, p *rawPage, b []byte) *pageShape {
 		if sh.bw > 0 && h.start < sh.values {
 			return nil // fewer indexes than values
 		}
-		sh.marks = append(sh.marks, runMark{val: int32(max(h.start, sh.values)), off: int32(len(p.values))})
+		sh.marks = slices.Clip(append(sh.marks, runMark{val: int32(max(h.start, sh.values)), off: int32(len(p.values))}))
 	case ci.width == 0:
 		// Samples about sampleBytes apart: every power-of-two number of
 		// values (4–64) nearest the page's mean value size.

@@ -273,9 +273,9 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 		return err
 	}
 	ri.setManifest(man)
-	if ws := ri.warmShapes.Load(); ws != nil {
-		_, ids := ri.snapshot()
-		ri.warmShapes.Store(ws.keepOnly(ids))
+	if ri.warmShapes.Load() != nil {
+		// Shapes of files the new version dropped are never asked again.
+		ri.publishShapes(nil, ri.opts.ShapeBytes)
 	}
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
@@ -333,11 +333,16 @@ func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 // read, and of each version a Refresh reads; 0 when there are none).
 func (ri *RowIndex) ResidentBudget() int64 { return ri.resident.limit() }
 
-// CacheStats returns the bytes and entries held by the metadata cache.
+// CacheStats returns the bytes and entries held by the caches: the
+// metadata cache, decoded groups, the page cache, resident groups and the
+// page shapes Warm learnt.
 func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	b1, n1 := ri.cache.stats()
 	b2, n2 := ri.decoded.stats()
 	b4, n4 := ri.resident.stats()
+	if n, b := ri.LearntShapes(); n > 0 {
+		b4, n4 = b4+b, n4+n
+	}
 	var b3 int64
 	var n3 int
 	if ri.pages != nil {

@@ -49,41 +49,52 @@ func (ri *RowIndex) LearntShapes() (pages int, bytes int64) {
 }
 
 // learnShapes reads, for every data file of man, the pages lookups may read
-// in parts and whose shape the handle does not hold yet, and publishes the
-// shapes, until they reach Options.ShapeBytes; a file that cannot be read
-// fails it (as it fails Warm), the shapes learnt until then still kept. Files are read on one worker per core (at
-// least four, to overlap remote reads), a column chunk (up to
-// shapeReadBytes) a request.
+// in parts and whose shape the handle does not hold yet (a shape a lookup
+// learnt is taken from the metadata cache, not read again), and publishes
+// the shapes, until they reach Options.ShapeBytes; a file that cannot be
+// read fails it (as it fails Warm), the shapes learnt until then still
+// kept. Files are read on one worker per core (at least four, to overlap
+// remote reads), a column chunk (up to shapeReadBytes) a request.
 func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
 	budget := ri.opts.ShapeBytes
 	if budget <= 0 {
 		return nil
 	}
-	old := ri.warmShapes.Load()
-	set := &shapeSet{m: map[pageKey]*pageShape{}}
-	if old != nil {
-		for k, v := range old.m {
-			set.m[k] = v
-		}
-		set.bytes = old.bytes
+	// The shapes learnt here, published into the handle's set at the end
+	// (publishShapes); the budget counts the set's shapes as it was.
+	held := ri.warmShapes.Load()
+	learnt := &shapeSet{m: map[pageKey]*pageShape{}}
+	if held != nil {
+		learnt.bytes = held.bytes
 	}
 	var mu sync.Mutex
 	add := func(pk pageKey, sh *pageShape) error {
 		mu.Lock()
 		defer mu.Unlock()
 		c := sh.charge() + shapeEntryBytes
-		if set.bytes+c > budget {
+		if learnt.bytes+c > budget {
 			return errShapeBudget
 		}
-		set.m[pk] = sh
-		set.bytes += c
+		learnt.m[pk] = sh
+		learnt.bytes += c
 		return nil
 	}
-	has := func(pk pageKey) bool {
+	known := func(pk pageKey) (bool, error) {
+		if held != nil {
+			if _, ok := held.m[pk]; ok {
+				return true, nil
+			}
+		}
 		mu.Lock()
-		defer mu.Unlock()
-		_, ok := set.m[pk]
-		return ok
+		_, ok := learnt.m[pk]
+		mu.Unlock()
+		if ok {
+			return true, nil
+		}
+		if v, ok := ri.cache.get(shapeKey(pk)); ok {
+			return true, add(pk, v.(*pageShape))
+		}
+		return false, nil
 	}
 	var (
 		errMu sync.Mutex
@@ -98,7 +109,7 @@ func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, re
 		if stop {
 			return
 		}
-		if err := ri.learnFileShapes(ctx, m, &man.Files[i], has, add); err != nil {
+		if err := ri.learnFileShapes(ctx, m, &man.Files[i], known, add); err != nil {
 			errMu.Lock()
 			if first == nil {
 				first = err
@@ -108,15 +119,62 @@ func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, re
 	})
 	// What was learnt is published whatever stopped the rest (a full
 	// budget, a file that changed, a deadline): each shape is its page's.
-	ri.warmShapes.Store(set)
+	ri.publishShapes(learnt.m, budget)
 	if first != nil && !errors.Is(first, errShapeBudget) {
 		return first
 	}
 	return nil
 }
 
+// publishShapes adds shapes to the handle's set, within budget, keeping
+// only pages of the files the handle's version holds. It swaps the set
+// whole (lookups read it without a lock); a Refresh, DropCache or another
+// Warm that swapped it meanwhile is not undone, the shapes go into theirs.
+func (ri *RowIndex) publishShapes(shapes map[pageKey]*pageShape, budget int64) {
+	for {
+		cur := ri.warmShapes.Load()
+		_, ids := ri.snapshot()
+		next := &shapeSet{m: make(map[pageKey]*pageShape, len(shapes))}
+		if cur != nil {
+			next = cur.keepOnly(ids)
+		}
+		for pk, sh := range shapes {
+			if _, ok := ids[pk.id]; !ok {
+				continue
+			}
+			if _, ok := next.m[pk]; ok {
+				continue
+			}
+			c := sh.charge() + shapeEntryBytes
+			if next.bytes+c > budget {
+				continue
+			}
+			next.m[pk] = sh
+			next.bytes += c
+		}
+		if ri.warmShapes.CompareAndSwap(cur, next) {
+			return
+		}
+	}
+}
+
+// AdoptShapes takes the shapes Warm learnt on old, an earlier handle of the
+// same row index in the same store (a version a refresh replaces: the
+// caller's promise; a handle of another name is ignored), for the pages of
+// the files this version still holds (a file id is never reused:
+// NextFileID), within this handle's Options.ShapeBytes: a Warm after it
+// reads only the pages of files added since, not the whole lake again.
+func (ri *RowIndex) AdoptShapes(old *RowIndex) {
+	if old == nil || old == ri || old.name != ri.name || ri.opts.ShapeBytes <= 0 {
+		return
+	}
+	if ws := old.warmShapes.Load(); ws != nil {
+		ri.publishShapes(ws.m, ri.opts.ShapeBytes)
+	}
+}
+
 // learnFileShapes learns the shapes of one file's pages (learnShapes).
-func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry, has func(pageKey) bool, add func(pageKey, *pageShape) error) error {
+func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry, known func(pageKey) (bool, error), add func(pageKey, *pageShape) error) error {
 	fm, o, err := ri.dataMeta(ctx, m, fe)
 	if err != nil {
 		return err
@@ -135,29 +193,39 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			}
 			ci, _ := directInfo(fm, rg, col)
 			locs := fm.offsetIndex(rg, col)
-			if len(locs) == 0 {
-				continue
+			if !sanePages(locs, fm.size) {
+				continue // a lying page index: the lookups of its pages say so
 			}
-			// The chunk's dictionary, unless decoded already, is read
-			// with its first pages (it lies just before them).
+			// The chunk's dictionary, unless decoded already or larger than
+			// a read, is read with its first page (it lies just before it).
 			dict := fm.dictRange(rg, col)
-			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.end <= dict.off || dict.end > locs[0].Offset {
+			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
 				dict = brange{}
 			}
 			for j := 0; j < len(locs); {
 				// The next pages without a shape, up to shapeReadBytes.
-				if has(pageKey{fe.ID, rg, col, j}) {
+				if ok, err := known(pageKey{fe.ID, rg, col, j}); err != nil {
+					return err
+				} else if ok {
 					j++
 					continue
 				}
 				k := j + 1
-				for k < len(locs) && !has(pageKey{fe.ID, rg, col, k}) && byteEnd(locs[k])-locs[j].Offset <= shapeReadBytes {
+				for k < len(locs) && byteEnd(locs[k])-locs[j].Offset <= shapeReadBytes {
+					if ok, err := known(pageKey{fe.ID, rg, col, k}); err != nil {
+						return err
+					} else if ok {
+						break
+					}
 					k++
 				}
-				if err := ri.learnPages(ctx, m, o, fm, fe, rg, col, ci, locs, j, k, dict, add); err != nil {
+				if j > 0 {
+					dict = brange{} // read with page 0 only
+				}
+				if err := ri.learnPages(ctx, m, o, fe, rg, col, ci, locs, j, k, dict, add); err != nil {
 					return err
 				}
-				j, dict = k, brange{}
+				j = k
 			}
 		}
 	}
@@ -170,13 +238,10 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 // (it evicts nothing: fragment groups matter more). A page or dictionary
 // that does not parse is left out: the lookup that needs it reads it and
 // reports what is wrong.
-func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fm *fileMeta, fe *FileEntry, rg, col int, ci colInfo, locs []format.PageLocation, j, k int, dict brange, add func(pageKey, *pageShape) error) error {
+func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *FileEntry, rg, col int, ci colInfo, locs []format.PageLocation, j, k int, dict brange, add func(pageKey, *pageShape) error) error {
 	off, end := locs[j].Offset, byteEnd(locs[k-1])
 	if dict.end > dict.off {
 		off = dict.off
-	}
-	if off < 0 || end <= off || end > fm.size {
-		return nil // a lying page index: lookups of these pages say so
 	}
 	buf := bufpool.Get(int(end - off))
 	defer ri.putBuf(buf)
@@ -187,14 +252,16 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fm *file
 		}
 		return err
 	}
-	if dict.end > dict.off {
+	// A dictionary decodes to at least its page's bytes: none is decoded
+	// once the cache has no room for that.
+	if dict.end > dict.off && ri.cache.room() >= dict.end-dict.off {
 		if d, err := parseDictionary(b[:dict.end-dict.off], ci); err == nil {
 			ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
 		}
 	}
 	for i := j; i < k; i++ {
 		at, n := locs[i].Offset-off, int64(locs[i].CompressedPageSize)
-		if at < 0 || n <= 0 || at+n > int64(len(b)) {
+		if at < 0 || n <= 0 || at > int64(len(b))-n {
 			continue
 		}
 		pb := b[at : at+n]
@@ -214,6 +281,22 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fm *file
 		}
 	}
 	return nil
+}
+
+// sanePages reports whether a chunk's page locations can be read as they
+// say: at least one page, each inside a file of size bytes, in increasing
+// order without overlap (a lying page index is left to the lookups, which
+// report it).
+func sanePages(locs []format.PageLocation, size int64) bool {
+	prev := int64(0)
+	for _, l := range locs {
+		n := int64(l.CompressedPageSize)
+		if l.Offset < prev || n <= 0 || l.Offset > size-n {
+			return false
+		}
+		prev = l.Offset + n
+	}
+	return len(locs) > 0
 }
 
 // byteEnd is the offset in its file just past a page.

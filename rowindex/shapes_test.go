@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // TestWarmShapes: Warm with Options.ShapeBytes reads the file's SNAPPY
@@ -82,6 +86,18 @@ func TestWarmShapes(t *testing.T) {
 	if dicts == 0 {
 		t.Fatal("Warm with ShapeBytes decoded no dictionary")
 	}
+	// A shape Warm learnt is the shape a lookup learns reading the page.
+	compared := 0
+	for pk, sh := range ri.warmShapes.Load().m {
+		if v, ok := plain.cache.get(shapeKey(pk)); ok {
+			if compared++; !reflect.DeepEqual(v.(*pageShape), sh) {
+				t.Fatalf("page %+v: Warm learnt %+v, a lookup %+v", pk, sh, v)
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no page's shape learnt both by Warm and by lookups")
+	}
 	with := run("with learnt shapes", ri)
 	// Without learnt shapes the first lookup reads and decompresses whole
 	// pages (later ones learn them); with them, blocks from the start.
@@ -100,9 +116,76 @@ func TestWarmShapes(t *testing.T) {
 	}
 	run("with a small shape budget", small)
 
+	// A handle of the next version adopts the shapes: its Warm reads no
+	// page again (the shapes step reads nothing).
+	next := open(1 << 30)
+	next.AdoptShapes(ri)
+	if n, b := next.LearntShapes(); n != pages || b != bytes {
+		t.Fatalf("adopted %d shapes in %d bytes, want %d in %d", n, b, pages, bytes)
+	}
+	events = nil
+	c, err = next.Warm(ctx, WithWarmProgress(func(p WarmProgress) { events = append(events, p) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarmProgress(t, events, c, "fragments", "footers", "resident", "shapes")
+	if before, after := lastOfStep(events, "resident").Bytes, lastOfStep(events, "shapes").Bytes; after != before {
+		t.Fatalf("Warm after AdoptShapes read %d bytes learning shapes, want none", after-before)
+	}
+
+	// A version without the file keeps none of its shapes.
+	if _, _, err := Remove(ctx, idx, "k", []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := next.LearntShapes(); n != 0 || b != 0 {
+		t.Fatalf("after the file's removal %d shapes in %d bytes kept", n, b)
+	}
+
 	ri.DropCache()
 	if n, _ := ri.LearntShapes(); n != 0 {
 		t.Fatalf("DropCache kept %d learnt shapes", n)
+	}
+}
+
+// lastOfStep returns the last progress event of a step.
+func lastOfStep(events []WarmProgress, step string) WarmProgress {
+	var last WarmProgress
+	for _, e := range events {
+		if e.Step == step {
+			last = e
+		}
+	}
+	return last
+}
+
+// TestSanePages: learning shapes reads only page locations that lie inside
+// the file, in order, without overlap; a lying page index (one whose
+// offset and size overflow) is left to the lookups.
+func TestSanePages(t *testing.T) {
+	loc := func(off int64, size int32) format.PageLocation {
+		return format.PageLocation{Offset: off, CompressedPageSize: size}
+	}
+	for _, c := range []struct {
+		name string
+		locs []format.PageLocation
+		want bool
+	}{
+		{"contiguous", []format.PageLocation{loc(4, 100), loc(104, 50)}, true},
+		{"gap", []format.PageLocation{loc(4, 100), loc(200, 50)}, true},
+		{"none", nil, false},
+		{"overlap", []format.PageLocation{loc(4, 100), loc(50, 50)}, false},
+		{"backwards", []format.PageLocation{loc(500, 100), loc(4, 50)}, false},
+		{"past the end", []format.PageLocation{loc(4, 100), loc(960, 50)}, false},
+		{"overflow", []format.PageLocation{loc(4, 160905), loc(math.MaxInt64-10, 1<<30)}, false},
+		{"empty page", []format.PageLocation{loc(4, 0)}, false},
+		{"negative", []format.PageLocation{loc(-4, 10)}, false},
+	} {
+		if got := sanePages(c.locs, 1000); got != c.want {
+			t.Errorf("%s: sanePages = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
@@ -148,11 +231,19 @@ func TestWarmShapesDamaged(t *testing.T) {
 	}
 }
 
-// TestWarmShapesTruncated: a data file truncated after indexing fails a
-// Warm that learns shapes with ErrDataFileChanged, as it fails a lookup.
+// TestWarmShapesTruncated: a data file truncated after its footer was
+// cached fails the shapes step of Warm with ErrDataFileChanged, as it
+// fails a lookup.
 func TestWarmShapesTruncated(t *testing.T) {
 	ctx := context.Background()
-	dir, _, data, idx := snappyLake(t)
+	dir, rows, data, idx := snappyLake(t)
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, ShapeBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Lookup(ctx, Query{Key: rows[0].K}); err != nil { // the footer cached
+		t.Fatal(err)
+	}
 	path := filepath.Join(dir, "s.parquet")
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -161,12 +252,12 @@ func TestWarmShapesTruncated(t *testing.T) {
 	if err := os.Truncate(path, fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, ShapeBytes: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ri.Warm(ctx); !errors.Is(err, ErrDataFileChanged) {
+	var last WarmProgress
+	if _, err := ri.Warm(ctx, WithWarmProgress(func(p WarmProgress) { last = p })); !errors.Is(err, ErrDataFileChanged) {
 		t.Fatalf("Warm over a truncated file: %v, want ErrDataFileChanged", err)
+	}
+	if last.Step != "shapes" {
+		t.Fatalf("Warm failed after step %q, want the shapes step", last.Step)
 	}
 }
 

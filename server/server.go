@@ -295,7 +295,7 @@ func (s *Server) Warm(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	st, err := s.st.Warm(ctx, ariadne.WithWarmProgress(func(p ariadne.WarmProgress) {
-		if p.Done == p.Total { // a step of a row index's warm-up done
+		if p.Done == p.Total && ctx.Err() == nil { // a step of a row index's warm-up done
 			s.log.Info("warm-up step", "row_index", p.RowIndex, "step", p.Step, "done", p.Done, "bytes_read", p.Bytes, "elapsed", time.Since(start))
 		}
 	}))
