@@ -40,13 +40,20 @@ type PlaysLake struct {
 // Plays generates the lake under dir (2 days × 2 files, ≈2 MB) and indexes
 // its first n files. Close releases it.
 func Plays(ctx context.Context, dir string, n int) (*PlaysLake, error) {
+	return PlaysWrittenBy(ctx, dir, n, "")
+}
+
+// PlaysWrittenBy is Plays with the files written by writer (lakegen's
+// Config.Writer: "" parquet-go with ZSTD, lakegen.WriterArrow,
+// lakegen.WriterPyArrow).
+func PlaysWrittenBy(ctx context.Context, dir string, n int, writer string) (*PlaysLake, error) {
 	lakeDir := filepath.Join(dir, "lake")
 	lst, err := store.Open(ctx, "file://"+lakeDir)
 	if err != nil {
 		return nil, err
 	}
 	defer lst.Close()
-	gen, err := lakegen.Generate(ctx, lst, lakegen.Config{Seed: 7, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000, Sorted: true})
+	gen, err := lakegen.Generate(ctx, lst, lakegen.Config{Seed: 7, TargetBytes: 2 << 20, Days: 2, FilesPerDay: 2, Users: 500, Tracks: 1000, Sorted: true, Writer: writer})
 	if err != nil {
 		return nil, err
 	}
