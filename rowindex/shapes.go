@@ -199,7 +199,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			// The chunk's dictionary, unless decoded already or larger than
 			// a read, is read with its first page (it lies just before it).
 			dict := fm.dictRange(rg, col)
-			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
+			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.off < 0 || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
 				dict = brange{}
 			}
 			for j := 0; j < len(locs); {
