@@ -327,9 +327,10 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 		return nil
 	}
 	if ix.s.opts.WarmOnRefresh {
-		// The page shapes the old version learnt serve the files both
-		// hold: only the new files' pages are read.
-		next.AdoptShapes(cur)
+		// The page shapes the old version and the other row indexes
+		// learnt serve the files they share: only new files' pages are
+		// read, once.
+		ix.adoptShapes(next)
 		if _, err := next.Warm(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}
@@ -390,6 +391,24 @@ func WithWarmProgress(fn func(WarmProgress)) WarmOption {
 	return func(c *warmConfig) { c.progress = fn }
 }
 
+// adoptShapes gives ri the page shapes the index's open row index handles
+// learnt (rowindex.RowIndex.AdoptShapes: only for the same data files), so
+// that row indexes over the same files read each page once to learn it.
+func (ix *Index) adoptShapes(ri *rowindex.RowIndex) {
+	if ix.s.opts.ShapeBytes <= 0 {
+		return
+	}
+	ix.mu.Lock()
+	others := make([]*rowindex.RowIndex, 0, len(ix.rows))
+	for _, h := range ix.rows {
+		others = append(others, h.ri.Load())
+	}
+	ix.mu.Unlock()
+	for _, o := range others {
+		ri.AdoptShapes(o)
+	}
+}
+
 // Warm opens every row index of the index and loads its caches: every
 // fragment row group and every data file's footer and offset index (within
 // the cache budget), so that the first lookups pay no cold reads; with a
@@ -420,6 +439,7 @@ func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error
 				fn(WarmProgress{RowIndex: name, WarmProgress: p})
 			}))
 		}
+		ix.adoptShapes(ri)
 		c, err := ri.Warm(ctx, ropts...)
 		st.Requests += c.Requests
 		st.BytesRead += c.BytesRead

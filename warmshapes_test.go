@@ -12,29 +12,36 @@ import (
 )
 
 // TestWarmShapesOnRefresh: with a shape budget a warm-up learns the shapes
-// of the pages of pyarrow-written files (SNAPPY, 1 MiB pages), and when the
-// row indexes take new files, each refreshed version's warm-up (as serve's
-// WithWarmOnRefresh) takes the old version's shapes and reads only the new
-// files' pages: the update reads, beyond what it reads without shapes, at
-// most the new files once per row index, and a warm-up after it knows every
-// file's pages without reading one.
+// of the pages of pyarrow-written files (SNAPPY, 1 MiB pages) once for the
+// index's two row indexes (the second takes the first's), and when the row
+// indexes take new files, each refreshed version's warm-up (as serve's
+// WithWarmOnRefresh) takes the shapes already learnt and reads only the new
+// files' pages, once: beyond what they read without shapes, the first
+// warm-up reads at most the indexed files and the update at most the new
+// files, and a warm-up after it knows every file's pages without reading
+// one.
 func TestWarmShapesOnRefresh(t *testing.T) {
 	ctx := context.Background()
-	// update runs the scenario on a lake of its own and returns what
-	// updating the row indexes with two new files read, the new files'
-	// bytes, and the warm-ups' stats before and after the update.
-	update := func(shapeBytes int64) (read, newBytes int64, first, again ariadne.WarmStats) {
+	// update runs the scenario on a lake of its own and returns what the
+	// first warm-up read and what updating the row indexes with two new
+	// files read, the indexed and new files' bytes, and the warm-ups' stats
+	// before and after the update.
+	update := func(shapeBytes int64) (warmRead, read, oldBytes, newBytes int64, first, again ariadne.WarmStats) {
 		lake, err := playsfixture.PlaysWrittenBy(ctx, t.TempDir(), 2, lakegen.WriterPyArrow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer lake.Close()
-		for _, f := range lake.Files[2:] {
+		for i, f := range lake.Files {
 			fi, err := os.Stat(strings.TrimPrefix(f, "file://"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			newBytes += fi.Size()
+			if i < 2 {
+				oldBytes += fi.Size()
+			} else {
+				newBytes += fi.Size()
+			}
 		}
 		st, err := ariadne.Open(ctx, lake.StoreURL, ariadne.WithWarmOnRefresh(true), ariadne.WithShapeBytes(shapeBytes))
 		if err != nil {
@@ -48,6 +55,7 @@ func TestWarmShapesOnRefresh(t *testing.T) {
 		if first, err = ix.Warm(ctx); err != nil {
 			t.Fatal(err)
 		}
+		warmRead = st.Stats().Data.Read.Bytes
 		if err := lake.AddFiles(ctx, lake.Files[2:]...); err != nil {
 			t.Fatal(err)
 		}
@@ -65,16 +73,19 @@ func TestWarmShapesOnRefresh(t *testing.T) {
 		if extra := st.Stats().Data.Read.Bytes - before - read; extra != 0 {
 			t.Fatalf("shape budget %d: a warm-up after the refresh read %d data bytes", shapeBytes, extra)
 		}
-		return read, newBytes, first, again
+		return warmRead, read, oldBytes, newBytes, first, again
 	}
-	plain, newBytes, _, _ := update(-1)
-	read, _, first, again := update(64 << 20)
-	shapeRead := read - plain
-	t.Logf("the update read %d bytes without shapes, %d with (new files %d bytes, %d row indexes)", plain, read, newBytes, first.RowIndexes)
-	if first.ShapePages == 0 || again.ShapePages <= first.ShapePages {
-		t.Fatalf("shapes of %d pages after the first warm-up, %d after the update", first.ShapePages, again.ShapePages)
+	plainWarm, plain, _, _, _, _ := update(-1)
+	warmRead, read, oldBytes, newBytes, first, again := update(64 << 20)
+	t.Logf("warm-up read %d bytes without shapes, %d with; the update %d and %d (indexed files %d bytes, new %d, %d row indexes)",
+		plainWarm, warmRead, plain, read, oldBytes, newBytes, first.RowIndexes)
+	if first.RowIndexes != 2 || first.ShapePages == 0 || again.ShapePages <= first.ShapePages {
+		t.Fatalf("%d row indexes, shapes of %d pages after the first warm-up, %d after the update", first.RowIndexes, first.ShapePages, again.ShapePages)
 	}
-	if shapeRead <= 0 || shapeRead > int64(first.RowIndexes)*newBytes {
-		t.Fatalf("the refreshed versions' warm-ups read %d bytes for shapes; the new files are %d bytes, %d row indexes", shapeRead, newBytes, first.RowIndexes)
+	if d := warmRead - plainWarm; d <= 0 || d > oldBytes {
+		t.Fatalf("the warm-up read %d bytes for shapes; the indexed files are %d bytes", d, oldBytes)
+	}
+	if d := read - plain; d <= 0 || d > newBytes {
+		t.Fatalf("the refreshed versions' warm-ups read %d bytes for shapes; the new files are %d bytes", d, newBytes)
 	}
 }

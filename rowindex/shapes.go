@@ -158,19 +158,41 @@ func (ri *RowIndex) publishShapes(shapes map[pageKey]*pageShape, budget int64) {
 	}
 }
 
-// AdoptShapes takes the shapes Warm learnt on old, an earlier handle of the
-// same row index in the same store (a version a refresh replaces: the
-// caller's promise; a handle of another name is ignored), for the pages of
-// the files this version still holds (a file id is never reused:
-// NextFileID), within this handle's Options.ShapeBytes: a Warm after it
-// reads only the pages of files added since, not the whole lake again.
-func (ri *RowIndex) AdoptShapes(old *RowIndex) {
-	if old == nil || old == ri || old.name != ri.name || ri.opts.ShapeBytes <= 0 {
+// AdoptShapes takes the shapes Warm learnt on another handle — an earlier
+// version of this row index (a refresh), or another row index over the
+// same files — for the files this handle holds that are the same data:
+// the same URI, size and footer checksum (what a lookup checks before it
+// reads a file), within this handle's Options.ShapeBytes. A Warm after it
+// reads only the pages of the other files. The shapes themselves are
+// shared, not copied (each handle's budget still counts them).
+func (ri *RowIndex) AdoptShapes(other *RowIndex) {
+	if other == nil || other == ri || ri.opts.ShapeBytes <= 0 {
 		return
 	}
-	if ws := old.warmShapes.Load(); ws != nil {
-		ri.publishShapes(ws.m, ri.opts.ShapeBytes)
+	ws := other.warmShapes.Load()
+	if ws == nil || len(ws.m) == 0 {
+		return
 	}
+	_, theirs := other.snapshot()
+	man, _ := ri.snapshot()
+	ours := make(map[string]*FileEntry, len(man.Files))
+	for i := range man.Files {
+		ours[man.Files[i].URI] = &man.Files[i]
+	}
+	mapped := make(map[pageKey]*pageShape, len(ws.m))
+	for pk, sh := range ws.m {
+		fe := theirs[pk.id]
+		if fe == nil {
+			continue
+		}
+		mine := ours[fe.URI]
+		if mine == nil || mine.Size != fe.Size || mine.FooterCRC != fe.FooterCRC {
+			continue
+		}
+		pk.id = mine.ID
+		mapped[pk] = sh
+	}
+	ri.publishShapes(mapped, ri.opts.ShapeBytes)
 }
 
 // learnFileShapes learns the shapes of one file's pages (learnShapes).

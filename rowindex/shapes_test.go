@@ -10,7 +10,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/ariadne-go/ariadne/store"
 )
 
 // TestWarmShapes: Warm with Options.ShapeBytes reads the file's SNAPPY
@@ -289,5 +292,63 @@ func checkWarmProgress(t *testing.T, events []WarmProgress, c Cost, steps ...str
 	}
 	if fmt.Sprint(seen) != fmt.Sprint(steps) {
 		t.Fatalf("steps %v, want %v", seen, steps)
+	}
+}
+
+// TestAdoptShapesAcrossRowIndexes: a row index over the same file takes the
+// shapes another learnt (its Warm then reads no page to learn them, and its
+// lookups return a full scan's rows), and a row index over another file at
+// the same URI (another size and footer) takes none.
+func TestAdoptShapesAcrossRowIndexes(t *testing.T) {
+	ctx := context.Background()
+	dir, rows, data, idx := snappyLake(t)
+	if _, _, err := Create(ctx, idx, Definition{Name: "t", Key: "t"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(idx store.Store, data store.Store, name string) *RowIndex {
+		ri, err := Open(ctx, idx, name, Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ri
+	}
+	byK, byT := open(idx, data, "k"), open(idx, data, "t")
+	if _, err := byK.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := byK.LearntShapes()
+	byT.AdoptShapes(byK)
+	if n, _ := byT.LearntShapes(); n != pages || n == 0 {
+		t.Fatalf("row index t adopted %d shapes of row index k's %d", n, pages)
+	}
+	var events []WarmProgress
+	c, err := byT.Warm(ctx, WithWarmProgress(func(p WarmProgress) { events = append(events, p) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarmProgress(t, events, c, "fragments", "footers", "resident", "shapes")
+	if before, after := lastOfStep(events, "resident").Bytes, lastOfStep(events, "shapes").Bytes; after != before {
+		t.Fatalf("Warm after adopting another row index's shapes read %d bytes learning shapes", after-before)
+	}
+	for _, i := range []int{0, 2600, 39999} {
+		kb, _ := EncodeKey(rows[i].T)
+		checkedLookup(t, byT, rows[i].T, fullScan(t, dir, []string{"s.parquet"}, "t", kb, kb), fmt.Sprintf("t=%s", rows[i].T))
+	}
+
+	// Another file under the same URI: nothing to adopt.
+	other := t.TempDir()
+	otherData, err := store.Open(ctx, "file://"+other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRows(t, ctx, otherData, "s.parquet", rows[:30000], parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	otherIdx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, otherIdx, Definition{Name: "k", Key: "k"}, StoreResolver{otherData}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	stranger := open(otherIdx, otherData, "k")
+	stranger.AdoptShapes(byK)
+	if n, _ := stranger.LearntShapes(); n != 0 {
+		t.Fatalf("a row index over another file at the same URI adopted %d shapes", n)
 	}
 }
