@@ -441,20 +441,14 @@ func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error
 		}
 		ix.adoptShapes(ri)
 		c, err := ri.Warm(ctx, ropts...)
-		st.Requests += c.Requests
-		st.BytesRead += c.BytesRead
 		if err != nil {
+			st.add(WarmStats{Requests: c.Requests, BytesRead: c.BytesRead})
 			return st, err
 		}
 		one := WarmStats{RowIndexes: 1, Requests: c.Requests, BytesRead: c.BytesRead}
 		one.ResidentGroups, one.Groups, one.ResidentBytes = ri.ResidentGroups()
 		one.ShapePages, one.ShapeBytes = ri.LearntShapes()
-		st.RowIndexes++
-		st.Groups += one.Groups
-		st.ResidentGroups += one.ResidentGroups
-		st.ResidentBytes += one.ResidentBytes
-		st.ShapePages += one.ShapePages
-		st.ShapeBytes += one.ShapeBytes
+		st.add(one)
 		if st.ByRowIndex == nil {
 			st.ByRowIndex = map[string]WarmStats{}
 		}

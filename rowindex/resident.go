@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"sync/atomic"
 )
 
@@ -57,42 +56,11 @@ func AutoResidentBytes(m *Manifest) int64 {
 }
 
 // residentSet holds the resident groups of a handle, by fragment path and
-// group, within a budget. Not an LRU: only Warm adds (never evicting), so a
-// lookup's probe takes a read lock and nothing else.
-type residentSet struct {
-	mu     sync.RWMutex
-	budget int64
-	used   int64
-	groups map[fragDecodedKey]*residentGroup
-}
+// group, within a budget (only Warm adds).
+type residentSet = budgetSet[fragDecodedKey, *residentGroup]
 
 func newResidentSet(budget int64) *residentSet {
-	return &residentSet{budget: max(budget, 0), groups: map[fragDecodedKey]*residentGroup{}}
-}
-
-// get returns the resident group under k, if any.
-func (s *residentSet) get(k fragDecodedKey) (*residentGroup, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	g, ok := s.groups[k]
-	return g, ok
-}
-
-// add keeps g under k unless it is there already; full reports that it
-// did not fit what is left of the budget.
-func (s *residentSet) add(k fragDecodedKey, g *residentGroup) (full bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.groups[k]; ok {
-		return false
-	}
-	c := g.charge()
-	if s.used+c > s.budget {
-		return true
-	}
-	s.groups[k] = g
-	s.used += c
-	return false
+	return newBudgetSet[fragDecodedKey, *residentGroup](budget)
 }
 
 // fragmentPaths returns the paths of m's fragments, as a set.
@@ -104,46 +72,10 @@ func (m *Manifest) fragmentPaths() map[string]bool {
 	return paths
 }
 
-// keepOnly drops the groups of fragments not in paths (a Refresh replaced
-// them).
-func (s *residentSet) keepOnly(paths map[string]bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, g := range s.groups {
-		if !paths[k.path] {
-			delete(s.groups, k)
-			s.used -= g.charge()
-		}
-	}
-}
-
-// limit returns the budget.
-func (s *residentSet) limit() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.budget
-}
-
-// setBudget sets the budget (groups already held stay).
-func (s *residentSet) setBudget(b int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.budget = max(b, 0)
-}
-
-// stats returns the bytes held and the number of groups.
-func (s *residentSet) stats() (used int64, n int) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.used, len(s.groups)
-}
-
-// clear drops every group.
-func (s *residentSet) clear() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.groups)
-	s.used = 0
+// keepFragments drops the groups of fragments not in paths (a Refresh
+// replaced them).
+func keepFragments(s *residentSet, paths map[string]bool) {
+	s.keepOnly(func(k fragDecodedKey) bool { return paths[k.path] })
 }
 
 // residentGroup is one fragment row group decoded for point lookups. Key
@@ -369,7 +301,7 @@ func (ri *RowIndex) makeResident(ctx context.Context, m *meter, man *Manifest, r
 	if cur, _ := ri.snapshot(); cur != man {
 		// A Refresh ran meanwhile: groups this Warm added for fragments
 		// the new version dropped would hold budget no lookup uses.
-		ri.resident.keepOnly(cur.fragmentPaths())
+		keepFragments(ri.resident, cur.fragmentPaths())
 	}
 	return ctx.Err()
 }
@@ -399,7 +331,7 @@ func (ri *RowIndex) makeGroupResident(ctx context.Context, m *meter, fr *Fragmen
 	if !ok {
 		return nil
 	}
-	if ri.resident.add(fragDecodedKey{fr.Path, gi}, g) {
+	if ri.resident.add(fragDecodedKey{fr.Path, gi}, g, g.charge()) {
 		return errResidentFull
 	}
 	return nil

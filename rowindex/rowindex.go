@@ -124,8 +124,9 @@ type RowIndex struct {
 	// shapeSeen remembers the SNAPPY pages read whole once: the second
 	// read learns the page's shape (learnShape).
 	shapeSeen *seenFilter
-	// warmShapes are the shapes Warm learnt (shapes.go; nil: none).
-	warmShapes atomic.Pointer[shapeSet]
+	// shapes are the page shapes Warm learnt (shapes.go), within
+	// Options.ShapeBytes.
+	shapes *shapeSet
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
@@ -241,7 +242,8 @@ var poisonFreedBuffers = false
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
-	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16)}
+	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16),
+		shapes: newBudgetSet[pageKey, *pageShape](opts.ShapeBytes)}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -273,14 +275,13 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 		return err
 	}
 	ri.setManifest(man)
-	if ri.warmShapes.Load() != nil {
-		// Shapes of files the new version dropped are never asked again.
-		ri.publishShapes(nil, ri.opts.ShapeBytes)
-	}
+	// Shapes of files the new version dropped are never asked again.
+	_, ids := ri.snapshot()
+	ri.shapes.keepOnly(func(pk pageKey) bool { _, ok := ids[pk.id]; return ok })
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
 		// again; an automatic budget follows the version.
-		ri.resident.keepOnly(man.fragmentPaths())
+		keepFragments(ri.resident, man.fragmentPaths())
 		if ri.opts.ResidentBytes == 0 {
 			ri.resident.setBudget(AutoResidentBytes(man))
 		}
@@ -340,15 +341,13 @@ func (ri *RowIndex) CacheStats() (bytes int64, entries int) {
 	b1, n1 := ri.cache.stats()
 	b2, n2 := ri.decoded.stats()
 	b4, n4 := ri.resident.stats()
-	if n, b := ri.LearntShapes(); n > 0 {
-		b4, n4 = b4+b, n4+n
-	}
+	n5, b5 := ri.LearntShapes()
 	var b3 int64
 	var n3 int
 	if ri.pages != nil {
 		b3, n3 = ri.pages.stats()
 	}
-	return b1 + b2 + b3 + b4, n1 + n2 + n3 + n4
+	return b1 + b2 + b3 + b4 + b5, n1 + n2 + n3 + n4 + n5
 }
 
 // DecompressedBytes returns the bytes of data pages that lookups through
@@ -362,7 +361,7 @@ func (ri *RowIndex) DropCache() {
 	ri.cache.clear()
 	ri.decoded.clear()
 	ri.resident.clear()
-	ri.warmShapes.Store(nil)
+	ri.shapes.clear()
 	if ri.pages != nil {
 		ri.pages.clear()
 	}

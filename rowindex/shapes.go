@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -29,12 +30,9 @@ const shapeReadBytes = 16 << 20
 // (the map's key, pointer and slot).
 const shapeEntryBytes = 48
 
-// shapeSet is the shapes Warm learnt: immutable once published
-// (RowIndex.warmShapes), a later Warm or a Refresh publishes a new one.
-type shapeSet struct {
-	m     map[pageKey]*pageShape
-	bytes int64
-}
+// shapeSet is the shapes Warm learnt, by page, within Options.ShapeBytes
+// (each charged shapeEntryBytes beyond its own charge).
+type shapeSet = budgetSet[pageKey, *pageShape]
 
 // errShapeBudget stops learning when the set is full.
 var errShapeBudget = errors.New("rowindex: page shape budget reached")
@@ -42,120 +40,68 @@ var errShapeBudget = errors.New("rowindex: page shape budget reached")
 // LearntShapes reports the pages whose shapes Warm learnt and their bytes
 // in memory (Options.ShapeBytes bounds them).
 func (ri *RowIndex) LearntShapes() (pages int, bytes int64) {
-	if ws := ri.warmShapes.Load(); ws != nil {
-		return len(ws.m), ws.bytes
-	}
-	return 0, 0
+	bytes, pages = ri.shapes.stats()
+	return pages, bytes
 }
 
-// learnShapes reads, for every data file of man, the pages lookups may read
-// in parts and whose shape the handle does not hold yet (a shape a lookup
-// learnt is taken from the metadata cache, not read again), and publishes
-// the shapes, until they reach Options.ShapeBytes; a file that cannot be
-// read fails it (as it fails Warm), the shapes learnt until then still
-// kept. Files are read on one worker per core (at least four, to overlap
-// remote reads), a column chunk (up to shapeReadBytes) a request.
-func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
-	budget := ri.opts.ShapeBytes
-	if budget <= 0 {
-		return nil
-	}
-	// The shapes learnt here, published into the handle's set at the end
-	// (publishShapes); the budget counts the set's shapes as it was.
-	held := ri.warmShapes.Load()
-	learnt := &shapeSet{m: map[pageKey]*pageShape{}}
-	if held != nil {
-		learnt.bytes = held.bytes
-	}
-	var mu sync.Mutex
-	add := func(pk pageKey, sh *pageShape) error {
-		mu.Lock()
-		defer mu.Unlock()
-		c := sh.charge() + shapeEntryBytes
-		if learnt.bytes+c > budget {
-			return errShapeBudget
-		}
-		learnt.m[pk] = sh
-		learnt.bytes += c
-		return nil
-	}
-	known := func(pk pageKey) (bool, error) {
-		if held != nil {
-			if _, ok := held.m[pk]; ok {
-				return true, nil
-			}
-		}
-		mu.Lock()
-		_, ok := learnt.m[pk]
-		mu.Unlock()
-		if ok {
-			return true, nil
-		}
-		if v, ok := ri.cache.get(shapeKey(pk)); ok {
-			return true, add(pk, v.(*pageShape))
-		}
-		return false, nil
-	}
-	var (
-		errMu sync.Mutex
-		first error
-	)
-	fileDone := rep.counter("shapes", len(man.Files))
-	eachOnWorkers(len(man.Files), max(runtime.GOMAXPROCS(0), 4), func(i int) {
-		defer fileDone()
-		errMu.Lock()
-		stop := first != nil
-		errMu.Unlock()
-		if stop {
-			return
-		}
-		if err := ri.learnFileShapes(ctx, m, &man.Files[i], known, add); err != nil {
-			errMu.Lock()
-			if first == nil {
-				first = err
-			}
-			errMu.Unlock()
-		}
-	})
-	// What was learnt is published whatever stopped the rest (a full
-	// budget, a file that changed, a deadline): each shape is its page's.
-	ri.publishShapes(learnt.m, budget)
-	if first != nil && !errors.Is(first, errShapeBudget) {
-		return first
+// keepShape keeps a page's shape in the handle's set, or fails with
+// errShapeBudget when it does not fit.
+func (ri *RowIndex) keepShape(pk pageKey, sh *pageShape) error {
+	if ri.shapes.add(pk, sh, sh.charge()+shapeEntryBytes) {
+		return errShapeBudget
 	}
 	return nil
 }
 
-// publishShapes adds shapes to the handle's set, within budget, keeping
-// only pages of the files the handle's version holds. It swaps the set
-// whole (lookups read it without a lock); a Refresh, DropCache or another
-// Warm that swapped it meanwhile is not undone, the shapes go into theirs.
-func (ri *RowIndex) publishShapes(shapes map[pageKey]*pageShape, budget int64) {
-	for {
-		cur := ri.warmShapes.Load()
-		_, ids := ri.snapshot()
-		next := &shapeSet{m: make(map[pageKey]*pageShape, len(shapes))}
-		if cur != nil {
-			next = cur.keepOnly(ids)
-		}
-		for pk, sh := range shapes {
-			if _, ok := ids[pk.id]; !ok {
-				continue
-			}
-			if _, ok := next.m[pk]; ok {
-				continue
-			}
-			c := sh.charge() + shapeEntryBytes
-			if next.bytes+c > budget {
-				continue
-			}
-			next.m[pk] = sh
-			next.bytes += c
-		}
-		if ri.warmShapes.CompareAndSwap(cur, next) {
+// learnShapes reads, for every data file of man, the pages lookups may read
+// in parts and whose shape the handle does not hold yet (a shape a lookup
+// learnt is taken from the metadata cache, not read again), and keeps the
+// shapes until they reach Options.ShapeBytes; a file that cannot be read
+// fails it (as it fails Warm), the shapes learnt until then still kept.
+// Files are read on one worker per core (at least four, to overlap remote
+// reads), a column chunk (up to shapeReadBytes) a request.
+func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
+	if ri.opts.ShapeBytes <= 0 {
+		return nil
+	}
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	failed := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
+	fileDone := rep.counter("shapes", len(man.Files))
+	eachOnWorkers(len(man.Files), max(runtime.GOMAXPROCS(0), 4), func(i int) {
+		defer fileDone()
+		if failed() != nil {
 			return
 		}
+		if err := ri.learnFileShapes(ctx, m, &man.Files[i]); err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
+		}
+	})
+	if err := failed(); !errors.Is(err, errShapeBudget) {
+		return err
 	}
+	return nil
+}
+
+// knownShapeOrTake reports whether the handle's set holds a page's shape,
+// taking one a lookup learnt (the metadata cache) into it, which fails
+// when it does not fit.
+func (ri *RowIndex) knownShapeOrTake(pk pageKey) (bool, error) {
+	if _, ok := ri.shapes.get(pk); ok {
+		return true, nil
+	}
+	if v, ok := ri.cache.get(shapeKey(pk)); ok {
+		return true, ri.keepShape(pk, v.(*pageShape))
+	}
+	return false, nil
 }
 
 // AdoptShapes takes the shapes Warm learnt on another handle — an earlier
@@ -169,34 +115,34 @@ func (ri *RowIndex) AdoptShapes(other *RowIndex) {
 	if other == nil || other == ri || ri.opts.ShapeBytes <= 0 {
 		return
 	}
-	ws := other.warmShapes.Load()
-	if ws == nil || len(ws.m) == 0 {
-		return
-	}
 	_, theirs := other.snapshot()
 	man, _ := ri.snapshot()
 	ours := make(map[string]*FileEntry, len(man.Files))
 	for i := range man.Files {
 		ours[man.Files[i].URI] = &man.Files[i]
 	}
-	mapped := make(map[pageKey]*pageShape, len(ws.m))
-	for pk, sh := range ws.m {
+	mapped := map[pageKey]*pageShape{}
+	other.shapes.each(func(pk pageKey, sh *pageShape) {
 		fe := theirs[pk.id]
 		if fe == nil {
-			continue
+			return
 		}
 		mine := ours[fe.URI]
 		if mine == nil || mine.Size != fe.Size || mine.FooterCRC != fe.FooterCRC {
-			continue
+			return
 		}
 		pk.id = mine.ID
 		mapped[pk] = sh
+	})
+	for pk, sh := range mapped {
+		if ri.keepShape(pk, sh) != nil {
+			return // full
+		}
 	}
-	ri.publishShapes(mapped, ri.opts.ShapeBytes)
 }
 
 // learnFileShapes learns the shapes of one file's pages (learnShapes).
-func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry, known func(pageKey) (bool, error), add func(pageKey, *pageShape) error) error {
+func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry) error {
 	fm, o, err := ri.dataMeta(ctx, m, fe)
 	if err != nil {
 		return err
@@ -226,7 +172,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			}
 			for j := 0; j < len(locs); {
 				// The next pages without a shape, up to shapeReadBytes.
-				if ok, err := known(pageKey{fe.ID, rg, col, j}); err != nil {
+				if ok, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, j}); err != nil {
 					return err
 				} else if ok {
 					j++
@@ -234,7 +180,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 				}
 				k := j + 1
 				for k < len(locs) && byteEnd(locs[k])-locs[j].Offset <= shapeReadBytes {
-					if ok, err := known(pageKey{fe.ID, rg, col, k}); err != nil {
+					if ok, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, k}); err != nil {
 						return err
 					} else if ok {
 						break
@@ -244,7 +190,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 				if j > 0 {
 					dict = brange{} // read with page 0 only
 				}
-				if err := ri.learnPages(ctx, m, o, fe, rg, col, ci, locs, j, k, dict, add); err != nil {
+				if err := ri.learnPages(ctx, m, o, fe, rg, col, ci, locs, j, k, dict); err != nil {
 					return err
 				}
 				j = k
@@ -260,7 +206,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 // (it evicts nothing: fragment groups matter more). A page or dictionary
 // that does not parse is left out: the lookup that needs it reads it and
 // reports what is wrong.
-func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *FileEntry, rg, col int, ci colInfo, locs []format.PageLocation, j, k int, dict brange, add func(pageKey, *pageShape) error) error {
+func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *FileEntry, rg, col int, ci colInfo, locs []format.PageLocation, j, k int, dict brange) error {
 	off, end := locs[j].Offset, byteEnd(locs[k-1])
 	if dict.end > dict.off {
 		off = dict.off
@@ -298,7 +244,7 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *File
 		if sh == nil {
 			continue
 		}
-		if err := add(pageKey{fe.ID, rg, col, i}, sh); err != nil {
+		if err := ri.keepShape(pageKey{fe.ID, rg, col, i}, sh); err != nil {
 			return err
 		}
 	}
@@ -323,16 +269,3 @@ func sanePages(locs []format.PageLocation, size int64) bool {
 
 // byteEnd is the offset in its file just past a page.
 func byteEnd(l format.PageLocation) int64 { return l.Offset + int64(l.CompressedPageSize) }
-
-// keepOnly returns the set without the pages of files not in ids (a
-// Refresh: files the version no longer holds are never asked again).
-func (s *shapeSet) keepOnly(ids map[int32]*FileEntry) *shapeSet {
-	out := &shapeSet{m: make(map[pageKey]*pageShape, len(s.m))}
-	for k, v := range s.m {
-		if _, ok := ids[k.id]; ok {
-			out.m[k] = v
-			out.bytes += v.charge() + shapeEntryBytes
-		}
-	}
-	return out
-}
