@@ -627,8 +627,10 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 // knownShape returns a page's shape: learnt by Warm (shapes.go), else by a
 // lookup that read it whole (the metadata cache).
 func (ri *RowIndex) knownShape(pk pageKey) (*pageShape, bool) {
-	if sh, ok := ri.shapes.get(pk); ok {
-		return sh, true
+	if ri.opts.ShapeBytes > 0 {
+		if sh, ok := ri.shapes.get(pk); ok {
+			return sh, true
+		}
 	}
 	if v, ok := ri.cache.get(shapeKey(pk)); ok {
 		return v.(*pageShape), true
