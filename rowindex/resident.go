@@ -16,29 +16,30 @@ import (
 // per group on a warm handle: half of a light lookup on prepared files.
 // Warm decodes groups once more into a compact form instead, the group's
 // distinct keys sorted with each key's entries beside them as integer
-// columns (16–32 bytes per entry against ≈100 for []entry), so a point
+// columns packed in the bits their values span (3–16 bytes per entry
+// against ≈100 for []entry), so a point
 // lookup on a resident group is a binary search and a copy of its entries.
 // They are kept in their own set (Options.ResidentBytes), which only Warm
 // fills: lookups never evict them for other work, and a group past the
 // budget keeps the point path.
 
 // AutoResidentBytes' estimate of a resident group: residentBytesPerEntry
-// per entry (16 bytes of integers, and per distinct key its bytes and 8 of
-// offsets: 16.4 bytes an entry measured on the 1 GB arrival-order lake, whose
-// groups repeat keys, 18.3 on a 256 MB co-grouped one, ≈32 when every key is
-// distinct), and residentBytesPerStored per byte of the fragments, for what
+// per entry (the four integers packed, ≈4 bytes on a lake of a hundred
+// files, and per distinct key its bytes and ≈2 of offsets: 3.3 bytes an
+// entry measured on the 1 GB arrival-order lake, whose groups repeat keys,
+// 3.6 on a 256 MB co-grouped one, ≈14 when every key is a distinct
+// integer), and residentBytesPerStored per byte of the fragments, for what
 // grows with them (longer keys, covers; a cover that compresses more than
 // that needs Options.ResidentBytes set).
 const (
-	residentBytesPerEntry  = 32
+	residentBytesPerEntry  = 16
 	residentBytesPerStored = 4
 )
 
-// MaxAutoResidentBytes caps AutoResidentBytes: a 256 MB prepared lake's
-// index (1.9M entries) is resident whole, two thirds of the 1 GB
-// arrival-order lake's groups (25.5M entries, 419 MB when all are
-// resident); past the budget, Warm makes resident the groups it holds, in
-// about manifest order.
+// MaxAutoResidentBytes caps AutoResidentBytes: the 1 GB arrival-order
+// lake's index (25.5M entries) is resident whole in 85 MB, and so would be
+// a lake of about three times as many entries; past the budget, Warm makes
+// resident the groups it holds, in about manifest order.
 const MaxAutoResidentBytes = 256 << 20
 
 // AutoResidentBytes is the resident budget of a row index version when
@@ -80,19 +81,22 @@ func keepFragments(s *residentSet, paths map[string]bool) {
 
 // residentGroup is one fragment row group decoded for point lookups. Key
 // i's bytes are keys[keyEnds[i-1]:keyEnds[i]] (keys ascending bytewise,
-// each once), and its entries, in lookup order, are [firsts[i],
-// firsts[i+1]) of the entry columns. Immutable once built: lookups share
-// it without a lock.
+// each once), or keys[i×keyWidth:(i+1)×keyWidth] when every key has
+// keyWidth bytes (keyEnds nil: an integer key column), and its entries, in
+// lookup order, are [firsts[i], firsts[i+1]) of the entry columns, each
+// packed in as few bits as its values span (packedInts: ≈4 bytes an entry
+// where []int32 and []uint32 columns took 16). Immutable once built:
+// lookups share it without a lock.
 type residentGroup struct {
-	keys    []byte
-	keyEnds []uint32
-	firsts  []uint32
-	file    []int32
-	rg      []int32
-	// Row numbers and run lengths: 32 bits each when every entry's fit
-	// (row groups of fewer than 2³² rows: nearly always), else 64.
-	row32, n32 []uint32
-	row64, n64 []int64
+	keys     []byte
+	keyEnds  []uint32
+	keyWidth int
+	nkeys    int
+	firsts   packedInts
+	file     packedInts
+	rg       packedInts
+	row      packedInts
+	n        packedInts
 	// cover is nil when no entry has a cover; entry j's is
 	// cover[coverEnds[j-1]:coverEnds[j]].
 	cover     []byte
@@ -105,7 +109,7 @@ type residentGroup struct {
 // apart, which lookup order rules out): the group keeps the point path.
 func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 	n := len(es)
-	if n >= math.MaxUint32 {
+	if n >= math.MaxInt32 {
 		return nil, false
 	}
 	var keyBytes, coverBytes int
@@ -119,13 +123,6 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 	}
 	if keyBytes >= math.MaxUint32 || coverBytes >= math.MaxUint32 {
 		return nil, false
-	}
-	narrow := true
-	for i := range es {
-		if uint64(es[i].Row) > math.MaxUint32 || uint64(es[i].N) > math.MaxUint32 {
-			narrow = false // also when negative
-			break
-		}
 	}
 	// Runs of one key, to be ordered by key bytes (a hash index's lookup
 	// order is bucket first).
@@ -145,52 +142,57 @@ func newResidentGroup(es []entry) (g *residentGroup, ok bool) {
 			return nil, false
 		}
 	}
-	g = &residentGroup{
-		keys:    make([]byte, 0, keyBytes),
-		keyEnds: make([]uint32, 0, len(runs)),
-		firsts:  make([]uint32, 0, len(runs)+1),
-		file:    make([]int32, 0, n),
-		rg:      make([]int32, 0, n),
+	g = &residentGroup{keys: make([]byte, 0, keyBytes), nkeys: len(runs)}
+	fixed := len(runs) > 0
+	for _, r := range runs {
+		fixed = fixed && len(es[r.from].Key) == len(es[runs[0].from].Key)
 	}
-	if narrow {
-		g.row32, g.n32 = make([]uint32, 0, n), make([]uint32, 0, n)
+	if fixed {
+		g.keyWidth = len(es[runs[0].from].Key)
 	} else {
-		g.row64, g.n64 = make([]int64, 0, n), make([]int64, 0, n)
+		g.keyEnds = make([]uint32, 0, len(runs))
 	}
-	if coverBytes > 0 {
-		g.cover, g.coverEnds = make([]byte, 0, coverBytes), make([]uint32, 0, n)
-	}
+	// Entries in the order of their keys' runs.
+	order := make([]int32, 0, n)
+	firsts := make([]int64, 0, len(runs)+1)
 	for _, r := range runs {
 		g.keys = append(g.keys, es[r.from].Key...)
-		g.keyEnds = append(g.keyEnds, uint32(len(g.keys)))
-		g.firsts = append(g.firsts, uint32(len(g.file)))
-		for _, e := range es[r.from:r.to] {
-			g.file, g.rg = append(g.file, e.File), append(g.rg, e.RG)
-			if narrow {
-				g.row32, g.n32 = append(g.row32, uint32(e.Row)), append(g.n32, uint32(e.N))
-			} else {
-				g.row64, g.n64 = append(g.row64, e.Row), append(g.n64, e.N)
-			}
-			if g.cover != nil {
-				g.cover = append(g.cover, e.Cover...)
-				g.coverEnds = append(g.coverEnds, uint32(len(g.cover)))
-			}
+		if !fixed {
+			g.keyEnds = append(g.keyEnds, uint32(len(g.keys)))
+		}
+		firsts = append(firsts, int64(len(order)))
+		for i := r.from; i < r.to; i++ {
+			order = append(order, int32(i))
 		}
 	}
-	g.firsts = append(g.firsts, uint32(n))
+	firsts = append(firsts, int64(n))
+	g.firsts = packInts(len(firsts), func(i int) int64 { return firsts[i] })
+	g.file = packInts(n, func(i int) int64 { return int64(es[order[i]].File) })
+	g.rg = packInts(n, func(i int) int64 { return int64(es[order[i]].RG) })
+	g.row = packInts(n, func(i int) int64 { return es[order[i]].Row })
+	g.n = packInts(n, func(i int) int64 { return es[order[i]].N })
+	if coverBytes > 0 {
+		g.cover, g.coverEnds = make([]byte, 0, coverBytes), make([]uint32, 0, n)
+		for _, i := range order {
+			g.cover = append(g.cover, es[i].Cover...)
+			g.coverEnds = append(g.coverEnds, uint32(len(g.cover)))
+		}
+	}
 	return g, true
 }
 
 // charge is the group's memory as the resident set counts it.
 func (g *residentGroup) charge() int64 {
-	// 400: the struct's eleven slice headers and its map entry.
-	return 400 + int64(len(g.keys)+len(g.cover)) +
-		4*int64(len(g.keyEnds)+len(g.firsts)+len(g.coverEnds)+len(g.file)+len(g.rg)+len(g.row32)+len(g.n32)) +
-		8*int64(len(g.row64)+len(g.n64))
+	// 400: the struct's headers and its map entry.
+	return 400 + int64(len(g.keys)+len(g.cover)) + 4*int64(len(g.keyEnds)+len(g.coverEnds)) +
+		g.firsts.charge() + g.file.charge() + g.rg.charge() + g.row.charge() + g.n.charge()
 }
 
 // key returns distinct key i.
 func (g *residentGroup) key(i int) []byte {
+	if g.keyEnds == nil {
+		return g.keys[i*g.keyWidth : (i+1)*g.keyWidth]
+	}
 	var from uint32
 	if i > 0 {
 		from = g.keyEnds[i-1]
@@ -202,21 +204,17 @@ func (g *residentGroup) key(i int) []byte {
 // none), with Key set to key and Bucket to bucket. Covers share the
 // group's memory, as the decoded cache's entries do.
 func (g *residentGroup) find(key []byte, bucket int32) []entry {
-	i := sort.Search(len(g.keyEnds), func(i int) bool { return bytes.Compare(g.key(i), key) >= 0 })
-	if i == len(g.keyEnds) || !bytes.Equal(g.key(i), key) {
+	i := sort.Search(g.nkeys, func(i int) bool { return bytes.Compare(g.key(i), key) >= 0 })
+	if i == g.nkeys || !bytes.Equal(g.key(i), key) {
 		return nil
 	}
-	from, to := int(g.firsts[i]), int(g.firsts[i+1])
+	from, to := int(g.firsts.get(i)), int(g.firsts.get(i+1))
 	out := make([]entry, to-from)
 	for j := from; j < to; j++ {
 		e := &out[j-from]
 		e.Bucket, e.Key = bucket, key
-		e.File, e.RG = g.file[j], g.rg[j]
-		if g.row32 != nil {
-			e.Row, e.N = int64(g.row32[j]), int64(g.n32[j])
-		} else {
-			e.Row, e.N = g.row64[j], g.n64[j]
-		}
+		e.File, e.RG = int32(g.file.get(j)), int32(g.rg.get(j))
+		e.Row, e.N = g.row.get(j), g.n.get(j)
 		if g.cover != nil {
 			var c uint32
 			if j > 0 {

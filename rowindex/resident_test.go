@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -249,32 +250,41 @@ func TestResidentWarmWhileLookingUp(t *testing.T) {
 func TestNewResidentGroup(t *testing.T) {
 	k := func(s string) []byte { return []byte(s) }
 	for _, tc := range []struct {
-		name   string
-		es     []entry
-		narrow bool
+		name      string
+		es        []entry
+		fixedKeys bool  // every key as long: no key offsets
+		rowWidth  uint8 // bits a row number takes
 	}{
 		{"narrow", []entry{
 			{Key: k("m"), File: 1, RG: 0, Row: 7, N: 2, Cover: k("c1")},
 			{Key: k("m"), File: 2, RG: 3, Row: 0, N: 1},
 			{Key: k("b"), File: 0, RG: 1, Row: math.MaxUint32, N: 1, Cover: k("c3")},
 			{Key: k("z"), File: 4, RG: 0, Row: 12, N: 5},
-		}, true},
+		}, true, 32},
 		{"row past 32 bits", []entry{
 			{Key: k("q"), File: 1, RG: 0, Row: 1 << 40, N: 1},
 			{Key: k("a"), File: 2, RG: 3, Row: 3, N: 9},
-		}, false},
+		}, true, 40},
 		{"negative run (an aggregate's)", []entry{
 			{Key: k("q"), File: aggFile, RG: aggRG, Row: 0, N: -1, Cover: k("agg")},
 			{Key: k("q"), File: 2, RG: 3, Row: 3, N: 9},
-		}, false},
+		}, true, 2},
+		{"extremes", []entry{
+			{Key: k("long key"), File: math.MinInt32, RG: math.MaxInt32, Row: math.MinInt64, N: math.MaxInt64},
+			{Key: k("k"), File: math.MaxInt32, RG: math.MinInt32, Row: math.MaxInt64, N: math.MinInt64},
+			{Key: k("k"), File: 0, RG: 0, Row: -1, N: 0},
+		}, false, 64},
+		{"one value a column", []entry{
+			{Key: k("x"), File: 5, RG: 2, Row: 9, N: 1},
+		}, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, ok := newResidentGroup(tc.es)
 			if !ok {
 				t.Fatal("not resident")
 			}
-			if (g.row32 != nil) != tc.narrow {
-				t.Fatalf("32-bit columns: %v, want %v", g.row32 != nil, tc.narrow)
+			if (g.keyEnds == nil) != tc.fixedKeys || g.row.width != tc.rowWidth {
+				t.Fatalf("fixed-width keys %v, row width %d; want %v, %d", g.keyEnds == nil, g.row.width, tc.fixedKeys, tc.rowWidth)
 			}
 			want := map[string][]entry{}
 			for _, e := range tc.es {
@@ -519,5 +529,42 @@ func TestResidentEntryStream(t *testing.T) {
 			}
 			t.Logf("%d fragments, %d keys; part resident: %v", len(man.Fragments), len(keys), paths)
 		})
+	}
+}
+
+// TestPackedInts: every width from 0 to 64, values across word boundaries,
+// read back as packed.
+func TestPackedInts(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 44))
+	for width := 0; width <= 64; width++ {
+		for _, n := range []int{1, 2, 63, 64, 65, 1000} {
+			// The least value, so that base+d does not pass MaxInt64.
+			span := uint64(math.MaxUint64)
+			if width < 64 {
+				span = 1<<width - 1
+			}
+			base := int64(r.Uint64())
+			if span > 0 {
+				base = int64(uint64(1)<<63 + r.Uint64N(math.MaxUint64-span+1))
+			}
+			vs := make([]int64, n)
+			for i := range vs {
+				var d uint64
+				if width > 0 {
+					d = r.Uint64() >> (64 - width)
+				}
+				vs[i] = int64(uint64(base) + d)
+			}
+			vs[r.IntN(n)] = base
+			p := packInts(n, func(i int) int64 { return vs[i] })
+			if int(p.width) > width {
+				t.Fatalf("width %d, n %d: packed in %d bits", width, n, p.width)
+			}
+			for i, v := range vs {
+				if got := p.get(i); got != v {
+					t.Fatalf("width %d, n %d: value %d is %d, want %d", width, n, i, got, v)
+				}
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,8 @@ import (
 // park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
 // memory between lookups (caches cold, threads awake); both report p50-ms
 // and p90-ms as DuckDB does.
+// ARIADNE_BENCH_COLUMNS=a,b returns only those columns (default all): what
+// each column costs.
 // ARIADNE_BENCH_SHAPES=B has Warm learn page shapes within B bytes
 // (Options.ShapeBytes).
 // ARIADNE_BENCH_PRIME=N looks up N other keys of the class first, untimed:
@@ -73,6 +76,10 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	}
 	maxRows, minRows := envInt(b, "ARIADNE_BENCH_MAXROWS", 100), envInt(b, "ARIADNE_BENCH_MINROWS", 1)
 	stream := os.Getenv("ARIADNE_BENCH_STREAM") == "1"
+	var columns []string // ARIADNE_BENCH_COLUMNS: the columns returned (default all)
+	if s := os.Getenv("ARIADNE_BENCH_COLUMNS"); s != "" {
+		columns = strings.Split(s, ",")
+	}
 	ctx := context.Background()
 	_, statErr := os.Stat(idxDir)
 	uris, err := parquetFiles(lake)
@@ -116,7 +123,10 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	}
 	held, _ := ri.CacheStats()
 	shapePages, shapeBytes := ri.LearntShapes()
-	b.Logf("warm %v, caches hold %.1f MB, shapes of %d pages %.1f MB", time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6, shapePages, float64(shapeBytes)/1e6)
+	resident, groups, residentBytes := ri.ResidentGroups()
+	b.Logf("warm %v, caches hold %.1f MB, shapes of %d pages %.1f MB, %d of %d groups resident in %.1f MB",
+		time.Since(warmStart).Round(time.Millisecond), float64(held)/1e6, shapePages, float64(shapeBytes)/1e6,
+		resident, groups, float64(residentBytes)/1e6)
 	lo, hi := h.span(Class{Min: minRows, Max: maxRows})
 	keys := h.sample(rand.New(rand.NewPCG(1, 11)), lo, hi, 2000, sampling)
 	if len(keys) == 0 {
@@ -185,7 +195,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
-		q := rowindex.Query{Key: h.queryValue(keys[i%len(keys)])}
+		q := rowindex.Query{Key: h.queryValue(keys[i%len(keys)]), Columns: columns}
 		var n int
 		var plan rowindex.Plan
 		if stream {
