@@ -32,11 +32,20 @@ type entryStream struct {
 // fragCursor is one fragment's position in an entryStream.
 type fragCursor struct {
 	fr     *FragmentEntry
-	groups []int     // candidate row groups, in order
-	next   int       // index in groups of the next group to decode
-	ready  [][]entry // decoded ahead (prefetch), by position in groups
-	buf    []entry   // the current group's matching entries
+	groups []int       // candidate row groups, in order
+	next   int         // index in groups of the next group to decode
+	ready  []groupLoad // decoded ahead (prefetch), by position in groups
+	buf    []entry     // the current part of the current group's matching entries
 	pos    int
+	rest   residentRun // the current group's entries not yet in buf
+}
+
+// groupLoad is what load returns of a group: its matching entries, and for
+// a resident group's key with many entries, those past es still to unpack.
+type groupLoad struct {
+	es     []entry
+	rest   residentRun
+	loaded bool
 }
 
 // head returns the cursor's current entry.
@@ -103,7 +112,7 @@ func (ri *RowIndex) newEntryStream(ctx context.Context, m *meter, man *Manifest,
 			c.groups = append(c.groups, gi)
 		}
 		if len(c.groups) > 0 {
-			c.ready = make([][]entry, len(c.groups))
+			c.ready = make([]groupLoad, len(c.groups))
 			cursors = append(cursors, c)
 		}
 	}
@@ -233,16 +242,27 @@ func (s *entryStream) start(cursors []*fragCursor) (*entryStream, error) {
 	return s, nil
 }
 
-// load decodes one group and returns its entries in the key range.
-func (s *entryStream) load(fr *FragmentEntry, gi int) ([]entry, error) {
+// load decodes one group and returns its entries in the key range. A
+// point lookup on a resident group unpacks its key's entries a part at a
+// time (residentRun), when no file is removed (dropRemoved looks at a key's
+// entries together): a limited lookup of a hot key whose every group holds
+// thousands of its entries unpacks the few it reads.
+func (s *entryStream) load(fr *FragmentEntry, gi int) (groupLoad, error) {
 	if s.lo != nil && bytes.Equal(s.lo, s.hi) {
+		if len(s.gone) == 0 {
+			if g, ok := s.ri.resident.get(fragDecodedKey{fr.Path, gi}); ok {
+				s.m.hits.Add(1)
+				run := g.run(s.lo, max(s.bucket, 0))
+				return groupLoad{es: run.take(), rest: run, loaded: true}, nil
+			}
+		}
 		if es, ok, err := s.ri.groupKey(s.ctx, s.m, fr, gi, s.lo); ok || err != nil {
-			return dropRemoved(es, s.gone), err // point lookup (pointread.go)
+			return groupLoad{es: dropRemoved(es, s.gone), loaded: true}, err // point lookup (pointread.go)
 		}
 	}
 	es, err := s.ri.group(s.ctx, s.m, fr, gi)
 	if err != nil {
-		return nil, err
+		return groupLoad{}, err
 	}
 	from := 0
 	if s.lo != nil {
@@ -258,26 +278,28 @@ func (s *entryStream) load(fr *FragmentEntry, gi int) ([]entry, error) {
 		}
 		to++
 	}
-	return dropRemoved(es[from:to:to], s.gone), nil
+	return groupLoad{es: dropRemoved(es[from:to:to], s.gone), loaded: true}, nil
 }
 
 // advance moves c to its next group holding a matching entry (buf empty when
 // there is none).
 func (s *entryStream) advance(c *fragCursor) error {
 	c.buf, c.pos = nil, 0
+	if c.buf = c.rest.take(); len(c.buf) > 0 {
+		return nil // the current group's next part
+	}
 	for c.next < len(c.groups) {
 		i := c.next
 		c.next++
-		es := c.ready[i]
-		c.ready[i] = nil
-		if es == nil {
+		ld := c.ready[i]
+		c.ready[i] = groupLoad{}
+		if !ld.loaded {
 			var err error
-			if es, err = s.load(c.fr, c.groups[i]); err != nil {
+			if ld, err = s.load(c.fr, c.groups[i]); err != nil {
 				return err
 			}
 		}
-		if len(es) > 0 {
-			c.buf = es
+		if c.buf, c.rest = ld.es, ld.rest; len(c.buf) > 0 {
 			return nil
 		}
 	}

@@ -7,29 +7,32 @@ import "math/bits"
 // groups, rows and run lengths span a few bits each (a lake's hundred files
 // in 7, a row group's rows in 14–19), not the 32 or 64 of their type.
 // Differences are taken modulo 2⁶⁴, so any int64 values pack, extremes
-// included (width 64 at worst).
+// included (width 64 at worst). words has a word past the values, so a
+// value is read from two words without a branch (get).
 type packedInts struct {
 	words []uint64
 	base  int64
+	mask  uint64 // width ones
 	width uint8
 }
 
 // packInts packs at(0), …, at(n-1).
 func packInts(n int, at func(i int) int64) packedInts {
-	if n == 0 {
-		return packedInts{}
-	}
-	lo, hi := at(0), at(0)
-	for i := 1; i < n; i++ {
+	var lo, hi int64
+	for i := range n {
 		v := at(i)
+		if i == 0 {
+			lo, hi = v, v
+		}
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	p := packedInts{base: lo, width: uint8(bits.Len64(uint64(hi) - uint64(lo)))}
-	if p.width == 0 {
+	w := uint(p.width)
+	p.mask = 1<<w - 1 // all ones at width 64 (the shift yields 0)
+	p.words = make([]uint64, max((uint(n)*w+63)/64+1, 2))
+	if w == 0 {
 		return p // every value is base
 	}
-	w := uint(p.width)
-	p.words = make([]uint64, (uint(n)*w+63)/64)
 	for i := range n {
 		d := uint64(at(i)) - uint64(lo)
 		off := uint(i) * w
@@ -42,23 +45,14 @@ func packInts(n int, at func(i int) int64) packedInts {
 	return p
 }
 
-// get returns value i.
+// get returns value i: the low word's bits from the shift on, the next
+// word's below them (shifted by 64 when shift is 0, which yields 0).
 func (p *packedInts) get(i int) int64 {
-	w := uint(p.width)
-	if w == 0 {
-		return p.base
-	}
-	off := uint(i) * w
+	off := uint(i) * uint(p.width)
 	word, shift := off/64, off%64
-	d := p.words[word] >> shift
-	if shift+w > 64 {
-		d |= p.words[word+1] << (64 - shift)
-	}
-	if w < 64 {
-		d &= 1<<w - 1
-	}
-	return int64(uint64(p.base) + d)
+	d := p.words[word]>>shift | p.words[word+1]<<(64-shift)
+	return int64(uint64(p.base) + d&p.mask)
 }
 
 // charge is the column's memory: its words and header.
-func (p *packedInts) charge() int64 { return 8*int64(len(p.words)) + 40 }
+func (p *packedInts) charge() int64 { return 8*int64(len(p.words)) + 48 }

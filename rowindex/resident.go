@@ -204,14 +204,19 @@ func (g *residentGroup) key(i int) []byte {
 // none), with Key set to key and Bucket to bucket. Covers share the
 // group's memory, as the decoded cache's entries do.
 func (g *residentGroup) find(key []byte, bucket int32) []entry {
-	i := sort.Search(g.nkeys, func(i int) bool { return bytes.Compare(g.key(i), key) >= 0 })
-	if i == g.nkeys || !bytes.Equal(g.key(i), key) {
+	r := g.run(key, bucket)
+	if r.g == nil {
 		return nil
 	}
-	from, to := int(g.firsts.get(i)), int(g.firsts.get(i+1))
+	return g.entries(r.at, r.to, key, bucket)
+}
+
+// entries returns entries [from, to) of the group (a key's), with Key set
+// to key and Bucket to bucket.
+func (g *residentGroup) entries(from, to int, key []byte, bucket int32) []entry {
 	out := make([]entry, to-from)
-	for j := from; j < to; j++ {
-		e := &out[j-from]
+	for k := range out {
+		e, j := &out[k], from+k
 		e.Bucket, e.Key = bucket, key
 		e.File, e.RG = int32(g.file.get(j)), int32(g.rg.get(j))
 		e.Row, e.N = g.row.get(j), g.n.get(j)
@@ -224,6 +229,40 @@ func (g *residentGroup) find(key []byte, bucket int32) []entry {
 		}
 	}
 	return out
+}
+
+// residentPart is how many of a key's entries in a resident group a
+// stream unpacks at a time (residentRun).
+const residentPart = 256
+
+// residentRun is the entries [at, to) of a key in a resident group, not yet
+// unpacked; the zero value has none.
+type residentRun struct {
+	g      *residentGroup
+	at, to int
+	key    []byte
+	bucket int32
+}
+
+// run returns the run of key's entries in g (empty when g has none), with
+// Key set to key and Bucket to bucket.
+func (g *residentGroup) run(key []byte, bucket int32) residentRun {
+	i := sort.Search(g.nkeys, func(i int) bool { return bytes.Compare(g.key(i), key) >= 0 })
+	if i == g.nkeys || !bytes.Equal(g.key(i), key) {
+		return residentRun{}
+	}
+	return residentRun{g: g, at: int(g.firsts.get(i)), to: int(g.firsts.get(i + 1)), key: key, bucket: bucket}
+}
+
+// take unpacks the run's next residentPart entries at most (nil at its end).
+func (r *residentRun) take() []entry {
+	if r.at >= r.to {
+		return nil
+	}
+	n := min(r.to-r.at, residentPart)
+	es := r.g.entries(r.at, r.at+n, r.key, r.bucket)
+	r.at += n
+	return es
 }
 
 // residentKey returns the entries of key in group gi of fr when the group

@@ -3,11 +3,13 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -309,6 +311,39 @@ func TestNewResidentGroup(t *testing.T) {
 			}
 		})
 	}
+	// A hot key: more entries than find unpacks at a time, between two
+	// other keys, some with covers.
+	var es []entry
+	es = append(es, entry{Key: k("a"), File: 3, Row: 1, N: 1})
+	for i := range 1000 {
+		e := entry{Key: k("h"), File: int32(i % 7), RG: int32(i % 3), Row: int64(i * 13), N: int64(1 + i%5)}
+		if i%9 == 0 {
+			e.Cover = []byte(fmt.Sprint(i))
+		}
+		es = append(es, e)
+	}
+	es = append(es, entry{Key: k("z"), File: 1, Row: 5, N: 2, Cover: k("zc")})
+	g, ok := newResidentGroup(es)
+	if !ok {
+		t.Fatal("hot key: not resident")
+	}
+	for _, key := range []string{"a", "h", "z"} {
+		var want []entry
+		for _, e := range es {
+			if string(e.Key) == key {
+				want = append(want, e)
+			}
+		}
+		got := g.find([]byte(key), 0)
+		if len(got) != len(want) {
+			t.Fatalf("hot key group, key %q: %d entries, want %d", key, len(got), len(want))
+		}
+		for i := range want {
+			if compareEntries(&got[i], &want[i]) != 0 || got[i].N != want[i].N || !bytes.Equal(got[i].Cover, want[i].Cover) {
+				t.Fatalf("hot key group, key %q entry %d: got %+v, want %+v", key, i, got[i], want[i])
+			}
+		}
+	}
 	// A key's entries apart is not lookup order: refused.
 	if _, ok := newResidentGroup([]entry{{Key: k("a")}, {Key: k("b")}, {Key: k("a")}}); ok {
 		t.Fatal("a key's entries apart: made resident")
@@ -435,6 +470,17 @@ func TestResidentEntryStream(t *testing.T) {
 			st, _ := store.Open(ctx, "mem://")
 			man := &Manifest{Version: 1, Definition: Definition{Name: "rs", Key: "k", Kind: kind}, BucketHash: testHash(kind)}
 			es := syntheticEntries(kind, testHash(kind), true, 20_000)
+			// A hot key: in each fragment more entries than a stream
+			// unpacks of a resident group at a time (residentPart).
+			hot, _ := EncodeKey(int64(1)) // synthetic keys are multiples of 3
+			var hotBucket int32
+			if kind == KindHash {
+				hotBucket = testHash(kind).bucket(hot)
+			}
+			for i := range 3 * residentPart {
+				es = append(es, entry{Bucket: hotBucket, Key: hot, File: int32(10 + i%7), Row: int64(2 * i), N: 1})
+			}
+			slices.SortFunc(es, func(a, b entry) int { return compareEntries(&a, &b) })
 			var halves [2][]entry
 			for i, e := range es {
 				halves[i%2] = append(halves[i%2], e)
@@ -498,6 +544,25 @@ func TestResidentEntryStream(t *testing.T) {
 					for i := 0; i < len(es); i += 97 {
 						keys = append(keys, es[i].Key)
 					}
+				}
+			}
+			keys = append(keys, hot)
+			// A resident hot key's stream unpacks its entries a part at a
+			// time: after a few, most are still packed.
+			if s, err := whole.newEntryStream(ctx, new(meter), man, hot, hot, false, false); err != nil {
+				t.Fatal(err)
+			} else {
+				for range 10 {
+					if _, ok, err := s.next(); !ok || err != nil {
+						t.Fatalf("hot key: %v, %v", ok, err)
+					}
+				}
+				packed := 0
+				for _, c := range s.h {
+					packed += c.rest.to - c.rest.at
+				}
+				if packed < residentPart {
+					t.Fatalf("hot key: %d entries still packed after 10 of %d read, want at least %d", packed, 3*residentPart, residentPart)
 				}
 			}
 			paths := map[bool]int{}
@@ -565,6 +630,32 @@ func TestPackedInts(t *testing.T) {
 					t.Fatalf("width %d, n %d: value %d is %d, want %d", width, n, i, got, v)
 				}
 			}
+
 		}
+	}
+}
+
+// BenchmarkResidentFind: the entries of a hot key (8,000 in the group,
+// as a group of the top key of the 1 GB arrival-order lake holds) and of a
+// light key.
+func BenchmarkResidentFind(b *testing.B) {
+	var es []entry
+	for u := range 2000 {
+		es = append(es, entry{Key: binary.BigEndian.AppendUint64(nil, uint64(u)), File: int32(u % 100), Row: int64(u * 97), N: 1})
+	}
+	hot := binary.BigEndian.AppendUint64(nil, 5000)
+	for i := range 8000 {
+		es = append(es, entry{Key: hot, File: int32(i % 100), RG: int32(i % 27), Row: int64(i*31) % 12000, N: int64(1 + i%3)})
+	}
+	g, ok := newResidentGroup(es)
+	if !ok {
+		b.Fatal("not resident")
+	}
+	for _, key := range [][]byte{hot, es[777].Key} {
+		b.Run(fmt.Sprintf("entries=%d", len(g.find(key, 0))), func(b *testing.B) {
+			for b.Loop() {
+				g.find(key, 0)
+			}
+		})
 	}
 }
