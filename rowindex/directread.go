@@ -659,6 +659,11 @@ func measureShape(ci colInfo, p *rawPage, b []byte) *pageShape {
 		}
 		// Kept for long: no spare capacity (charge counts lengths).
 		x.blocks, x.marks = slices.Clip(x.blocks), slices.Clip(x.marks)
+		if ci.width > 0 && p.enc == format.Plain {
+			// Fixed-width values (timestamps): their segments' copies
+			// chain back to the block's start (snappysplit.go).
+			x.addPatches(b[p.hlen:p.hlen+p.stored], p.values, n-len(p.values))
+		}
 		sh.snappy, sh.hlen, sh.bodyLen, sh.dataStart = &x, p.hlen, n, p.hlen+n-len(p.values)
 	}
 	if p.levels != nil {

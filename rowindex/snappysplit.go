@@ -3,6 +3,7 @@ package rowindex
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/klauspost/compress/snappy"
@@ -45,21 +46,98 @@ const snappyMarkEvery = 4 << 10
 // tag. reach is the lowest output offset that a copy between this mark and
 // the next (or the block's end) reads (out if none reaches before it):
 // where nothing decoded reaches before a mark, decoding may start there.
-type snappyMark struct{ in, out, reach, lit, hdr int32 }
+//
+// pl, when above 0, says the segment from this mark to the next is
+// patched (addPatches): patches [pf, pl-1) of the index hold, for each of
+// its copies that reads before the mark, the bytes it writes, so a run of
+// this segment alone decodes from the mark whatever the copies reach.
+type snappyMark struct{ in, out, reach, lit, hdr, pf, pl int32 }
 
 // snappyIndex is what a read in parts needs of a SNAPPY stream
 // (snappySplits): where each block of block bytes of output starts in the
 // stream, then the stream's end, and the marks inside the blocks, in
 // order; n is the output's length.
+//
+// Patches (addPatches): patch k replaces the copy whose tag is at stream
+// offset ppos[k] by the bytes it writes, pbytes[pend[k-1]:pend[k]].
 type snappyIndex struct {
 	blocks []int32
 	marks  []snappyMark
+	ppos   []int32
+	pend   []int32
+	pbytes []byte
 	n      int
 	block  int
 }
 
 // charge is the index's cost in memory.
-func (x *snappyIndex) charge() int64 { return int64(4*len(x.blocks) + 20*len(x.marks)) }
+func (x *snappyIndex) charge() int64 {
+	return int64(4*len(x.blocks) + 28*len(x.marks) + 8*len(x.ppos) + len(x.pbytes))
+}
+
+// snappyPatchMax bounds the bytes of a segment's patches: a segment whose
+// copies write more from before its mark keeps none. Timestamps (PLAIN
+// int64, each a little after the one before: each value's high bytes a
+// copy of the value before, a chain back to the block's start) take
+// 50–250 bytes a 4 KiB segment.
+const snappyPatchMax = 384
+
+// addPatches patches every segment that ends on a tag boundary (at the
+// next mark, or its block's end) whose copies reading before its mark write
+// at most snappyPatchMax bytes in all, given the stream and its output
+// (out: the output from offset from on; a copy writing outside it leaves
+// its segment unpatched).
+func (x *snappyIndex) addPatches(stream, out []byte, from int) {
+	for i := range x.marks {
+		m := &x.marks[i]
+		blockEnd := min(int(m.out)-int(m.out)%x.block+x.block, x.n)
+		end, endOut := int(x.blocks[min(int(m.out)/x.block+1, len(x.blocks)-1)]), blockEnd
+		if i+1 < len(x.marks) && int(x.marks[i+1].out) < blockEnd {
+			if x.marks[i+1].lit != 0 {
+				continue // ends inside a literal
+			}
+			end, endOut = int(x.marks[i+1].in), int(x.marks[i+1].out)
+		}
+		at, o := int(m.in)+int(m.lit), int(m.out)+int(m.lit) // past a lead literal's bytes
+		np, nb, ok := len(x.ppos), len(x.pbytes), true
+		for ok && at < end {
+			t := stream[at]
+			var length, offset, h int
+			switch t & 3 {
+			case 0:
+				l, hl, good := literalTag(stream[at:])
+				if !good {
+					ok = false
+					break
+				}
+				at, o = at+hl+l, o+l
+				continue
+			case 1:
+				length, offset, h = 4+int(t>>2)&7, int(t&0xe0)<<3|int(stream[at+1]), 2
+			case 2:
+				length, offset, h = 1+int(t>>2), int(binary.LittleEndian.Uint16(stream[at+1:])), 3
+			default:
+				length, offset, h = 1+int(t>>2), int(binary.LittleEndian.Uint32(stream[at+1:])), 5
+			}
+			if o-offset < int(m.out) {
+				if o-from < 0 || o+length-from > len(out) || len(x.pbytes)-nb+length > snappyPatchMax {
+					ok = false
+					break
+				}
+				x.ppos = append(x.ppos, int32(at))
+				x.pbytes = append(x.pbytes, out[o-from:o+length-from]...)
+				x.pend = append(x.pend, int32(len(x.pbytes)))
+			}
+			at, o = at+h, o+length
+		}
+		if !ok || o != endOut || at != end {
+			x.ppos, x.pend, x.pbytes = x.ppos[:np], x.pend[:np], x.pbytes[:nb]
+			continue
+		}
+		m.pf, m.pl = int32(np), int32(len(x.ppos)+1)
+	}
+	x.ppos, x.pend, x.pbytes = slices.Clip(x.ppos), slices.Clip(x.pend), slices.Clip(x.pbytes)
+}
 
 // snappySplits returns the index of a raw SNAPPY stream (a page body): the
 // offset in the stream where the tags of each 64 KiB block of its output
@@ -176,9 +254,14 @@ func indexSnappy(stream []byte, block int) (x snappyIndex, ok, across bool) {
 // their first lead bytes when in lies inside a literal's data (lead > 0),
 // with the literal whose tag is at stream offset cut (≥ 0; -1: none) cut
 // short at end when end lies inside its data.
+//
+// patched, when not nil, is the index whose patches of mark pm's segment
+// replace its copies that read before the mark.
 type snappyRun struct {
 	in, end, out, outEnd int
 	lead, cut            int
+	patched              *snappyIndex
+	pm                   int
 }
 
 // run returns the run that decodes output bytes [ba, be) (0 ≤ ba < be ≤ n):
@@ -206,6 +289,20 @@ func (x *snappyIndex) run(ba, be int) snappyRun {
 		if j >= 0 && int(ms[j].out) >= r.out {
 			first = &ms[j]
 			r.in, r.out, r.lead = int(first.in), int(first.out), int(first.lit)
+		}
+	}
+	// A patched segment holding [ba, be) decodes alone, from its mark.
+	if j := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) > ba }) - 1; j >= 0 && ms[j].pl > 0 && int(ms[j].out) > r.out {
+		m := &ms[j]
+		blockEnd := min(int(m.out)-int(m.out)%x.block+x.block, x.n)
+		if int(m.out)-int(m.out)%x.block == ba-ba%x.block {
+			end, endOut := int(x.blocks[min(int(m.out)/x.block+1, len(x.blocks)-1)]), blockEnd
+			if j+1 < len(ms) && int(ms[j+1].out) < blockEnd {
+				end, endOut = int(ms[j+1].in), int(ms[j+1].out)
+			}
+			if be <= endOut {
+				return snappyRun{in: int(m.in), end: end, out: int(m.out), outEnd: endOut, lead: int(m.lit), cut: -1, patched: x, pm: j}
+			}
 		}
 	}
 	// End.
@@ -293,7 +390,29 @@ func decodeSnappyRun(dst, scratch, b []byte, r snappyRun) (out, scratchOut []byt
 		scratch = appendLiteralTag(scratch, r.lead)
 	}
 	at := len(scratch)
-	scratch = append(scratch, b...)
+	if x := r.patched; x != nil {
+		// The segment's tags, each copy reading before the mark replaced
+		// by a literal of the bytes it writes.
+		m := &x.marks[r.pm]
+		cur := 0
+		for k := int(m.pf); k < int(m.pl)-1; k++ {
+			p := int(x.ppos[k]) - r.in
+			if p < cur || p >= len(b) || b[p]&3 == 0 {
+				return nil, scratch, fmt.Errorf("SNAPPY run: no copy to patch at %d", x.ppos[k])
+			}
+			scratch = append(scratch, b[cur:p]...)
+			from := 0
+			if k > 0 {
+				from = int(x.pend[k-1])
+			}
+			scratch = appendLiteralTag(scratch, int(x.pend[k])-from)
+			scratch = append(scratch, x.pbytes[from:x.pend[k]]...)
+			cur = p + [4]int{0, 2, 3, 5}[b[p]&3]
+		}
+		scratch = append(scratch, b[min(cur, len(b)):]...)
+	} else {
+		scratch = append(scratch, b...)
+	}
 	if r.cut >= 0 {
 		// The literal's data starts after its tag's 1–5 bytes.
 		h := scratch[at+r.cut-r.in:]

@@ -109,7 +109,14 @@ func TestSnappySplits(t *testing.T) {
 		if want := n/snappyMarkEvery - blocks; len(x.marks) < want/2 {
 			t.Fatalf("%s: %d marks, want about %d", what, len(x.marks), want)
 		}
-		checkSnappyReads(t, what, src, stream, x)
+		without := checkSnappyReads(t, what, src, stream, x)
+		// Patched: the same bytes, no more decoded.
+		xp := x
+		xp.marks = slices.Clone(x.marks)
+		xp.addPatches(stream, src, 0)
+		if with := checkSnappyReads(t, what+", patched", src, stream, xp); with > without {
+			t.Fatalf("%s: %d bytes decoded a read patched, %d not", what, with, without)
+		}
 	}
 	// A read inside incompressible bytes decodes from the mark before it,
 	// not from its block's start, and up to the mark after it.
@@ -207,10 +214,10 @@ func TestSnappySplits(t *testing.T) {
 // checkSnappyReads decodes random byte ranges of a split stream as a
 // sub-page read does (snappyIndex.run) and compares them with the stream's
 // output src.
-func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyIndex) {
+func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyIndex) int {
 	t.Helper()
 	if len(src) == 0 {
-		return
+		return 0
 	}
 	rng := rand.New(rand.NewPCG(uint64(len(src)), 5))
 	var decoded int
@@ -219,6 +226,9 @@ func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyInd
 		be := min(ba+1+rng.IntN(2*snappyMarkEvery), len(src))
 		if rng.IntN(4) == 0 {
 			be = min(ba+1+rng.IntN(3*snappyBlock), len(src))
+		}
+		if rng.IntN(2) == 0 {
+			be = min(ba+1+rng.IntN(16), len(src)) // a value
 		}
 		r := x.run(ba, be)
 		if r.out > ba || r.outEnd < be || r.out < ba-ba%x.block || r.outEnd-be > snappyMarkEvery+x.block {
@@ -232,4 +242,78 @@ func checkSnappyReads(t *testing.T, what string, src, stream []byte, x snappyInd
 		decoded += r.outEnd - r.out
 	}
 	t.Logf("%s: %d bytes decoded a read", what, decoded/500)
+	return decoded / 500
+}
+
+// TestSnappyPatches: a column of timestamps (PLAIN int64, each a little
+// after the one before) as the C++ library compresses it: each value's
+// high bytes copy the value before's, a chain back to the block's start,
+// so a value's read decoded from there; patched, its segment decodes from
+// its mark, to the same bytes, for 50–250 bytes of patches a segment. A
+// patch the stream does not match fails the read.
+func TestSnappyPatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 33))
+	src := make([]byte, 0, 8*60_000)
+	ts := int64(1_717_200_000_000)
+	for range 60_000 {
+		ts += rng.Int64N(5_000)
+		src = binary.LittleEndian.AppendUint64(src, uint64(ts))
+	}
+	stream := blockSnappy(nil, src)
+	x, ok := snappySplits(stream)
+	if !ok {
+		t.Fatal("does not split")
+	}
+	without := checkSnappyReads(t, "timestamps", src, stream, x)
+	xp := x
+	xp.marks = slices.Clone(x.marks)
+	xp.addPatches(stream, src, 0)
+	patched := 0
+	for _, m := range xp.marks {
+		if m.pl > 0 {
+			patched++
+		}
+	}
+	if with := checkSnappyReads(t, "timestamps, patched", src, stream, xp); with > without {
+		t.Fatalf("%d bytes decoded a read patched, %d not", with, without)
+	}
+	// A value's read: its run's output, patched and not.
+	var runs [2]int
+	for range 1000 {
+		ba := rng.IntN(len(src)/8) * 8
+		for i, ix := range []*snappyIndex{&x, &xp} {
+			r := ix.run(ba, ba+8)
+			runs[i] += r.outEnd - r.out
+		}
+	}
+	t.Logf("a value decodes %d bytes, %d patched; %d of %d segments patched, %d bytes of patches",
+		runs[0]/1000, runs[1]/1000, patched, len(xp.marks), len(xp.pbytes))
+	if runs[1]*3 > runs[0] || runs[1]/1000 > 2*snappyMarkEvery || patched < len(xp.marks)/2 || len(xp.pbytes) > len(src)/20 {
+		t.Fatalf("a value decodes %d bytes patched, %d not; %d of %d segments patched, %d bytes of patches",
+			runs[1]/1000, runs[0]/1000, patched, len(xp.marks), len(xp.pbytes))
+	}
+	// Only the output given: from 100,000 on, no segment before is patched.
+	xo := x
+	xo.marks = slices.Clone(x.marks)
+	xo.addPatches(stream, src[100_000:], 100_000)
+	for _, m := range xo.marks {
+		if m.pl > 0 && m.out < 100_000 {
+			t.Fatalf("segment at %d patched from output it was not given", m.out)
+		}
+	}
+	checkSnappyReads(t, "timestamps, patched from 100,000", src, stream, xo)
+	// A patch whose tag is not a copy fails the read.
+	for i := range xp.marks {
+		if m := &xp.marks[i]; m.pl > 1+m.pf {
+			r := snappyRun{in: int(m.in), end: int(xp.marks[i+1].in), out: int(m.out), outEnd: int(xp.marks[i+1].out), lead: int(m.lit), cut: -1, patched: &xp, pm: i}
+			bad := slices.Clone(xp.ppos)
+			xp.ppos[m.pf]++
+			_, _, err := decodeSnappyRun(nil, nil, stream[r.in:r.end], r)
+			xp.ppos = bad
+			if err == nil {
+				t.Fatal("a misplaced patch decoded")
+			}
+			break
+		}
+	}
 }
