@@ -600,7 +600,7 @@ func (c *chunkRead) snappyBytes(ri *RowIndex, sh *pageShape, off int64, a, e, up
 			return nil, fmt.Errorf("SNAPPY blocks not prefetched: %w", errNotDirect)
 		}
 		outLen := run.outEnd - run.out
-		scratch := bufpool.Get(len(b) + 2*binary.MaxVarintLen64)
+		scratch := bufpool.Get(len(b) + run.patchBytes() + 2*binary.MaxVarintLen64)
 		out, scratch, err := decodeSnappyRun(bufpool.Get(outLen), scratch, b, run)
 		ri.putBuf(scratch)
 		if err != nil {

@@ -136,7 +136,8 @@ func (x *snappyIndex) addPatches(stream, out []byte, from int) {
 		}
 		m.pf, m.pl = int32(np), int32(len(x.ppos)+1)
 	}
-	x.ppos, x.pend, x.pbytes = slices.Clip(x.ppos), slices.Clip(x.pend), slices.Clip(x.pbytes)
+	// Kept for long, counted by length: no spare capacity.
+	x.ppos, x.pend, x.pbytes = slices.Clone(x.ppos), slices.Clone(x.pend), slices.Clone(x.pbytes)
 }
 
 // snappySplits returns the index of a raw SNAPPY stream (a page body): the
@@ -377,6 +378,24 @@ func shortenLiteral(b []byte, n int) bool {
 		b[1+i] = byte(uint32(n-1) >> (8 * i))
 	}
 	return true
+}
+
+// patchBytes is what a patched run adds to its stream: its patches'
+// bytes and a literal tag of at most 2 bytes each.
+func (r *snappyRun) patchBytes() int {
+	x := r.patched
+	if x == nil {
+		return 0
+	}
+	m := &x.marks[r.pm]
+	if m.pl-1 <= m.pf {
+		return 0
+	}
+	from := 0
+	if m.pf > 0 {
+		from = int(x.pend[m.pf-1])
+	}
+	return int(x.pend[m.pl-2]) - from + 2*int(m.pl-1-m.pf)
 }
 
 // decodeSnappyRun decodes a run (snappyIndex.run) from its bytes (the

@@ -292,6 +292,9 @@ func TestSnappyPatches(t *testing.T) {
 		t.Fatalf("a value decodes %d bytes patched, %d not; %d of %d segments patched, %d bytes of patches",
 			runs[1]/1000, runs[0]/1000, patched, len(xp.marks), len(xp.pbytes))
 	}
+	if cap(xp.pbytes) != len(xp.pbytes) || cap(xp.ppos) != len(xp.ppos) || cap(xp.pend) != len(xp.pend) {
+		t.Fatal("patches kept with spare capacity charge does not count")
+	}
 	// Only the output given: from 100,000 on, no segment before is patched.
 	xo := x
 	xo.marks = slices.Clone(x.marks)
@@ -306,6 +309,10 @@ func TestSnappyPatches(t *testing.T) {
 	for i := range xp.marks {
 		if m := &xp.marks[i]; m.pl > 1+m.pf {
 			r := snappyRun{in: int(m.in), end: int(xp.marks[i+1].in), out: int(m.out), outEnd: int(xp.marks[i+1].out), lead: int(m.lit), cut: -1, patched: &xp, pm: i}
+			// The stream it makes fits the scratch sized for it.
+			if _, scratch, err := decodeSnappyRun(nil, nil, stream[r.in:r.end], r); err != nil || len(scratch) > r.end-r.in+r.patchBytes()+2*binary.MaxVarintLen64 {
+				t.Fatalf("patched run: %v, a stream of %d bytes for %d and %d of patches", err, len(scratch), r.end-r.in, r.patchBytes())
+			}
 			bad := slices.Clone(xp.ppos)
 			xp.ppos[m.pf]++
 			_, _, err := decodeSnappyRun(nil, nil, stream[r.in:r.end], r)
