@@ -3,7 +3,6 @@ package rowindex
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/klauspost/compress/snappy"
@@ -136,8 +135,9 @@ func (x *snappyIndex) addPatches(stream, out []byte, from int) {
 		}
 		m.pf, m.pl = int32(np), int32(len(x.ppos)+1)
 	}
-	// Kept for long, counted by length: no spare capacity.
-	x.ppos, x.pend, x.pbytes = slices.Clone(x.ppos), slices.Clone(x.pend), slices.Clone(x.pbytes)
+	// Kept for long, counted by length: copied to their length, without
+	// the room append grew.
+	x.ppos, x.pend, x.pbytes = exactCopy(x.ppos), exactCopy(x.pend), exactCopy(x.pbytes)
 }
 
 // snappySplits returns the index of a raw SNAPPY stream (a page body): the
@@ -378,6 +378,16 @@ func shortenLiteral(b []byte, n int) bool {
 		b[1+i] = byte(uint32(n-1) >> (8 * i))
 	}
 	return true
+}
+
+// exactCopy returns a copy of s whose capacity is its length (nil if empty).
+func exactCopy[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
 }
 
 // patchBytes is what a patched run adds to its stream: its patches'
