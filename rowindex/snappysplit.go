@@ -81,6 +81,19 @@ func (x *snappyIndex) charge() int64 {
 // 50–250 bytes a 4 KiB segment.
 const snappyPatchMax = 384
 
+// segmentEnd returns where the segment from mark i ends, in the stream and
+// in the output: at the next mark in its block, else at the block's end;
+// onTag is false when it ends inside a literal.
+func (x *snappyIndex) segmentEnd(i int) (end, endOut int, onTag bool) {
+	m := &x.marks[i]
+	endOut = min(int(m.out)-int(m.out)%x.block+x.block, x.n)
+	end = int(x.blocks[min(int(m.out)/x.block+1, len(x.blocks)-1)])
+	if i+1 < len(x.marks) && int(x.marks[i+1].out) < endOut {
+		return int(x.marks[i+1].in), int(x.marks[i+1].out), x.marks[i+1].lit == 0
+	}
+	return end, endOut, true
+}
+
 // addPatches patches every segment that ends on a tag boundary (at the
 // next mark, or its block's end) whose copies reading before its mark write
 // at most snappyPatchMax bytes in all, given the stream and its output
@@ -89,13 +102,9 @@ const snappyPatchMax = 384
 func (x *snappyIndex) addPatches(stream, out []byte, from int) {
 	for i := range x.marks {
 		m := &x.marks[i]
-		blockEnd := min(int(m.out)-int(m.out)%x.block+x.block, x.n)
-		end, endOut := int(x.blocks[min(int(m.out)/x.block+1, len(x.blocks)-1)]), blockEnd
-		if i+1 < len(x.marks) && int(x.marks[i+1].out) < blockEnd {
-			if x.marks[i+1].lit != 0 {
-				continue // ends inside a literal
-			}
-			end, endOut = int(x.marks[i+1].in), int(x.marks[i+1].out)
+		end, endOut, onTag := x.segmentEnd(i)
+		if !onTag {
+			continue // ends inside a literal
 		}
 		at, o := int(m.in)+int(m.lit), int(m.out)+int(m.lit) // past a lead literal's bytes
 		np, nb, ok := len(x.ppos), len(x.pbytes), true
@@ -295,12 +304,8 @@ func (x *snappyIndex) run(ba, be int) snappyRun {
 	// A patched segment holding [ba, be) decodes alone, from its mark.
 	if j := sort.Search(len(ms), func(i int) bool { return int(ms[i].out) > ba }) - 1; j >= 0 && ms[j].pl > 0 && int(ms[j].out) > r.out {
 		m := &ms[j]
-		blockEnd := min(int(m.out)-int(m.out)%x.block+x.block, x.n)
 		if int(m.out)-int(m.out)%x.block == ba-ba%x.block {
-			end, endOut := int(x.blocks[min(int(m.out)/x.block+1, len(x.blocks)-1)]), blockEnd
-			if j+1 < len(ms) && int(ms[j+1].out) < blockEnd {
-				end, endOut = int(ms[j+1].in), int(ms[j+1].out)
-			}
+			end, endOut, _ := x.segmentEnd(j) // patched: on a tag boundary
 			if be <= endOut {
 				return snappyRun{in: int(m.in), end: end, out: int(m.out), outEnd: endOut, lead: int(m.lit), cut: -1, patched: x, pm: j}
 			}
