@@ -457,6 +457,54 @@ func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error
 	return st, nil
 }
 
+// SavedShapes is what SaveShapes wrote: per row index, and in all.
+type SavedShapes struct {
+	// Files counts the shape files written, Pages the page shapes in
+	// them, Bytes their size.
+	Files int   `json:"shape_files"`
+	Pages int   `json:"shape_pages"`
+	Bytes int64 `json:"shape_file_bytes"`
+	// Existing counts the data files whose shape file was saved before.
+	Existing int `json:"shape_files_existing"`
+	// Missing counts the pages lookups may read in parts whose shape was
+	// not known (not saved: Warm with a shape budget learns them first).
+	Missing    int                    `json:"shape_pages_missing"`
+	ByRowIndex map[string]SavedShapes `json:"by_row_index,omitempty"`
+}
+
+// SaveShapes persists, for each row index, the page shapes its handle
+// learnt (Warm with a shape budget, or lookups) as shape files beside the
+// row index (rowindex.RowIndex.SaveShapes), so that a fresh process reads
+// light keys' values in parts from its first lookup. Run Warm first.
+func (ix *Index) SaveShapes(ctx context.Context) (SavedShapes, error) {
+	var all SavedShapes
+	if ix.Format() != "parquet" {
+		return all, nil
+	}
+	defs, err := ix.listRowIndexes(ctx)
+	if err != nil {
+		return all, err
+	}
+	for _, d := range defs {
+		ri, err := ix.rowIndex(ctx, d.Name)
+		if err != nil {
+			return all, err
+		}
+		r, err := ri.SaveShapes(ctx)
+		one := SavedShapes{Files: r.Files, Pages: r.Pages, Bytes: r.Bytes, Existing: r.Existing, Missing: r.Missing}
+		all.Files, all.Pages, all.Bytes = all.Files+one.Files, all.Pages+one.Pages, all.Bytes+one.Bytes
+		all.Existing, all.Missing = all.Existing+one.Existing, all.Missing+one.Missing
+		if all.ByRowIndex == nil {
+			all.ByRowIndex = map[string]SavedShapes{}
+		}
+		all.ByRowIndex[d.Name] = one
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
 // Description describes an index: the registry's summary and each row index.
 type Description struct {
 	index.Summary

@@ -29,6 +29,10 @@ type fileWork struct {
 	keyLeaf int
 	ranges  []brange
 	dicts   []dictKey
+	// noShape are the pages planned whole only because their shape is
+	// unknown (shape files may hold it: loadShapes).
+	noShape []pageKey
+	cols    []string // the columns planned
 	fetch   []*fetch
 	sp      spans
 	err     error
@@ -120,6 +124,23 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		if err := ri.planFile(w, man, cols); err != nil {
 			return nil, err
 		}
+		w.cols = cols
+	}
+	// Pages planned whole for want of their shapes: from shape files
+	// (shapefile.go) when the row index has them, and those files planned
+	// again.
+	if ri.loadShapes(ctx, m, works) {
+		for _, w := range works {
+			if len(w.noShape) == 0 {
+				continue
+			}
+			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape = nil, nil, nil, nil, nil
+			if err := ri.planFile(w, man, w.cols); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, w := range works {
 		rs := ri.choosePath(w, plan)
 		fs := make([]fetch, len(rs)) // one allocation for the file's fetches
 		w.fetch = make([]*fetch, len(rs))

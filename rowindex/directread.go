@@ -434,6 +434,9 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	// values right after the header.
 	guess := shape == nil && ci.codec == format.Uncompressed && ci.width > 0 && w.fm.dictRange(rg, col).end <= w.fm.dictRange(rg, col).off && noNulls(w.fm, rg, col)
 	if shape == nil && !guess || shape != nil && shape.whole {
+		if shape == nil {
+			w.noShape = append(w.noShape, pk)
+		}
 		add(whole)
 		return
 	}

@@ -127,6 +127,9 @@ type RowIndex struct {
 	// shapes are the page shapes Warm learnt (shapes.go), within
 	// Options.ShapeBytes.
 	shapes *shapeSet
+	// shapeList is the listing of the row index's shape files
+	// (shapefile.go), taken once.
+	shapeList shapeListing
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
@@ -278,6 +281,7 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 	// Shapes of files the new version dropped are never asked again.
 	_, ids := ri.snapshot()
 	ri.shapes.keepOnly(func(pk pageKey) bool { _, ok := ids[pk.id]; return ok })
+	ri.shapeList.reset() // the version's files may have shape files now
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
 		// again; an automatic budget follows the version.

@@ -73,13 +73,14 @@ func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, re
 		defer mu.Unlock()
 		return first
 	}
+	sizes := ri.shapeFiles(ctx, m) // saved shapes are read, not learnt again
 	fileDone := rep.counter("shapes", len(man.Files))
 	eachOnWorkers(len(man.Files), max(runtime.GOMAXPROCS(0), 4), func(i int) {
 		defer fileDone()
 		if failed() != nil {
 			return
 		}
-		if err := ri.learnFileShapes(ctx, m, &man.Files[i]); err != nil {
+		if err := ri.learnFileShapes(ctx, m, &man.Files[i], sizes); err != nil {
 			mu.Lock()
 			first = cmp.Or(first, err)
 			mu.Unlock()
@@ -141,14 +142,19 @@ func (ri *RowIndex) AdoptShapes(other *RowIndex) {
 	}
 }
 
-// learnFileShapes learns the shapes of one file's pages (learnShapes).
-func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry) error {
+// learnFileShapes learns the shapes of one file's pages (learnShapes):
+// from its shape file, when sizes lists one, then from the pages still
+// without a shape.
+func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry, sizes map[string]int64) error {
 	fm, o, err := ri.dataMeta(ctx, m, fe)
 	if err != nil {
 		return err
 	}
 	if fm.copies != nil {
 		return nil // a prepared file's copied columns are read by their frames
+	}
+	if err := ri.loadWarmShapes(ctx, m, fm, fe, sizes); err != nil {
+		return err
 	}
 	ncol := fm.ncol()
 	for rg := range fm.f.Metadata().RowGroups {

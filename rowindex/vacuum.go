@@ -11,16 +11,18 @@ import (
 
 // VacuumResult is what Vacuum deleted.
 type VacuumResult struct {
-	// Deleted are the fragment files deleted, relative to the row index
-	// folder; Bytes their total size.
+	// Deleted are the fragment and shape files deleted, relative to the
+	// row index folder; Bytes their total size.
 	Deleted []string
 	Bytes   int64
-	// Kept counts unreferenced fragment files younger than the retention.
+	// Kept counts unreferenced fragment and shape files younger than the
+	// retention.
 	Kept int
 }
 
 // Vacuum deletes the fragment files of row index name that its newest
-// manifest does not list and that were last modified more than retain ago.
+// manifest does not list and that were last modified more than retain ago,
+// and the shape files (SaveShapes) of data files it does not list.
 // Such files are left by a writer that crashed between writing fragments
 // and committing, by a commit whose outcome was uncertain (the writer keeps
 // its fragments rather than risk deleting listed ones), or by a Compact that
@@ -60,6 +62,29 @@ func Vacuum(ctx context.Context, idx store.Store, name string, retain time.Durat
 			return res, err
 		}
 		res.Deleted = append(res.Deleted, rel)
+		res.Bytes += info.Size
+	}
+	// Shape files (shapefile.go) of data files the newest version does not
+	// list, as they are: another file, or the same file rewritten.
+	current := make(map[string]bool, len(man.Files))
+	for i := range man.Files {
+		current[shapeFileKey(name, &man.Files[i])] = true
+	}
+	for info, err := range idx.List(ctx, store.ListOptions{Prefix: prefix + "shapes/"}) {
+		if err != nil {
+			return res, err
+		}
+		if current[info.Key] {
+			continue
+		}
+		if !info.ModTime.Before(cutoff) {
+			res.Kept++
+			continue
+		}
+		if err := idx.Delete(ctx, info.Key, nil); err != nil && !errors.Is(err, store.ErrNotExist) {
+			return res, err
+		}
+		res.Deleted = append(res.Deleted, strings.TrimPrefix(info.Key, prefix))
 		res.Bytes += info.Size
 	}
 	return res, nil

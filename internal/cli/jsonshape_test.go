@@ -162,6 +162,20 @@ func TestJSONVocabulary(t *testing.T) {
 	if p, b := warmed["shape_pages"].(float64), warmed["shape_bytes"].(float64); p != 6 || b <= 0 {
 		t.Errorf("warm with rowIndexShapeBytes: shapes of %v pages in %v bytes, want 6", p, b)
 	}
+	// --save-shapes saves them beside the row index, a shape file a data
+	// file; saving again writes none. A fresh process's lookup reads them,
+	// with the same rows.
+	saved := decode(t, js("warm --save-shapes", "warm", "plays", "--save-shapes"))["warmed"].(map[string]any)["user_id"].(map[string]any)["saved_shapes"].(map[string]any)
+	if f, p, b := saved["shape_files"].(float64), saved["shape_pages"].(float64), saved["shape_file_bytes"].(float64); f != 3 || p != 6 || b <= 0 {
+		t.Errorf("warm --save-shapes: %v shape files of %v pages in %v bytes, want 3 of 6", f, p, b)
+	}
+	again := decode(t, js("warm --save-shapes", "warm", "plays", "--save-shapes"))["warmed"].(map[string]any)["user_id"].(map[string]any)["saved_shapes"].(map[string]any)
+	if f, e := again["shape_files"].(float64), again["shape_files_existing"].(float64); f != 0 || e != 3 {
+		t.Errorf("warm --save-shapes again: %v shape files written, %v existing, want 0 and 3", f, e)
+	}
+	if got, want := js("lookup", "lookup", "plays", "--key", "user_id=1", "--columns", "track"), outputs["lookup"][1]; got != want {
+		t.Errorf("lookup with shape files:\n%s\nwithout:\n%s", got, want)
+	}
 	js("describe", "describe", "plays")
 	// Describing every index lists each one's row indexes as describing
 	// one does.

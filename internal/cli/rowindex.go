@@ -458,36 +458,78 @@ func valueText(v any) any {
 	return v
 }
 
+// saveShapesBudget is the shape budget `warm --save-shapes` learns within
+// when the configuration sets none (rowIndexShapeBytes).
+const saveShapesBudget = 1 << 30
+
 func newWarmCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var saveShapes bool
+	cmd := &cobra.Command{
 		Use:   "warm NAME",
 		Short: "Load the row indexes' caches (manifests, fragments, data file footers) ahead of traffic",
-		Args:  cobra.ExactArgs(1),
+		Long: `Load the row indexes' caches (manifests, fragments, data file footers) ahead of traffic.
+
+With --save-shapes, learn the shapes of every data page lookups may read in
+parts (within rowIndexShapeBytes, 1 GiB when unset) and save them as shape
+files beside each row index: a fresh process (this CLI, a new server) then
+reads a light key's values in parts from its first lookup instead of whole
+pages. Saving again writes only the data files without a shape file.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return g.withFaceIndex(ctx, args[0], func(ix *ariadne.Index) error {
-				st, err := ix.Warm(ctx, ariadne.WithWarmProgress(g.progress().warm))
-				if err != nil {
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			if saveShapes && cfg.RowIndexShapeBytes <= 0 {
+				cfg.RowIndexShapeBytes = saveShapesBudget
+			}
+			fs, err := g.faceStoreWith(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer fs.Close()
+			ix, err := fs.Index(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			st, err := ix.Warm(ctx, ariadne.WithWarmProgress(g.progress().warm))
+			if err != nil {
+				return err
+			}
+			var saved ariadne.SavedShapes
+			if saveShapes {
+				if saved, err = ix.SaveShapes(ctx); err != nil {
 					return err
 				}
-				costs := map[string]any{}
-				for n, c := range st.ByRowIndex {
-					costs[n] = map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead,
-						"groups": c.Groups, "resident_groups": c.ResidentGroups, "resident_bytes": c.ResidentBytes,
-						"shape_pages": c.ShapePages, "shape_bytes": c.ShapeBytes}
+			}
+			costs := map[string]any{}
+			for n, c := range st.ByRowIndex {
+				one := map[string]any{"requests": c.Requests, "bytes_read": c.BytesRead,
+					"groups": c.Groups, "resident_groups": c.ResidentGroups, "resident_bytes": c.ResidentBytes,
+					"shape_pages": c.ShapePages, "shape_bytes": c.ShapeBytes}
+				if saveShapes {
+					one["saved_shapes"] = saved.ByRowIndex[n]
 				}
-				return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
-					for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
-						c := st.ByRowIndex[n]
-						fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)",
-							n, c.Requests, c.BytesRead, c.ResidentGroups, c.Groups, c.ResidentBytes)
-						if c.ShapePages > 0 {
-							fmt.Fprintf(w, "; shapes of %d data pages learnt (%d bytes)", c.ShapePages, c.ShapeBytes)
-						}
-						fmt.Fprintln(w)
+				costs[n] = one
+			}
+			return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
+				for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
+					c := st.ByRowIndex[n]
+					fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)",
+						n, c.Requests, c.BytesRead, c.ResidentGroups, c.Groups, c.ResidentBytes)
+					if c.ShapePages > 0 {
+						fmt.Fprintf(w, "; shapes of %d data pages learnt (%d bytes)", c.ShapePages, c.ShapeBytes)
 					}
-				})
+					fmt.Fprintln(w)
+					if s, ok := saved.ByRowIndex[n]; ok {
+						fmt.Fprintf(w, "saved shapes of row index %s: %d shape file(s) written (%d pages, %d bytes), %d saved before, %d pages without a known shape\n",
+							n, s.Files, s.Pages, s.Bytes, s.Existing, s.Missing)
+					}
+				}
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&saveShapes, "save-shapes", false, "learn every data page's shape and save the shapes beside the row index, for fresh processes' first lookups")
+	return cmd
 }

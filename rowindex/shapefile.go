@@ -1,0 +1,489 @@
+package rowindex
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// Shape files. A handle learns a page's shape (pageShape) by reading the
+// page whole, so a fresh process — a CLI lookup, a new server before its
+// Warm — reads a light key's every 1 MiB page whole. SaveShapes persists
+// the shapes a handle learnt, a file per data file, beside the row index:
+//
+//	row_indexes/<name>/shapes/<fnv64a(uri)>-<size>-<footer crc>.shapes
+//
+// named by what a lookup checks before it reads the data file, so a
+// rewritten data file has another name and its old shape file is never
+// read (Vacuum deletes it). A shape file is
+//
+//	"ARSH" | version u32 | directory length u32 | directory CRC-32C u32
+//	directory: uri, size, footer CRC, n, n × (row group, column, page,
+//	           page offset, page size, record length)   (uvarints)
+//	n records, in the directory's order: the shape (shapecodec.go) and its
+//	           CRC-32C, u32
+//
+// (integers little-endian). A lookup whose planned pages have no shape
+// lists shapes/ once a handle, reads the directories of its files' shape
+// files (with the records that follow within shapeHeadBytes) and then the
+// records of its pages, and plans those files again (readPieces). Warm
+// with Options.ShapeBytes reads a file's shape file whole instead of its
+// pages. A directory or record that does not match its data file, its page
+// or its checksum is ignored: the page is read whole.
+
+const (
+	shapeFileMagic   = "ARSH"
+	shapeFileVersion = 1
+	shapeHeaderBytes = 16
+	// shapeHeadBytes is a shape file's first read: its header, its
+	// directory and the records after it (a small file's all).
+	shapeHeadBytes = 64 << 10
+	// shapeRecordGap: records closer than this are read in one request.
+	shapeRecordGap = 64 << 10
+	// shapeFileMax bounds a shape file Warm reads whole.
+	shapeFileMax = 256 << 20
+	// shapeListRetry is how long a failed listing of shapes/ stands.
+	shapeListRetry = 30 * time.Second
+)
+
+// shapeFileKey is the key, in the index store, of a data file's shape
+// file.
+func shapeFileKey(name string, fe *FileEntry) string {
+	h := fnv.New64a()
+	io.WriteString(h, fe.URI)
+	return fmt.Sprintf("%sshapes/%016x-%d-%08x.shapes", folderOf(name), h.Sum64(), fe.Size, fe.FooterCRC)
+}
+
+// shapeRecord is a page's record in a shape file's directory.
+type shapeRecord struct {
+	rg, col, page int
+	pageOff       int64
+	pageSize      int64
+	off, n        int64 // in the shape file, its CRC included
+}
+
+// shapeDir is a shape file's directory; bad, when not nil, says why the
+// file is ignored.
+type shapeDir struct {
+	records map[[3]int]shapeRecord
+	bad     error
+}
+
+// shapeDirKey caches a shape file's directory (a *shapeDir) by its key.
+type shapeDirKey struct{ key string }
+
+// shapeListing is a handle's listing of its shape files (key → size),
+// taken when a lookup first needs it, again after a Refresh, or
+// shapeListRetry after a listing failed.
+type shapeListing struct {
+	mu       sync.Mutex
+	done     bool
+	failedAt time.Time
+	sizes    map[string]int64
+}
+
+// reset makes the next lookup that needs shape files list them again.
+func (l *shapeListing) reset() {
+	l.mu.Lock()
+	l.done, l.failedAt, l.sizes = false, time.Time{}, nil
+	l.mu.Unlock()
+}
+
+// shapeFiles returns the row index's shape files by key, with their
+// sizes (none when there are none, or the listing failed).
+func (ri *RowIndex) shapeFiles(ctx context.Context, m *meter) map[string]int64 {
+	l := &ri.shapeList
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done || time.Since(l.failedAt) < shapeListRetry {
+		return l.sizes
+	}
+	sizes, err := listShapeFiles(ctx, m, ri.st, ri.name)
+	if err != nil {
+		l.failedAt = time.Now()
+		return nil
+	}
+	l.done, l.sizes = true, sizes
+	return sizes
+}
+
+// listShapeFiles lists row index name's shape files (key → size).
+func listShapeFiles(ctx context.Context, m *meter, st store.Store, name string) (map[string]int64, error) {
+	sizes := map[string]int64{}
+	m.requests.Add(1)
+	for info, err := range st.List(ctx, store.ListOptions{Prefix: folderOf(name) + "shapes/"}) {
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasSuffix(info.Key, ".shapes") {
+			sizes[info.Key] = info.Size
+		}
+	}
+	return sizes, nil
+}
+
+// loadShapes reads, for the files of a planned batch whose pages have no
+// shape (fileWork.noShape), the records of those pages from the files'
+// shape files into the metadata cache: files in parallel, each its
+// directory (cached) and then its records. It reports whether it added a
+// shape (the batch is then planned again).
+func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork) bool {
+	var sizes map[string]int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	added := false
+	for _, w := range works {
+		if len(w.noShape) == 0 {
+			continue
+		}
+		if sizes == nil {
+			if sizes = ri.shapeFiles(ctx, m); len(sizes) == 0 {
+				return false
+			}
+		}
+		key := shapeFileKey(ri.name, w.fe)
+		size, ok := sizes[key]
+		if !ok {
+			continue
+		}
+		wg.Go(func() {
+			if ri.loadFileShapes(ctx, m, w, object{st: ri.st, key: key, uri: key}, size) {
+				mu.Lock()
+				added = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return added
+}
+
+// loadFileShapes loads the shapes of w's pages without one from its shape
+// file o of size bytes.
+func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o object, size int64) bool {
+	added := false
+	var dir *shapeDir
+	if v, ok := ri.cache.get(shapeDirKey{o.key}); ok {
+		dir = v.(*shapeDir)
+	} else {
+		head, err := readShapeHead(ctx, m, o, size)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return false // unread: tried again by the next lookup
+		}
+		if dir, err = parseShapeDir(head, w.fe, size); err != nil {
+			dir = &shapeDir{bad: err}
+		} else {
+			// The records read with the directory: every one of them
+			// (they are likely wanted soon, and cost no request).
+			for _, rec := range dir.records {
+				if rec.off+rec.n <= int64(len(head)) && ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) {
+					added = true
+				}
+			}
+		}
+		ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
+	}
+	if dir.bad != nil {
+		return added
+	}
+	var need []shapeRecord
+	for _, pk := range w.noShape {
+		if _, ok := ri.knownShape(pk); ok {
+			added = true
+			continue
+		}
+		if rec, ok := dir.records[[3]int{pk.rg, pk.col, pk.page}]; ok {
+			need = append(need, rec)
+		}
+	}
+	slices.SortFunc(need, func(a, b shapeRecord) int { return cmp.Compare(a.off, b.off) })
+	for i := 0; i < len(need); {
+		j := i + 1
+		for j < len(need) && need[j].off-(need[j-1].off+need[j-1].n) <= shapeRecordGap {
+			j++
+		}
+		off, end := need[i].off, need[j-1].off+need[j-1].n
+		b, err := readRange(ctx, m, o, off, end-off)
+		if err != nil {
+			return added // the pages are read whole
+		}
+		for _, rec := range need[i:j] {
+			if ri.cacheShapeRecord(w, rec, b[rec.off-off:rec.off-off+rec.n]) {
+				added = true
+			}
+		}
+		i = j
+	}
+	return added
+}
+
+// readShapeHead reads a shape file's first shapeHeadBytes (all of a
+// smaller one), and the rest of its directory when that is longer.
+func readShapeHead(ctx context.Context, m *meter, o object, size int64) ([]byte, error) {
+	b, err := readRange(ctx, m, o, 0, min(size, shapeHeadBytes))
+	if err != nil || len(b) < shapeHeaderBytes {
+		return b, err
+	}
+	dirEnd := shapeHeaderBytes + int64(binary.LittleEndian.Uint32(b[8:]))
+	if dirEnd > int64(len(b)) && dirEnd <= size {
+		rest, err := readRange(ctx, m, o, int64(len(b)), dirEnd-int64(len(b)))
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, rest...)
+	}
+	return b, nil
+}
+
+// parseShapeDir parses the header and directory at the start of a shape
+// file of size bytes (b), checking them against the data file fe.
+func parseShapeDir(b []byte, fe *FileEntry, size int64) (*shapeDir, error) {
+	if len(b) < shapeHeaderBytes || string(b[:4]) != shapeFileMagic {
+		return nil, fmt.Errorf("%w: not a shape file", errShapeCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(b[4:]); v != shapeFileVersion {
+		return nil, fmt.Errorf("%w: version %d", errShapeCorrupt, v)
+	}
+	dirEnd := shapeHeaderBytes + int64(binary.LittleEndian.Uint32(b[8:]))
+	if dirEnd > int64(len(b)) || dirEnd > size {
+		return nil, fmt.Errorf("%w: directory past the file's end", errShapeCorrupt)
+	}
+	dir := b[shapeHeaderBytes:dirEnd]
+	if crc32.Checksum(dir, castagnoli) != binary.LittleEndian.Uint32(b[12:]) {
+		return nil, fmt.Errorf("%w: directory checksum", errShapeCorrupt)
+	}
+	r := &shapeReader{b: dir}
+	uvar := func() int64 {
+		if r.err != nil {
+			return 0
+		}
+		v, n := binary.Uvarint(r.b)
+		if n <= 0 || v > 1<<62 {
+			r.fail("directory")
+			return 0
+		}
+		r.b = r.b[n:]
+		return int64(v)
+	}
+	uri := r.b[:min(int(uvar()), len(r.b))]
+	r.b = r.b[len(uri):]
+	if string(uri) != fe.URI || uvar() != fe.Size || uvar() != int64(fe.FooterCRC) {
+		return nil, fmt.Errorf("%w: made for another data file", errShapeCorrupt)
+	}
+	n := uvar()
+	if n > int64(len(r.b)) {
+		return nil, fmt.Errorf("%w: directory length", errShapeCorrupt)
+	}
+	d := &shapeDir{records: make(map[[3]int]shapeRecord, n)}
+	off := dirEnd
+	for range n {
+		rec := shapeRecord{rg: int(uvar()), col: int(uvar()), page: int(uvar()), pageOff: uvar(), pageSize: uvar(), off: off, n: uvar()}
+		if rec.n < 4 || rec.n > size-off {
+			r.fail("record past the file's end")
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		d.records[[3]int{rec.rg, rec.col, rec.page}] = rec
+		off += rec.n
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, fmt.Errorf("%w: directory", errShapeCorrupt)
+	}
+	return d, nil
+}
+
+// decodeShapeRecord decodes a page's record (b, its CRC last), checked
+// against the page in the data file (fm).
+func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, error) {
+	locs := fm.offsetIndex(rec.rg, rec.col)
+	if rec.page >= len(locs) || locs[rec.page].Offset != rec.pageOff || int64(locs[rec.page].CompressedPageSize) != rec.pageSize {
+		return nil, fmt.Errorf("%w: not the data file's page", errShapeCorrupt)
+	}
+	ci, ok := directInfo(fm, rec.rg, rec.col)
+	if !ok {
+		return nil, fmt.Errorf("%w: a column read whole", errShapeCorrupt)
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, fmt.Errorf("%w: record checksum", errShapeCorrupt)
+	}
+	return decodeShape(body, int(rec.pageSize), ci.width)
+}
+
+// cacheShapeRecord decodes a record into the metadata cache (as a lookup
+// that learnt it would), reporting whether it did.
+func (ri *RowIndex) cacheShapeRecord(w *fileWork, rec shapeRecord, b []byte) bool {
+	if rec.rg >= len(w.fm.f.Metadata().RowGroups) || rec.col >= w.fm.ncol() {
+		return false
+	}
+	sh, err := decodeShapeRecord(w.fm, rec, b)
+	if err != nil {
+		return false
+	}
+	ri.cache.put(shapeKey(pageKey{w.fe.ID, rec.rg, rec.col, rec.page}), sh, sh.charge())
+	return true
+}
+
+// SaveShapesResult is what SaveShapes wrote.
+type SaveShapesResult struct {
+	// Files counts the shape files written, Pages the page shapes in
+	// them, Bytes their size.
+	Files, Pages int
+	Bytes        int64
+	// Existing counts the data files whose shape file was saved before
+	// (it is never rewritten: its name says which data it describes).
+	Existing int
+	// Missing counts the pages lookups may read in parts whose shape the
+	// handle does not know (not saved: Warm with Options.ShapeBytes
+	// learns every one first).
+	Missing int
+}
+
+// SaveShapes writes, for every data file of the handle's version that has
+// none yet, a shape file of the shapes the handle knows of its pages —
+// learnt by Warm (Options.ShapeBytes) or by lookups — so that other
+// handles, in this process or another, read light keys' values in parts
+// from their first lookup. Concurrent savers of one file write the same
+// bytes; the first wins. It needs the data files' footers (read, as Warm
+// reads them, when not cached).
+func (ri *RowIndex) SaveShapes(ctx context.Context) (SaveShapesResult, error) {
+	var res SaveShapesResult
+	man, _ := ri.snapshot()
+	m := new(meter)
+	existing, err := listShapeFiles(ctx, m, ri.st, ri.name)
+	if err != nil {
+		return res, err
+	}
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	eachOnWorkers(len(man.Files), 4, func(i int) {
+		fe := &man.Files[i]
+		key := shapeFileKey(ri.name, fe)
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if _, ok := existing[key]; ok || stop {
+			if ok {
+				mu.Lock()
+				res.Existing++
+				mu.Unlock()
+			}
+			return
+		}
+		b, pages, missing, err := ri.encodeShapeFile(ctx, m, fe)
+		if err == nil && pages > 0 {
+			err = store.WriteAll(ctx, ri.st, key, b, &store.WriteOptions{IfNotExist: true, ContentType: "application/octet-stream"})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		res.Missing += missing
+		switch {
+		case errors.Is(err, store.ErrPrecondition):
+			res.Existing++
+		case err != nil:
+			first = cmp.Or(first, err)
+		case pages > 0:
+			res.Files++
+			res.Pages += pages
+			res.Bytes += int64(len(b))
+		}
+	})
+	ri.shapeList.reset()
+	return res, first
+}
+
+// encodeShapeFile encodes the shape file of one data file: the shapes the
+// handle knows of the pages lookups may read in parts, and how many such
+// pages it does not know.
+func (ri *RowIndex) encodeShapeFile(ctx context.Context, m *meter, fe *FileEntry) (b []byte, pages, missing int, err error) {
+	fm, _, err := ri.dataMeta(ctx, m, fe)
+	if err != nil || fm.copies != nil {
+		return nil, 0, 0, err // a prepared file's copied columns are read by their frames
+	}
+	var dir, records []byte
+	n := 0
+	ncol := fm.ncol()
+	for rg := range fm.f.Metadata().RowGroups {
+		for col := range ncol {
+			if !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
+				continue
+			}
+			for j, loc := range fm.offsetIndex(rg, col) {
+				sh, ok := ri.knownShape(pageKey{fe.ID, rg, col, j})
+				if !ok {
+					missing++
+					continue
+				}
+				start := len(records)
+				records = appendShape(records, sh)
+				records = binary.LittleEndian.AppendUint32(records, crc32.Checksum(records[start:], castagnoli))
+				for _, v := range []int64{int64(rg), int64(col), int64(j), loc.Offset, int64(loc.CompressedPageSize), int64(len(records) - start)} {
+					dir = binary.AppendUvarint(dir, uint64(v))
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil, 0, missing, nil
+	}
+	head := binary.AppendUvarint(nil, uint64(len(fe.URI)))
+	head = append(head, fe.URI...)
+	head = binary.AppendUvarint(head, uint64(fe.Size))
+	head = binary.AppendUvarint(head, uint64(fe.FooterCRC))
+	head = binary.AppendUvarint(head, uint64(n))
+	head = append(head, dir...)
+	b = append([]byte(shapeFileMagic), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(b[4:], shapeFileVersion)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(head)))
+	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(head, castagnoli))
+	b = append(append(b, head...), records...)
+	return b, n, missing, nil
+}
+
+// loadWarmShapes keeps the shapes of fe's shape file, read whole, in the
+// handle's set (Warm, before it reads the pages still without a shape).
+// A shape file that cannot be read or does not match is passed over; a
+// full set is errShapeBudget.
+func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, fe *FileEntry, sizes map[string]int64) error {
+	key := shapeFileKey(ri.name, fe)
+	size, ok := sizes[key]
+	if !ok || size > shapeFileMax {
+		return nil
+	}
+	b, err := readRange(ctx, m, object{st: ri.st, key: key, uri: key}, 0, size)
+	if err != nil {
+		return nil
+	}
+	dir, err := parseShapeDir(b, fe, size)
+	if err != nil {
+		return nil
+	}
+	for _, rec := range dir.records {
+		if rec.rg >= len(fm.f.Metadata().RowGroups) || rec.col >= fm.ncol() {
+			continue
+		}
+		sh, err := decodeShapeRecord(fm, rec, b[rec.off:rec.off+rec.n])
+		if err != nil {
+			continue
+		}
+		if err := ri.keepShape(pageKey{fe.ID, rec.rg, rec.col, rec.page}, sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}

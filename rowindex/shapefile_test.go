@@ -1,0 +1,286 @@
+package rowindex
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// nullRow is a row of an uncompressed file with a nullable PLAIN column
+// (definition levels in its pages), a dictionary column and a fixed-width
+// one.
+type nullRow struct {
+	K int64   `parquet:"k"`
+	S *string `parquet:"s,optional,plain"`
+	T string  `parquet:"t,dict"`
+	V int64   `parquet:"v"`
+}
+
+// nullLake writes nullRows in 1 MiB pages, uncompressed as u.parquet and
+// with SNAPPY as z.parquet (its ascending v patched), and indexes them by k
+// as row index "u".
+func nullLake(t *testing.T) (dir string, data, idx store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]nullRow, 40000)
+	for i := range rows {
+		rows[i] = nullRow{K: int64(i*7919) % 19997, T: fmt.Sprintf("track-%d", i%3001), V: int64(i) * 1000}
+		if i%3 != 0 {
+			s := fmt.Sprintf("%d:%016x", i, uint64(i)*0x9e3779b97f4a7c15)
+			rows[i].S = &s
+		}
+	}
+	writeRows(t, ctx, data, "u.parquet", rows, parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	writeRows(t, ctx, data, "z.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	idx, _ = store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "u", Key: "k"}, StoreResolver{data}, []string{"u.parquet", "z.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, data, idx
+}
+
+// warmedShapes opens row index name with a shape budget and warms it:
+// every page's shape learnt.
+func warmedShapes(t *testing.T, data, idx store.Store, name string) *RowIndex {
+	t.Helper()
+	ri, err := Open(context.Background(), idx, name, Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ri.LearntShapes(); n == 0 {
+		t.Fatal("Warm learnt no shape")
+	}
+	return ri
+}
+
+// TestShapeCodec: every shape Warm learns — SNAPPY pages of PLAIN and
+// dictionary values with patches, uncompressed pages with nulls, fixed-
+// width values — decodes to itself; and a corrupt encoding (each byte
+// changed, or cut short) decodes to an error or to a shape that planning
+// can use without panicking.
+func TestShapeCodec(t *testing.T) {
+	_, _, sdata, sidx := snappyLake(t)
+	_, udata, uidx := nullLake(t)
+	kinds := map[string]int{}
+	for _, ri := range []*RowIndex{warmedShapes(t, sdata, sidx, "k"), warmedShapes(t, udata, uidx, "u")} {
+		_, ids := ri.snapshot()
+		rng := rand.New(rand.NewPCG(1, 2))
+		ri.shapes.each(func(pk pageKey, sh *pageShape) {
+			fm, _, err := ri.dataMeta(context.Background(), new(meter), ids[pk.id])
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
+			ci, _ := directInfo(fm, pk.rg, pk.col)
+			switch {
+			case sh.whole:
+				kinds["whole"]++
+			case sh.snappy != nil && len(sh.snappy.ppos) > 0:
+				kinds["snappy patched"]++
+			case sh.snappy != nil:
+				kinds["snappy"]++
+			case sh.levels != nil:
+				kinds["nulls"]++
+			case ci.width > 0:
+				kinds["fixed width"]++
+			default:
+				kinds["uncompressed"]++
+			}
+			b := appendShape(nil, sh)
+			got, err := decodeShape(b, size, ci.width)
+			if err != nil {
+				t.Fatalf("page %+v: %v", pk, err)
+			}
+			if !reflect.DeepEqual(got, sh) {
+				t.Fatalf("page %+v: decoded %+v, encoded %+v", pk, got, sh)
+			}
+			// Corrupt copies: a changed byte at 200 places, and cut short.
+			for range 200 {
+				c := append([]byte(nil), b...)
+				c[rng.IntN(len(c))] ^= byte(1 + rng.IntN(255))
+				if sh, err := decodeShape(c, size, ci.width); err == nil {
+					exerciseShape(t, sh, ci.width)
+				}
+			}
+			for n := 0; n < len(b); n += 1 + len(b)/50 {
+				if _, err := decodeShape(b[:n], size, ci.width); err == nil {
+					t.Fatalf("page %+v: %d of %d bytes decoded", pk, n, len(b))
+				}
+			}
+		})
+	}
+	t.Logf("shapes by kind: %v", kinds)
+	for _, k := range []string{"snappy", "snappy patched", "nulls", "fixed width"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s shape: the codec is not covered", k)
+		}
+	}
+}
+
+// exerciseShape plans reads of a decoded shape as planPage does, which
+// must not panic.
+func exerciseShape(t *testing.T, sh *pageShape, width int) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("planning a validated corrupt shape %+v panicked: %v", sh, r)
+		}
+	}()
+	if sh.whole {
+		return
+	}
+	lc := newLevelCursor(sh.levels)
+	for _, rr := range [][2]int{{0, 1}, {0, sh.rows}, {sh.rows / 2, sh.rows/2 + 1}, {sh.rows - 1, sh.rows}} {
+		if rr[0] < 0 || rr[1] > sh.rows || rr[0] >= rr[1] {
+			continue
+		}
+		vlo, vhi := lc.defined(rr[0]), lc.defined(rr[1])
+		if vlo < 0 || vhi <= vlo {
+			continue
+		}
+		a, e, first, mid, ok := sh.span(vlo, vhi, width)
+		if !ok {
+			continue
+		}
+		if sh.snappy != nil {
+			sh.snappyBlocks(a, e)
+			sh.snappyGroups([][2]int{rr}, width)
+			if ba, be, in := sh.snappyOut(a, e); in {
+				sh.snappy.run(ba, be)
+			}
+		} else if mid {
+			sh.indexes(make([]byte, max(e-a, 0)), first, mid)
+		}
+	}
+}
+
+// TestShapeFiles: shapes saved by SaveShapes make a fresh handle's first
+// light lookups read blocks, not whole pages (a fraction of the bytes of a
+// handle without them, rows equal to a full scan); saving again writes
+// nothing; Warm reads the shape file instead of the pages; a corrupt
+// shape file or one made for other data is ignored, lookups still right;
+// Vacuum deletes the shape files of files the row index does not list.
+func TestShapeFiles(t *testing.T) {
+	ctx := context.Background()
+	dir, _, data, idx := snappyLake(t)
+	open := func(shapeBytes int64) *RowIndex {
+		ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1, ShapeBytes: shapeBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ri
+	}
+	type pass struct{ read, first, firstRequests int64 }
+	run := func(name string, ri *RowIndex) pass {
+		var p pass
+		for k := int64(0); k < 19997; k += 1601 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb)
+			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
+			if p.read += res.Plan.Data.BytesRead; p.first == 0 {
+				p.first, p.firstRequests = res.Plan.BytesRead(), res.Plan.Requests()
+			}
+		}
+		t.Logf("%s: %d bytes read; the first lookup %d bytes in %d requests", name, p.read, p.first, p.firstRequests)
+		return p
+	}
+	without := run("without shape files", open(0))
+
+	warm := warmedShapes(t, data, idx, "k")
+	learnt, _ := warm.LearntShapes()
+	res, err := warm.SaveShapes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("saved: %+v", res)
+	if res.Files != 1 || res.Pages == 0 || res.Pages > learnt || res.Bytes <= 0 || res.Existing != 0 {
+		t.Fatalf("SaveShapes: %+v (%d shapes learnt)", res, learnt)
+	}
+	if again, err := warm.SaveShapes(ctx); err != nil || again.Files != 0 || again.Existing != 1 {
+		t.Fatalf("SaveShapes again: %+v, %v", again, err)
+	}
+
+	with := run("with shape files", open(0))
+	if with.first*3 > without.first || with.read*2 > without.read {
+		t.Fatalf("with shape files the first lookup read %d bytes, all %d; without: %d, %d", with.first, with.read, without.first, without.read)
+	}
+
+	// Warm reads the shape file, not the pages.
+	fresh := open(1 << 30)
+	var events []WarmProgress
+	if _, err := fresh.Warm(ctx, WithWarmProgress(func(p WarmProgress) { events = append(events, p) })); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := fresh.LearntShapes(); n < res.Pages {
+		t.Fatalf("Warm with a shape file kept %d shapes, the file has %d", n, res.Pages)
+	}
+	if before, after := lastOfStep(events, "resident").Bytes, lastOfStep(events, "shapes").Bytes; after-before > res.Bytes*2 {
+		t.Fatalf("Warm read %d bytes learning shapes, the shape file is %d", after-before, res.Bytes)
+	}
+
+	// Damaged shape files are ignored.
+	key := shapeFileKey("k", &warm.Manifest().Files[0])
+	saved, err := store.ReadAll(ctx, idx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := append([]byte(nil), saved...)
+	copy(other[shapeHeaderBytes+1:], "x.parquet") // another data file's
+	for name, b := range map[string][]byte{
+		"garbage":           []byte("not a shape file at all"),
+		"record checksums":  flipTail(saved, 200),
+		"another data file": other,
+		"cut short":         saved[:len(saved)/2],
+	} {
+		if err := idx.Delete(ctx, key, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteAll(ctx, idx, key, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		run("shape file: "+name, open(0))
+		run("shape file, Warm: "+name, warmedShapes(t, data, idx, "k"))
+	}
+
+	// Vacuum: the orphan goes, the current file's stays.
+	orphan := folderOf("k") + "shapes/0000000000000000-1-00000000.shapes"
+	if err := store.WriteAll(ctx, idx, orphan, saved, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	vr, err := Vacuum(ctx, idx, "k", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vr.Deleted) != 1 || !strings.HasSuffix(vr.Deleted[0], "0000000000000000-1-00000000.shapes") {
+		t.Fatalf("Vacuum deleted %v", vr.Deleted)
+	}
+	if _, err := idx.Stat(ctx, key); err != nil {
+		t.Fatalf("Vacuum deleted the current shape file: %v", err)
+	}
+}
+
+// flipTail returns b with n bytes near its end changed.
+func flipTail(b []byte, n int) []byte {
+	c := append([]byte(nil), b...)
+	for i := max(len(c)-n, 0); i < len(c); i += 7 {
+		c[i] ^= 0x5a
+	}
+	return c
+}
