@@ -258,6 +258,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ri.decodePicks(ctx, m, chunks, !ri.spreadReads && inlineRead(fetches))
 	for _, c := range chunks {
 		if c.err != nil {
 			return nil, fileChanged(c.w.fe.URI, "undecodable pages", c.err)
@@ -371,9 +372,16 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 		// not prefetched) falls back to parquet-go's decoder, which also
 		// judges a page that is really corrupt.
 		err := c.decodeDirect(ri, ci, locs, g.NumRows())
+		if c.sparse != nil && c.sparse.picked.collect && err == nil && len(c.sparse.picked.keys) > 0 {
+			// The values of the entries the rows select are placeholders:
+			// readPieces reads the entries and decodes again (decodePicks).
+			c.needPicks = true
+			return nil
+		}
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		c.sparse = nil // parquet-go's decoder reads the dictionary whole
 	}
 	ri.slowChunks.Add(1)
 	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: w.fm.chunks}
@@ -604,6 +612,9 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 					continue
 				}
 				dk := dictKey{w.fe.ID, g.rg, c}
+				if _, ok := ri.cache.get(dk); !ok && ri.planDictParts(w, g.chunks[len(g.chunks)-1]) {
+					continue // read in parts once its indexes are cut
+				}
 				w.dicts = append(w.dicts, dk)
 				if _, ok := ri.cache.get(dk); !ok {
 					w.ranges = append(w.ranges, dr)

@@ -167,6 +167,9 @@ func (c *chunkRead) rawPage(ri *RowIndex, ci colInfo, loc format.PageLocation, p
 // dictionary returns the chunk's decoded dictionary: from the cache, or
 // decoded from its prefetched page (and cached).
 func (c *chunkRead) dictionary(ri *RowIndex, ci colInfo) (*dictionary, error) {
+	if c.sparse != nil {
+		return c.sparse, nil
+	}
 	dk := decodedDictKey{c.w.fe.ID, c.rg, c.leaf}
 	if v, ok := ri.cache.get(dk); ok {
 		c.m.hits.Add(1)
@@ -185,6 +188,9 @@ func (c *chunkRead) dictionary(ri *RowIndex, ci colInfo) (*dictionary, error) {
 		return nil, err
 	}
 	ri.cache.put(dk, d, d.size)
+	if c.learn && c.sub {
+		ri.learnDictShape(pageKey{c.w.fe.ID, c.rg, c.leaf, dictShapePage}, ci, b, d)
+	}
 	return d, nil
 }
 

@@ -54,6 +54,11 @@ type chunkRead struct {
 	copies *copySet       // read from interleaved copies (copyread.go), shared by the group's chunks
 	copyAt int            // the column's position in a copy
 	err    error          // the decode's outcome (readPieces)
+	// sparse, when not nil, is the chunk's dictionary read in parts
+	// (dictparts.go), placed by dictShape.
+	sparse    *dictionary
+	dictShape *pageShape
+	needPicks bool // decoded with placeholders: its entries are to be read
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

@@ -491,6 +491,9 @@ type dictionary struct {
 	// data[start+4 : ends[i]], start being ends[i-1] (0 for the first).
 	ends []int32
 	size int64
+	// picked, when not nil, is a dictionary read in parts: its entries
+	// (dictparts.go), data and ends unused.
+	picked *dictPicks
 }
 
 // value returns value i (0 ≤ i < n); byte arrays point into the
@@ -518,6 +521,9 @@ func (d *dictionary) index(idx *hybrid, vi int) (parquet.Value, error) {
 	}
 	if k >= d.n {
 		return parquet.Value{}, fmt.Errorf("dictionary index %d of %d", k, d.n)
+	}
+	if d.picked != nil {
+		return d.picked.value(k, d.ci)
 	}
 	return d.value(k), nil
 }

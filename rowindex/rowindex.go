@@ -124,6 +124,9 @@ type RowIndex struct {
 	// shapeSeen remembers the SNAPPY pages read whole once: the second
 	// read learns the page's shape (learnShape).
 	shapeSeen *seenFilter
+	// dictSeen remembers the dictionaries read in parts once: the second
+	// lookup reads (and caches) the whole page (dictparts.go).
+	dictSeen *seenFilter
 	// shapes are the page shapes Warm learnt (shapes.go), within
 	// Options.ShapeBytes.
 	shapes *shapeSet
@@ -133,6 +136,9 @@ type RowIndex struct {
 	// inflated counts the bytes of data pages the direct path
 	// decompressed (DecompressedBytes).
 	inflated atomic.Int64
+	// dictParts counts the dictionary entries read in parts
+	// (dictparts.go).
+	dictParts atomic.Int64
 	// poisonFreed: buffers given back to the pools are overwritten first,
 	// so a value that still points into one reads garbage (tests set it:
 	// a lookup must still equal the full scan).
@@ -245,7 +251,7 @@ var poisonFreedBuffers = false
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
-	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16),
+	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16), dictSeen: newSeenFilter(1 << 14),
 		shapes: newBudgetSet[pageKey, *pageShape](opts.ShapeBytes)}
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err

@@ -29,8 +29,9 @@ import (
 // read (Vacuum deletes it). A shape file is
 //
 //	"ARSH" | version u32 | directory length u32 | directory CRC-32C u32
-//	directory: uri, size, footer CRC, n, n × (row group, column, page,
-//	           page offset, page size, record length)   (uvarints)
+//	directory: uri, size, footer CRC, n, n × (row group, column, page + 1
+//	           (0: the chunk's dictionary page), page offset, page size,
+//	           record length)   (uvarints)
 //	n records, in the directory's order: the shape (shapecodec.go) and its
 //	           CRC-32C, u32
 //
@@ -46,9 +47,10 @@ const (
 	shapeFileMagic   = "ARSH"
 	shapeFileVersion = 1
 	shapeHeaderBytes = 16
-	// shapeHeadBytes is a shape file's first read: its header, its
-	// directory and the records after it (a small file's all).
-	shapeHeadBytes = 64 << 10
+	// shapeHeadBytes is a shape file's first read: its header and
+	// directory (≈14 bytes a page: 1,100 pages) and the records after it
+	// (a small file's all). Larger, it read records lookups rarely want.
+	shapeHeadBytes = 16 << 10
 	// shapeRecordGap: records closer than this are read in one request.
 	shapeRecordGap = 64 << 10
 	// shapeFileMax bounds a shape file Warm reads whole.
@@ -174,28 +176,22 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o object, size int64) bool {
 	added := false
 	var dir *shapeDir
+	var head []byte // read with the directory: records in it cost no request
 	if v, ok := ri.cache.get(shapeDirKey{o.key}); ok {
 		dir = v.(*shapeDir)
 	} else {
-		head, err := readShapeHead(ctx, m, o, size)
+		var err error
+		head, err = readShapeHead(ctx, m, o, size)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 			return false // unread: tried again by the next lookup
 		}
 		if dir, err = parseShapeDir(head, w.fe, size); err != nil {
 			dir = &shapeDir{bad: err}
-		} else {
-			// The records read with the directory: every one of them
-			// (they are likely wanted soon, and cost no request).
-			for _, rec := range dir.records {
-				if rec.off+rec.n <= int64(len(head)) && ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) {
-					added = true
-				}
-			}
 		}
 		ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
 	}
 	if dir.bad != nil {
-		return added
+		return false
 	}
 	var need []shapeRecord
 	for _, pk := range w.noShape {
@@ -203,7 +199,12 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 			added = true
 			continue
 		}
-		if rec, ok := dir.records[[3]int{pk.rg, pk.col, pk.page}]; ok {
+		rec, ok := dir.records[[3]int{pk.rg, pk.col, pk.page}]
+		switch {
+		case !ok:
+		case rec.off+rec.n <= int64(len(head)):
+			added = ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) || added
+		default:
 			need = append(need, rec)
 		}
 	}
@@ -288,7 +289,7 @@ func parseShapeDir(b []byte, fe *FileEntry, size int64) (*shapeDir, error) {
 	d := &shapeDir{records: make(map[[3]int]shapeRecord, n)}
 	off := dirEnd
 	for range n {
-		rec := shapeRecord{rg: int(uvar()), col: int(uvar()), page: int(uvar()), pageOff: uvar(), pageSize: uvar(), off: off, n: uvar()}
+		rec := shapeRecord{rg: int(uvar()), col: int(uvar()), page: int(uvar()) - 1, pageOff: uvar(), pageSize: uvar(), off: off, n: uvar()}
 		if rec.n < 4 || rec.n > size-off {
 			r.fail("record past the file's end")
 		}
@@ -307,8 +308,11 @@ func parseShapeDir(b []byte, fe *FileEntry, size int64) (*shapeDir, error) {
 // decodeShapeRecord decodes a page's record (b, its CRC last), checked
 // against the page in the data file (fm).
 func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, error) {
-	locs := fm.offsetIndex(rec.rg, rec.col)
-	if rec.page >= len(locs) || locs[rec.page].Offset != rec.pageOff || int64(locs[rec.page].CompressedPageSize) != rec.pageSize {
+	if rec.page == dictShapePage {
+		if dr := fm.dictRange(rec.rg, rec.col); dr.off != rec.pageOff || dr.end-dr.off != rec.pageSize {
+			return nil, fmt.Errorf("%w: not the data file's dictionary page", errShapeCorrupt)
+		}
+	} else if locs := fm.offsetIndex(rec.rg, rec.col); rec.page >= len(locs) || locs[rec.page].Offset != rec.pageOff || int64(locs[rec.page].CompressedPageSize) != rec.pageSize {
 		return nil, fmt.Errorf("%w: not the data file's page", errShapeCorrupt)
 	}
 	ci, ok := directInfo(fm, rec.rg, rec.col)
@@ -422,19 +426,27 @@ func (ri *RowIndex) encodeShapeFile(ctx context.Context, m *meter, fe *FileEntry
 			if !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
 				continue
 			}
-			for j, loc := range fm.offsetIndex(rg, col) {
-				sh, ok := ri.knownShape(pageKey{fe.ID, rg, col, j})
+			add := func(page int, off, size int64) {
+				sh, ok := ri.knownShape(pageKey{fe.ID, rg, col, page})
 				if !ok {
-					missing++
-					continue
+					if page != dictShapePage {
+						missing++
+					}
+					return
 				}
 				start := len(records)
 				records = appendShape(records, sh)
 				records = binary.LittleEndian.AppendUint32(records, crc32.Checksum(records[start:], castagnoli))
-				for _, v := range []int64{int64(rg), int64(col), int64(j), loc.Offset, int64(loc.CompressedPageSize), int64(len(records) - start)} {
+				for _, v := range []int64{int64(rg), int64(col), int64(page + 1), off, size, int64(len(records) - start)} {
 					dir = binary.AppendUvarint(dir, uint64(v))
 				}
 				n++
+			}
+			if dr := fm.dictRange(rg, col); dr.end > dr.off {
+				add(dictShapePage, dr.off, dr.end-dr.off)
+			}
+			for j, loc := range fm.offsetIndex(rg, col) {
+				add(j, loc.Offset, int64(loc.CompressedPageSize))
 			}
 		}
 	}

@@ -22,6 +22,7 @@ type nullRow struct {
 	S *string `parquet:"s,optional,plain"`
 	T string  `parquet:"t,dict"`
 	V int64   `parquet:"v"`
+	D int64   `parquet:"d,dict"`
 }
 
 // nullLake writes nullRows in 1 MiB pages, uncompressed as u.parquet and
@@ -37,7 +38,10 @@ func nullLake(t *testing.T) (dir string, data, idx store.Store) {
 	}
 	rows := make([]nullRow, 40000)
 	for i := range rows {
-		rows[i] = nullRow{K: int64(i*7919) % 19997, T: fmt.Sprintf("track-%d", i%3001), V: int64(i) * 1000}
+		rows[i] = nullRow{K: int64(i*7919) % 19997, T: fmt.Sprintf("track-%d", i%3001), V: int64(i) * 1000, D: int64(i%2999) * 1_000_003}
+		if i%50 == 7 {
+			rows[i].K = 19997 // a hot key: 800 rows
+		}
 		if i%3 != 0 {
 			s := fmt.Sprintf("%d:%016x", i, uint64(i)*0x9e3779b97f4a7c15)
 			rows[i].S = &s
@@ -86,9 +90,17 @@ func TestShapeCodec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			size := int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
+			var size int
+			if pk.page == dictShapePage {
+				dr := fm.dictRange(pk.rg, pk.col)
+				size = int(dr.end - dr.off)
+			} else {
+				size = int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
+			}
 			ci, _ := directInfo(fm, pk.rg, pk.col)
 			switch {
+			case pk.page == dictShapePage:
+				kinds["dictionary"]++
 			case sh.whole:
 				kinds["whole"]++
 			case sh.snappy != nil && len(sh.snappy.ppos) > 0:
@@ -126,7 +138,7 @@ func TestShapeCodec(t *testing.T) {
 		})
 	}
 	t.Logf("shapes by kind: %v", kinds)
-	for _, k := range []string{"snappy", "snappy patched", "nulls", "fixed width"} {
+	for _, k := range []string{"snappy", "snappy patched", "nulls", "fixed width", "dictionary"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s shape: the codec is not covered", k)
 		}
@@ -283,4 +295,71 @@ func flipTail(b []byte, n int) []byte {
 		c[i] ^= 0x5a
 	}
 	return c
+}
+
+// TestDictParts: with the shapes of their dictionary pages saved, a fresh
+// handle's light lookups read the entries their rows use, not the
+// dictionaries (byte arrays and fixed-width values, uncompressed and
+// SNAPPY, with nulls beside): rows equal to a full scan, and a fraction of
+// the bytes a handle reads without the shapes. A hot key's chunks (more
+// than dictPartsMaxRows selected rows) read their dictionaries whole.
+func TestDictParts(t *testing.T) {
+	ctx := context.Background()
+	dir, data, idx := nullLake(t)
+	open := func() *RowIndex {
+		ri, err := Open(ctx, idx, "u", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ri
+	}
+	uris := []string{"u.parquet", "z.parquet"}
+	run := func(name string, ri *RowIndex) (first, all int64) {
+		for k := int64(3); k < 19997; k += 1777 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, uris, "k", kb, kb)
+			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
+			if all += res.Plan.Data.BytesRead; first == 0 {
+				first = res.Plan.Data.BytesRead
+			}
+		}
+		t.Logf("%s: the first lookup read %d bytes, all %d; %d dictionary entries read in parts", name, first, all, ri.dictParts.Load())
+		return first, all
+	}
+	plain := open()
+	withoutFirst, without := run("without shape files", plain)
+	if plain.dictParts.Load() != 0 {
+		t.Fatal("a handle without dictionary shapes read entries in parts")
+	}
+	warm := warmedShapes(t, data, idx, "u")
+	if _, err := warm.SaveShapes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := open()
+	withFirst, with := run("with shape files", fresh)
+	if fresh.dictParts.Load() == 0 || withFirst*4 > withoutFirst || with >= without {
+		t.Fatalf("with shape files: %d entries read in parts, the first lookup read %d bytes, all %d; without: %d, %d",
+			fresh.dictParts.Load(), withFirst, with, withoutFirst, without)
+	}
+	// Reads and decoding spread over goroutines, as a remote store's are:
+	// the entries of the chunks are read concurrently.
+	spread := open()
+	spread.spreadReads = true
+	if run("spread", spread); spread.dictParts.Load() == 0 {
+		t.Fatal("spread reads read no dictionary entries in parts")
+	}
+	// A hot key's batches past the first (of more than dictPartsMaxRows
+	// rows a chunk) read their dictionaries whole, on a fresh handle too;
+	// a second touch of a dictionary reads it whole.
+	hot := open()
+	kb, _ := EncodeKey(int64(19997))
+	checkedLookup(t, hot, int64(19997), fullScan(t, dir, uris, "k", kb, kb), "hot key")
+	if n := hot.dictParts.Load(); n > 2*3*dictPartsMaxRows {
+		t.Fatalf("a hot key of 1,600 rows read %d dictionary entries in parts", n)
+	}
+	parts := fresh.dictParts.Load()
+	run("again", fresh)
+	if n := fresh.dictParts.Load(); n != parts {
+		t.Fatalf("lookups of dictionaries read in parts before read %d entries in parts", n-parts)
+	}
 }

@@ -170,10 +170,16 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			if !sanePages(locs, fm.size) {
 				continue // a lying page index: the lookups of its pages say so
 			}
-			// The chunk's dictionary, unless decoded already or larger than
-			// a read, is read with its first page (it lies just before it).
+			// The chunk's dictionary, unless decoded already and its shape
+			// known, or larger than a read, is read with its first page (it
+			// lies just before it).
 			dict := fm.dictRange(rg, col)
-			if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); ok || dict.off < 0 || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
+			_, decoded := ri.cache.get(decodedDictKey{fe.ID, rg, col})
+			shaped, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, dictShapePage})
+			if err != nil {
+				return err
+			}
+			if decoded && shaped || dict.off < 0 || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
 				dict = brange{}
 			}
 			for j := 0; j < len(locs); {
@@ -226,11 +232,19 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *File
 		}
 		return err
 	}
-	// A dictionary decodes to at least its page's bytes: none is decoded
-	// once the cache has no room for that.
-	if dict.end > dict.off && ri.cache.room() >= dict.end-dict.off {
+	// A dictionary decodes to at least its page's bytes: none is kept
+	// once the cache has no room for that. Its shape is kept with the
+	// pages' (dictionaries read in parts, dictparts.go).
+	if dict.end > dict.off {
 		if d, err := parseDictionary(b[:dict.end-dict.off], ci); err == nil {
-			ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
+			if ri.cache.room() >= dict.end-dict.off {
+				ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
+			}
+			if sh := measureDictShape(ci, b[:dict.end-dict.off], d); sh != nil {
+				if err := ri.keepShape(pageKey{fe.ID, rg, col, dictShapePage}, sh); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	for i := j; i < k; i++ {
