@@ -170,17 +170,29 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			if !sanePages(locs, fm.size) {
 				continue // a lying page index: the lookups of its pages say so
 			}
-			// The chunk's dictionary, unless decoded already and its shape
-			// known, or larger than a read, is read with its first page (it
-			// lies just before it).
+			// The chunk's dictionary, unless decoded already (or without room
+			// in the cache) and its shape known, or larger than a read, is
+			// read with its first page (it lies just before it), or alone
+			// when that page's shape is known (a shape file's).
 			dict := fm.dictRange(rg, col)
 			_, decoded := ri.cache.get(decodedDictKey{fe.ID, rg, col})
 			shaped, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, dictShapePage})
 			if err != nil {
 				return err
 			}
-			if decoded && shaped || dict.off < 0 || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
+			decodes := !decoded && ri.cache.room() >= dict.end-dict.off
+			if !decodes && shaped || dict.off < 0 || dict.end <= dict.off || dict.end > locs[0].Offset || dict.end-dict.off > shapeReadBytes {
 				dict = brange{}
+			}
+			if dict.end > dict.off {
+				if ok, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, 0}); err != nil {
+					return err
+				} else if ok {
+					if err := ri.learnDict(ctx, m, o, fe, rg, col, ci, dict); err != nil {
+						return err
+					}
+					dict = brange{}
+				}
 			}
 			for j := 0; j < len(locs); {
 				// The next pages without a shape, up to shapeReadBytes.
@@ -236,15 +248,8 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *File
 	// once the cache has no room for that. Its shape is kept with the
 	// pages' (dictionaries read in parts, dictparts.go).
 	if dict.end > dict.off {
-		if d, err := parseDictionary(b[:dict.end-dict.off], ci); err == nil {
-			if ri.cache.room() >= dict.end-dict.off {
-				ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
-			}
-			if sh := measureDictShape(ci, b[:dict.end-dict.off], d); sh != nil {
-				if err := ri.keepShape(pageKey{fe.ID, rg, col, dictShapePage}, sh); err != nil {
-					return err
-				}
-			}
+		if err := ri.keepDict(fe, rg, col, ci, b[:dict.end-dict.off]); err != nil {
+			return err
 		}
 	}
 	for i := j; i < k; i++ {
@@ -266,6 +271,42 @@ func (ri *RowIndex) learnPages(ctx context.Context, m *meter, o object, fe *File
 		}
 		if err := ri.keepShape(pageKey{fe.ID, rg, col, i}, sh); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// learnDict reads a chunk's dictionary page alone (learnFileShapes), to
+// decode it and learn its shape as learnPages does.
+func (ri *RowIndex) learnDict(ctx context.Context, m *meter, o object, fe *FileEntry, rg, col int, ci colInfo, dict brange) error {
+	buf := bufpool.Get(int(dict.end - dict.off))
+	defer ri.putBuf(buf)
+	b, err := readRangeInto(ctx, m, o, dict.off, buf[:dict.end-dict.off])
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fileChanged(fe.URI, "truncated", err)
+		}
+		return err
+	}
+	return ri.keepDict(fe, rg, col, ci, b)
+}
+
+// keepDict decodes a chunk's dictionary page b into the metadata cache if
+// it fits beside what the cache holds (it evicts nothing: fragment groups
+// matter more), and keeps its shape with the pages'. A page that does not
+// parse is left: the lookup that needs it reports it.
+func (ri *RowIndex) keepDict(fe *FileEntry, rg, col int, ci colInfo, b []byte) error {
+	d, err := parseDictionary(b, ci)
+	if err != nil {
+		return nil
+	}
+	if _, ok := ri.cache.get(decodedDictKey{fe.ID, rg, col}); !ok && ri.cache.room() >= int64(len(b)) {
+		ri.cache.putIfRoom(decodedDictKey{fe.ID, rg, col}, d, d.size)
+	}
+	pk := pageKey{fe.ID, rg, col, dictShapePage}
+	if _, ok := ri.knownShape(pk); !ok {
+		if sh := measureDictShape(ci, b, d); sh != nil {
+			return ri.keepShape(pk, sh)
 		}
 	}
 	return nil
