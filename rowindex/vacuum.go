@@ -38,43 +38,35 @@ func Vacuum(ctx context.Context, idx store.Store, name string, retain time.Durat
 	if err != nil {
 		return res, err
 	}
-	listed := make(map[string]bool, len(man.Fragments))
-	for _, f := range man.Fragments {
-		listed[f.Path] = true
-	}
-	cutoff := time.Now().Add(-retain)
 	prefix := folderOf(name)
-	for info, err := range idx.List(ctx, store.ListOptions{Prefix: prefix + "fragments/"}) {
-		if err != nil {
-			return res, err
-		}
-		rel := strings.TrimPrefix(info.Key, prefix)
-		if listed[rel] {
-			continue
-		}
-		if !info.ModTime.Before(cutoff) {
-			res.Kept++
-			continue
-		}
-		// Fragment names are fresh UUIDs, never reused: the file listed
-		// is the file deleted.
-		if err := idx.Delete(ctx, info.Key, nil); err != nil && !errors.Is(err, store.ErrNotExist) {
-			return res, err
-		}
-		res.Deleted = append(res.Deleted, rel)
-		res.Bytes += info.Size
+	listed := make(map[string]bool, len(man.Fragments)+len(man.Files))
+	for _, f := range man.Fragments {
+		listed[prefix+f.Path] = true
 	}
 	// Shape files (shapefile.go) of data files the newest version does not
-	// list, as they are: another file, or the same file rewritten.
-	current := make(map[string]bool, len(man.Files))
+	// list go too, as they are: another file, or the same file rewritten.
 	for i := range man.Files {
-		current[shapeFileKey(name, &man.Files[i])] = true
+		listed[shapeFileKey(name, &man.Files[i])] = true
 	}
-	for info, err := range idx.List(ctx, store.ListOptions{Prefix: prefix + "shapes/"}) {
-		if err != nil {
+	cutoff := time.Now().Add(-retain)
+	for _, folder := range []string{"fragments/", "shapes/"} {
+		if err := deleteUnlisted(ctx, idx, prefix, folder, listed, cutoff, &res); err != nil {
 			return res, err
 		}
-		if current[info.Key] {
+	}
+	return res, nil
+}
+
+// deleteUnlisted deletes the files under prefix+folder that listed does
+// not hold and that were last modified before cutoff, adding them to res.
+// Fragment names are fresh UUIDs, never reused, and a shape file's name
+// says which data it describes: the file listed is the file deleted.
+func deleteUnlisted(ctx context.Context, idx store.Store, prefix, folder string, listed map[string]bool, cutoff time.Time, res *VacuumResult) error {
+	for info, err := range idx.List(ctx, store.ListOptions{Prefix: prefix + folder}) {
+		if err != nil {
+			return err
+		}
+		if listed[info.Key] {
 			continue
 		}
 		if !info.ModTime.Before(cutoff) {
@@ -82,12 +74,12 @@ func Vacuum(ctx context.Context, idx store.Store, name string, retain time.Durat
 			continue
 		}
 		if err := idx.Delete(ctx, info.Key, nil); err != nil && !errors.Is(err, store.ErrNotExist) {
-			return res, err
+			return err
 		}
 		res.Deleted = append(res.Deleted, strings.TrimPrefix(info.Key, prefix))
 		res.Bytes += info.Size
 	}
-	return res, nil
+	return nil
 }
 
 // VacuumAll vacuums every row index of the index folder idx (see Vacuum).
