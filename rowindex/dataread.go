@@ -33,6 +33,9 @@ type fileWork struct {
 	// unknown (shape files may hold it: loadShapes).
 	noShape []pageKey
 	cols    []string // the columns planned
+	// shapesAdded: loadShapes added shapes of noShape pages (the file is
+	// planned again).
+	shapesAdded bool
 	fetch   []*fetch
 	sp      spans
 	err     error
@@ -131,7 +134,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// again.
 	if ri.loadShapes(ctx, m, works) {
 		for _, w := range works {
-			if len(w.noShape) == 0 {
+			if !w.shapesAdded {
 				continue
 			}
 			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape = nil, nil, nil, nil, nil
@@ -371,6 +374,7 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 		// Any failure of the direct path (a page outside its scope, bytes
 		// not prefetched) falls back to parquet-go's decoder, which also
 		// judges a page that is really corrupt.
+		c.keepWholeDict(ri)
 		err := c.decodeDirect(ri, ci, locs, g.NumRows())
 		if c.sparse != nil && c.sparse.picked.collect && err == nil && len(c.sparse.picked.keys) > 0 {
 			// The values of the entries the rows select are placeholders:

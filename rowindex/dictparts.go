@@ -122,8 +122,8 @@ func (ri *RowIndex) planDictParts(w *fileWork, cr *chunkRead) bool {
 		w.noShape = append(w.noShape, pk)
 		return false
 	}
-	if sh.whole || sh.enc != format.Plain || ri.dictSeen.again(pk) {
-		return false
+	if sh.whole || sh.enc != format.Plain || ri.dictSeen.has(pk) {
+		return false // read in parts before: read whole now, and cached
 	}
 	cr.dictShape = sh
 	cr.sparse = &dictionary{ci: ci, n: sh.values, picked: &dictPicks{collect: true}}
@@ -218,6 +218,7 @@ func (ri *RowIndex) readDictPicks(ctx context.Context, m *meter, c *chunkRead, c
 	}
 	picks.keys, picks.vals, picks.collect = keys, vals, false
 	ri.dictParts.Add(int64(len(keys)))
+	ri.dictSeen.again(pageKey{c.w.fe.ID, c.rg, c.leaf, dictShapePage})
 	return nil
 }
 
@@ -300,14 +301,47 @@ func (ri *RowIndex) decodePicks(ctx context.Context, m *meter, chunks []*chunkRe
 		ci, _ := directInfo(c.w.fm, c.rg, c.leaf)
 		ri.putVals(c.vals)
 		c.vals, c.needPicks = nil, false
-		if err := ri.readDictPicks(ctx, m, c, ci); err != nil {
+		if err := ri.readPicksSafely(ctx, m, c, ci); err != nil {
 			c.sparse = nil
 			c.err = ri.decodeOne(ctx, m, c)
 			return
 		}
-		cm := c.m
-		c.m = new(meter) // the pages were counted by the first decode
+		// The pages were counted, learnt from and offered to the page
+		// cache by the first decode.
+		cm, learn, fill := c.m, c.learn, c.fill
+		c.m, c.learn, c.fill = new(meter), false, false
 		c.err = ri.decodeOne(ctx, m, c)
-		c.m = cm
+		c.m, c.learn, c.fill = cm, learn, fill
 	})
+}
+
+// readPicksSafely is readDictPicks, a panic turned into an error (the
+// entries are placed by a shape a file gave; decoding them is guarded as
+// decodeOne guards pages).
+func (ri *RowIndex) readPicksSafely(ctx context.Context, m *meter, c *chunkRead, ci colInfo) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rowindex: reading dictionary entries panicked: %v", r)
+		}
+	}()
+	return ri.readDictPicks(ctx, m, c, ci)
+}
+
+// keepWholeDict drops a chunk's dictionary read in parts, before its first
+// decode, when the whole dictionary is at hand after all: decoded in the
+// cache (another lookup), or among the fetched ranges (a scan of the
+// chunk, or coalescing, read its page).
+func (c *chunkRead) keepWholeDict(ri *RowIndex) {
+	if c.sparse == nil || !c.sparse.picked.collect {
+		return
+	}
+	if _, ok := ri.cache.get(decodedDictKey{c.w.fe.ID, c.rg, c.leaf}); ok {
+		c.sparse = nil
+		return
+	}
+	if dr := c.w.fm.dictRange(c.rg, c.leaf); dr.end > dr.off {
+		if _, ok := c.w.sp.slice(dr.off, dr.end-dr.off); ok {
+			c.sparse = nil
+		}
+	}
 }

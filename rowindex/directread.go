@@ -459,8 +459,8 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 			r = brange{off + lo*int64(ci.width), off + hi*int64(ci.width) + headSlack}
 		} else {
 			vlo, vhi := lc.defined(int(lo)), lc.defined(int(hi))
-			if vlo < 0 || vhi < 0 || hi > int64(shape.rows) {
-				add(whole)
+			if vlo < 0 || vhi < vlo || vhi > shape.values || hi > int64(shape.rows) {
+				add(whole) // levels that count more values than the page has: it says what is wrong
 				return
 			}
 			if vlo == vhi {
@@ -546,7 +546,7 @@ func (sh *pageShape) snappyGroups(segs [][2]int, width int) []int {
 	}
 	for i, sg := range segs {
 		vlo, vhi := lc.defined(sg[0]), lc.defined(sg[1])
-		if vlo < 0 || vhi <= vlo || sg[1] > sh.rows {
+		if vlo < 0 || vhi <= vlo || vhi > sh.values || sg[1] > sh.rows {
 			continue
 		}
 		a, e, _, _, ok := sh.span(vlo, vhi, width)

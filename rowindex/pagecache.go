@@ -42,6 +42,20 @@ func newSeenFilter(slots int64) *seenFilter {
 	return &seenFilter{seen: make([]atomic.Uint64, n), seed: maphash.MakeSeed()}
 }
 
+// has reports whether page k was seen before, recently, without
+// remembering it.
+func (f *seenFilter) has(k pageKey) bool {
+	h := maphash.Comparable(f.seed, k) | 1
+	sets := uint64(len(f.seen) / seenWays)
+	set := f.seen[(h&(sets-1))*seenWays:][:seenWays]
+	for i := range set {
+		if set[i].Load() == h {
+			return true
+		}
+	}
+	return false
+}
+
 // again reports whether page k was seen before, recently. Otherwise it
 // remembers k and reports false.
 func (f *seenFilter) again(k pageKey) bool {

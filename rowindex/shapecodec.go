@@ -187,7 +187,7 @@ func (r *shapeReader) fail(what string) {
 
 // decodeShape decodes a shape appendShape encoded, checked against its
 // page (validate).
-func decodeShape(b []byte, pageSize, width int) (*pageShape, error) {
+func decodeShape(b []byte, pageSize int, ci colInfo) (*pageShape, error) {
 	r := &shapeReader{b: b}
 	flags := r.int()
 	if flags == shapeWhole {
@@ -261,32 +261,44 @@ func decodeShape(b []byte, pageSize, width int) (*pageShape, error) {
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errShapeCorrupt)
 	}
-	if err := sh.validate(pageSize, width); err != nil {
+	if err := sh.validate(pageSize, ci); err != nil {
 		return nil, err
 	}
 	return sh, nil
 }
 
-// validate reports whether the shape fits a page of pageSize bytes whose
-// values are width bytes each (0: variable): what span, snappyBlocks,
-// snappyOut and snappyIndex.run index, in bounds and in order, as
-// measureShape makes it.
-func (sh *pageShape) validate(pageSize, width int) error {
+// validate reports whether the shape fits a page of pageSize bytes of a
+// column chunk ci (its codec, and its values' width: 0 when variable):
+// what span, snappyBlocks, snappyOut and snappyIndex.run index, in bounds
+// and in order, and what a decode allocates, bounded as measureShape makes
+// it.
+func (sh *pageShape) validate(pageSize int, ci colInfo) error {
 	bad := func(what string) error { return fmt.Errorf("%w: %s", errShapeCorrupt, what) }
 	if sh.whole {
 		return nil
+	}
+	width := ci.width
+	if (sh.snappy != nil) != (ci.codec == format.Snappy) || ci.codec != format.Snappy && ci.codec != format.Uncompressed {
+		return bad("codec")
 	}
 	if sh.rows < 0 || sh.values < 0 || sh.values > sh.rows {
 		return bad("row and value counts")
 	}
 	lc := newLevelCursor(sh.levels)
-	if sh.levels == nil && sh.values != sh.rows || sh.levels != nil && lc.defined(sh.rows) != sh.values {
+	if sh.levels == nil && sh.values != sh.rows || sh.levels != nil && (lc.defined(sh.rows) != sh.values || !levelsAreBits(sh.levels)) {
 		return bad("definition levels")
 	}
 	// The values' end, as if the page were stored uncompressed.
 	extent := pageSize
 	if x := sh.snappy; x != nil {
-		if x.block <= 0 || x.n <= 0 || x.n != sh.bodyLen || sh.hlen < 0 || sh.dataStart < sh.hlen {
+		// SNAPPY expands a stream at most ≈21 times (a 3-byte copy tag
+		// writes 64 bytes); split streams are of snappyBlock blocks, or one.
+		streamLen := 0
+		if len(x.blocks) > 0 {
+			streamLen = int(x.blocks[len(x.blocks)-1])
+		}
+		if x.block <= 0 || x.n <= 0 || x.n > 1<<30 || x.n > 22*streamLen+64 || x.block != snappyBlock && x.block != x.n ||
+			x.n != sh.bodyLen || sh.hlen < 0 || sh.dataStart < sh.hlen {
 			return bad("SNAPPY body")
 		}
 		if len(x.blocks) != (x.n+x.block-1)/x.block+1 || x.blocks[0] < 0 || !nondecreasing(x.blocks) || sh.hlen+int(x.blocks[len(x.blocks)-1]) > pageSize {
@@ -328,7 +340,7 @@ func (sh *pageShape) validate(pageSize, width int) error {
 		}
 		for i, m := range ms {
 			if m.val < 0 || m.off < 0 || m.n < 0 || i > 0 && (m.val < ms[i-1].val || m.off < ms[i-1].off) ||
-				m.packed && int64(m.off)+int64(m.hdr)+(int64(m.n)+7)/8*int64(sh.bw) > room {
+				m.packed && int64(m.off)+int64(m.hdr)+(int64(m.n)*int64(sh.bw)+7)/8 > room {
 				return bad("dictionary index runs")
 			}
 		}
@@ -336,6 +348,19 @@ func (sh *pageShape) validate(pageSize, width int) error {
 		return bad("encoding")
 	}
 	return nil
+}
+
+// levelsAreBits reports whether definition levels of bit width 1 hold only
+// 0s and 1s: an RLE run's value is a whole byte, and a larger one would
+// count more defined values than there are.
+func levelsAreBits(levels []byte) bool {
+	h := hybrid{data: levels, bw: 1}
+	for h.next() {
+		if h.rle && h.val > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // nondecreasing reports whether vs never decreases.

@@ -160,7 +160,7 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 			continue
 		}
 		wg.Go(func() {
-			if ri.loadFileShapes(ctx, m, w, object{st: ri.st, key: key, uri: key}, size) {
+			if w.shapesAdded = ri.loadFileShapes(ctx, m, w, object{st: ri.st, key: key, uri: key}, size); w.shapesAdded {
 				mu.Lock()
 				added = true
 				mu.Unlock()
@@ -182,7 +182,7 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	} else {
 		var err error
 		head, err = readShapeHead(ctx, m, o, size)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrNotExist) {
 			return false // unread: tried again by the next lookup
 		}
 		if dir, err = parseShapeDir(head, w.fe, size); err != nil {
@@ -323,7 +323,7 @@ func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, err
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, fmt.Errorf("%w: record checksum", errShapeCorrupt)
 	}
-	return decodeShape(body, int(rec.pageSize), ci.width)
+	return decodeShape(body, int(rec.pageSize), ci)
 }
 
 // cacheShapeRecord decodes a record into the metadata cache (as a lookup

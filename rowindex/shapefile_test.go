@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ariadne-go/ariadne/store"
 )
@@ -115,7 +116,7 @@ func TestShapeCodec(t *testing.T) {
 				kinds["uncompressed"]++
 			}
 			b := appendShape(nil, sh)
-			got, err := decodeShape(b, size, ci.width)
+			got, err := decodeShape(b, size, ci)
 			if err != nil {
 				t.Fatalf("page %+v: %v", pk, err)
 			}
@@ -126,12 +127,12 @@ func TestShapeCodec(t *testing.T) {
 			for range 200 {
 				c := append([]byte(nil), b...)
 				c[rng.IntN(len(c))] ^= byte(1 + rng.IntN(255))
-				if sh, err := decodeShape(c, size, ci.width); err == nil {
+				if sh, err := decodeShape(c, size, ci); err == nil {
 					exerciseShape(t, sh, ci.width)
 				}
 			}
 			for n := 0; n < len(b); n += 1 + len(b)/50 {
-				if _, err := decodeShape(b[:n], size, ci.width); err == nil {
+				if _, err := decodeShape(b[:n], size, ci); err == nil {
 					t.Fatalf("page %+v: %d of %d bytes decoded", pk, n, len(b))
 				}
 			}
@@ -362,5 +363,41 @@ func TestDictParts(t *testing.T) {
 	run("again", fresh)
 	if n := fresh.dictParts.Load(); n != parts {
 		t.Fatalf("lookups of dictionaries read in parts before read %d entries in parts", n-parts)
+	}
+}
+
+// TestHostileShapes: shapes a lying shape file may hold that pass a
+// shallow check, each of which once panicked planning or a dictionary
+// read, or allocated gigabytes (found in review): definition levels whose
+// RLE value is a whole byte above 1, a SNAPPY literal to cut before its
+// run, and a 2 GiB output claimed from a 100-byte stream. Each is refused,
+// or used without panicking.
+func TestHostileShapes(t *testing.T) {
+	plain := colInfo{typ: format.ByteArray, codec: format.Uncompressed}
+	fixed := colInfo{typ: format.Int32, width: 4, codec: format.Snappy}
+	samples := make([]int32, 9) // ceil(500/64)+1
+	for i := range samples {
+		samples[i] = int32(i * 10)
+	}
+	levels := []byte{0xE8, 0x07, 1, 0x14, 200, 0x14, 255, 0xC0, 0x07, 0} // 500×1, 10×200, 10×255, 480×0
+	if _, err := decodeShape(appendShape(nil, &pageShape{dataStart: 10, rows: 1000, enc: format.Plain, values: 500, every: 64, samples: samples, levels: levels}), 1000, plain); err == nil {
+		t.Error("levels of values above 1 accepted")
+	}
+	n := 1<<31 - 100
+	huge := &pageShape{dataStart: 20 + n - 4, rows: 1, enc: format.Plain, values: 1, snappy: &snappyIndex{n: n, block: n, blocks: []int32{0, 100}}, hlen: 20, bodyLen: n}
+	if _, err := decodeShape(appendShape(nil, huge), 200, fixed); err == nil {
+		t.Errorf("a %d-byte output of a 100-byte stream accepted", n)
+	}
+	x := &snappyIndex{n: 12288, block: 12288, blocks: []int32{0, 1000},
+		marks: []snappyMark{{in: 10, out: 4096, reach: 4096}, {in: 50, out: 8192, reach: 8192, lit: 5, hdr: 0}}}
+	cut := &pageShape{dataStart: 20, rows: 3072, enc: format.Plain, values: 3072, snappy: x, hlen: 20, bodyLen: 12288}
+	sh, err := decodeShape(appendShape(nil, cut), 2000, fixed)
+	if err != nil {
+		t.Fatalf("the literal to cut is the decoder's to refuse, validate refused: %v", err)
+	}
+	a, e, _, _, _ := sh.span(1025, 1026, 4)
+	ri := &RowIndex{}
+	if _, _, err := dictPartBytes(ri, sh, make([]byte, 2000), 0, a, e); err == nil {
+		t.Error("a literal to cut before its run decoded")
 	}
 }

@@ -448,6 +448,9 @@ func decodeSnappyRun(dst, scratch, b []byte, r snappyRun) (out, scratchOut []byt
 		scratch = append(scratch, b...)
 	}
 	if r.cut >= 0 {
+		if r.cut < r.in || at+r.cut-r.in >= len(scratch) {
+			return nil, scratch, fmt.Errorf("SNAPPY run: literal to cut at %d outside the run [%d, %d)", r.cut, r.in, r.end)
+		}
 		// The literal's data starts after its tag's 1–5 bytes.
 		h := scratch[at+r.cut-r.in:]
 		if _, hl, ok := literalTag(h); !ok || !shortenLiteral(h, r.end-r.cut-hl) {
