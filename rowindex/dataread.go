@@ -36,11 +36,11 @@ type fileWork struct {
 	// shapesAdded: loadShapes added shapes of noShape pages (the file is
 	// planned again).
 	shapesAdded bool
-	fetch   []*fetch
-	sp      spans
-	err     error
-	blob    *blobRead // for a file with a blob column, how it is read
-	nest    *nestRead // for a nested co-grouped file, how it is read
+	fetch       []*fetch
+	sp          spans
+	err         error
+	blob        *blobRead // for a file with a blob column, how it is read
+	nest        *nestRead // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
