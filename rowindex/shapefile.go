@@ -468,23 +468,25 @@ func (ri *RowIndex) encodeShapeFile(ctx context.Context, m *meter, fe *FileEntry
 }
 
 // loadWarmShapes keeps the shapes of fe's shape file, read whole, in the
-// handle's set (Warm, before it reads the pages still without a shape).
-// A shape file that cannot be read or does not match is passed over; a
-// full set is errShapeBudget.
-func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, fe *FileEntry, sizes map[string]int64) error {
+// handle's set (Warm, before it reads the pages still without a shape),
+// and returns the column chunks (row group, column) it kept shapes of. A
+// shape file that cannot be read or does not match is passed over; a full
+// set is errShapeBudget.
+func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, fe *FileEntry, sizes map[string]int64) (map[[2]int]bool, error) {
 	key := shapeFileKey(ri.name, fe)
 	size, ok := sizes[key]
 	if !ok || size > shapeFileMax {
-		return nil
+		return nil, nil
 	}
 	b, err := readRange(ctx, m, object{st: ri.st, key: key, uri: key}, 0, size)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	dir, err := parseShapeDir(b, fe, size)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
+	loaded := map[[2]int]bool{}
 	for _, rec := range dir.records {
 		if rec.rg >= len(fm.f.Metadata().RowGroups) || rec.col >= fm.ncol() {
 			continue
@@ -494,8 +496,9 @@ func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, 
 			continue
 		}
 		if err := ri.keepShape(pageKey{fe.ID, rec.rg, rec.col, rec.page}, sh); err != nil {
-			return err
+			return loaded, err
 		}
+		loaded[[2]int{rec.rg, rec.col}] = true
 	}
-	return nil
+	return loaded, nil
 }

@@ -153,7 +153,8 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 	if fm.copies != nil {
 		return nil // a prepared file's copied columns are read by their frames
 	}
-	if err := ri.loadWarmShapes(ctx, m, fm, fe, sizes); err != nil {
+	fromFile, err := ri.loadWarmShapes(ctx, m, fm, fe, sizes)
+	if err != nil {
 		return err
 	}
 	ncol := fm.ncol()
@@ -173,7 +174,10 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			// The chunk's dictionary, unless decoded already (or without room
 			// in the cache) and its shape known, or larger than a read, is
 			// read with its first page (it lies just before it), or alone
-			// when that page's shape is known (a shape file's).
+			// when that page's shape came from a shape file (no page of the
+			// chunk is read then). Shapes taken from another handle
+			// (AdoptShapes) bring no dictionary: that handle decoded its
+			// own, and lookups decode this one's when they need it.
 			dict := fm.dictRange(rg, col)
 			_, decoded := ri.cache.get(decodedDictKey{fe.ID, rg, col})
 			shaped, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, dictShapePage})
@@ -187,7 +191,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 			if dict.end > dict.off {
 				if ok, err := ri.knownShapeOrTake(pageKey{fe.ID, rg, col, 0}); err != nil {
 					return err
-				} else if ok {
+				} else if ok && fromFile[[2]int{rg, col}] {
 					if err := ri.learnDict(ctx, m, o, fe, rg, col, ci, dict); err != nil {
 						return err
 					}
