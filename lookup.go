@@ -574,6 +574,9 @@ func addPlan(a, b rowindex.Plan) rowindex.Plan {
 	a.IndexPathRanges += b.IndexPathRanges
 	a.ScanRanges += b.ScanRanges
 	a.ScanFiles += b.ScanFiles
+	a.ShapeRecords += b.ShapeRecords
+	a.ShapeFilesIgnored += b.ShapeFilesIgnored
+	a.DictEntries += b.DictEntries
 	a.RowRanges += b.RowRanges
 	a.ByteRanges += b.ByteRanges
 	a.Rows += b.Rows

@@ -34,13 +34,16 @@ type fileWork struct {
 	noShape []pageKey
 	cols    []string // the columns planned
 	// shapesAdded: loadShapes added shapes of noShape pages (the file is
-	// planned again).
-	shapesAdded bool
-	fetch       []*fetch
-	sp          spans
-	err         error
-	blob        *blobRead // for a file with a blob column, how it is read
-	nest        *nestRead // for a nested co-grouped file, how it is read
+	// planned again); shapeRecords counts them, shapeFileIgnored says its
+	// shape file, or a record it needed, was passed over (Plan).
+	shapesAdded      bool
+	shapeRecords     int
+	shapeFileIgnored bool
+	fetch            []*fetch
+	sp               spans
+	err              error
+	blob             *blobRead // for a file with a blob column, how it is read
+	nest             *nestRead // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
@@ -132,7 +135,14 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// Pages planned whole for want of their shapes: from shape files
 	// (shapefile.go) when the row index has them, and those files planned
 	// again.
-	if ri.loadShapes(ctx, m, works) {
+	loaded := ri.loadShapes(ctx, m, works)
+	for _, w := range works {
+		plan.ShapeRecords += w.shapeRecords
+		if w.shapeFileIgnored {
+			plan.ShapeFilesIgnored++
+		}
+	}
+	if loaded {
 		for _, w := range works {
 			if !w.shapesAdded {
 				continue
@@ -262,6 +272,9 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		return nil, err
 	}
 	ri.decodePicks(ctx, m, chunks, !ri.spreadReads && inlineRead(fetches))
+	for _, c := range chunks {
+		plan.DictEntries += c.dictEntries
+	}
 	for _, c := range chunks {
 		if c.err != nil {
 			return nil, fileChanged(c.w.fe.URI, "undecodable pages", c.err)

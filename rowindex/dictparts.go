@@ -218,6 +218,7 @@ func (ri *RowIndex) readDictPicks(ctx context.Context, m *meter, c *chunkRead, c
 	}
 	picks.keys, picks.vals, picks.collect = keys, vals, false
 	ri.dictParts.Add(int64(len(keys)))
+	c.dictEntries = len(keys)
 	ri.dictSeen.again(pageKey{c.w.fe.ID, c.rg, c.leaf, dictShapePage})
 	return nil
 }

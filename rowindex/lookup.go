@@ -165,6 +165,12 @@ type Plan struct {
 	IndexPathBytes, ScanBytes   int64
 	IndexPathRanges, ScanRanges int
 	ScanFiles                   int
+	// Shape files (shapefile.go): the page shapes the lookup read from
+	// them, and the shape files it passed over (damaged, or made for
+	// other data: their pages were read whole). DictEntries counts the
+	// dictionary entries it read in parts (dictparts.go).
+	ShapeRecords, ShapeFilesIgnored int
+	DictEntries                     int
 }
 
 // Requests is the total number of storage requests.

@@ -59,6 +59,8 @@ type chunkRead struct {
 	sparse    *dictionary
 	dictShape *pageShape
 	needPicks bool // decoded with placeholders: its entries are to be read
+	// dictEntries counts the dictionary entries read in parts (Plan).
+	dictEntries int
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte

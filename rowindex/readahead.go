@@ -122,4 +122,7 @@ func (p *Plan) addReads(q *Plan) {
 	p.ScanBytes += q.ScanBytes
 	p.ScanRanges += q.ScanRanges
 	p.ScanFiles += q.ScanFiles
+	p.ShapeRecords += q.ShapeRecords
+	p.ShapeFilesIgnored += q.ShapeFilesIgnored
+	p.DictEntries += q.DictEntries
 }

@@ -191,6 +191,7 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 		ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
 	}
 	if dir.bad != nil {
+		w.shapeFileIgnored = true
 		return false
 	}
 	var need []shapeRecord
@@ -203,7 +204,12 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 		switch {
 		case !ok:
 		case rec.off+rec.n <= int64(len(head)):
-			added = ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) || added
+			if ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) {
+				added = true
+				w.shapeRecords++
+			} else {
+				w.shapeFileIgnored = true
+			}
 		default:
 			need = append(need, rec)
 		}
@@ -217,11 +223,15 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 		off, end := need[i].off, need[j-1].off+need[j-1].n
 		b, err := readRange(ctx, m, o, off, end-off)
 		if err != nil {
+			w.shapeFileIgnored = true
 			return added // the pages are read whole
 		}
 		for _, rec := range need[i:j] {
 			if ri.cacheShapeRecord(w, rec, b[rec.off-off:rec.off-off+rec.n]) {
 				added = true
+				w.shapeRecords++
+			} else {
+				w.shapeFileIgnored = true
 			}
 		}
 		i = j

@@ -199,7 +199,10 @@ func TestShapeFiles(t *testing.T) {
 		}
 		return ri
 	}
-	type pass struct{ read, first, firstRequests int64 }
+	type pass struct {
+		read, first, firstRequests int64
+		plan                       Plan // of the first lookup
+	}
 	run := func(name string, ri *RowIndex) pass {
 		var p pass
 		for k := int64(0); k < 19997; k += 1601 {
@@ -207,7 +210,7 @@ func TestShapeFiles(t *testing.T) {
 			want := fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb)
 			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
 			if p.read += res.Plan.Data.BytesRead; p.first == 0 {
-				p.first, p.firstRequests = res.Plan.BytesRead(), res.Plan.Requests()
+				p.first, p.firstRequests, p.plan = res.Plan.BytesRead(), res.Plan.Requests(), res.Plan
 			}
 		}
 		t.Logf("%s: %d bytes read; the first lookup %d bytes in %d requests", name, p.read, p.first, p.firstRequests)
@@ -232,6 +235,9 @@ func TestShapeFiles(t *testing.T) {
 	with := run("with shape files", open(0))
 	if with.first*3 > without.first || with.read*2 > without.read {
 		t.Fatalf("with shape files the first lookup read %d bytes, all %d; without: %d, %d", with.first, with.read, without.first, without.read)
+	}
+	if p := with.plan; p.ShapeRecords == 0 || p.ShapeFilesIgnored != 0 || without.plan.ShapeRecords != 0 {
+		t.Fatalf("the first lookup's plan: %d shapes from shape files, %d passed over (without: %d)", p.ShapeRecords, p.ShapeFilesIgnored, without.plan.ShapeRecords)
 	}
 
 	// Warm reads the shape file, not the pages.
@@ -268,7 +274,9 @@ func TestShapeFiles(t *testing.T) {
 		if err := store.WriteAll(ctx, idx, key, b, nil); err != nil {
 			t.Fatal(err)
 		}
-		run("shape file: "+name, open(0))
+		if p := run("shape file: "+name, open(0)).plan; p.ShapeFilesIgnored != 1 {
+			t.Errorf("shape file %s: the first lookup passed over %d shape files, want 1", name, p.ShapeFilesIgnored)
+		}
 		run("shape file, Warm: "+name, warmedShapes(t, data, idx, "k"))
 	}
 
@@ -320,9 +328,13 @@ func TestDictParts(t *testing.T) {
 		for k := int64(3); k < 19997; k += 1777 {
 			kb, _ := EncodeKey(k)
 			want := fullScan(t, dir, uris, "k", kb, kb)
+			parts := ri.dictParts.Load()
 			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
 			if all += res.Plan.Data.BytesRead; first == 0 {
 				first = res.Plan.Data.BytesRead
+			}
+			if got := int64(res.Plan.DictEntries); got != ri.dictParts.Load()-parts {
+				t.Fatalf("%s key %d: the plan says %d dictionary entries read in parts, the handle counted %d", name, k, got, ri.dictParts.Load()-parts)
 			}
 		}
 		t.Logf("%s: the first lookup read %d bytes, all %d; %d dictionary entries read in parts", name, first, all, ri.dictParts.Load())

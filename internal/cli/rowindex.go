@@ -236,6 +236,7 @@ func planJSON(p rowindex.Plan) map[string]any {
 		"elapsed_ms":       float64(p.Elapsed.Microseconds()) / 1000,
 		"index_path_bytes": p.IndexPathBytes, "index_path_ranges": p.IndexPathRanges,
 		"scan_bytes": p.ScanBytes, "scan_ranges": p.ScanRanges, "scan_files": p.ScanFiles,
+		"shape_records": p.ShapeRecords, "shape_files_ignored": p.ShapeFilesIgnored, "dict_entries": p.DictEntries,
 	}
 }
 
@@ -308,6 +309,10 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 		fmt.Fprintf(w, "pages: %d decoded (%d of them ZSTD frames of framed files), %d from the page cache (hit ratio %.2f)\n", p.Data.Pages, p.Data.Frames, p.Data.PageHits, pageHitRatio(p))
 		fmt.Fprintf(w, "planner: index path %d bytes in %d ranges, projected scan of the same files %d bytes in %d ranges; scan taken for %d of %d files\n",
 			p.IndexPathBytes, p.IndexPathRanges, p.ScanBytes, p.ScanRanges, p.ScanFiles, p.Files)
+		if p.ShapeRecords > 0 || p.ShapeFilesIgnored > 0 || p.DictEntries > 0 {
+			fmt.Fprintf(w, "shapes: %d page shapes read from shape files, %d shape files passed over (damaged or stale: their pages read whole); %d dictionary entries read in parts\n",
+				p.ShapeRecords, p.ShapeFilesIgnored, p.DictEntries)
+		}
 	}
 	return w.Flush()
 }
