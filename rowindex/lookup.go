@@ -166,9 +166,11 @@ type Plan struct {
 	IndexPathRanges, ScanRanges int
 	ScanFiles                   int
 	// Shape files (shapefile.go): the page shapes the lookup read from
-	// them, and the shape files it passed over (damaged, or made for
-	// other data: their pages were read whole). DictEntries counts the
-	// dictionary entries it read in parts (dictparts.go).
+	// them, and the shape files or records it found unusable (damaged, or
+	// made for other data: their pages were read whole; a handle
+	// remembers a damaged directory and does not count it again).
+	// DictEntries counts the dictionary entries it read in parts
+	// (dictparts.go).
 	ShapeRecords, ShapeFilesIgnored int
 	DictEntries                     int
 }

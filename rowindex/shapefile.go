@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,17 @@ type shapeListing struct {
 	done     bool
 	failedAt time.Time
 	sizes    map[string]int64
+}
+
+// forget drops a shape file that has gone from the listing.
+func (l *shapeListing) forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.sizes[key]; ok {
+		sizes := maps.Clone(l.sizes) // lookups may hold the old map
+		delete(sizes, key)
+		l.sizes = sizes
+	}
 }
 
 // reset makes the next lookup that needs shape files list them again.
@@ -182,16 +194,22 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	} else {
 		var err error
 		head, err = readShapeHead(ctx, m, o, size)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, store.ErrNotExist) {
+		if errors.Is(err, store.ErrNotExist) {
+			ri.shapeList.forget(o.key) // deleted (Vacuum): listed again after a Refresh
+			return false
+		}
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 			return false // unread: tried again by the next lookup
 		}
 		if dir, err = parseShapeDir(head, w.fe, size); err != nil {
+			// Remembered: later lookups read the file's pages whole
+			// without counting it again.
 			dir = &shapeDir{bad: err}
+			w.shapeFileIgnored = true
 		}
 		ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
 	}
 	if dir.bad != nil {
-		w.shapeFileIgnored = true
 		return false
 	}
 	var need []shapeRecord
@@ -501,11 +519,15 @@ func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, 
 		if rec.rg >= len(fm.f.Metadata().RowGroups) || rec.col >= fm.ncol() {
 			continue
 		}
+		pk := pageKey{fe.ID, rec.rg, rec.col, rec.page}
+		if _, ok := ri.shapes.get(pk); ok {
+			continue // adopted from another handle, which decoded the dictionary
+		}
 		sh, err := decodeShapeRecord(fm, rec, b[rec.off:rec.off+rec.n])
 		if err != nil {
 			continue
 		}
-		if err := ri.keepShape(pageKey{fe.ID, rec.rg, rec.col, rec.page}, sh); err != nil {
+		if err := ri.keepShape(pk, sh); err != nil {
 			return loaded, err
 		}
 		loaded[[2]int{rec.rg, rec.col}] = true

@@ -280,6 +280,26 @@ func TestShapeFiles(t *testing.T) {
 		run("shape file, Warm: "+name, warmedShapes(t, data, idx, "k"))
 	}
 
+	// A shape file deleted after a handle listed it: forgotten, rows right.
+	if err := idx.Delete(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteAll(ctx, idx, key, saved, nil); err != nil {
+		t.Fatal(err)
+	}
+	gone := open(0)
+	gone.shapeFiles(ctx, new(meter)) // listed with the file
+	if err := idx.Delete(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	run("shape file deleted after the listing", gone)
+	if _, ok := gone.shapeFiles(ctx, new(meter))[key]; ok {
+		t.Fatal("a deleted shape file is still listed")
+	}
+	if err := store.WriteAll(ctx, idx, key, saved, nil); err != nil {
+		t.Fatal(err)
+	}
+
 	// Vacuum: the orphan goes, the current file's stays.
 	orphan := folderOf("k") + "shapes/0000000000000000-1-00000000.shapes"
 	if err := store.WriteAll(ctx, idx, orphan, saved, nil); err != nil {
