@@ -135,18 +135,13 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// Pages planned whole for want of their shapes: from shape files
 	// (shapefile.go) when the row index has them, and those files planned
 	// again.
-	loaded := ri.loadShapes(ctx, m, works)
+	ri.loadShapes(ctx, m, works)
 	for _, w := range works {
 		plan.ShapeRecords += w.shapeRecords
 		if w.shapeFileIgnored {
 			plan.ShapeFilesIgnored++
 		}
-	}
-	if loaded {
-		for _, w := range works {
-			if !w.shapesAdded {
-				continue
-			}
+		if w.shapesAdded {
 			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape = nil, nil, nil, nil, nil
 			if err := ri.planFile(w, man, w.cols); err != nil {
 				return nil, err
@@ -629,11 +624,12 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 					continue
 				}
 				dk := dictKey{w.fe.ID, g.rg, c}
-				if _, ok := ri.cache.get(dk); !ok && ri.planDictParts(w, g.chunks[len(g.chunks)-1]) {
+				_, held := ri.cache.get(dk)
+				if !held && ri.planDictParts(w, g.chunks[len(g.chunks)-1]) {
 					continue // read in parts once its indexes are cut
 				}
 				w.dicts = append(w.dicts, dk)
-				if _, ok := ri.cache.get(dk); !ok {
+				if !held {
 					w.ranges = append(w.ranges, dr)
 				}
 			}

@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -173,7 +174,6 @@ func (ri *RowIndex) readDictPicks(ctx context.Context, m *meter, c *chunkRead, c
 	// Coalesced reads of the page's parts, in order.
 	gap := int(ri.gapFor(c.w.o.st))
 	vals := make([][]byte, len(parts))
-	var arena []byte
 	for i := 0; i < len(parts); {
 		lo, hi := parts[i].ra, parts[i].re
 		j := i + 1
@@ -195,11 +195,7 @@ func (ri *RowIndex) readDictPicks(ctx context.Context, m *meter, c *chunkRead, c
 				return err
 			}
 			v, err := dictEntry(raw, ci, p.key-p.first)
-			if err == nil {
-				at := len(arena)
-				arena = append(arena, v...)
-				vals[k] = arena[at:len(arena):len(arena)]
-			}
+			vals[k] = bytes.Clone(v) // raw is a pooled buffer's, or the read's
 			release()
 			if err != nil {
 				ri.putBuf(buf)
@@ -208,13 +204,6 @@ func (ri *RowIndex) readDictPicks(ctx context.Context, m *meter, c *chunkRead, c
 		}
 		ri.putBuf(buf)
 		i = j
-	}
-	// The arena grew by appends: the entries point into its last array.
-	off := 0
-	for k := range vals {
-		n := len(vals[k])
-		vals[k] = arena[off : off+n : off+n]
-		off += n
 	}
 	picks.keys, picks.vals, picks.collect = keys, vals, false
 	ri.dictParts.Add(int64(len(keys)))

@@ -150,20 +150,18 @@ func listShapeFiles(ctx context.Context, m *meter, st store.Store, name string) 
 // loadShapes reads, for the files of a planned batch whose pages have no
 // shape (fileWork.noShape), the records of those pages from the files'
 // shape files into the metadata cache: files in parallel, each its
-// directory (cached) and then its records. It reports whether it added a
-// shape (the batch is then planned again).
-func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork) bool {
+// directory (cached) and then its records. A file that gained a shape is
+// marked (fileWork.shapesAdded: readPieces plans it again).
+func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork) {
 	var sizes map[string]int64
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	added := false
 	for _, w := range works {
 		if len(w.noShape) == 0 {
 			continue
 		}
 		if sizes == nil {
 			if sizes = ri.shapeFiles(ctx, m); len(sizes) == 0 {
-				return false
+				return
 			}
 		}
 		key := shapeFileKey(ri.name, w.fe)
@@ -172,15 +170,10 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 			continue
 		}
 		wg.Go(func() {
-			if w.shapesAdded = ri.loadFileShapes(ctx, m, w, object{st: ri.st, key: key, uri: key}, size); w.shapesAdded {
-				mu.Lock()
-				added = true
-				mu.Unlock()
-			}
+			w.shapesAdded = ri.loadFileShapes(ctx, m, w, object{st: ri.st, key: key, uri: key}, size)
 		})
 	}
 	wg.Wait()
-	return added
 }
 
 // loadFileShapes loads the shapes of w's pages without one from its shape
@@ -336,6 +329,9 @@ func parseShapeDir(b []byte, fe *FileEntry, size int64) (*shapeDir, error) {
 // decodeShapeRecord decodes a page's record (b, its CRC last), checked
 // against the page in the data file (fm).
 func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, error) {
+	if rec.rg >= len(fm.f.Metadata().RowGroups) || rec.col >= fm.ncol() {
+		return nil, fmt.Errorf("%w: no such column chunk", errShapeCorrupt)
+	}
 	if rec.page == dictShapePage {
 		if dr := fm.dictRange(rec.rg, rec.col); dr.off != rec.pageOff || dr.end-dr.off != rec.pageSize {
 			return nil, fmt.Errorf("%w: not the data file's dictionary page", errShapeCorrupt)
@@ -357,9 +353,6 @@ func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, err
 // cacheShapeRecord decodes a record into the metadata cache (as a lookup
 // that learnt it would), reporting whether it did.
 func (ri *RowIndex) cacheShapeRecord(w *fileWork, rec shapeRecord, b []byte) bool {
-	if rec.rg >= len(w.fm.f.Metadata().RowGroups) || rec.col >= w.fm.ncol() {
-		return false
-	}
 	sh, err := decodeShapeRecord(w.fm, rec, b)
 	if err != nil {
 		return false
@@ -516,9 +509,6 @@ func (ri *RowIndex) loadWarmShapes(ctx context.Context, m *meter, fm *fileMeta, 
 	}
 	loaded := map[[2]int]bool{}
 	for _, rec := range dir.records {
-		if rec.rg >= len(fm.f.Metadata().RowGroups) || rec.col >= fm.ncol() {
-			continue
-		}
 		pk := pageKey{fe.ID, rec.rg, rec.col, rec.page}
 		if _, ok := ri.shapes.get(pk); ok {
 			continue // adopted from another handle, which decoded the dictionary
