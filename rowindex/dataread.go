@@ -39,11 +39,15 @@ type fileWork struct {
 	shapesAdded      bool
 	shapeRecords     int
 	shapeFileIgnored bool
-	fetch            []*fetch
-	sp               spans
-	err              error
-	blob             *blobRead // for a file with a blob column, how it is read
-	nest             *nestRead // for a nested co-grouped file, how it is read
+	// shapeDir and shapeHead: the shape file's directory and the bytes
+	// read with it, when prefetchShapeDir read them with the footer.
+	shapeDir  *shapeDir
+	shapeHead []byte
+	fetch     []*fetch
+	sp        spans
+	err       error
+	blob      *blobRead // for a file with a blob column, how it is read
+	nest      *nestRead // for a nested co-grouped file, how it is read
 	// positions: rows carry their stored row's position (Row.blk), set
 	// when the batch holds co-grouped blocks (RowIter.cutBlocks).
 	positions bool
@@ -82,7 +86,8 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		total += int(p.n)
 	}
 	// Metadata of every file: cached ones here, the others loaded
-	// concurrently (a goroutine per cached file cost more than the lookup).
+	// concurrently (a goroutine per cached file cost more than the lookup),
+	// each with its shape file's directory.
 	var wg sync.WaitGroup
 	for _, w := range works {
 		if w.fm, w.o, w.err = ri.cachedDataMeta(ctx, m, w.fe); w.fm != nil || w.err != nil {
@@ -93,6 +98,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			defer wg.Done()
 			w.fm, w.err = ri.loadDataMeta(ctx, m, w.fe, w.o) // w.o resolved above
 		}()
+		ri.prefetchShapeDir(ctx, m, w, &wg)
 	}
 	wg.Wait()
 	for _, w := range works {

@@ -87,8 +87,8 @@ type shapeDir struct {
 type shapeDirKey struct{ key string }
 
 // shapeListing is a handle's listing of its shape files (key → size),
-// taken when a lookup first needs it, again after a Refresh, or
-// shapeListRetry after a listing failed.
+// taken by each Refresh (Open's included), by a lookup that needs it after
+// that listing failed, or shapeListRetry after a lookup's listing failed.
 type shapeListing struct {
 	mu       sync.Mutex
 	done     bool
@@ -112,6 +112,18 @@ func (l *shapeListing) reset() {
 	l.mu.Lock()
 	l.done, l.failedAt, l.sizes = false, time.Time{}, nil
 	l.mu.Unlock()
+}
+
+// set records a listing taken by Refresh (after a failed one, the next
+// lookup that needs shape files lists them again).
+func (l *shapeListing) set(sizes map[string]int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.done, l.failedAt, l.sizes = false, time.Time{}, nil
+		return
+	}
+	l.done, l.failedAt, l.sizes = true, time.Time{}, sizes
 }
 
 // shapeFiles returns the row index's shape files by key, with their
@@ -150,7 +162,8 @@ func listShapeFiles(ctx context.Context, m *meter, st store.Store, name string) 
 // loadShapes reads, for the files of a planned batch whose pages have no
 // shape (fileWork.noShape), the records of those pages from the files'
 // shape files into the metadata cache: files in parallel, each its
-// directory (cached) and then its records. A file that gained a shape is
+// directory (cached; prefetched with the file's footer by
+// prefetchShapeDir) and then its records. A file that gained a shape is
 // marked (fileWork.shapesAdded: readPieces plans it again).
 func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork) {
 	var sizes map[string]int64
@@ -176,31 +189,65 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 	wg.Wait()
 }
 
+// prefetchShapeDir starts reading the directory of w's shape file, when it
+// has one not yet cached, on wg: readPieces calls it for a file whose
+// footer it loads (a handle new to the file, whose pages' shapes it does
+// not know either), so that the directory comes in the footer's round
+// rather than in one of its own after the plan.
+func (ri *RowIndex) prefetchShapeDir(ctx context.Context, m *meter, w *fileWork, wg *sync.WaitGroup) {
+	sizes := ri.shapeFiles(ctx, m)
+	if len(sizes) == 0 {
+		return
+	}
+	key := shapeFileKey(ri.name, w.fe)
+	size, ok := sizes[key]
+	if !ok {
+		return
+	}
+	if _, ok := ri.cache.get(shapeDirKey{key}); ok {
+		return
+	}
+	wg.Go(func() {
+		w.shapeDir, w.shapeHead = ri.readShapeDir(ctx, m, w, object{st: ri.st, key: key, uri: key}, size)
+	})
+}
+
+// readShapeDir reads and parses the directory of w's shape file o of size
+// bytes and caches it; it returns the directory (nil when it could not be
+// read: tried again by the next lookup) and the bytes read with it.
+func (ri *RowIndex) readShapeDir(ctx context.Context, m *meter, w *fileWork, o object, size int64) (*shapeDir, []byte) {
+	head, err := readShapeHead(ctx, m, o, size, ri.gapFor(ri.st))
+	if errors.Is(err, store.ErrNotExist) {
+		ri.shapeList.forget(o.key) // deleted (Vacuum): listed again after a Refresh
+		return nil, nil
+	}
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, nil
+	}
+	dir, err := parseShapeDir(head, w.fe, size)
+	if err != nil {
+		// Remembered: later lookups read the file's pages whole without
+		// counting it again.
+		dir = &shapeDir{bad: err}
+		w.shapeFileIgnored = true
+	}
+	ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
+	return dir, head
+}
+
 // loadFileShapes loads the shapes of w's pages without one from its shape
 // file o of size bytes.
 func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o object, size int64) bool {
 	added := false
-	var dir *shapeDir
-	var head []byte // read with the directory: records in it cost no request
-	if v, ok := ri.cache.get(shapeDirKey{o.key}); ok {
-		dir = v.(*shapeDir)
-	} else {
-		var err error
-		head, err = readShapeHead(ctx, m, o, size)
-		if errors.Is(err, store.ErrNotExist) {
-			ri.shapeList.forget(o.key) // deleted (Vacuum): listed again after a Refresh
+	// head: read with the directory, so records in it cost no request.
+	dir, head := w.shapeDir, w.shapeHead
+	w.shapeDir, w.shapeHead = nil, nil
+	if dir == nil {
+		if v, ok := ri.cache.get(shapeDirKey{o.key}); ok {
+			dir = v.(*shapeDir)
+		} else if dir, head = ri.readShapeDir(ctx, m, w, o, size); dir == nil {
 			return false
 		}
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return false // unread: tried again by the next lookup
-		}
-		if dir, err = parseShapeDir(head, w.fe, size); err != nil {
-			// Remembered: later lookups read the file's pages whole
-			// without counting it again.
-			dir = &shapeDir{bad: err}
-			w.shapeFileIgnored = true
-		}
-		ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
 	}
 	if dir.bad != nil {
 		return false
@@ -225,35 +272,57 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 			need = append(need, rec)
 		}
 	}
+	// The records' ranges, read in parallel (one round, not one a range).
 	slices.SortFunc(need, func(a, b shapeRecord) int { return cmp.Compare(a.off, b.off) })
+	var groups [][]shapeRecord
 	for i := 0; i < len(need); {
 		j := i + 1
 		for j < len(need) && need[j].off-(need[j-1].off+need[j-1].n) <= shapeRecordGap {
 			j++
 		}
-		off, end := need[i].off, need[j-1].off+need[j-1].n
-		b, err := readRange(ctx, m, o, off, end-off)
-		if err != nil {
-			w.shapeFileIgnored = true
-			return added // the pages are read whole
+		groups = append(groups, need[i:j])
+		i = j
+	}
+	bufs := make([][]byte, len(groups))
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for gi, g := range groups {
+		read := func() {
+			off, end := g[0].off, g[len(g)-1].off+g[len(g)-1].n
+			bufs[gi], errs[gi] = readRange(ctx, m, o, off, end-off)
 		}
-		for _, rec := range need[i:j] {
-			if ri.cacheShapeRecord(w, rec, b[rec.off-off:rec.off-off+rec.n]) {
+		if gi == len(groups)-1 {
+			read() // this goroutine reads one
+		} else {
+			wg.Go(read)
+		}
+	}
+	wg.Wait()
+	for gi, g := range groups {
+		if errs[gi] != nil {
+			w.shapeFileIgnored = true // the pages are read whole
+			continue
+		}
+		off := g[0].off
+		for _, rec := range g {
+			if ri.cacheShapeRecord(w, rec, bufs[gi][rec.off-off:rec.off-off+rec.n]) {
 				added = true
 				w.shapeRecords++
 			} else {
 				w.shapeFileIgnored = true
 			}
 		}
-		i = j
 	}
 	return added
 }
 
-// readShapeHead reads a shape file's first shapeHeadBytes (all of a
-// smaller one), and the rest of its directory when that is longer.
-func readShapeHead(ctx context.Context, m *meter, o object, size int64) ([]byte, error) {
-	b, err := readRange(ctx, m, o, 0, min(size, shapeHeadBytes))
+// readShapeHead reads a shape file's first shapeHeadBytes, or gap bytes
+// when more (all of a smaller file), and the rest of its directory when
+// that is longer: on a store whose requests cost latency (a coalescing gap
+// of a megabyte), the records come with the directory rather than in a
+// round of their own.
+func readShapeHead(ctx context.Context, m *meter, o object, size, gap int64) ([]byte, error) {
+	b, err := readRange(ctx, m, o, 0, min(size, max(shapeHeadBytes, gap)))
 	if err != nil || len(b) < shapeHeaderBytes {
 		return b, err
 	}

@@ -433,3 +433,54 @@ func TestHostileShapes(t *testing.T) {
 		t.Error("a literal to cut before its run decoded")
 	}
 }
+
+// TestShapeFileRounds: behind an object store's latency, a fresh handle's
+// first lookup on a file with a shape file waits for the rounds it cannot
+// avoid, and no more: the manifest's listing (with the shape files'
+// beside it), the manifest, the fragment, the data file's footer (with the
+// shape file's directory, and with an object store's coalescing gap the
+// whole small shape file), the pages. Before, the shape files were listed,
+// their directories and then their records read, each in a round of its
+// own after the footer's.
+func TestShapeFileRounds(t *testing.T) {
+	ctx := context.Background()
+	dir, _, data, idx := snappyLake(t)
+	warm := warmedShapes(t, data, idx, "k")
+	if _, err := warm.SaveShapes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := store.NewTrace()
+	lat := store.Faults{Latency: 40 * time.Millisecond}
+	ri, err := Open(ctx, store.NewTraced(store.NewFaulty(idx, lat), "index", tr), "k", Options{
+		Resolver:    StoreResolver{store.NewTraced(store.NewFaulty(data, lat), "data", tr)},
+		CoalesceGap: DefaultCoalesceGap, PageCacheBytes: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := int64(4242)
+	kb, _ := EncodeKey(k)
+	res := checkedLookup(t, ri, k, fullScan(t, dir, []string{"s.parquet"}, "k", kb, kb), "fresh handle")
+	if res.Plan.ShapeRecords == 0 {
+		t.Fatalf("the lookup used no shape record: %+v", res.Plan)
+	}
+	spans, rounds := tr.Spans()
+	footerRound := 0
+	for i, sp := range spans {
+		if sp.Store == "data" && footerRound == 0 {
+			footerRound = rounds[i]
+		}
+	}
+	for i, sp := range spans {
+		switch {
+		case sp.Op == store.OpList && rounds[i] != 1:
+			t.Errorf("%s listed in round %d, not with the manifest's listing", sp.Key, rounds[i])
+		case sp.Op == store.OpRead && strings.Contains(sp.Key, "/shapes/") && (rounds[i] != footerRound || sp.Offset != 0):
+			t.Errorf("shape file read @%d in round %d, the footer's is %d", sp.Offset, rounds[i], footerRound)
+		}
+	}
+	if n := tr.Rounds(); footerRound != 4 || n > 5 {
+		t.Fatalf("%d rounds, the footer's %d (want 5 and 4):\n%s", n, footerRound, tr)
+	}
+	t.Logf("%d rounds:\n%s", tr.Rounds(), tr)
+}

@@ -24,6 +24,10 @@ import (
 // pages and dictionaries). ARIADNE_BENCH_DUCKDB=1 opens a fresh DuckDB
 // after each lookup and reads the same key's rows (its time apart). The
 // files stay in the OS page cache: the handle is cold, the disk is not.
+// ARIADNE_BENCH_LATENCY=20ms puts that latency before every request of
+// both stores (with an object store's coalescing gap) and reports
+// the sequential rounds of requests a lookup took (rounds/op), the first
+// lookup's requests listed.
 //
 //	ARIADNE_BENCH_LAKE=/tmp/s31/pa1g ARIADNE_BENCH_INDEX=/tmp/s31/pa1g-idx ARIADNE_BENCH_SHAPE_FILES=save \
 //	  ARIADNE_BENCH_DUCKDB=1 go test ./bench/rowindexbench -run '^$' -bench ColdHandle -benchtime 40x
@@ -51,6 +55,20 @@ func BenchmarkColdHandle(b *testing.B) {
 	}
 	defer idx.Close()
 	res := rowindex.StoreResolver{Store: data}
+	var trace *store.Trace
+	var gap int64
+	var lookIdx store.Store = idx
+	lookRes := res
+	if lat := os.Getenv("ARIADNE_BENCH_LATENCY"); lat != "" {
+		d, err := time.ParseDuration(lat)
+		if err != nil {
+			b.Fatalf("ARIADNE_BENCH_LATENCY: %v", err)
+		}
+		trace = store.NewTrace()
+		lookIdx = store.NewTraced(store.NewFaulty(idx, store.Faults{Latency: d}), "index", trace)
+		lookRes = rowindex.StoreResolver{Store: store.NewTraced(store.NewFaulty(data, store.Faults{Latency: d}), "data", trace)}
+		gap = rowindex.DefaultCoalesceGap // an object store's (the stores' URLs say file://)
+	}
 	switch os.Getenv("ARIADNE_BENCH_SHAPE_FILES") {
 	case "save":
 		ri, err := rowindex.Open(ctx, idx, indexName, rowindex.Options{Resolver: res, ShapeBytes: 1 << 30})
@@ -94,12 +112,15 @@ func BenchmarkColdHandle(b *testing.B) {
 	}
 	withDuck := os.Getenv("ARIADNE_BENCH_DUCKDB") == "1"
 	var walls, duckWalls []time.Duration
-	var rows, bytes, reqs int64
+	var rows, bytes, reqs, roundsSum int64
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		key := h.queryValue(keys[i%len(keys)])
 		t0 := time.Now()
-		ri, err := rowindex.Open(ctx, idx, indexName, rowindex.Options{Resolver: res})
+		if trace != nil {
+			trace.Reset()
+		}
+		ri, err := rowindex.Open(ctx, lookIdx, indexName, rowindex.Options{Resolver: lookRes, CoalesceGap: gap})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,6 +129,13 @@ func BenchmarkColdHandle(b *testing.B) {
 			b.Fatal(err)
 		}
 		walls = append(walls, time.Since(t0))
+		if trace != nil {
+			n := trace.Rounds()
+			roundsSum += int64(n)
+			if i == 0 {
+				b.Logf("the first lookup's requests (%d rounds):\n%s", n, trace)
+			}
+		}
 		rows += int64(len(r.Rows))
 		bytes += r.Plan.BytesRead()
 		reqs += r.Plan.Requests()
@@ -133,6 +161,9 @@ func BenchmarkColdHandle(b *testing.B) {
 	b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
 	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
 	b.ReportMetric(float64(reqs)/float64(b.N), "reqs/op")
+	if trace != nil {
+		b.ReportMetric(float64(roundsSum)/float64(b.N), "rounds/op")
+	}
 	l := latencyOf(walls, 0)
 	b.ReportMetric(l.P50MS, "p50-ms")
 	b.ReportMetric(l.P90MS, "p90-ms")
