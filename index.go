@@ -71,7 +71,7 @@ func (ix *Index) columnType(col string) schema.Type { return (*ix.types.Load())[
 func (ix *Index) folder() store.Store { return store.Sub(ix.reg.Root(), ix.reg.Paths().Dir) }
 
 func (ix *Index) rowOptions() rowindex.Options {
-	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes, ResidentBytes: ix.s.opts.ResidentBytes, ShapeBytes: ix.s.opts.ShapeBytes}
+	return rowindex.Options{Resolver: ix.s.res, CacheBytes: ix.s.opts.CacheBytes, PageCacheBytes: ix.s.opts.PageCacheBytes, ResidentBytes: ix.s.opts.ResidentBytes, ShapeBytes: ix.s.opts.ShapeBytes, VerifyKeys: ix.s.opts.VerifyKeys}
 }
 
 // openRowIndex opens the row index name with the Store's cache budget

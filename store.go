@@ -35,6 +35,10 @@ type Options struct {
 	// Config's RowIndexShapeBytes; ≤ 0 there too: none). See
 	// rowindex.Options.ShapeBytes.
 	ShapeBytes int64
+	// VerifyKeys makes row index lookups read the key column of every row
+	// they return and check it still holds the key (or Config's
+	// RowIndexVerifyKeys); see rowindex.Options.VerifyKeys.
+	VerifyKeys bool
 	// WarmOnRefresh warms a row index opened by Refresh (fragments and data
 	// file footers) before it replaces the old version, so the first queries
 	// on the new version are not cold.
@@ -67,6 +71,10 @@ func WithResidentBytes(n int64) Option { return func(o *Options) { o.ResidentByt
 // WithShapeBytes sets the budget of the page shapes each warmed row index
 // learns (Options.ShapeBytes; negative: none).
 func WithShapeBytes(n int64) Option { return func(o *Options) { o.ShapeBytes = n } }
+
+// WithVerifyKeys makes row index lookups read and check the key column of
+// every row they return (Options.VerifyKeys).
+func WithVerifyKeys(on bool) Option { return func(o *Options) { o.VerifyKeys = on } }
 
 // WithStoreWrap wraps every store the handle opens (see Options.Wrap).
 func WithStoreWrap(f func(store.Store) store.Store) Option { return func(o *Options) { o.Wrap = f } }
@@ -121,6 +129,7 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	if o.ShapeBytes == 0 {
 		o.ShapeBytes = o.Config.RowIndexShapeBytes
 	}
+	o.VerifyKeys = o.VerifyKeys || o.Config.RowIndexVerifyKeys
 	raw, err := store.Open(ctx, storeURL)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@
 // (which is accepted too): largeIndexLimit, stagingConsolidationThreshold,
 // indexRepartitionCount, repartitionDataFiles, debug, lockTimeout,
 // lockRetryInterval, lockMaxWait, lockRefreshInterval, autoCompactThreshold,
-// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, rowIndexResidentBytes, rowIndexShapeBytes, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
+// autoBloomFpr; and our own rowIndexCacheBytes, rowIndexPageCacheBytes, rowIndexResidentBytes, rowIndexShapeBytes, rowIndexVerifyKeys, engine, sparkRemote. The environment variable for a key is ARIADNE_ followed by
 // the key in upper snake case (ARIADNE_LARGE_INDEX_LIMIT).
 //
 // A Config is a plain value: no global state. Callers resolve one per
@@ -73,6 +73,11 @@ type Config struct {
 	// learns by reading every data page that lookups may read in parts once
 	// (0: none; rowindex.Options.ShapeBytes).
 	RowIndexShapeBytes int64
+	// RowIndexVerifyKeys makes row index lookups read the key column of
+	// every row they return and check it still holds the key
+	// (rowindex.Options.VerifyKeys; false: the key's values come from the
+	// index).
+	RowIndexVerifyKeys bool
 	// Engine is the engine that reads located files and joins: "duckdb"
 	// (embedded, the default) or "spark" (Spark Connect at SparkRemote).
 	// Ours, not the Spark library's.
@@ -101,7 +106,7 @@ var Keys = []string{
 	"largeIndexLimit", "stagingConsolidationThreshold", "indexRepartitionCount", "repartitionDataFiles",
 	"debug", "lockTimeout", "lockRetryInterval", "lockMaxWait", "lockRefreshInterval",
 	"autoCompactThreshold", "autoBloomFpr", "rowIndexCacheBytes", "rowIndexPageCacheBytes",
-	"rowIndexResidentBytes", "rowIndexShapeBytes", "engine", "sparkRemote",
+	"rowIndexResidentBytes", "rowIndexShapeBytes", "rowIndexVerifyKeys", "engine", "sparkRemote",
 }
 
 // UnknownKeyError reports a key that is not one of Keys.
@@ -197,6 +202,8 @@ func (c *Config) Set(key, value string) (warning string, err error) {
 		c.RowIndexResidentBytes, ok = anyInt(0)
 	case "rowIndexShapeBytes":
 		c.RowIndexShapeBytes, ok = anyInt(0)
+	case "rowIndexVerifyKeys":
+		c.RowIndexVerifyKeys, ok = boolean()
 	case "engine":
 		switch strings.ToLower(v) {
 		case "duckdb", "spark":

@@ -32,6 +32,8 @@ func TestFallbacks(t *testing.T) {
 		{"rowIndexResidentBytes", "lots", func(c Config) bool { return c.RowIndexResidentBytes == 0 }, true},
 		{"rowIndexShapeBytes", "268435456", func(c Config) bool { return c.RowIndexShapeBytes == 256<<20 }, false},
 		{"rowIndexShapeBytes", "lots", func(c Config) bool { return c.RowIndexShapeBytes == 0 }, true},
+		{"rowIndexVerifyKeys", "true", func(c Config) bool { return c.RowIndexVerifyKeys }, false},
+		{"rowIndexVerifyKeys", "yes", func(c Config) bool { return !c.RowIndexVerifyKeys }, true},
 	} {
 		c := Defaults()
 		w, err := c.Set(tc.key, tc.value)

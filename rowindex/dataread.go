@@ -27,6 +27,7 @@ type fileWork struct {
 	rgs     []*rgWork // row groups holding pieces, in order
 	leaves  []int
 	keyLeaf int
+	keyKind parquet.Kind // the key column's (when keyLeaf ≥ 0)
 	ranges  []brange
 	dicts   []dictKey
 	// noShape are the pages planned whole only because their shape is
@@ -370,6 +371,9 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if c.keyed {
+		return nil // filled when planned
+	}
 	w := c.w
 	fm := w.fm
 	g := fm.f.RowGroups()[c.rg]
@@ -450,7 +454,7 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 					}
 				}
 				rowNum := rowInFile(w.fe, p.rg, p.row+int64(i))
-				if keyAt >= 0 {
+				if keyAt >= 0 && !g.chunks[keyAt].keyed {
 					v := g.chunks[keyAt].row(sel)
 					same := len(v) == 1 && !v[0].IsNull()
 					if same {
@@ -511,9 +515,10 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 // selected row, each once.
 func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error {
 	f := w.fm.f
-	w.keyLeaf = -1
+	w.keyLeaf, w.keyKind = -1, -1
 	if c := f.Root().Column(man.Key); c != nil && c.Leaf() {
 		w.keyLeaf = c.Index()
+		w.keyKind = c.Type().Kind()
 	}
 	if columns == nil {
 		for i := range w.fm.ncol() {
@@ -530,6 +535,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 		slices.Sort(w.leaves)
 		w.leaves = slices.Compact(w.leaves)
 	}
+	keyed := ri.keyFromIndex(w)
 	// Runs per row group, counted first: a hot key's batch is tens of
 	// thousands of one-row pieces in arrival order.
 	byRG := map[int32]*rgWork{}
@@ -568,6 +574,10 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 		for at, c := range w.leaves {
 			crs[at] = chunkRead{w: w, rg: g.rg, leaf: c, at: at, runs: g.runs, selected: sel}
 			g.chunks = append(g.chunks, &crs[at])
+			if keyed && c == w.keyLeaf {
+				crs[at].fillKeys(w.keyKind, w.fm.maxDef[c])
+				continue
+			}
 			locs := w.fm.offsetIndex(g.rg, c)
 			if len(locs) == 0 {
 				continue
@@ -644,6 +654,24 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 	return nil
 }
 
+// keyFromIndex reports whether the key column's values of w's rows are
+// taken from the index rather than read (Options.VerifyKeys unset): the
+// column is requested, a plain top-level leaf of a kind whose key is
+// exact, in a file of plain rows, and every piece's key is of that kind.
+func (ri *RowIndex) keyFromIndex(w *fileWork) bool {
+	k := w.keyLeaf
+	if ri.opts.VerifyKeys || k < 0 || !slices.Contains(w.leaves, k) || w.blob != nil || w.nest != nil || w.fm.copies != nil ||
+		k >= len(w.fm.maxRep) || w.fm.maxRep[k] != 0 {
+		return false
+	}
+	for _, p := range w.pieces {
+		if _, ok := keyValue(p.key, w.keyKind); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // choosePath is the lookup planner, per data file: it prices the index
 // path (the coalesced ranges of the pages, or parts of pages, that hold
 // selected rows) against a projected scan of the same file (every column
@@ -668,7 +696,7 @@ func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 		// scan reads (and is priced by) that chunk for them, not theirs.
 		gcols, need := cols, map[int]bool{}
 		for _, cr := range g.chunks {
-			need[cr.leaf] = cr.copies == nil
+			need[cr.leaf] = cr.copies == nil && !cr.keyed
 			if cr.copies != nil {
 				need[w.fm.copies.host] = true
 				if !slices.Contains(gcols, w.fm.copies.host) {
@@ -683,8 +711,8 @@ func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 				start = d
 			}
 			r := brange{start, start + cm.TotalCompressedSize}
-			if need[c] || !slices.Contains(w.leaves, c) {
-				scan = append(scan, r)
+			if need[c] || !slices.Contains(w.leaves, c) || c == w.keyLeaf {
+				scan = append(scan, r) // a scan reads the key column to filter
 			}
 			if need[c] {
 				read = append(read, r)

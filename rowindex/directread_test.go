@@ -451,7 +451,8 @@ func TestSubPageReadsSnappyOneBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func() *RowIndex {
-		ri, err := Open(ctx, idx, "k", Options{PageCacheBytes: -1, Resolver: StoreResolver{data}})
+		// VerifyKeys: the key column's pages are cut too.
+		ri, err := Open(ctx, idx, "k", Options{PageCacheBytes: -1, Resolver: StoreResolver{data}, VerifyKeys: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,9 +75,10 @@ func sameLength(b []byte, n int) []byte {
 }
 
 // lookupAll runs the lookups a reader runs (a hit, a miss, all columns and
-// the covered column, warm-up) on a fresh handle; errors are fine.
+// the covered column, warm-up) on a fresh handle, reading every column
+// (VerifyKeys: the key's too); errors are fine.
 func (fx *fuzzFixture) lookupAll(ctx context.Context) {
-	ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}})
+	ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}, VerifyKeys: true})
 	if err != nil {
 		return
 	}
@@ -204,7 +205,7 @@ func TestDataPagesLZ4RawSeed(t *testing.T) {
 	if err := store.WriteAll(ctx, fx.data, fx.dataKey, bad, nil); err != nil {
 		t.Fatal(err)
 	}
-	ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}})
+	ri, err := Open(ctx, fx.idx, "u", Options{Resolver: StoreResolver{fx.data}, VerifyKeys: true}) // the corrupt page is the key column's
 	if err != nil {
 		t.Fatal(err)
 	}

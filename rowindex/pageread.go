@@ -61,6 +61,9 @@ type chunkRead struct {
 	needPicks bool // decoded with placeholders: its entries are to be read
 	// dictEntries counts the dictionary entries read in parts (Plan).
 	dictEntries int
+	// keyed: the key column's chunk, its values the keys' (planKeyChunk),
+	// not read.
+	keyed bool
 }
 
 // cachedPage is a decoded data page in the page cache: its values, byte
@@ -81,6 +84,21 @@ func (c *chunkRead) row(i int) []parquet.Value {
 		e = int(c.starts[i+1])
 	}
 	return c.vals[c.starts[i]:e:e]
+}
+
+// fillKeys makes c the key column's chunk of its runs, not read: each
+// selected row's value is its piece's key (as kind, at definition level
+// maxDef; keyFromIndex checked every key inverts).
+func (c *chunkRead) fillKeys(kind parquet.Kind, maxDef int) {
+	c.keyed = true
+	c.vals = make([]parquet.Value, 0, c.selected)
+	for _, r := range c.runs {
+		v, _ := keyValue(r.p.key, kind)
+		v = v.Level(0, maxDef, c.leaf)
+		for range r.n {
+			c.vals = append(c.vals, v)
+		}
+	}
 }
 
 // keep appends v to the chunk's values, starting a new selected row when
