@@ -543,7 +543,11 @@ func (ix *Index) Describe(ctx context.Context) (*Description, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.RowIndexes = append(d.RowIndexes, rowIndexInfo(ri.Manifest()))
+		info, err := ix.rowIndexInfoWithShapes(ctx, ri.Manifest())
+		if err != nil {
+			return nil, err
+		}
+		d.RowIndexes = append(d.RowIndexes, info)
 	}
 	return d, nil
 }

@@ -66,6 +66,10 @@ type RowIndexInfo struct {
 	// indexed. They are tried again once deleted from the index and added
 	// back.
 	Skipped []RowIndexSkipped `json:"skipped"`
+	// ShapeFiles is how many of the indexed data files have a shape file
+	// (`warm --save-shapes`), and ShapeFileBytes their size.
+	ShapeFiles     int   `json:"shape_files"`
+	ShapeFileBytes int64 `json:"shape_file_bytes"`
 }
 
 // RowIndexSkipped is a data file a row index left out, and why.
@@ -321,7 +325,16 @@ func (ix *Index) DescribeRowIndex(ctx context.Context, name string) (RowIndexInf
 	if err != nil {
 		return RowIndexInfo{}, err
 	}
-	return rowIndexInfo(m), nil
+	return ix.rowIndexInfoWithShapes(ctx, m)
+}
+
+// rowIndexInfoWithShapes is rowIndexInfo with the shape files counted (a
+// listing of the row index's shapes/ folder).
+func (ix *Index) rowIndexInfoWithShapes(ctx context.Context, m *rowindex.Manifest) (RowIndexInfo, error) {
+	info := rowIndexInfo(m)
+	var err error
+	info.ShapeFiles, info.ShapeFileBytes, err = rowindex.ShapeFileStats(ctx, ix.folder(), m)
+	return info, err
 }
 
 // DropRowIndex deletes the row index name (its manifests and fragments;

@@ -159,6 +159,24 @@ func listShapeFiles(ctx context.Context, m *meter, st store.Store, name string) 
 	return sizes, nil
 }
 
+// ShapeFileStats lists the shape files of row index man.Name in the index
+// folder idx and returns how many of man's data files have one, and those
+// files' bytes (describe; shape files of files man no longer lists are
+// Vacuum's to delete and not counted).
+func ShapeFileStats(ctx context.Context, idx store.Store, man *Manifest) (files int, bytes int64, err error) {
+	sizes, err := listShapeFiles(ctx, new(meter), idx, man.Name)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range man.Files {
+		if n, ok := sizes[shapeFileKey(man.Name, &man.Files[i])]; ok {
+			files++
+			bytes += n
+		}
+	}
+	return files, bytes, nil
+}
+
 // loadShapes reads, for the files of a planned batch whose pages have no
 // shape (fileWork.noShape), the records of those pages from the files'
 // shape files into the metadata cache: files in parallel, each its

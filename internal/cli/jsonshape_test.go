@@ -176,7 +176,10 @@ func TestJSONVocabulary(t *testing.T) {
 	if got, want := js("lookup", "lookup", "plays", "--key", "user_id=1", "--columns", "track"), outputs["lookup"][1]; got != want {
 		t.Errorf("lookup with shape files:\n%s\nwithout:\n%s", got, want)
 	}
-	js("describe", "describe", "plays")
+	// describe counts them.
+	if ri := decode(t, js("describe", "describe", "plays"))["row_indexes"].([]any)[0].(map[string]any); ri["shape_files"].(float64) != 3 || ri["shape_file_bytes"].(float64) <= 0 {
+		t.Errorf("describe after --save-shapes: %v shape files, %v bytes, want 3", ri["shape_files"], ri["shape_file_bytes"])
+	}
 	// Describing every index lists each one's row indexes as describing
 	// one does.
 	all := decode(t, js("describe (all)", "describe"))

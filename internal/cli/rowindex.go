@@ -519,6 +519,11 @@ pages. Saving again writes only the data files without a shape file.`,
 				costs[n] = one
 			}
 			return g.emit(map[string]any{"name": ix.Name(), "warmed": costs}, func(w io.Writer) {
+				if len(st.ByRowIndex) == 0 {
+					// Only row indexes have caches to load: say so rather
+					// than print nothing.
+					fmt.Fprintf(w, "index %s has no row index: nothing to warm (add one with add-row-index)\n", ix.Name())
+				}
 				for _, n := range slices.Sorted(maps.Keys(st.ByRowIndex)) {
 					c := st.ByRowIndex[n]
 					fmt.Fprintf(w, "warmed row index %s: %d request(s), %d bytes read; %d of %d fragment groups resident (%d bytes)",

@@ -21,10 +21,10 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROW INDEX\tKEY\tKIND\tBUCKET HASH\tFORMAT\tCOVER\tAGGREGATES\tFILES\tENTRIES\tINDEX BYTES\tOF DATA\tFRAGMENTS\tREMOVED")
+	fmt.Fprintln(tw, "ROW INDEX\tKEY\tKIND\tBUCKET HASH\tFORMAT\tCOVER\tAGGREGATES\tFILES\tENTRIES\tINDEX BYTES\tOF DATA\tFRAGMENTS\tREMOVED\tSHAPE FILES")
 	for _, r := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\n", r.Name, r.Key, r.Kind, bucketHash(r.BucketHash), r.FormatVersion, list(r.Cover), list(r.Aggregates),
-			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\t%d (%d bytes)\n", r.Name, r.Key, r.Kind, bucketHash(r.BucketHash), r.FormatVersion, list(r.Cover), list(r.Aggregates),
+			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed, r.ShapeFiles, r.ShapeFileBytes)
 	}
 	tw.Flush()
 	for _, r := range infos {

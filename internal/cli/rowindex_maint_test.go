@@ -76,11 +76,13 @@ func TestRowIndexMaintenance(t *testing.T) {
 				"version": float64(m.Version), "files": float64(len(m.Files)), "removed": float64(len(m.Removed)),
 				"entries": float64(m.Entries()), "fragments": float64(len(m.Fragments)),
 				"index_bytes": float64(m.IndexBytes()), "data_bytes": float64(m.DataBytes()),
-				"index_fraction": float64(m.IndexBytes()) / float64(m.DataBytes()),
-				"committed":      m.Committed.UTC().Format(time.RFC3339Nano),
-				"skipped":        make([]any, len(m.Skipped)),
-				"format_version": float64(m.FormatVersion),
-				"bucket_hash":    nil,
+				"index_fraction":   float64(m.IndexBytes()) / float64(m.DataBytes()),
+				"committed":        m.Committed.UTC().Format(time.RFC3339Nano),
+				"skipped":          make([]any, len(m.Skipped)),
+				"format_version":   float64(m.FormatVersion),
+				"bucket_hash":      nil,
+				"shape_files":      0.0, // no `warm --save-shapes` here
+				"shape_file_bytes": 0.0,
 			}
 			if m.Kind == rowindex.KindHash {
 				want["bucket_hash"] = m.BucketHash.String()

@@ -63,6 +63,10 @@ func TestTextOutputHasNoGoSyntax(t *testing.T) {
 	text("create", "plays", "--format", "parquet", "--infer-from", p0)
 	text("add-index", "plays", "--regular", "user_id", "--bloom", "track", "--range", "ms")
 	text("add-files", "plays", data)
+	// Without a row index, warm says there is nothing to warm.
+	if code, out, _ := run(t, dir, "warm", "plays"); code != 0 || !strings.Contains(out, "plays has no row index: nothing to warm") {
+		t.Fatalf("warm without a row index: exit %d, %q", code, out)
+	}
 	text("files", "plays")
 	text("update", "plays")
 	text("list")
