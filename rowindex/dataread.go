@@ -35,11 +35,12 @@ type fileWork struct {
 	noShape []pageKey
 	cols    []string // the columns planned
 	// shapesAdded: loadShapes added shapes of noShape pages (the file is
-	// planned again); shapeRecords counts them, shapeFileIgnored says its
-	// shape file, or a record it needed, was passed over (Plan).
+	// planned again); shapeRecords counts them, shapeFileIgnored says why
+	// its shape file, or a record it needed, was passed over (Plan; empty:
+	// it was not).
 	shapesAdded      bool
 	shapeRecords     int
-	shapeFileIgnored bool
+	shapeFileIgnored string
 	// shapeDir and shapeHead: the shape file's directory and the bytes
 	// read with it, when prefetchShapeDir read them with the footer.
 	shapeDir  *shapeDir
@@ -145,8 +146,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	ri.loadShapes(ctx, m, works)
 	for _, w := range works {
 		plan.ShapeRecords += w.shapeRecords
-		if w.shapeFileIgnored {
+		if w.shapeFileIgnored != "" {
 			plan.ShapeFilesIgnored++
+			if plan.ShapeFileIgnoredReason == "" {
+				plan.ShapeFileIgnoredReason = w.shapeFileIgnored
+			}
 		}
 		if w.shapesAdded {
 			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape = nil, nil, nil, nil, nil

@@ -172,7 +172,10 @@ type Plan struct {
 	// DictEntries counts the dictionary entries it read in parts
 	// (dictparts.go).
 	ShapeRecords, ShapeFilesIgnored int
-	DictEntries                     int
+	// ShapeFileIgnoredReason says why the first of them was passed over
+	// (the shape file's name, then the reason).
+	ShapeFileIgnoredReason string
+	DictEntries            int
 }
 
 // Requests is the total number of storage requests.

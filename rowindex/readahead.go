@@ -124,5 +124,8 @@ func (p *Plan) addReads(q *Plan) {
 	p.ScanFiles += q.ScanFiles
 	p.ShapeRecords += q.ShapeRecords
 	p.ShapeFilesIgnored += q.ShapeFilesIgnored
+	if p.ShapeFileIgnoredReason == "" {
+		p.ShapeFileIgnoredReason = q.ShapeFileIgnoredReason
+	}
 	p.DictEntries += q.DictEntries
 }

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"io"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -247,7 +248,7 @@ func (ri *RowIndex) readShapeDir(ctx context.Context, m *meter, w *fileWork, o o
 		// Remembered: later lookups read the file's pages whole without
 		// counting it again.
 		dir = &shapeDir{bad: err}
-		w.shapeFileIgnored = true
+		w.ignoreShapeFile(o.key, err)
 	}
 	ri.cache.put(shapeDirKey{o.key}, dir, int64(64+48*len(dir.records)))
 	return dir, head
@@ -280,11 +281,11 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 		switch {
 		case !ok:
 		case rec.off+rec.n <= int64(len(head)):
-			if ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]) {
+			if err := ri.cacheShapeRecord(w, rec, head[rec.off:rec.off+rec.n]); err == nil {
 				added = true
 				w.shapeRecords++
 			} else {
-				w.shapeFileIgnored = true
+				w.ignoreShapeFile(o.key, err)
 			}
 		default:
 			need = append(need, rec)
@@ -318,16 +319,16 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	wg.Wait()
 	for gi, g := range groups {
 		if errs[gi] != nil {
-			w.shapeFileIgnored = true // the pages are read whole
+			w.ignoreShapeFile(o.key, errs[gi]) // the pages are read whole
 			continue
 		}
 		off := g[0].off
 		for _, rec := range g {
-			if ri.cacheShapeRecord(w, rec, bufs[gi][rec.off-off:rec.off-off+rec.n]) {
+			if err := ri.cacheShapeRecord(w, rec, bufs[gi][rec.off-off:rec.off-off+rec.n]); err == nil {
 				added = true
 				w.shapeRecords++
 			} else {
-				w.shapeFileIgnored = true
+				w.ignoreShapeFile(o.key, err)
 			}
 		}
 	}
@@ -439,13 +440,21 @@ func decodeShapeRecord(fm *fileMeta, rec shapeRecord, b []byte) (*pageShape, err
 
 // cacheShapeRecord decodes a record into the metadata cache (as a lookup
 // that learnt it would), reporting whether it did.
-func (ri *RowIndex) cacheShapeRecord(w *fileWork, rec shapeRecord, b []byte) bool {
+func (ri *RowIndex) cacheShapeRecord(w *fileWork, rec shapeRecord, b []byte) error {
 	sh, err := decodeShapeRecord(w.fm, rec, b)
 	if err != nil {
-		return false
+		return fmt.Errorf("record of row group %d, column %d, page %d: %w", rec.rg, rec.col, rec.page, err)
 	}
 	ri.cache.put(shapeKey(pageKey{w.fe.ID, rec.rg, rec.col, rec.page}), sh, sh.charge())
-	return true
+	return nil
+}
+
+// ignoreShapeFile records that w's shape file key, or a record of it, was
+// passed over, and the first reason why (Plan.ShapeFileIgnoredReason).
+func (w *fileWork) ignoreShapeFile(key string, why error) {
+	if w.shapeFileIgnored == "" {
+		w.shapeFileIgnored = path.Base(key) + ": " + why.Error()
+	}
 }
 
 // SaveShapesResult is what SaveShapes wrote.

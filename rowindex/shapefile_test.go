@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"reflect"
 	"strings"
 	"testing"
@@ -262,20 +263,25 @@ func TestShapeFiles(t *testing.T) {
 	}
 	other := append([]byte(nil), saved...)
 	copy(other[shapeHeaderBytes+1:], "x.parquet") // another data file's
-	for name, b := range map[string][]byte{
-		"garbage":           []byte("not a shape file at all"),
-		"record checksums":  flipTail(saved, 200),
-		"another data file": other,
-		"cut short":         saved[:len(saved)/2],
+	for name, tc := range map[string]struct {
+		b   []byte
+		why string // in the plan's reason
+	}{
+		"garbage":           {[]byte("not a shape file at all"), "not a shape file"},
+		"record checksums":  {flipTail(saved, 200), "record of row group"},
+		"another data file": {other, "directory checksum"},
+		"cut short":         {saved[:len(saved)/2], "past the file's end"},
 	} {
+		b := tc.b
 		if err := idx.Delete(ctx, key, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := store.WriteAll(ctx, idx, key, b, nil); err != nil {
 			t.Fatal(err)
 		}
-		if p := run("shape file: "+name, open(0)).plan; p.ShapeFilesIgnored != 1 {
-			t.Errorf("shape file %s: the first lookup passed over %d shape files, want 1", name, p.ShapeFilesIgnored)
+		if p := run("shape file: "+name, open(0)).plan; p.ShapeFilesIgnored != 1 || !strings.HasPrefix(p.ShapeFileIgnoredReason, path.Base(key)+": ") ||
+			!strings.Contains(p.ShapeFileIgnoredReason, tc.why) {
+			t.Errorf("shape file %s: the first lookup passed over %d shape files (%q), want 1 (%q)", name, p.ShapeFilesIgnored, p.ShapeFileIgnoredReason, tc.why)
 		}
 		run("shape file, Warm: "+name, warmedShapes(t, data, idx, "k"))
 	}

@@ -236,7 +236,7 @@ func planJSON(p rowindex.Plan) map[string]any {
 		"elapsed_ms":       float64(p.Elapsed.Microseconds()) / 1000,
 		"index_path_bytes": p.IndexPathBytes, "index_path_ranges": p.IndexPathRanges,
 		"scan_bytes": p.ScanBytes, "scan_ranges": p.ScanRanges, "scan_files": p.ScanFiles,
-		"shape_records": p.ShapeRecords, "shape_files_ignored": p.ShapeFilesIgnored, "dict_entries": p.DictEntries,
+		"shape_records": p.ShapeRecords, "shape_files_ignored": p.ShapeFilesIgnored, "shape_file_ignored_reason": p.ShapeFileIgnoredReason, "dict_entries": p.DictEntries,
 	}
 }
 
@@ -312,6 +312,9 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 		if p.ShapeRecords > 0 || p.ShapeFilesIgnored > 0 || p.DictEntries > 0 {
 			fmt.Fprintf(w, "shapes: %d page shapes read from shape files, %d shape files passed over (damaged or stale: their pages read whole); %d dictionary entries read in parts\n",
 				p.ShapeRecords, p.ShapeFilesIgnored, p.DictEntries)
+			if p.ShapeFileIgnoredReason != "" {
+				fmt.Fprintf(w, "shapes: first passed over: %s\n", p.ShapeFileIgnoredReason)
+			}
 		}
 	}
 	return w.Flush()
