@@ -168,3 +168,69 @@ func TestLookupOnEmptyIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestCopy: each commit leaves a copy of the newest manifest
+// beside the log, which a reader takes in the listing's round instead of
+// reading the listed version after it — only when the copy is of the
+// listed version: a copy behind the log (a racing commit's, or a failed
+// write's) or a damaged one is passed over and the version read.
+func TestManifestCopy(t *testing.T) {
+	ctx := context.Background()
+	_, _, data, idx := snappyLake(t)
+	v1, err := store.ReadAll(ctx, idx, manifestKey("k", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := store.ReadAll(ctx, idx, latestCopyKey("k")); err != nil || string(c) != string(v1) {
+		t.Fatalf("after Create the copy is %d bytes (%v), the manifest %d", len(c), err, len(v1))
+	}
+	// A second version, committed as every writer commits.
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := ri.Manifest().clone()
+	next.Version++
+	if err := commitManifest(ctx, idx, next); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := store.ReadAll(ctx, idx, manifestKey("k", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		copy     []byte // nil: none
+		readsLog bool   // the reader reads version 2 itself
+	}{
+		{"current copy", v2, false},
+		{"copy behind the log", v1, true},
+		{"damaged copy", append([]byte(nil), v2[:len(v2)/2]...), true},
+		{"no copy", nil, true},
+	} {
+		if err := idx.Delete(ctx, latestCopyKey("k"), nil); err != nil && !errors.Is(err, store.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if tc.copy != nil {
+			if err := store.WriteAll(ctx, idx, latestCopyKey("k"), tc.copy, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr := store.NewTrace()
+		ri, err := Open(ctx, store.NewTraced(idx, "index", tr), "k", Options{Resolver: StoreResolver{data}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if v := ri.Manifest().Version; v != 2 {
+			t.Fatalf("%s: opened version %d, want 2", tc.name, v)
+		}
+		spans, _ := tr.Spans()
+		read := false
+		for _, sp := range spans {
+			read = read || sp.Key == manifestKey("k", 2)
+		}
+		if read != tc.readsLog {
+			t.Fatalf("%s: version 2 read from the log: %v, want %v:\n%s", tc.name, read, tc.readsLog, tr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -332,6 +333,14 @@ func manifestKey(name string, v int64) string {
 	return fmt.Sprintf("%s%020d.json", manifestDir(name), v)
 }
 
+// latestCopyKey is a copy of the newest manifest, overwritten after each
+// commit (best effort): a reader reads it in the round that lists the log
+// and uses it when its version is the newest listed, so that opening a
+// handle costs one round trip, not two. The listing stays the authority: a
+// copy behind it (a racing commit's, or one whose write failed) is ignored
+// and the listed version read. Older builds skip it (not a number).
+func latestCopyKey(name string) string { return manifestDir(name) + "latest.json" }
+
 // latestVersion lists the manifest log of a row index and returns its
 // newest version, or 0 when there is none.
 func latestVersion(ctx context.Context, st store.Store, name string, m *meter) (int64, error) {
@@ -367,12 +376,28 @@ func loadManifest(ctx context.Context, st store.Store, name string, m *meter) (*
 // newestManifest reads the newest manifest of a row index, a tombstone
 // included; nil when the log is empty.
 func newestManifest(ctx context.Context, st store.Store, name string, m *meter) (*Manifest, error) {
+	var latest []byte // the copy of the newest manifest, read while listing
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		m.requests.Add(1)
+		if b, err := store.ReadAll(ctx, st, latestCopyKey(name)); err == nil {
+			m.bytes.Add(int64(len(b)))
+			latest = b
+		}
+	})
 	v, err := latestVersion(ctx, st, name, m)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
 	if v == 0 {
 		return nil, nil
+	}
+	if latest != nil {
+		if man, err := decodeManifest(latest, name, v); err == nil {
+			return man, nil
+		}
+		// Behind the log, or damaged: the listed version is read.
 	}
 	m.requests.Add(1)
 	b, err := store.ReadAll(ctx, st, manifestKey(name, v))
@@ -380,6 +405,11 @@ func newestManifest(ctx context.Context, st store.Store, name string, m *meter) 
 		return nil, err
 	}
 	m.bytes.Add(int64(len(b)))
+	return decodeManifest(b, name, v)
+}
+
+// decodeManifest decodes b as version v of row index name's manifest.
+func decodeManifest(b []byte, name string, v int64) (*Manifest, error) {
 	var man Manifest
 	// segmentio's decoder: a fresh handle's manifest (every file's scanned
 	// page locations and every fragment's groups: 630 KB for the 1 GB
@@ -414,7 +444,13 @@ func commitManifest(ctx context.Context, st store.Store, man *Manifest) error {
 	if errors.Is(err, store.ErrPrecondition) {
 		return fmt.Errorf("%w: version %d of %s", ErrConcurrentUpdate, man.Version, man.Name)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The copy readers take in the listing's round. Its failure loses
+	// nothing: readers then read the version listed.
+	_ = store.WriteAll(ctx, st, latestCopyKey(man.Name), b, &store.WriteOptions{ContentType: "application/json"})
+	return nil
 }
 
 // formatNeeded is the lowest format version that describes man: 4 for a
