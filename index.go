@@ -309,8 +309,9 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 		return nil
 	}
 	cur := h.ri.Load()
-	// Opening reads only the manifest (one list, one get); the caches of a
-	// handle are allocated as they fill.
+	// Opening reads only the manifest (one list and, in the same round, the
+	// newest manifest's copy); the caches of a handle are allocated as they
+	// fill.
 	next, err := ix.openRowIndex(ctx, name)
 	if errors.Is(err, rowindex.ErrNotFound) {
 		ix.mu.Lock()
@@ -543,11 +544,7 @@ func (ix *Index) Describe(ctx context.Context) (*Description, error) {
 		if err != nil {
 			return nil, err
 		}
-		info, err := ix.rowIndexInfoWithShapes(ctx, ri.Manifest())
-		if err != nil {
-			return nil, err
-		}
-		d.RowIndexes = append(d.RowIndexes, info)
+		d.RowIndexes = append(d.RowIndexes, ix.rowIndexInfoWithShapes(ctx, ri.Manifest()))
 	}
 	return d, nil
 }

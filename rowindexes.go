@@ -67,9 +67,10 @@ type RowIndexInfo struct {
 	// back.
 	Skipped []RowIndexSkipped `json:"skipped"`
 	// ShapeFiles is how many of the indexed data files have a shape file
-	// (`warm --save-shapes`), and ShapeFileBytes their size.
-	ShapeFiles     int   `json:"shape_files"`
-	ShapeFileBytes int64 `json:"shape_file_bytes"`
+	// (`warm --save-shapes`), and ShapeFileBytes their size; nil when the
+	// shape files could not be listed (describe does not fail for it).
+	ShapeFiles     *int   `json:"shape_files"`
+	ShapeFileBytes *int64 `json:"shape_file_bytes"`
 }
 
 // RowIndexSkipped is a data file a row index left out, and why.
@@ -325,16 +326,17 @@ func (ix *Index) DescribeRowIndex(ctx context.Context, name string) (RowIndexInf
 	if err != nil {
 		return RowIndexInfo{}, err
 	}
-	return ix.rowIndexInfoWithShapes(ctx, m)
+	return ix.rowIndexInfoWithShapes(ctx, m), nil
 }
 
 // rowIndexInfoWithShapes is rowIndexInfo with the shape files counted (a
-// listing of the row index's shapes/ folder).
-func (ix *Index) rowIndexInfoWithShapes(ctx context.Context, m *rowindex.Manifest) (RowIndexInfo, error) {
+// listing of the row index's shapes/ folder; left nil if it fails).
+func (ix *Index) rowIndexInfoWithShapes(ctx context.Context, m *rowindex.Manifest) RowIndexInfo {
 	info := rowIndexInfo(m)
-	var err error
-	info.ShapeFiles, info.ShapeFileBytes, err = rowindex.ShapeFileStats(ctx, ix.folder(), m)
-	return info, err
+	if files, bytes, err := rowindex.ShapeFileStats(ctx, ix.folder(), m); err == nil {
+		info.ShapeFiles, info.ShapeFileBytes = &files, &bytes
+	}
+	return info
 }
 
 // DropRowIndex deletes the row index name (its manifests and fragments;

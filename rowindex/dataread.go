@@ -91,6 +91,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// concurrently (a goroutine per cached file cost more than the lookup),
 	// each with its shape file's directory.
 	var wg sync.WaitGroup
+	loading := 0
 	for _, w := range works {
 		if w.fm, w.o, w.err = ri.cachedDataMeta(ctx, m, w.fe); w.fm != nil || w.err != nil {
 			continue
@@ -100,7 +101,8 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			defer wg.Done()
 			w.fm, w.err = ri.loadDataMeta(ctx, m, w.fe, w.o) // w.o resolved above
 		}()
-		ri.prefetchShapeDir(ctx, m, w, &wg)
+		ri.prefetchShapeDir(ctx, m, w, &wg, loading)
+		loading++
 	}
 	wg.Wait()
 	for _, w := range works {
@@ -145,6 +147,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 	// again.
 	ri.loadShapes(ctx, m, works)
 	for _, w := range works {
+		w.shapeDir, w.shapeHead = nil, nil // prefetched for nothing, or used
 		plan.ShapeRecords += w.shapeRecords
 		if w.shapeFileIgnored != "" {
 			plan.ShapeFilesIgnored++

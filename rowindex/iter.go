@@ -154,6 +154,10 @@ func (ri *RowIndex) iter(ctx context.Context, q Query) (*RowIter, error) {
 	// over all of them) or no limit cuts the rows: then decode all
 	// candidate groups at once.
 	all := q.Limit == 0 || len(man.Aggregates) > 0
+	if !it.covered {
+		// The shape files' listing, beside the fragment reads (shapefile.go).
+		ri.startShapeListing(ctx, it.im)
+	}
 	if it.stream, err = ri.newEntryStream(ctx, it.im, man, lo, hi, isRange, all); err != nil {
 		return nil, err
 	}

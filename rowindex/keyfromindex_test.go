@@ -97,7 +97,7 @@ func TestKeyFromIndex(t *testing.T) {
 				rows[i] = boolRow{K: i%97 == 0, V: val(i)}
 			}
 			writeRows(t, ctx, st, "f.parquet", rows, opts...)
-		}, []any{true}, false},
+		}, []any{true, false}, false},
 		{"float64", func(t *testing.T, ctx context.Context, st store.Store) {
 			rows := make([]f64Row, n)
 			for i := range rows {
@@ -199,5 +199,86 @@ func TestVerifyKeysInPlace(t *testing.T) {
 		case !verify && (err != nil || len(res.Rows) != 1 || res.Rows[0].Values[0].Int64() != 1_000_500):
 			t.Fatalf("without VerifyKeys: %v, %+v", err, res)
 		}
+	}
+}
+
+// TestKeyFromIndexRanges: a sorted row index's range lookups, whose
+// batches mix many keys, paged by Limit and resumed by Cursor, return the
+// rows of a full scan value for value with the key column from the index,
+// over files whose key columns differ in kind (INT32 in one file, an
+// optional INT64 with nulls in the other).
+func TestKeyFromIndexRanges(t *testing.T) {
+	type (
+		i32Row struct {
+			K int32  `parquet:"k"`
+			V string `parquet:"v"`
+		}
+		i64Row struct {
+			K *int64 `parquet:"k,optional"`
+			V string `parquet:"v"`
+		}
+	)
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]i32Row, 5000), make([]i64Row, 5000)
+	for i := range a {
+		a[i] = i32Row{K: int32(i * 7919 % 503), V: fmt.Sprint("a", i)}
+		if i%4 != 0 {
+			k := int64(i * 104729 % 509)
+			b[i].K = &k
+		}
+		b[i].V = fmt.Sprint("b", i)
+	}
+	opts := []parquet.WriterOption{parquet.Compression(&zstd.Codec{}), parquet.PageBufferSize(1024)}
+	writeRows(t, ctx, data, "a.parquet", a, opts...)
+	writeRows(t, ctx, data, "b.parquet", b, opts...)
+	uris := []string{"a.parquet", "b.parquet"}
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k", Kind: KindSorted}, StoreResolver{data}, uris); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := int64(100), int64(260)
+	lb, _ := EncodeKey(lo)
+	hb, _ := EncodeKey(hi)
+	want := fullScan(t, dir, uris, "k", lb, hb)
+	var got []Row
+	q := Query{Low: lo, High: hi, Range: true, Limit: 777}
+	for page := 0; ; page++ {
+		res, err := ri.Lookup(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.Rows...)
+		if res.Cursor == "" {
+			break
+		}
+		if page > len(want) {
+			t.Fatal("the cursor does not end")
+		}
+		q.Cursor = res.Cursor
+	}
+	// Rows of one key may come in another file order than the scan's.
+	key := func(r Row) string { return fmt.Sprint(r.File, "#", r.Row) }
+	byPos := map[string]scanRow{}
+	for _, w := range want {
+		byPos[fmt.Sprint(w.file, "#", w.row)] = w
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, the full scan has %d", len(got), len(want))
+	}
+	for _, g := range got {
+		w, ok := byPos[key(g)]
+		if !ok || !rowsEqual(g.Values, w.vals) {
+			t.Fatalf("row %s: %v, the full scan has %v", key(g), g.Values, w.vals)
+		}
+		delete(byPos, key(g))
 	}
 }

@@ -142,7 +142,8 @@ func appendKeyValue(dst []byte, v parquet.Value) []byte {
 // key column holds in every row of key's entries (levels unset). It is
 // false for kinds whose key loses bits (floats: -0 has +0's key) or that
 // the key encoding does not distinguish (INT96), and for a key not of the
-// kind. Byte arrays are copied: rows own their values.
+// kind. Byte arrays are copied out of the key (which may live in a
+// fragment's buffers).
 func keyValue(key []byte, kind parquet.Kind) (parquet.Value, bool) {
 	if len(key) == 0 {
 		return parquet.Value{}, false

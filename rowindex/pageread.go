@@ -61,8 +61,8 @@ type chunkRead struct {
 	needPicks bool // decoded with placeholders: its entries are to be read
 	// dictEntries counts the dictionary entries read in parts (Plan).
 	dictEntries int
-	// keyed: the key column's chunk, its values the keys' (planKeyChunk),
-	// not read.
+	// keyed: the key column's chunk, its values the keys' (keyFromIndex,
+	// fillKeys), not read.
 	keyed bool
 }
 
@@ -88,7 +88,8 @@ func (c *chunkRead) row(i int) []parquet.Value {
 
 // fillKeys makes c the key column's chunk of its runs, not read: each
 // selected row's value is its piece's key (as kind, at definition level
-// maxDef; keyFromIndex checked every key inverts).
+// maxDef; keyFromIndex checked every key inverts). The rows of a run share
+// one copy of the key's bytes (values are never written to).
 func (c *chunkRead) fillKeys(kind parquet.Kind, maxDef int) {
 	c.keyed = true
 	c.vals = make([]parquet.Value, 0, c.selected)

@@ -286,16 +286,9 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	return ri, nil
 }
 
-// Refresh reads the newest manifest version, and lists the row index's
-// shape files alongside (in the same round: a fresh handle's first lookup
-// needs both).
+// Refresh reads the newest manifest version.
 func (ri *RowIndex) Refresh(ctx context.Context) error {
-	var shapeSizes map[string]int64
-	var shapeErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { shapeSizes, shapeErr = listShapeFiles(ctx, new(meter), ri.st, ri.name) })
 	man, err := loadManifest(ctx, ri.st, ri.name, new(meter))
-	wg.Wait()
 	if err != nil {
 		return err
 	}
@@ -303,7 +296,7 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 	// Shapes of files the new version dropped are never asked again.
 	_, ids := ri.snapshot()
 	ri.shapes.keepOnly(func(pk pageKey) bool { _, ok := ids[pk.id]; return ok })
-	ri.shapeList.set(shapeSizes, shapeErr) // the version's files may have shape files now
+	ri.shapeList.reset() // the version's files may have shape files now
 	if ri.resident != nil {
 		// Groups of fragments the new version dropped are never asked
 		// again; an automatic budget follows the version.

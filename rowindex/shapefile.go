@@ -59,6 +59,12 @@ const (
 	shapeFileMax = 256 << 20
 	// shapeListRetry is how long a failed listing of shapes/ stands.
 	shapeListRetry = 30 * time.Second
+	// shapePrefetchWide bounds the shape files a batch prefetches as wide
+	// as the store's coalescing gap (a hot key's batch may touch hundreds
+	// of files); the others read shapeHeadBytes.
+	shapePrefetchWide = 32
+	// shapeRecordReads bounds a file's record reads in flight.
+	shapeRecordReads = 8
 )
 
 // shapeFileKey is the key, in the index store, of a data file's shape
@@ -87,14 +93,18 @@ type shapeDir struct {
 // shapeDirKey caches a shape file's directory (a *shapeDir) by its key.
 type shapeDirKey struct{ key string }
 
-// shapeListing is a handle's listing of its shape files (key → size),
-// taken by each Refresh (Open's included), by a lookup that needs it after
-// that listing failed, or shapeListRetry after a lookup's listing failed.
+// shapeListing is a handle's listing of its shape files (key → size). A
+// lookup that reads data starts it in the background (startShapeListing),
+// so that it runs beside the fragment reads and is held by the time the
+// footers are read; a Refresh drops it (the new version's files may have
+// shape files), as does SaveShapes; a failed listing stands for
+// shapeListRetry.
 type shapeListing struct {
 	mu       sync.Mutex
 	done     bool
 	failedAt time.Time
 	sizes    map[string]int64
+	running  chan struct{} // closed when the listing in flight ends; nil: none
 }
 
 // forget drops a shape file that has gone from the listing.
@@ -108,37 +118,83 @@ func (l *shapeListing) forget(key string) {
 	}
 }
 
-// reset makes the next lookup that needs shape files list them again.
+// reset makes the next lookup list the shape files again.
 func (l *shapeListing) reset() {
 	l.mu.Lock()
 	l.done, l.failedAt, l.sizes = false, time.Time{}, nil
 	l.mu.Unlock()
 }
 
-// set records a listing taken by Refresh (after a failed one, the next
-// lookup that needs shape files lists them again).
-func (l *shapeListing) set(sizes map[string]int64, err error) {
+// wait returns the listing held once the one in flight, if any, ends
+// (nil when none is held); it never lists.
+func (l *shapeListing) wait(ctx context.Context) map[string]int64 {
+	l.mu.Lock()
+	ch := l.running
+	l.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil {
-		l.done, l.failedAt, l.sizes = false, time.Time{}, nil
+	return l.sizes
+}
+
+// startShapeListing lists the shape files in the background when no
+// listing is held, in flight, or failed within shapeListRetry: a lookup's
+// first step, so that the listing's round is the fragment reads'. It ends
+// with ctx; a listing cut by ctx is taken again by the next lookup.
+func (ri *RowIndex) startShapeListing(ctx context.Context, m *meter) {
+	l := &ri.shapeList
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done || l.running != nil || time.Since(l.failedAt) < shapeListRetry {
 		return
 	}
-	l.done, l.failedAt, l.sizes = true, time.Time{}, sizes
+	ch := make(chan struct{})
+	l.running = ch
+	go func() {
+		defer close(ch)
+		sizes, err := listShapeFiles(ctx, m, ri.st, ri.name)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.running = nil
+		switch {
+		case err == nil:
+			l.done, l.sizes = true, sizes
+		case ctx.Err() == nil:
+			l.failedAt = time.Now()
+		}
+	}()
 }
 
 // shapeFiles returns the row index's shape files by key, with their
-// sizes (none when there are none, or the listing failed).
+// sizes (none when there are none, or the listing failed): the listing
+// held, the one in flight once it ends, or a new one.
 func (ri *RowIndex) shapeFiles(ctx context.Context, m *meter) map[string]int64 {
 	l := &ri.shapeList
 	l.mu.Lock()
+	if ch := l.running; ch != nil {
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+		l.mu.Lock()
+	}
 	defer l.mu.Unlock()
 	if l.done || time.Since(l.failedAt) < shapeListRetry {
 		return l.sizes
 	}
 	sizes, err := listShapeFiles(ctx, m, ri.st, ri.name)
 	if err != nil {
-		l.failedAt = time.Now()
+		if ctx.Err() == nil {
+			l.failedAt = time.Now()
+		}
 		return nil
 	}
 	l.done, l.sizes = true, sizes
@@ -208,34 +264,41 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 	wg.Wait()
 }
 
-// prefetchShapeDir starts reading the directory of w's shape file, when it
-// has one not yet cached, on wg: readPieces calls it for a file whose
-// footer it loads (a handle new to the file, whose pages' shapes it does
-// not know either), so that the directory comes in the footer's round
-// rather than in one of its own after the plan.
-func (ri *RowIndex) prefetchShapeDir(ctx context.Context, m *meter, w *fileWork, wg *sync.WaitGroup) {
-	sizes := ri.shapeFiles(ctx, m)
-	if len(sizes) == 0 {
+// prefetchShapeDir reads the directory of w's shape file, when it has one
+// not yet cached, on wg: readPieces calls it for a file whose footer it
+// loads (a handle new to the file), so that the directory comes in the
+// footer's round rather than in one of its own after the plan. It waits
+// for the listing the lookup started (never lists), and does nothing on a
+// handle that has learnt shapes (a warmed handle knows its pages' shapes:
+// its footers reloaded after an eviction need no shape file). The nth
+// prefetch of a batch beyond shapePrefetchWide reads shapeHeadBytes, not
+// the store's gap.
+func (ri *RowIndex) prefetchShapeDir(ctx context.Context, m *meter, w *fileWork, wg *sync.WaitGroup, nth int) {
+	if _, learnt := ri.shapes.stats(); learnt > 0 {
 		return
 	}
 	key := shapeFileKey(ri.name, w.fe)
-	size, ok := sizes[key]
-	if !ok {
-		return
-	}
 	if _, ok := ri.cache.get(shapeDirKey{key}); ok {
 		return
 	}
+	gap := ri.gapFor(ri.st)
+	if nth >= shapePrefetchWide {
+		gap = 0
+	}
 	wg.Go(func() {
-		w.shapeDir, w.shapeHead = ri.readShapeDir(ctx, m, w, object{st: ri.st, key: key, uri: key}, size)
+		size, ok := ri.shapeList.wait(ctx)[key]
+		if !ok {
+			return
+		}
+		w.shapeDir, w.shapeHead = ri.readShapeDir(ctx, m, w, object{st: ri.st, key: key, uri: key}, size, gap)
 	})
 }
 
 // readShapeDir reads and parses the directory of w's shape file o of size
 // bytes and caches it; it returns the directory (nil when it could not be
 // read: tried again by the next lookup) and the bytes read with it.
-func (ri *RowIndex) readShapeDir(ctx context.Context, m *meter, w *fileWork, o object, size int64) (*shapeDir, []byte) {
-	head, err := readShapeHead(ctx, m, o, size, ri.gapFor(ri.st))
+func (ri *RowIndex) readShapeDir(ctx context.Context, m *meter, w *fileWork, o object, size, gap int64) (*shapeDir, []byte) {
+	head, err := readShapeHead(ctx, m, o, size, gap)
 	if errors.Is(err, store.ErrNotExist) {
 		ri.shapeList.forget(o.key) // deleted (Vacuum): listed again after a Refresh
 		return nil, nil
@@ -264,7 +327,7 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	if dir == nil {
 		if v, ok := ri.cache.get(shapeDirKey{o.key}); ok {
 			dir = v.(*shapeDir)
-		} else if dir, head = ri.readShapeDir(ctx, m, w, o, size); dir == nil {
+		} else if dir, head = ri.readShapeDir(ctx, m, w, o, size, ri.gapFor(ri.st)); dir == nil {
 			return false
 		}
 	}
@@ -291,12 +354,15 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 			need = append(need, rec)
 		}
 	}
-	// The records' ranges, read in parallel (one round, not one a range).
+	// The records' ranges, coalesced within the store's gap (at least
+	// shapeRecordGap) and read in parallel, shapeRecordReads at a time (one
+	// round, not one a range).
 	slices.SortFunc(need, func(a, b shapeRecord) int { return cmp.Compare(a.off, b.off) })
+	recGap := max(shapeRecordGap, ri.gapFor(o.st))
 	var groups [][]shapeRecord
 	for i := 0; i < len(need); {
 		j := i + 1
-		for j < len(need) && need[j].off-(need[j-1].off+need[j-1].n) <= shapeRecordGap {
+		for j < len(need) && need[j].off-(need[j-1].off+need[j-1].n) <= recGap {
 			j++
 		}
 		groups = append(groups, need[i:j])
@@ -305,16 +371,14 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	bufs := make([][]byte, len(groups))
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, shapeRecordReads)
 	for gi, g := range groups {
-		read := func() {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
 			off, end := g[0].off, g[len(g)-1].off+g[len(g)-1].n
 			bufs[gi], errs[gi] = readRange(ctx, m, o, off, end-off)
-		}
-		if gi == len(groups)-1 {
-			read() // this goroutine reads one
-		} else {
-			wg.Go(read)
-		}
+		})
 	}
 	wg.Wait()
 	for gi, g := range groups {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func (t *Trace) Spans() (spans []Span, rounds []int) {
 	t.mu.Lock()
 	spans = slices.Clone(t.spans)
 	t.mu.Unlock()
-	slices.SortStableFunc(spans, func(a, b Span) int { return int(a.Start - b.Start) })
+	slices.SortStableFunc(spans, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
 	rounds = make([]int, len(spans))
 	for i, sp := range spans {
 		rounds[i] = 1
@@ -94,7 +95,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // NewTraced returns s with its reads (Stat, NewRangeReader, List) recorded
 // in t under name. A read's span ends when its reader is opened, a list's
-// when its first object (or its end) arrives.
+// when its first object (or its end) arrives (a paginated listing's later
+// pages are not counted as rounds). The wrapper does not pass RangesReader
+// through: a file store traced reads a file's ranges one request each, as
+// an object store does.
 func NewTraced(s Store, name string, t *Trace) Store {
 	return &traced{Store: s, name: name, t: t}
 }

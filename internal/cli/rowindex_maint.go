@@ -23,8 +23,8 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROW INDEX\tKEY\tKIND\tBUCKET HASH\tFORMAT\tCOVER\tAGGREGATES\tFILES\tENTRIES\tINDEX BYTES\tOF DATA\tFRAGMENTS\tREMOVED\tSHAPE FILES")
 	for _, r := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\t%d (%d bytes)\n", r.Name, r.Key, r.Kind, bucketHash(r.BucketHash), r.FormatVersion, list(r.Cover), list(r.Aggregates),
-			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed, r.ShapeFiles, r.ShapeFileBytes)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.2f%%\t%d\t%d\t%s\n", r.Name, r.Key, r.Kind, bucketHash(r.BucketHash), r.FormatVersion, list(r.Cover), list(r.Aggregates),
+			r.Files, r.Entries, r.IndexBytes, 100*r.IndexFraction, r.Fragments, r.Removed, shapeFiles(r))
 	}
 	tw.Flush()
 	for _, r := range infos {
@@ -32,6 +32,15 @@ func printRowIndexes(w io.Writer, infos []ariadne.RowIndexInfo) {
 			fmt.Fprintf(w, "row index %s skipped %s: %s\n", r.Name, s.File, s.Reason)
 		}
 	}
+}
+
+// shapeFiles prints a row index's shape files: "?" when they could not be
+// listed.
+func shapeFiles(r ariadne.RowIndexInfo) string {
+	if r.ShapeFiles == nil || r.ShapeFileBytes == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%d (%d bytes)", *r.ShapeFiles, *r.ShapeFileBytes)
 }
 
 // bucketHash prints a row index's bucket hash: "-" for a sorted one.
