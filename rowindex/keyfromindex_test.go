@@ -16,6 +16,18 @@ import (
 	"github.com/ariadne-go/ariadne/store"
 )
 
+// Rows of files whose key column k is an INT32 and an optional INT64.
+type (
+	i32Row struct {
+		K int32  `parquet:"k"`
+		V string `parquet:"v"`
+	}
+	i64Row struct {
+		K *int64 `parquet:"k,optional"`
+		V string `parquet:"v"`
+	}
+)
+
 // TestKeyFromIndex: unless VerifyKeys is set, the key column's values of
 // the rows a lookup returns come from the index, not the file: for every
 // kind whose key is exact (booleans, 32- and 64-bit integers, strings,
@@ -24,14 +36,6 @@ import (
 // than with VerifyKeys; a float key column is read either way.
 func TestKeyFromIndex(t *testing.T) {
 	type (
-		i32Row struct {
-			K int32  `parquet:"k"`
-			V string `parquet:"v"`
-		}
-		i64Row struct {
-			K *int64 `parquet:"k,optional"`
-			V string `parquet:"v"`
-		}
 		strRow struct {
 			K string `parquet:"k"`
 			V string `parquet:"v"`
@@ -208,16 +212,6 @@ func TestVerifyKeysInPlace(t *testing.T) {
 // over files whose key columns differ in kind (INT32 in one file, an
 // optional INT64 with nulls in the other).
 func TestKeyFromIndexRanges(t *testing.T) {
-	type (
-		i32Row struct {
-			K int32  `parquet:"k"`
-			V string `parquet:"v"`
-		}
-		i64Row struct {
-			K *int64 `parquet:"k,optional"`
-			V string `parquet:"v"`
-		}
-	)
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, err := store.Open(ctx, "file://"+dir)
