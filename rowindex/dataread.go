@@ -679,6 +679,20 @@ func (ri *RowIndex) keyFromIndex(w *fileWork) bool {
 	return true
 }
 
+// indexedKeyLeaf is the leaf column of fm whose values lookups take from
+// the index rather than read (keyFromIndex), or -1: Warm learns no shapes
+// of its pages, and SaveShapes saves none.
+func (ri *RowIndex) indexedKeyLeaf(fm *fileMeta) int {
+	if ri.opts.VerifyKeys || fm.blob != nil || fm.coGroup != nil || fm.copies != nil {
+		return -1
+	}
+	c := fm.f.Root().Column(ri.Manifest().Key)
+	if c == nil || !c.Leaf() || c.Index() >= len(fm.maxRep) || fm.maxRep[c.Index()] != 0 || !exactKeyKind(c.Type().Kind()) {
+		return -1
+	}
+	return c.Index()
+}
+
 // choosePath is the lookup planner, per data file: it prices the index
 // path (the coalesced ranges of the pages, or parts of pages, that hold
 // selected rows) against a projected scan of the same file (every column

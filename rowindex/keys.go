@@ -138,6 +138,16 @@ func appendKeyValue(dst []byte, v parquet.Value) []byte {
 	}
 }
 
+// exactKeyKind reports whether keys of columns of kind invert to the
+// column's values (keyValue).
+func exactKeyKind(kind parquet.Kind) bool {
+	switch kind {
+	case parquet.Boolean, parquet.Int32, parquet.Int64, parquet.ByteArray, parquet.FixedLenByteArray:
+		return true
+	}
+	return false
+}
+
 // keyValue is appendKeyValue's inverse for a column of kind: the value the
 // key column holds in every row of key's entries (levels unset). It is
 // false for kinds whose key loses bits (floats: -0 has +0's key) or that

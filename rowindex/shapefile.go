@@ -602,9 +602,10 @@ func (ri *RowIndex) encodeShapeFile(ctx context.Context, m *meter, fe *FileEntry
 	var dir, records []byte
 	n := 0
 	ncol := fm.ncol()
+	keyLeaf := ri.indexedKeyLeaf(fm) // never read by lookups (Warm learnt none)
 	for rg := range fm.f.Metadata().RowGroups {
 		for col := range ncol {
-			if !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
+			if col == keyLeaf || !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
 				continue
 			}
 			add := func(page int, off, size int64) {

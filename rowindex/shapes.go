@@ -158,12 +158,13 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 		return err
 	}
 	ncol := fm.ncol()
+	keyLeaf := ri.indexedKeyLeaf(fm) // its values come from the index: no page of it is read
 	for rg := range fm.f.Metadata().RowGroups {
 		for col := range ncol {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
+			if col == keyLeaf || !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {
 				continue
 			}
 			ci, _ := directInfo(fm, rg, col)
