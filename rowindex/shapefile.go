@@ -57,8 +57,10 @@ const (
 	shapeRecordGap = 64 << 10
 	// shapeFileMax bounds a shape file Warm reads whole.
 	shapeFileMax = 256 << 20
-	// shapeListRetry is how long a failed listing of shapes/ stands.
-	shapeListRetry = 30 * time.Second
+	// shapeListRetry is how long a failed listing of shapes/ stands, and
+	// shapeListTimeout how long a listing may take.
+	shapeListRetry   = 30 * time.Second
+	shapeListTimeout = time.Minute
 	// shapePrefetchWide bounds the shape files a batch prefetches as wide
 	// as the store's coalescing gap (a hot key's batch may touch hundreds
 	// of files); the others read shapeHeadBytes.
@@ -118,10 +120,11 @@ func (l *shapeListing) forget(key string) {
 	}
 }
 
-// reset makes the next lookup list the shape files again.
+// reset makes the next lookup list the shape files again; a listing in
+// flight then ends without recording its result.
 func (l *shapeListing) reset() {
 	l.mu.Lock()
-	l.done, l.failedAt, l.sizes = false, time.Time{}, nil
+	l.done, l.failedAt, l.sizes, l.running = false, time.Time{}, nil, nil
 	l.mu.Unlock()
 }
 
@@ -145,60 +148,67 @@ func (l *shapeListing) wait(ctx context.Context) map[string]int64 {
 
 // startShapeListing lists the shape files in the background when no
 // listing is held, in flight, or failed within shapeListRetry: a lookup's
-// first step, so that the listing's round is the fragment reads'. It ends
-// with ctx; a listing cut by ctx is taken again by the next lookup.
+// first step, so that the listing's round is the fragment reads'.
 func (ri *RowIndex) startShapeListing(ctx context.Context, m *meter) {
+	ri.shapeList.mu.Lock()
+	ri.startListingLocked(ctx, m)
+	ri.shapeList.mu.Unlock()
+}
+
+// startListingLocked starts the listing (shapeList.mu held) and returns
+// the channel closed when the one in flight ends (nil: none is, and none
+// is due). The listing does not end with the lookup that started it (a
+// server's request context ends with its response, often before a LIST
+// does): it has shapeListTimeout of its own.
+func (ri *RowIndex) startListingLocked(ctx context.Context, m *meter) chan struct{} {
 	l := &ri.shapeList
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.done || l.running != nil || time.Since(l.failedAt) < shapeListRetry {
-		return
+	if l.running != nil {
+		return l.running
+	}
+	if l.done || time.Since(l.failedAt) < shapeListRetry {
+		return nil
 	}
 	ch := make(chan struct{})
 	l.running = ch
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shapeListTimeout)
 	go func() {
+		defer cancel()
 		defer close(ch)
-		sizes, err := listShapeFiles(ctx, m, ri.st, ri.name)
+		sizes, err := listShapeFiles(lctx, m, ri.st, ri.name)
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.running = nil
-		switch {
-		case err == nil:
-			l.done, l.sizes = true, sizes
-		case ctx.Err() == nil:
-			l.failedAt = time.Now()
+		if l.running != ch {
+			return // reset since (a Refresh, SaveShapes): its listing is due
 		}
+		l.running = nil
+		if err != nil {
+			l.failedAt = time.Now()
+			return
+		}
+		l.done, l.sizes = true, sizes
 	}()
+	return ch
 }
 
 // shapeFiles returns the row index's shape files by key, with their
 // sizes (none when there are none, or the listing failed): the listing
-// held, the one in flight once it ends, or a new one.
+// held, or the one in flight (started if due) once it ends. It never
+// lists while holding the listing's lock.
 func (ri *RowIndex) shapeFiles(ctx context.Context, m *meter) map[string]int64 {
 	l := &ri.shapeList
 	l.mu.Lock()
-	if ch := l.running; ch != nil {
-		l.mu.Unlock()
+	ch := ri.startListingLocked(ctx, m)
+	l.mu.Unlock()
+	if ch != nil {
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return nil
 		}
-		l.mu.Lock()
 	}
+	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.done || time.Since(l.failedAt) < shapeListRetry {
-		return l.sizes
-	}
-	sizes, err := listShapeFiles(ctx, m, ri.st, ri.name)
-	if err != nil {
-		if ctx.Err() == nil {
-			l.failedAt = time.Now()
-		}
-		return nil
-	}
-	l.done, l.sizes = true, sizes
-	return sizes
+	return l.sizes
 }
 
 // listShapeFiles lists row index name's shape files (key → size).

@@ -496,3 +496,57 @@ func TestShapeFileRounds(t *testing.T) {
 	}
 	t.Logf("%d rounds:\n%s", tr.Rounds(), tr)
 }
+
+// TestShapeListing: the background listing of shapes/ outlives the lookup
+// that started it (a server's request context ends with its response), so
+// lookups that end first do not start one each; and a listing in flight
+// when the handle is refreshed does not record its stale result.
+func TestShapeListing(t *testing.T) {
+	ctx := context.Background()
+	_, _, data, idx := snappyLake(t)
+	warm := warmedShapes(t, data, idx, "k")
+	if _, err := warm.SaveShapes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := store.NewTrace()
+	slow := store.NewTraced(store.NewFaulty(idx, store.Faults{Latency: 30 * time.Millisecond}), "index", tr)
+	listings := func() (n int) { // of shapes/, started (a cancelled one too)
+		spans, _ := tr.Spans()
+		for _, sp := range spans {
+			if sp.Op == store.OpList && strings.HasSuffix(sp.Key, "/shapes/") {
+				n++
+			}
+		}
+		return n
+	}
+	ri, err := Open(ctx, slow, "k", Options{Resolver: StoreResolver{data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		c, cancel := context.WithCancel(ctx)
+		ri.startShapeListing(c, new(meter))
+		cancel() // the lookup is over before the listing
+	}
+	if got := ri.shapeFiles(ctx, new(meter)); len(got) != 1 || listings() != 1 {
+		t.Fatalf("after 5 cancelled starts: %d shape files listed, %d listings", len(got), listings())
+	}
+	// A Refresh while a listing is in flight: that listing's result (taken
+	// before the Refresh) is dropped, and the next lookup lists again.
+	ri.shapeList.reset()
+	ri.startShapeListing(ctx, new(meter))
+	ri.shapeList.mu.Lock()
+	ch := ri.shapeList.running
+	ri.shapeList.mu.Unlock()
+	ri.shapeList.reset()
+	<-ch
+	ri.shapeList.mu.Lock()
+	done, sizes := ri.shapeList.done, ri.shapeList.sizes
+	ri.shapeList.mu.Unlock()
+	if done || sizes != nil {
+		t.Fatal("a listing started before a reset recorded its result")
+	}
+	if got := ri.shapeFiles(ctx, new(meter)); len(got) != 1 || listings() != 3 {
+		t.Fatalf("after the reset: %d shape files listed, %d listings", len(got), listings())
+	}
+}
