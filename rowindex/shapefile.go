@@ -134,6 +134,12 @@ func (l *shapeListing) wait(ctx context.Context) map[string]int64 {
 	l.mu.Lock()
 	ch := l.running
 	l.mu.Unlock()
+	return l.after(ctx, ch)
+}
+
+// after returns the listing held once ch (a listing in flight; nil: none)
+// is closed, or nil if ctx ends first.
+func (l *shapeListing) after(ctx context.Context, ch chan struct{}) map[string]int64 {
 	if ch != nil {
 		select {
 		case <-ch:
@@ -199,16 +205,7 @@ func (ri *RowIndex) shapeFiles(ctx context.Context, m *meter) map[string]int64 {
 	l.mu.Lock()
 	ch := ri.startListingLocked(ctx, m)
 	l.mu.Unlock()
-	if ch != nil {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sizes
+	return l.after(ctx, ch)
 }
 
 // listShapeFiles lists row index name's shape files (key → size).
