@@ -203,8 +203,9 @@ func TestRowIndexOverPreparedFiles(t *testing.T) {
 	if _, _, err := rowindex.Create(ctx, idx, rowindex.Definition{Name: "u", Key: "user_id"}, rowindex.StoreResolver{Store: cs}, uris); err != nil {
 		t.Fatal(err)
 	}
-	// Coalesce only adjacent ranges, so each page is its own range.
-	ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: cs}, CoalesceGap: -1})
+	// Coalesce only adjacent ranges, so each page is its own range; read
+	// the key column too (VerifyKeys), so every column's page is read.
+	ri, err := rowindex.Open(ctx, idx, "u", rowindex.Options{Resolver: rowindex.StoreResolver{Store: cs}, CoalesceGap: -1, VerifyKeys: true})
 	if err != nil {
 		t.Fatal(err)
 	}

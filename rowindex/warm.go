@@ -107,6 +107,9 @@ func (ri *RowIndex) Warm(ctx context.Context, opts ...WarmOption) (Cost, error) 
 	if err := ri.makeResident(ctx, m, man, rep); err != nil {
 		return m.cost(), err
 	}
+	// The shape files' listing too, so that a warmed handle's lookups make
+	// no index request (a lookup would start it otherwise).
+	ri.shapeFiles(ctx, m)
 	if err := ri.learnShapes(ctx, m, man, rep); err != nil {
 		return m.cost(), err
 	}
