@@ -27,7 +27,6 @@ type fileWork struct {
 	rgs     []*rgWork // row groups holding pieces, in order
 	leaves  []int
 	keyLeaf int
-	keyKind parquet.Kind // the key column's (when keyLeaf ≥ 0)
 	ranges  []brange
 	dicts   []dictKey
 	// noShape are the pages planned whole only because their shape is
@@ -522,10 +521,9 @@ func (w *fileWork) assemble(rows []Row, plan *Plan) error {
 // selected row, each once.
 func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error {
 	f := w.fm.f
-	w.keyLeaf, w.keyKind = -1, -1
+	w.keyLeaf = -1
 	if c := f.Root().Column(man.Key); c != nil && c.Leaf() {
 		w.keyLeaf = c.Index()
-		w.keyKind = c.Type().Kind()
 	}
 	if columns == nil {
 		for i := range w.fm.ncol() {
@@ -542,7 +540,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 		slices.Sort(w.leaves)
 		w.leaves = slices.Compact(w.leaves)
 	}
-	keyed := ri.keyFromIndex(w)
+	keyKind, keyed := ri.keyFromIndex(w, man.Key)
 	// Runs per row group, counted first: a hot key's batch is tens of
 	// thousands of one-row pieces in arrival order.
 	byRG := map[int32]*rgWork{}
@@ -582,7 +580,7 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 			crs[at] = chunkRead{w: w, rg: g.rg, leaf: c, at: at, runs: g.runs, selected: sel}
 			g.chunks = append(g.chunks, &crs[at])
 			if keyed && c == w.keyLeaf {
-				crs[at].fillKeys(w.keyKind, w.fm.maxDef[c])
+				crs[at].fillKeys(keyKind, w.fm.maxDef[c])
 				continue
 			}
 			locs := w.fm.offsetIndex(g.rg, c)
@@ -662,35 +660,36 @@ func (ri *RowIndex) planFile(w *fileWork, man *Manifest, columns []string) error
 }
 
 // keyFromIndex reports whether the key column's values of w's rows are
-// taken from the index rather than read (Options.VerifyKeys unset): the
-// column is requested, a plain top-level leaf of a kind whose key is
-// exact, in a file of plain rows, and every piece's key is of that kind.
-func (ri *RowIndex) keyFromIndex(w *fileWork) bool {
-	k := w.keyLeaf
-	if ri.opts.VerifyKeys || k < 0 || !slices.Contains(w.leaves, k) || w.blob != nil || w.nest != nil || w.fm.copies != nil ||
-		k >= len(w.fm.maxRep) || w.fm.maxRep[k] != 0 {
-		return false
+// taken from the index rather than read, and the column's kind: the
+// column is requested, lookups take it from the index in this file
+// (indexedKeyLeaf), and every piece's key is of its kind.
+func (ri *RowIndex) keyFromIndex(w *fileWork, key string) (parquet.Kind, bool) {
+	k, kind := ri.indexedKeyLeaf(w.fm, key)
+	if k < 0 || !slices.Contains(w.leaves, k) {
+		return 0, false
 	}
 	for _, p := range w.pieces {
-		if _, ok := keyValue(p.key, w.keyKind); !ok {
-			return false
+		if !keyOfKind(p.key, kind) {
+			return 0, false
 		}
 	}
-	return true
+	return kind, true
 }
 
-// indexedKeyLeaf is the leaf column of fm whose values lookups take from
-// the index rather than read (keyFromIndex), or -1: Warm learns no shapes
-// of its pages, and SaveShapes saves none.
-func (ri *RowIndex) indexedKeyLeaf(fm *fileMeta) int {
+// indexedKeyLeaf is the leaf column of fm holding key whose values lookups
+// take from the index rather than read (-1 if none: Options.VerifyKeys, a
+// file of blocks or copies, a repeated or non-leaf key column, a kind
+// whose keys are not exact), and its kind. Warm learns no shapes of its
+// pages, and SaveShapes saves none.
+func (ri *RowIndex) indexedKeyLeaf(fm *fileMeta, key string) (int, parquet.Kind) {
 	if ri.opts.VerifyKeys || fm.blob != nil || fm.coGroup != nil || fm.copies != nil {
-		return -1
+		return -1, 0
 	}
-	c := fm.f.Root().Column(ri.Manifest().Key)
+	c := fm.f.Root().Column(key)
 	if c == nil || !c.Leaf() || c.Index() >= len(fm.maxRep) || fm.maxRep[c.Index()] != 0 || !exactKeyKind(c.Type().Kind()) {
-		return -1
+		return -1, 0
 	}
-	return c.Index()
+	return c.Index(), c.Type().Kind()
 }
 
 // choosePath is the lookup planner, per data file: it prices the index

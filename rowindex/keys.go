@@ -148,42 +148,48 @@ func exactKeyKind(kind parquet.Kind) bool {
 	return false
 }
 
+// keyOfKind reports whether key, an index key, is a value of a column of
+// kind (an exact kind): what keyValue inverts, checked without allocating.
+func keyOfKind(key []byte, kind parquet.Kind) bool {
+	if len(key) == 0 {
+		return false
+	}
+	switch kind {
+	case parquet.Boolean:
+		return key[0] == tagBool && len(key) == 2 && key[1] <= 1
+	case parquet.Int32, parquet.Int64:
+		if key[0] != tagInt || len(key) != 9 {
+			return false
+		}
+		i := int64(binary.BigEndian.Uint64(key[1:]) ^ (1 << 63))
+		return kind == parquet.Int64 || i == int64(int32(i))
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return key[0] == tagBytes
+	}
+	return false
+}
+
 // keyValue is appendKeyValue's inverse for a column of kind: the value the
 // key column holds in every row of key's entries (levels unset). It is
-// false for kinds whose key loses bits (floats: -0 has +0's key) or that
-// the key encoding does not distinguish (INT96), and for a key not of the
-// kind. Byte arrays are copied out of the key (which may live in a
-// fragment's buffers).
+// false for a key not of the kind (keyOfKind): float keys lose bits (-0
+// has +0's key) and INT96 keys are not distinguished. Byte arrays are
+// copied out of the key (which may live in a fragment's buffers).
 func keyValue(key []byte, kind parquet.Kind) (parquet.Value, bool) {
-	if len(key) == 0 {
+	if !keyOfKind(key, kind) {
 		return parquet.Value{}, false
 	}
 	switch kind {
 	case parquet.Boolean:
-		if key[0] == tagBool && len(key) == 2 && key[1] <= 1 {
-			return parquet.BooleanValue(key[1] == 1), true
-		}
-	case parquet.Int32, parquet.Int64:
-		if key[0] != tagInt || len(key) != 9 {
-			break
-		}
-		i := int64(binary.BigEndian.Uint64(key[1:]) ^ (1 << 63))
-		if kind == parquet.Int64 {
-			return parquet.Int64Value(i), true
-		}
-		if i == int64(int32(i)) {
-			return parquet.Int32Value(int32(i)), true
-		}
+		return parquet.BooleanValue(key[1] == 1), true
+	case parquet.Int32:
+		return parquet.Int32Value(int32(binary.BigEndian.Uint64(key[1:]) ^ (1 << 63))), true
+	case parquet.Int64:
+		return parquet.Int64Value(int64(binary.BigEndian.Uint64(key[1:]) ^ (1 << 63))), true
 	case parquet.ByteArray:
-		if key[0] == tagBytes {
-			return parquet.ByteArrayValue(bytes.Clone(key[1:])), true
-		}
-	case parquet.FixedLenByteArray:
-		if key[0] == tagBytes {
-			return parquet.FixedLenByteArrayValue(bytes.Clone(key[1:])), true
-		}
+		return parquet.ByteArrayValue(bytes.Clone(key[1:])), true
+	default: // FixedLenByteArray
+		return parquet.FixedLenByteArrayValue(bytes.Clone(key[1:])), true
 	}
-	return parquet.Value{}, false
 }
 
 func appendBoolKey(dst []byte, b bool) []byte {

@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -88,14 +89,18 @@ func (c *chunkRead) row(i int) []parquet.Value {
 
 // fillKeys makes c the key column's chunk of its runs, not read: each
 // selected row's value is its piece's key (as kind, at definition level
-// maxDef; keyFromIndex checked every key inverts). The rows of a run share
-// one copy of the key's bytes (values are never written to).
+// maxDef; keyFromIndex checked every key inverts). The rows of runs of one
+// key share one copy of its bytes (values are never written to).
 func (c *chunkRead) fillKeys(kind parquet.Kind, maxDef int) {
 	c.keyed = true
 	c.vals = make([]parquet.Value, 0, c.selected)
+	var v parquet.Value
+	var vKey []byte
 	for _, r := range c.runs {
-		v, _ := keyValue(r.p.key, kind)
-		v = v.Level(0, maxDef, c.leaf)
+		if vKey == nil || !bytes.Equal(r.p.key, vKey) { // a point lookup's runs share one
+			v, _ = keyValue(r.p.key, kind)
+			v, vKey = v.Level(0, maxDef, c.leaf), r.p.key
+		}
 		for range r.n {
 			c.vals = append(c.vals, v)
 		}

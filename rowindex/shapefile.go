@@ -128,30 +128,6 @@ func (l *shapeListing) reset() {
 	l.mu.Unlock()
 }
 
-// wait returns the listing held once the one in flight, if any, ends
-// (nil when none is held); it never lists.
-func (l *shapeListing) wait(ctx context.Context) map[string]int64 {
-	l.mu.Lock()
-	ch := l.running
-	l.mu.Unlock()
-	return l.after(ctx, ch)
-}
-
-// after returns the listing held once ch (a listing in flight; nil: none)
-// is closed, or nil if ctx ends first.
-func (l *shapeListing) after(ctx context.Context, ch chan struct{}) map[string]int64 {
-	if ch != nil {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sizes
-}
-
 // startShapeListing lists the shape files in the background when no
 // listing is held, in flight, or failed within shapeListRetry: a lookup's
 // first step, so that the listing's round is the fragment reads'.
@@ -205,7 +181,16 @@ func (ri *RowIndex) shapeFiles(ctx context.Context, m *meter) map[string]int64 {
 	l.mu.Lock()
 	ch := ri.startListingLocked(ctx, m)
 	l.mu.Unlock()
-	return l.after(ctx, ch)
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sizes
 }
 
 // listShapeFiles lists row index name's shape files (key → size).
@@ -274,8 +259,9 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 // prefetchShapeDir reads the directory of w's shape file, when it has one
 // not yet cached, on wg: readPieces calls it for a file whose footer it
 // loads (a handle new to the file), so that the directory comes in the
-// footer's round rather than in one of its own after the plan. It waits
-// for the listing the lookup started (never lists), and does nothing on a
+// footer's round rather than in one of its own after the plan. Its
+// goroutine waits for the listing the lookup started (shapeFiles), not the
+// footer loop; it does nothing on a
 // handle that has learnt shapes (a warmed handle knows its pages' shapes:
 // its footers reloaded after an eviction need no shape file). The nth
 // prefetch of a batch beyond shapePrefetchWide reads shapeHeadBytes, not
@@ -293,7 +279,7 @@ func (ri *RowIndex) prefetchShapeDir(ctx context.Context, m *meter, w *fileWork,
 		gap = 0
 	}
 	wg.Go(func() {
-		size, ok := ri.shapeList.wait(ctx)[key]
+		size, ok := ri.shapeFiles(ctx, m)[key]
 		if !ok {
 			return
 		}
@@ -377,17 +363,11 @@ func (ri *RowIndex) loadFileShapes(ctx context.Context, m *meter, w *fileWork, o
 	}
 	bufs := make([][]byte, len(groups))
 	errs := make([]error, len(groups))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, shapeRecordReads)
-	for gi, g := range groups {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			off, end := g[0].off, g[len(g)-1].off+g[len(g)-1].n
-			bufs[gi], errs[gi] = readRange(ctx, m, o, off, end-off)
-		})
-	}
-	wg.Wait()
+	eachOnWorkers(len(groups), shapeRecordReads, func(gi int) {
+		g := groups[gi]
+		off, end := g[0].off, g[len(g)-1].off+g[len(g)-1].n
+		bufs[gi], errs[gi] = readRange(ctx, m, o, off, end-off)
+	})
 	for gi, g := range groups {
 		if errs[gi] != nil {
 			w.ignoreShapeFile(o.key, errs[gi]) // the pages are read whole
@@ -609,7 +589,7 @@ func (ri *RowIndex) encodeShapeFile(ctx context.Context, m *meter, fe *FileEntry
 	var dir, records []byte
 	n := 0
 	ncol := fm.ncol()
-	keyLeaf := ri.indexedKeyLeaf(fm) // never read by lookups (Warm learnt none)
+	keyLeaf, _ := ri.indexedKeyLeaf(fm, ri.Manifest().Key) // never read by lookups (Warm learnt none)
 	for rg := range fm.f.Metadata().RowGroups {
 		for col := range ncol {
 			if col == keyLeaf || !fm.aligned[rg*ncol+col] || framedChunk(fm, rg, col) || !ri.subPageReads(fm, rg, col) {

@@ -158,7 +158,7 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 		return err
 	}
 	ncol := fm.ncol()
-	keyLeaf := ri.indexedKeyLeaf(fm) // its values come from the index: no page of it is read
+	keyLeaf, _ := ri.indexedKeyLeaf(fm, ri.Manifest().Key) // its values come from the index: no page of it is read
 	for rg := range fm.f.Metadata().RowGroups {
 		for col := range ncol {
 			if err := ctx.Err(); err != nil {
