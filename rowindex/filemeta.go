@@ -46,6 +46,11 @@ type fileMeta struct {
 	// are known); otherwise the chunk has one location spanning all its data
 	// pages and rows are found by decoding from its first page.
 	aligned []bool
+	// ois[rg*ncol+col] is every chunk's offset index (its page locations),
+	// read from the file or built (offsetIndexes). A data file's parquet-go
+	// handle holds them too (openVirtual), a fragment's does not
+	// (loadWalkedMeta).
+	ois []format.OffsetIndex
 	// tail is the length of the file's tail: from the first byte of its
 	// offset indexes (or of its footer, if it has none) to its end. It is
 	// recorded in the manifest (FileEntry.TailBytes) so a cold lookup
@@ -101,7 +106,7 @@ func (fm *fileMeta) ncol() int {
 
 // offsetIndex returns the page locations of one column chunk.
 func (fm *fileMeta) offsetIndex(rg, col int) []format.PageLocation {
-	return fm.f.OffsetIndexes()[rg*fm.ncol()+col].PageLocations
+	return fm.ois[rg*fm.ncol()+col].PageLocations
 }
 
 // dictRange returns the byte range before the first data page of a chunk
@@ -168,71 +173,120 @@ func loadFileMeta(ctx context.Context, m *meter, o object, size int64, wantCRC u
 // read by parallel reads of only the ranges the lookup needs, skipping the
 // bloom filters between them.
 func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantCRC uint32, known []ChunkPages, tailHint int64, ranges []TailRange) (*fileMeta, error) {
-	changed := func(reason string, err error) error {
-		return fileChanged(o.uri, reason, err)
-	}
-	if size < 12 {
-		return nil, changed("too small for Parquet", nil)
-	}
-	tail, err := readTail(ctx, m, o, size, tailHint, ranges)
+	tail, footerTail, err := readFooter(ctx, m, o, size, tailHint, ranges)
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, changed("truncated", err)
-		}
 		return nil, err
 	}
-	last := tail[len(tail)-1].data // ends at size
-	switch string(last[len(last)-4:]) {
-	case "PAR1":
-	case "PARE":
-		return nil, &ColumnError{URI: o.uri, Reason: "encrypted Parquet is not supported"}
-	default:
-		return nil, changed("bad magic", nil)
-	}
-	footerLen := int64(binary.LittleEndian.Uint32(last[len(last)-8:]))
-	if footerLen+8 > size-4 {
-		return nil, changed("bad footer length", nil)
-	}
-	var footer []byte
-	if lastLen := int64(len(last)); footerLen+8 <= lastLen {
-		footer = last[lastLen-8-footerLen : lastLen-8]
-	} else {
-		head, err := readRange(ctx, m, o, size-8-footerLen, footerLen+8-lastLen)
-		if err != nil {
-			return nil, changed("truncated", err)
-		}
-		footer = append(head, last[:lastLen-8]...)
-	}
+	footer := footerTail[:len(footerTail)-8]
 	crc := crc32.Checksum(footer, castagnoli)
 	if wantCRC != 0 && crc != wantCRC {
-		return nil, changed("footer checksum", nil)
+		return nil, fileChanged(o.uri, "footer checksum", nil)
 	}
 	var md format.FileMetaData
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
-		return nil, changed("unreadable footer", err)
+		return nil, fileChanged(o.uri, "unreadable footer", err)
 	}
-	fm := &fileMeta{size: size, footerCRC: crc, tail: footerLen + 8, footerBytes: footerLen + 8}
+	fm := &fileMeta{size: size, footerCRC: crc, tail: int64(len(footer)) + 8, footerBytes: int64(len(footer)) + 8}
 	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm, known, tail)
 	if err != nil {
 		return nil, err
 	}
-	fm.aligned = aligned
-	fm.maxRep = maxRepetitionLevels(md.Schema)
-	fm.maxDef, fm.typeLen = leafDefinitions(md.Schema)
+	fm.ois, fm.aligned = ois, aligned
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
 		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
-	fm.chunks = pqrow.NewChunkSpans(fm.f.Metadata())
-	fm.charge = 4*int64(len(footer)) + 64*int64(len(aligned)) + 1024 + fm.chunks.Bytes()
+	fm.describe(int64(len(footer)))
 	if err := loadFrames(ctx, m, o, fm, tail); err != nil {
 		return nil, err
 	}
 	loadBlob(o, fm)
 	loadCoGroup(o, fm)
-	for _, oi := range ois {
+	return fm, nil
+}
+
+// loadWalkedMeta is loadFileMetaTail for a file whose column chunks are only
+// ever walked page by page from their start (a fragment: decodeGroup,
+// coverPages), never sought by row through parquet-go: its footer is decoded
+// once, by parquet-go, from the bytes read, without the page index (the
+// offsets indexes are decoded here into fileMeta.ois) and without the
+// re-encoded footer of openVirtual. Decoding, re-encoding and decoding again
+// a fragment's footer of a thousand row groups was ≈6 ms of a fresh
+// handle's first lookup (docs/rowindex-bench.md, stop 34).
+func loadWalkedMeta(ctx context.Context, m *meter, o object, size int64, tailHint int64) (*fileMeta, error) {
+	tail, footerTail, err := readFooter(ctx, m, o, size, tailHint, nil)
+	if err != nil {
+		return nil, err
+	}
+	footer := footerTail[:len(footerTail)-8]
+	fm := &fileMeta{size: size, footerCRC: crc32.Checksum(footer, castagnoli), tail: int64(len(footerTail)), footerBytes: int64(len(footerTail))}
+	// parquet-go reads the footer and nothing else (no page index, no
+	// bloom filters): the reader holds the footer alone.
+	f, err := parquet.OpenFile(&pageReader{sp: spans{{size - int64(len(footerTail)), footerTail}}}, size,
+		parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
+	if err != nil {
+		return nil, fileChanged(o.uri, "unreadable footer", err)
+	}
+	md := f.Metadata()
+	if fm.ois, fm.aligned, err = offsetIndexes(ctx, m, o, md, fm, nil, tail); err != nil {
+		return nil, err
+	}
+	fm.f = f
+	fm.describe(int64(len(footer)))
+	return fm, nil
+}
+
+// readFooter reads a file's tail (readTail) and returns it with the
+// footer's bytes followed by its length and magic (the file's last
+// footerLen+8 bytes), checked for Parquet's magic and a length that fits.
+func readFooter(ctx context.Context, m *meter, o object, size, tailHint int64, ranges []TailRange) (spans, []byte, error) {
+	changed := func(reason string, err error) error {
+		return fileChanged(o.uri, reason, err)
+	}
+	if size < 12 {
+		return nil, nil, changed("too small for Parquet", nil)
+	}
+	tail, err := readTail(ctx, m, o, size, tailHint, ranges)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil, changed("truncated", err)
+		}
+		return nil, nil, err
+	}
+	last := tail[len(tail)-1].data // ends at size
+	switch string(last[len(last)-4:]) {
+	case "PAR1":
+	case "PARE":
+		return nil, nil, &ColumnError{URI: o.uri, Reason: "encrypted Parquet is not supported"}
+	default:
+		return nil, nil, changed("bad magic", nil)
+	}
+	footerLen := int64(binary.LittleEndian.Uint32(last[len(last)-8:]))
+	if footerLen+8 > size-4 {
+		return nil, nil, changed("bad footer length", nil)
+	}
+	lastLen := int64(len(last))
+	if footerLen+8 <= lastLen {
+		return tail, last[lastLen-8-footerLen:], nil
+	}
+	head, err := readRange(ctx, m, o, size-8-footerLen, footerLen+8-lastLen)
+	if err != nil {
+		return nil, nil, changed("truncated", err)
+	}
+	return tail, append(head, last...), nil
+}
+
+// describe sets what fm derives from its parquet-go handle and offset
+// indexes: the leaves' levels, the chunk spans and the cache charge of a
+// footer of footerLen bytes.
+func (fm *fileMeta) describe(footerLen int64) {
+	md := fm.f.Metadata()
+	fm.maxRep = maxRepetitionLevels(md.Schema)
+	fm.maxDef, fm.typeLen = leafDefinitions(md.Schema)
+	fm.chunks = pqrow.NewChunkSpans(md)
+	fm.charge = 4*footerLen + 64*int64(len(fm.aligned)) + 1024 + fm.chunks.Bytes()
+	for _, oi := range fm.ois {
 		fm.charge += 24 * int64(len(oi.PageLocations))
 	}
-	return fm, nil
 }
 
 // tailGapBytes is the smallest gap of unneeded bytes in a file's tail that

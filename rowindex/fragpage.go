@@ -35,7 +35,7 @@ var errNoPageIndex = errors.New("rowindex: fragment column has no page index")
 // cannot be read page by page.
 func (ri *RowIndex) coverPages(fm *fileMeta, rg, col int, group []byte, groupOff int64, n int, match []int) ([][]byte, error) {
 	ncol := fm.ncol()
-	if len(fm.f.OffsetIndexes()) != len(fm.f.Metadata().RowGroups)*ncol || rg*ncol+col >= len(fm.aligned) || !fm.aligned[rg*ncol+col] {
+	if len(fm.ois) != len(fm.f.Metadata().RowGroups)*ncol || rg*ncol+col >= len(fm.aligned) || !fm.aligned[rg*ncol+col] {
 		return nil, errNoPageIndex
 	}
 	ci, ok := directInfo(fm, rg, col)

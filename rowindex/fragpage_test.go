@@ -3,7 +3,11 @@ package rowindex
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/store"
@@ -173,5 +177,82 @@ func TestCoverPagesRefusesWithoutIndex(t *testing.T) {
 	// The group's bytes cut short: the page lies outside them.
 	if _, err := ri.coverPages(fm, 0, cover, b[:10], frs[0].Groups[0].Offset, n, []int{n - 1}); err != errNoPageIndex {
 		t.Fatalf("page outside the bytes: %v, want errNoPageIndex", err)
+	}
+}
+
+// TestWalkedMeta checks a fragment's metadata as loadWalkedMeta reads it
+// (its footer decoded once, by parquet-go, without the page index) against
+// loadFileMetaTail's (decoded, re-encoded with the offset indexes, opened
+// again): the same offset indexes and levels, the same entries decoded
+// from every group, whether the tail hint is exact, too small or unknown;
+// and a fragment whose footer does not decode is a FileChangedError.
+func TestWalkedMeta(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []Kind{KindSorted, KindHash} {
+		t.Run(string(kind), func(t *testing.T) {
+			es := syntheticEntries(kind, BucketFNV1aMix, true, 20_000)
+			st, _ := store.Open(ctx, "mem://")
+			frs, _, err := writeFragments(ctx, st, "wm", kind, es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr := &frs[0]
+			if len(fr.Groups) < 2 {
+				t.Fatalf("%d groups: the test wants several", len(fr.Groups))
+			}
+			o := object{st: st, key: folderOf("wm") + fr.Path, uri: fr.Path}
+			want, err := loadFileMetaTail(ctx, new(meter), o, fr.Size, 0, nil, fr.TailBytes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, hint := range []int64{fr.TailBytes, 16, 0} {
+				m := new(meter)
+				got, err := loadWalkedMeta(ctx, m, o, fr.Size, hint)
+				if err != nil {
+					t.Fatalf("hint %d: %v", hint, err)
+				}
+				if !reflect.DeepEqual(got.ois, want.ois) || !slices.Equal(got.aligned, want.aligned) {
+					t.Fatalf("hint %d: offset indexes differ", hint)
+				}
+				if !slices.Equal(got.maxRep, want.maxRep) || !slices.Equal(got.maxDef, want.maxDef) || got.ncol() != want.ncol() ||
+					got.tail != want.tail || got.footerCRC != want.footerCRC || got.indexRange != want.indexRange {
+					t.Fatalf("hint %d: got %+v, want %+v", hint, got, want)
+				}
+				if got.f.OffsetIndexes() != nil {
+					t.Fatalf("hint %d: parquet-go decoded the page index", hint)
+				}
+				for gi := range fr.Groups {
+					b, err := readRange(ctx, new(meter), o, fr.Groups[gi].Offset, fr.Groups[gi].Length)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var decoded [2][]entry
+					for i, fm := range []*fileMeta{got, want} {
+						pr := &pageReader{ctx: ctx, m: new(meter), obj: o, sp: spans{{fr.Groups[gi].Offset, b}}, chunks: fm.chunks}
+						if decoded[i], err = decodeGroup(fm, gi, pr, kind, BucketFNV1aMix); err != nil {
+							t.Fatalf("hint %d group %d: %v", hint, gi, err)
+						}
+					}
+					if !reflect.DeepEqual(decoded[0], decoded[1]) || len(decoded[0]) != int(fr.Groups[gi].Rows) {
+						t.Fatalf("hint %d group %d: %d and %d entries differ (want %d)", hint, gi, len(decoded[0]), len(decoded[1]), fr.Groups[gi].Rows)
+					}
+				}
+			}
+			// The footer's first bytes overwritten: unreadable.
+			b, _ := store.ReadAll(ctx, st, o.key)
+			footerLen := int64(binary.LittleEndian.Uint32(b[len(b)-8:]))
+			bad := bytes.Clone(b)
+			for i := int64(len(b)) - 8 - footerLen; i < int64(len(b))-8-footerLen/2; i++ {
+				bad[i] = 0xff
+			}
+			if err := store.WriteAll(ctx, st, o.key, bad, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err = loadWalkedMeta(ctx, new(meter), o, fr.Size, fr.TailBytes)
+			var fc *FileChangedError
+			if !errors.As(err, &fc) || fc.Reason != "unreadable footer" {
+				t.Fatalf("corrupt footer: %v, want a FileChangedError (unreadable footer)", err)
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func frameBytes(t *testing.T, root, uri string, key int64) (n int64, ranges int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &fileMeta{f: f, size: int64(len(b))}
+	fm := &fileMeta{f: f, size: int64(len(b)), ois: f.OffsetIndexes()}
 	fm.maxRep = maxRepetitionLevels(f.Metadata().Schema)
 	fm.maxDef, fm.typeLen = leafDefinitions(f.Metadata().Schema)
 	mk, _, _ := prepared.FramesMarkerOf(f)

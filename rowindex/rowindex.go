@@ -477,7 +477,7 @@ func (ri *RowIndex) fragmentMeta(ctx context.Context, m *meter, fr *FragmentEntr
 		return v.(*fileMeta), nil
 	}
 	o := object{st: ri.st, key: folderOf(ri.name) + fr.Path, uri: fr.Path}
-	fm, err := loadFileMetaTail(ctx, m, o, fr.Size, 0, nil, fr.TailBytes, nil)
+	fm, err := loadWalkedMeta(ctx, m, o, fr.Size, fr.TailBytes)
 	if err != nil {
 		return nil, ri.fragmentErr(fr, err)
 	}

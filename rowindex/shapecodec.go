@@ -114,6 +114,14 @@ func (r *shapeReader) int() int64 {
 	if r.err != nil {
 		return 0
 	}
+	if len(r.b) > 0 && r.b[0] < 0x80 {
+		// One byte, most of a shape's deltas: decoded here, not by a
+		// call to binary.Varint (a fresh handle decodes a few thousand
+		// per page it reads in parts).
+		u := uint64(r.b[0])
+		r.b = r.b[1:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.err = fmt.Errorf("%w: truncated", errShapeCorrupt)

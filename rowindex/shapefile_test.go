@@ -2,7 +2,10 @@ package rowindex
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path"
 	"reflect"
@@ -548,5 +551,33 @@ func TestShapeListing(t *testing.T) {
 	}
 	if got := ri.shapeFiles(ctx, new(meter)); len(got) != 1 || listings() != 3 {
 		t.Fatalf("after the reset: %d shape files listed, %d listings", len(got), listings())
+	}
+}
+
+// TestShapeReaderInt checks shapeReader.int's one-byte path against
+// encoding/binary on the values around it, and a truncated varint.
+func TestShapeReaderInt(t *testing.T) {
+	var b []byte
+	var want []int64
+	for v := int64(-300); v <= 300; v++ {
+		b = binary.AppendVarint(b, v)
+		want = append(want, v)
+	}
+	for _, v := range []int64{math.MinInt64, math.MaxInt64, math.MinInt32, math.MaxInt32} {
+		b = binary.AppendVarint(b, v)
+		want = append(want, v)
+	}
+	r := &shapeReader{b: b}
+	for i, w := range want {
+		if got := r.int(); got != w || r.err != nil {
+			t.Fatalf("value %d: got %d (%v), want %d", i, got, r.err, w)
+		}
+	}
+	if len(r.b) != 0 {
+		t.Fatalf("%d bytes left", len(r.b))
+	}
+	r = &shapeReader{b: []byte{0x80}}
+	if r.int(); !errors.Is(r.err, errShapeCorrupt) {
+		t.Fatalf("truncated: %v", r.err)
 	}
 }
