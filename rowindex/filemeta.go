@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -195,6 +196,9 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	if fm.f, err = openVirtual(&md, ois, size); err != nil {
 		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
+	if dup := fm.f.OffsetIndexes(); len(dup) == len(ois) {
+		fm.ois = dup // parquet-go's copy, decoded from the same bytes: one held, not two
+	}
 	fm.describe(int64(len(footer)))
 	if err := loadFrames(ctx, m, o, fm, tail); err != nil {
 		return nil, err
@@ -208,10 +212,11 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 // ever walked page by page from their start (a fragment: decodeGroup,
 // coverPages), never sought by row through parquet-go: its footer is decoded
 // once, by parquet-go, from the bytes read, without the page index (the
-// offsets indexes are decoded here into fileMeta.ois) and without the
+// offset indexes are decoded here into fileMeta.ois) and without the
 // re-encoded footer of openVirtual. Decoding, re-encoding and decoding again
-// a fragment's footer of a thousand row groups was ≈6 ms of a fresh
-// handle's first lookup (docs/rowindex-bench.md, stop 34).
+// the fragment footers a key needs (≈250 row groups, ≈120 KB each) was
+// ≈6.8 ms of CPU in a fresh handle's first lookup (docs/rowindex-bench.md,
+// stop 34).
 func loadWalkedMeta(ctx context.Context, m *meter, o object, size int64, tailHint int64) (*fileMeta, error) {
 	tail, footerTail, err := readFooter(ctx, m, o, size, tailHint, nil)
 	if err != nil {
@@ -220,11 +225,19 @@ func loadWalkedMeta(ctx context.Context, m *meter, o object, size int64, tailHin
 	footer := footerTail[:len(footerTail)-8]
 	fm := &fileMeta{size: size, footerCRC: crc32.Checksum(footer, castagnoli), tail: int64(len(footerTail)), footerBytes: int64(len(footerTail))}
 	// parquet-go reads the footer and nothing else (no page index, no
-	// bloom filters): the reader holds the footer alone.
-	f, err := parquet.OpenFile(&pageReader{sp: spans{{size - int64(len(footerTail)), footerTail}}}, size,
+	// bloom filters): the reader holds the footer alone, and is emptied
+	// after (the handle keeps it; pages are read through other readers).
+	pr := &pageReader{sp: spans{{size - int64(len(footerTail)), footerTail}}}
+	f, err := parquet.OpenFile(pr, size,
 		parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
+	pr.sp = nil
 	if err != nil {
-		return nil, fileChanged(o.uri, "unreadable footer", err)
+		if strings.HasPrefix(err.Error(), "reading parquet file metadata") {
+			return nil, fileChanged(o.uri, "unreadable footer", err)
+		}
+		// A footer that decodes but does not open (its schema): as
+		// loadFileMetaTail reports it.
+		return nil, fileChanged(o.uri, corruptReason+"schema", err)
 	}
 	md := f.Metadata()
 	if fm.ois, fm.aligned, err = offsetIndexes(ctx, m, o, md, fm, nil, tail); err != nil {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -214,8 +217,9 @@ func TestWalkedMeta(t *testing.T) {
 				if !reflect.DeepEqual(got.ois, want.ois) || !slices.Equal(got.aligned, want.aligned) {
 					t.Fatalf("hint %d: offset indexes differ", hint)
 				}
-				if !slices.Equal(got.maxRep, want.maxRep) || !slices.Equal(got.maxDef, want.maxDef) || got.ncol() != want.ncol() ||
-					got.tail != want.tail || got.footerCRC != want.footerCRC || got.indexRange != want.indexRange {
+				if !slices.Equal(got.maxRep, want.maxRep) || !slices.Equal(got.maxDef, want.maxDef) || !slices.Equal(got.typeLen, want.typeLen) ||
+					got.ncol() != want.ncol() || got.tail != want.tail || got.footerBytes != want.footerBytes || got.footerCRC != want.footerCRC ||
+					got.indexRange != want.indexRange || got.charge != want.charge || got.chunks == nil || got.chunks.Bytes() != want.chunks.Bytes() {
 					t.Fatalf("hint %d: got %+v, want %+v", hint, got, want)
 				}
 				if got.f.OffsetIndexes() != nil {
@@ -238,9 +242,60 @@ func TestWalkedMeta(t *testing.T) {
 					}
 				}
 			}
-			// The footer's first bytes overwritten: unreadable.
+			// Every group of every fragment, decoded through walked
+			// metadata, gives back the entries written.
+			var all []entry
+			for i := range frs {
+				fo := object{st: st, key: folderOf("wm") + frs[i].Path, uri: frs[i].Path}
+				fm, err := loadWalkedMeta(ctx, new(meter), fo, frs[i].Size, frs[i].TailBytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for gi, g := range frs[i].Groups {
+					b, err := readRange(ctx, new(meter), fo, g.Offset, g.Length)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pr := &pageReader{ctx: ctx, m: new(meter), obj: fo, sp: spans{{g.Offset, b}}, chunks: fm.chunks}
+					got, err := decodeGroup(fm, gi, pr, kind, BucketFNV1aMix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, got...)
+				}
+			}
+			if len(all) != len(es) {
+				t.Fatalf("%d entries decoded, %d written", len(all), len(es))
+			}
+			for i := range es {
+				if compareEntries(&all[i], &es[i]) != 0 || all[i].N != es[i].N || !bytes.Equal(all[i].Cover, es[i].Cover) {
+					t.Fatalf("entry %d: got %+v, want %+v", i, all[i], es[i])
+				}
+			}
 			b, _ := store.ReadAll(ctx, st, o.key)
 			footerLen := int64(binary.LittleEndian.Uint32(b[len(b)-8:]))
+			// A footer that decodes but has no schema: as a data file's.
+			var md format.FileMetaData
+			if err := thrift.Unmarshal(new(thrift.CompactProtocol), b[int64(len(b))-8-footerLen:len(b)-8], &md); err != nil {
+				t.Fatal(err)
+			}
+			md.Schema = nil
+			noSchema, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb := append(bytes.Clone(b[:int64(len(b))-8-footerLen]), noSchema...)
+			nb = binary.LittleEndian.AppendUint32(nb, uint32(len(noSchema)))
+			nb = append(nb, "PAR1"...)
+			if err := store.WriteAll(ctx, st, o.key, nb, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err = loadWalkedMeta(ctx, new(meter), o, int64(len(nb)), 0)
+			var fc *FileChangedError
+			if !errors.As(err, &fc) || fc.Reason != corruptReason+"schema" {
+				t.Fatalf("footer without a schema: %v, want a FileChangedError (%sschema)", err, corruptReason)
+			}
+			// The footer's first bytes overwritten: unreadable.
 			bad := bytes.Clone(b)
 			for i := int64(len(b)) - 8 - footerLen; i < int64(len(b))-8-footerLen/2; i++ {
 				bad[i] = 0xff
@@ -248,8 +303,7 @@ func TestWalkedMeta(t *testing.T) {
 			if err := store.WriteAll(ctx, st, o.key, bad, nil); err != nil {
 				t.Fatal(err)
 			}
-			_, err = loadWalkedMeta(ctx, new(meter), o, fr.Size, fr.TailBytes)
-			var fc *FileChangedError
+			_, err = loadWalkedMeta(ctx, new(meter), o, int64(len(bad)), fr.TailBytes)
 			if !errors.As(err, &fc) || fc.Reason != "unreadable footer" {
 				t.Fatalf("corrupt footer: %v, want a FileChangedError (unreadable footer)", err)
 			}

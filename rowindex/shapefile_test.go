@@ -1,6 +1,7 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -554,8 +555,10 @@ func TestShapeListing(t *testing.T) {
 	}
 }
 
-// TestShapeReaderInt checks shapeReader.int's one-byte path against
-// encoding/binary on the values around it, and a truncated varint.
+// TestShapeReaderInt checks shapeReader.int, binary.Varint inlined,
+// against encoding/binary: every one-byte value and those around it, the
+// extremes, random values of every length, and input binary.Varint
+// refuses (truncated, or past 64 bits).
 func TestShapeReaderInt(t *testing.T) {
 	var b []byte
 	var want []int64
@@ -564,6 +567,15 @@ func TestShapeReaderInt(t *testing.T) {
 		want = append(want, v)
 	}
 	for _, v := range []int64{math.MinInt64, math.MaxInt64, math.MinInt32, math.MaxInt32} {
+		b = binary.AppendVarint(b, v)
+		want = append(want, v)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		v := rng.Int64() >> rng.IntN(64)
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
 		b = binary.AppendVarint(b, v)
 		want = append(want, v)
 	}
@@ -576,8 +588,18 @@ func TestShapeReaderInt(t *testing.T) {
 	if len(r.b) != 0 {
 		t.Fatalf("%d bytes left", len(r.b))
 	}
-	r = &shapeReader{b: []byte{0x80}}
-	if r.int(); !errors.Is(r.err, errShapeCorrupt) {
-		t.Fatalf("truncated: %v", r.err)
+	for _, bad := range [][]byte{
+		{0x80},
+		{},
+		bytes.Repeat([]byte{0xff}, 11),
+		append(bytes.Repeat([]byte{0xff}, 9), 0x02), // 65 bits
+	} {
+		if _, n := binary.Varint(bad); n > 0 {
+			t.Fatalf("%x: binary.Varint accepts it", bad)
+		}
+		r = &shapeReader{b: bad}
+		if r.int(); !errors.Is(r.err, errShapeCorrupt) {
+			t.Fatalf("%x: %v, want errShapeCorrupt", bad, r.err)
+		}
 	}
 }
