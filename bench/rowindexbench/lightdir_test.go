@@ -47,6 +47,9 @@ import (
 // park, caches stay warm), ARIADNE_BENCH_THRASH=MB writes MB megabytes of
 // memory between lookups (caches cold, threads awake); both report p50-ms
 // and p90-ms as DuckDB does.
+// ARIADNE_BENCH_LIMIT=N is every lookup's row limit (Query.Limit): with
+// ARIADNE_BENCH_MINROWS set to the top key's rows it profiles `--limit N`
+// on the top key.
 // ARIADNE_BENCH_COLUMNS=a,b returns only those columns (default all): what
 // each column costs.
 // ARIADNE_BENCH_SHAPES=B has Warm learn page shapes within B bytes
@@ -76,7 +79,8 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	}
 	maxRows, minRows := envInt(b, "ARIADNE_BENCH_MAXROWS", 100), envInt(b, "ARIADNE_BENCH_MINROWS", 1)
 	stream := os.Getenv("ARIADNE_BENCH_STREAM") == "1"
-	var columns []string // ARIADNE_BENCH_COLUMNS: the columns returned (default all)
+	limit := int(envInt(b, "ARIADNE_BENCH_LIMIT", 0)) // Query.Limit (0: none)
+	var columns []string                              // ARIADNE_BENCH_COLUMNS: the columns returned (default all)
 	if s := os.Getenv("ARIADNE_BENCH_COLUMNS"); s != "" {
 		columns = strings.Split(s, ",")
 	}
@@ -195,7 +199,7 @@ func BenchmarkLightKeyDir(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
-		q := rowindex.Query{Key: h.queryValue(keys[i%len(keys)]), Columns: columns}
+		q := rowindex.Query{Key: h.queryValue(keys[i%len(keys)]), Columns: columns, Limit: limit}
 		var n int
 		var plan rowindex.Plan
 		if stream {
