@@ -576,7 +576,11 @@ func addPlan(a, b rowindex.Plan) rowindex.Plan {
 	a.ScanFiles += b.ScanFiles
 	a.ShapeRecords += b.ShapeRecords
 	a.ShapeFilesIgnored += b.ShapeFilesIgnored
+	if a.ShapeFileIgnoredReason == "" {
+		a.ShapeFileIgnoredReason = b.ShapeFileIgnoredReason
+	}
 	a.DictEntries += b.DictEntries
+	a.UnshapedPages += b.UnshapedPages
 	a.RowRanges += b.RowRanges
 	a.ByteRanges += b.ByteRanges
 	a.Rows += b.Rows

@@ -162,7 +162,11 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 	}
 	for _, w := range works {
+		scans := plan.ScanFiles
 		rs := ri.choosePath(w, plan)
+		if plan.ScanFiles == scans { // the index path: its pages as planned
+			plan.UnshapedPages += len(w.noShape)
+		}
 		fs := make([]fetch, len(rs)) // one allocation for the file's fetches
 		w.fetch = make([]*fetch, len(rs))
 		for i, r := range rs {

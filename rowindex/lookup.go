@@ -176,6 +176,13 @@ type Plan struct {
 	// (the shape file's name, then the reason).
 	ShapeFileIgnoredReason string
 	DictEntries            int
+	// UnshapedPages counts the data pages (and dictionaries) of the files
+	// the index path read that were read whole only because their shape
+	// was unknown: with shapes (Warm with Options.ShapeBytes, or shape
+	// files saved by SaveShapes) a lookup reads such pages in parts. A
+	// handle learns the shape of a page it reads whole (of a SNAPPY page
+	// on its second read), so the count falls as a handle serves.
+	UnshapedPages int
 }
 
 // Requests is the total number of storage requests.

@@ -128,4 +128,5 @@ func (p *Plan) addReads(q *Plan) {
 		p.ShapeFileIgnoredReason = q.ShapeFileIgnoredReason
 	}
 	p.DictEntries += q.DictEntries
+	p.UnshapedPages += q.UnshapedPages
 }

@@ -36,6 +36,7 @@ func TestWarmShapes(t *testing.T) {
 	type pass struct {
 		read, inflated, cuts     int64
 		firstRead, firstInflated int64 // of the first lookup
+		firstUnshaped            int   // its Plan.UnshapedPages
 	}
 	run := func(name string, ri *RowIndex) pass {
 		inflated, cuts := ri.DecompressedBytes(), ri.subCuts.Load()
@@ -46,6 +47,7 @@ func TestWarmShapes(t *testing.T) {
 			res := checkedLookup(t, ri, k, want, fmt.Sprintf("%s key %d", name, k))
 			if p.read += res.Plan.Data.BytesRead; p.firstRead == 0 {
 				p.firstRead, p.firstInflated = res.Plan.Data.BytesRead, ri.DecompressedBytes()-inflated
+				p.firstUnshaped = res.Plan.UnshapedPages
 			}
 		}
 		p.inflated, p.cuts = ri.DecompressedBytes()-inflated, ri.subCuts.Load()-cuts
@@ -108,6 +110,11 @@ func TestWarmShapes(t *testing.T) {
 	with := run("with learnt shapes", ri)
 	// Without learnt shapes the first lookup reads and decompresses whole
 	// pages (later ones learn them); with them, blocks from the start.
+	// The plans say so: the first lookup without them read pages whole
+	// for want of their shapes, with them none.
+	if without.firstUnshaped == 0 || with.firstUnshaped != 0 {
+		t.Fatalf("Plan.UnshapedPages of the first lookup: %d without learnt shapes, %d with", without.firstUnshaped, with.firstUnshaped)
+	}
 	if with.cuts == 0 || with.firstInflated*3 > without.firstInflated || with.firstRead*3 > without.firstRead || with.inflated >= without.inflated {
 		t.Fatalf("with learnt shapes: %d pages cut, the first lookup decompressed %d bytes and read %d, all %d; without: %d, %d, %d",
 			with.cuts, with.firstInflated, with.firstRead, with.inflated, without.firstInflated, without.firstRead, without.inflated)

@@ -237,6 +237,7 @@ func planJSON(p rowindex.Plan) map[string]any {
 		"index_path_bytes": p.IndexPathBytes, "index_path_ranges": p.IndexPathRanges,
 		"scan_bytes": p.ScanBytes, "scan_ranges": p.ScanRanges, "scan_files": p.ScanFiles,
 		"shape_records": p.ShapeRecords, "shape_files_ignored": p.ShapeFilesIgnored, "shape_file_ignored_reason": p.ShapeFileIgnoredReason, "dict_entries": p.DictEntries,
+		"unshaped_pages": p.UnshapedPages,
 	}
 }
 
@@ -315,6 +316,9 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 			if p.ShapeFileIgnoredReason != "" {
 				fmt.Fprintf(w, "shapes: first passed over: %s\n", p.ShapeFileIgnoredReason)
 			}
+		}
+		if p.UnshapedPages > 0 {
+			fmt.Fprintf(w, "shapes: %d pages read whole for want of their shapes (warm with rowIndexShapeBytes set, or `ariadne warm NAME --save-shapes`, and such pages are read in parts)\n", p.UnshapedPages)
 		}
 	}
 	return w.Flush()
