@@ -30,9 +30,11 @@ type fileWork struct {
 	ranges  []brange
 	dicts   []dictKey
 	// noShape are the pages planned whole only because their shape is
-	// unknown (shape files may hold it: loadShapes).
-	noShape []pageKey
-	cols    []string // the columns planned
+	// unknown (shape files may hold it: loadShapes); unshaped counts those
+	// of them a shape would have read in parts (Plan.UnshapedPages).
+	noShape  []pageKey
+	unshaped int
+	cols     []string // the columns planned
 	// shapesAdded: loadShapes added shapes of noShape pages (the file is
 	// planned again); shapeRecords counts them, shapeFileIgnored says why
 	// its shape file, or a record it needed, was passed over (Plan; empty:
@@ -155,7 +157,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 			}
 		}
 		if w.shapesAdded {
-			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape = nil, nil, nil, nil, nil
+			w.rgs, w.leaves, w.ranges, w.dicts, w.noShape, w.unshaped = nil, nil, nil, nil, nil, 0
 			if err := ri.planFile(w, man, w.cols); err != nil {
 				return nil, err
 			}
@@ -165,7 +167,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		scans := plan.ScanFiles
 		rs := ri.choosePath(w, plan)
 		if plan.ScanFiles == scans { // the index path: its pages as planned
-			plan.UnshapedPages += len(w.noShape)
+			plan.UnshapedPages += w.unshaped
 		}
 		fs := make([]fetch, len(rs)) // one allocation for the file's fetches
 		w.fetch = make([]*fetch, len(rs))

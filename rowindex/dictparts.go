@@ -121,6 +121,7 @@ func (ri *RowIndex) planDictParts(w *fileWork, cr *chunkRead) bool {
 	sh, ok := ri.knownShape(pk)
 	if !ok {
 		w.noShape = append(w.noShape, pk)
+		w.unshaped++ // read in parts with its shape (cr.selected is small)
 		return false
 	}
 	if sh.whole || sh.enc != format.Plain || ri.dictSeen.has(pk) {

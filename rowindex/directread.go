@@ -442,6 +442,9 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	if shape == nil && !guess || shape != nil && shape.whole {
 		if shape == nil {
 			w.noShape = append(w.noShape, pk)
+			if pageRows := min(end, w.fm.f.Metadata().RowGroups[rg].NumRows) - first; selectedRows(ps.segs, end)*2 <= pageRows {
+				w.unshaped++ // its shape would have it read in parts
+			}
 		}
 		add(whole)
 		return
@@ -506,6 +509,14 @@ func (ri *RowIndex) planPage(w *fileWork, rg, col int, locs []format.PageLocatio
 	for _, r := range rs {
 		add(r)
 	}
+}
+
+// selectedRows counts the rows of segs before row end (a page's segments).
+func selectedRows(segs [][2]int64, end int64) (n int64) {
+	for _, sg := range segs {
+		n += max(min(sg[1], end)-sg[0], 0)
+	}
+	return n
 }
 
 // noNulls reports whether a column chunk is known to hold no null: its

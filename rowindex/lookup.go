@@ -176,12 +176,15 @@ type Plan struct {
 	// (the shape file's name, then the reason).
 	ShapeFileIgnoredReason string
 	DictEntries            int
-	// UnshapedPages counts the data pages (and dictionaries) of the files
-	// the index path read that were read whole only because their shape
-	// was unknown: with shapes (Warm with Options.ShapeBytes, or shape
-	// files saved by SaveShapes) a lookup reads such pages in parts. A
-	// handle learns the shape of a page it reads whole (of a SNAPPY page
-	// on its second read), so the count falls as a handle serves.
+	// UnshapedPages counts the reads of whole data pages (and
+	// dictionaries), in the files the index path read, that their shapes
+	// would have made reads of parts: pages whose shape was unknown and of
+	// which the lookup wanted at most half the rows. Shapes come from Warm
+	// with Options.ShapeBytes or from shape files (SaveShapes); a handle
+	// also learns the shape of a page it reads whole (a SNAPPY page's on
+	// its second read) in a batch of at most learnMaxPages pages, so the
+	// count falls as a handle serves. A page read by two batches counts
+	// twice.
 	UnshapedPages int
 }
 

@@ -55,6 +55,25 @@ func TestWarmShapes(t *testing.T) {
 		return p
 	}
 
+	// Every row of the file: its pages are wanted whole, shapes would not
+	// help, and the plan does not count them — but for the pages a batch
+	// boundary cuts (each batch reads them for part of their rows).
+	sortedIdx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, sortedIdx, Definition{Name: "ks", Key: "k", Kind: KindSorted}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := Open(ctx, sortedIdx, "ks", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := sorted.Lookup(ctx, Query{Low: int64(0), High: int64(19997)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Rows) != 40000 || all.Plan.Data.Pages == 0 || int64(all.Plan.UnshapedPages)*2 >= all.Plan.Data.Pages {
+		t.Fatalf("every row: %d rows, %d pages decoded, %d counted as read whole for want of shapes, want 40000 and fewer than half", len(all.Rows), all.Plan.Data.Pages, all.Plan.UnshapedPages)
+	}
+	t.Logf("every row: %d pages decoded, %d counted as read whole for want of shapes (batch boundaries)", all.Plan.Data.Pages, all.Plan.UnshapedPages)
 	plain := open(0)
 	if _, err := plain.Warm(ctx); err != nil {
 		t.Fatal(err)
@@ -389,4 +408,44 @@ func dictPageBytes(t *testing.T, ri *RowIndex) int64 {
 		}
 	}
 	return n
+}
+
+// TestUnshapedPagesCount: a page planned whole for want of its shape counts
+// in Plan.UnshapedPages only when its shape would have let it be read in
+// parts (at most half its rows wanted); either way the page is looked for in
+// shape files (fileWork.noShape).
+func TestUnshapedPagesCount(t *testing.T) {
+	ctx := context.Background()
+	_, _, data, idx := snappyLake(t)
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, PageCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := &ri.Manifest().Files[0]
+	fm, _, err := ri.dataMeta(ctx, new(meter), fe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := fm.f.Root().Column("s").Index()
+	locs := fm.offsetIndex(0, col)
+	if len(locs) < 2 || !ri.subPageReads(fm, 0, col) {
+		t.Fatalf("%d pages, sub-page reads %v: the test wants a chunk of several pages read in parts", len(locs), ri.subPageReads(fm, 0, col))
+	}
+	first, end := locs[0].FirstRowIndex, locs[1].FirstRowIndex
+	for _, tc := range []struct {
+		name     string
+		segs     [][2]int64
+		unshaped int
+	}{
+		{"one row", [][2]int64{{first + 3, first + 4}}, 1},
+		{"half the rows", [][2]int64{{first, first + (end-first)/2}}, 1},
+		{"two runs, most rows", [][2]int64{{first, first + 10}, {first + 20, end}}, 0},
+		{"every row", [][2]int64{{first, end}}, 0},
+	} {
+		w := &fileWork{fm: fm, fe: fe}
+		ri.planPage(w, 0, col, locs, pageSegs{page: 0, segs: tc.segs}, true)
+		if w.unshaped != tc.unshaped || len(w.noShape) != 1 || len(w.ranges) != 1 {
+			t.Errorf("%s: %d counted, %d pages looked for in shape files, %d ranges; want %d, 1, 1 (the page whole)", tc.name, w.unshaped, len(w.noShape), len(w.ranges), tc.unshaped)
+		}
+	}
 }
