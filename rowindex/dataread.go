@@ -164,11 +164,7 @@ func (ri *RowIndex) readPieces(ctx context.Context, m *meter, man *Manifest, ids
 		}
 	}
 	for _, w := range works {
-		scans := plan.ScanFiles
 		rs := ri.choosePath(w, plan)
-		if plan.ScanFiles == scans { // the index path: its pages as planned
-			plan.UnshapedPages += w.unshaped
-		}
 		fs := make([]fetch, len(rs)) // one allocation for the file's fetches
 		w.fetch = make([]*fetch, len(rs))
 		for i, r := range rs {
@@ -706,7 +702,8 @@ func (ri *RowIndex) indexedKeyLeaf(fm *fileMeta, key string) (int, parquet.Kind)
 // price is bytes + requests × the coalescing gap (the bytes one request is
 // worth: latency × bandwidth). Coalescing leaves a gap unread only where
 // that saves more than a request, so the index path is rarely dearer; the
-// choice and both estimates are in the Plan (lookup --explain).
+// choice, both estimates and, for the index path, its pages read whole for
+// want of their shapes are in the Plan (lookup --explain).
 func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 	gap := ri.gapFor(w.o.st)
 	idx := coalesce(w.ranges, gap)
@@ -761,6 +758,7 @@ func (ri *RowIndex) choosePath(w *fileWork, plan *Plan) []brange {
 		plan.ScanFiles++
 		return coalesce(read, gap)
 	}
+	plan.UnshapedPages += w.unshaped // the pages as planned are read
 	return idx
 }
 

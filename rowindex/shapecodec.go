@@ -114,26 +114,13 @@ func (r *shapeReader) int() int64 {
 	if r.err != nil {
 		return 0
 	}
-	// binary.Varint, inlined: a fresh handle decodes a few thousand
-	// varints for each page it reads in parts (a SNAPPY page's marks are
-	// seven each), and the call was most of the decode.
-	var u uint64
-	for i, c := range r.b {
-		if i == binary.MaxVarintLen64 {
-			break
-		}
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				break // overflows 64 bits
-			}
-			u |= uint64(c) << (7 * i)
-			r.b = r.b[i+1:]
-			return int64(u>>1) ^ -int64(u&1)
-		}
-		u |= uint64(c&0x7f) << (7 * i)
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = fmt.Errorf("%w: truncated", errShapeCorrupt)
+		return 0
 	}
-	r.err = fmt.Errorf("%w: truncated", errShapeCorrupt)
-	return 0
+	r.b = r.b[n:]
+	return v
 }
 
 // int32 reads an integer that must fit an int32.

@@ -260,10 +260,10 @@ func (ri *RowIndex) loadShapes(ctx context.Context, m *meter, works []*fileWork)
 // not yet cached, on wg: readPieces calls it for a file whose footer it
 // loads (a handle new to the file), so that the directory comes in the
 // footer's round rather than in one of its own after the plan. Its
-// goroutine waits for the listing the lookup started (shapeFiles), not the
-// footer loop; it does nothing on a
-// handle that has learnt shapes (a warmed handle knows its pages' shapes:
-// its footers reloaded after an eviction need no shape file). The nth
+// goroutine, not the footer loop, waits for the listing the lookup started
+// (shapeFiles). It does nothing on a handle that has learnt shapes (a
+// warmed handle knows its pages' shapes: its footers reloaded after an
+// eviction need no shape file). The nth
 // prefetch of a batch beyond shapePrefetchWide reads shapeHeadBytes, not
 // the store's gap.
 func (ri *RowIndex) prefetchShapeDir(ctx context.Context, m *meter, w *fileWork, wg *sync.WaitGroup, nth int) {

@@ -555,10 +555,9 @@ func TestShapeListing(t *testing.T) {
 	}
 }
 
-// TestShapeReaderInt checks shapeReader.int, binary.Varint inlined,
-// against encoding/binary: every one-byte value and those around it, the
-// extremes, random values of every length, and input binary.Varint
-// refuses (truncated, or past 64 bits).
+// TestShapeReaderInt checks shapeReader.int against encoding/binary: every
+// one-byte value and those around it, the extremes, random values of every
+// length, and input binary.Varint refuses (truncated, or past 64 bits).
 func TestShapeReaderInt(t *testing.T) {
 	var b []byte
 	var want []int64
