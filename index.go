@@ -85,7 +85,7 @@ func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIn
 // hold: its cache budget (as rowindex.Open set it), its resident groups',
 // its learnt page shapes' and its page cache.
 func (ix *Index) cacheBudget(ri *rowindex.RowIndex) int64 {
-	b := ri.CacheBudget() + ri.ResidentBudget() + max(ix.s.opts.ShapeBytes, 0)
+	b := ri.CacheBudget() + ri.ResidentBudget() + ri.ShapeBudget()
 	switch p := ix.s.opts.PageCacheBytes; {
 	case p == 0:
 		b += rowindex.DefaultPageCacheBytes
@@ -396,7 +396,7 @@ func WithWarmProgress(fn func(WarmProgress)) WarmOption {
 // learnt (rowindex.RowIndex.AdoptShapes: only for the same data files), so
 // that row indexes over the same files read each page once to learn it.
 func (ix *Index) adoptShapes(ri *rowindex.RowIndex) {
-	if ix.s.opts.ShapeBytes <= 0 {
+	if ri.ShapeBudget() <= 0 {
 		return
 	}
 	ix.mu.Lock()
@@ -412,9 +412,11 @@ func (ix *Index) adoptShapes(ri *rowindex.RowIndex) {
 
 // Warm opens every row index of the index and loads its caches: every
 // fragment row group and every data file's footer and offset index (within
-// the cache budget), so that the first lookups pay no cold reads; with a
-// shape budget (WithShapeBytes, config rowIndexShapeBytes), it also learns
-// the shapes of the data pages lookups may read in parts.
+// the cache budget), so that the first lookups pay no cold reads; within
+// the shape budget (WithShapeBytes, config rowIndexShapeBytes), it also
+// loads saved shape files and learns the shapes of the data pages lookups
+// may read in parts (by default only of files on local stores: see
+// rowindex.Options.ShapeBytes).
 func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error) {
 	var cfg warmConfig
 	for _, o := range opts {

@@ -32,7 +32,8 @@ type Options struct {
 	ResidentBytes int64
 	// ShapeBytes bounds the page shapes each warmed row index learns by
 	// reading once every data page that lookups may read in parts (0:
-	// Config's RowIndexShapeBytes; ≤ 0 there too: none). See
+	// Config's RowIndexShapeBytes; 0 there too: rowindex.DefaultShapeBytes,
+	// the pages read only of files on local stores; negative: none). See
 	// rowindex.Options.ShapeBytes.
 	ShapeBytes int64
 	// VerifyKeys makes row index lookups read the key column of every row
@@ -69,7 +70,7 @@ func WithPageCacheBytes(n int64) Option { return func(o *Options) { o.PageCacheB
 func WithResidentBytes(n int64) Option { return func(o *Options) { o.ResidentBytes = n } }
 
 // WithShapeBytes sets the budget of the page shapes each warmed row index
-// learns (Options.ShapeBytes; negative: none).
+// learns (Options.ShapeBytes; 0: the default; negative: none).
 func WithShapeBytes(n int64) Option { return func(o *Options) { o.ShapeBytes = n } }
 
 // WithVerifyKeys makes row index lookups read and check the key column of

@@ -71,7 +71,8 @@ type Config struct {
 	RowIndexResidentBytes int64
 	// RowIndexShapeBytes bounds the page shapes a warmed row index handle
 	// learns by reading every data page that lookups may read in parts once
-	// (0: none; rowindex.Options.ShapeBytes).
+	// (0: rowindex.DefaultShapeBytes, pages read only of files on local
+	// stores; negative: none; rowindex.Options.ShapeBytes).
 	RowIndexShapeBytes int64
 	// RowIndexVerifyKeys makes row index lookups read the key column of
 	// every row they return and check it still holds the key

@@ -647,7 +647,7 @@ func (ri *RowIndex) learnShape(pk pageKey, ci colInfo, p *rawPage, b []byte) {
 // knownShape returns a page's shape: learnt by Warm (shapes.go), else by a
 // lookup that read it whole (the metadata cache).
 func (ri *RowIndex) knownShape(pk pageKey) (*pageShape, bool) {
-	if ri.opts.ShapeBytes > 0 {
+	if ri.shapeBytes > 0 {
 		if sh, ok := ri.shapes.get(pk); ok {
 			return sh, true
 		}

@@ -68,12 +68,15 @@ type Options struct {
 	// point lookups (resident.go; 0: AutoResidentBytes of the version
 	// opened; negative: none). Only Warm fills it.
 	ResidentBytes int64
-	// ShapeBytes bounds the page shapes Warm learns (shapes.go): Warm reads
-	// every data page that lookups may read in parts once (a read of those
-	// column chunks, about a scan of the lake) and keeps its shape, so
-	// light keys read parts of pages from the first lookup on. 0 or
-	// negative: Warm learns none, lookups learn shapes as they read pages
-	// whole.
+	// ShapeBytes bounds the page shapes Warm keeps (shapes.go): those of
+	// saved shape files (SaveShapes), then of the data pages that lookups
+	// may read in parts, each read once (a read of those column chunks,
+	// about a scan of the lake), so light keys read parts of pages from the
+	// first lookup on. 0: DefaultShapeBytes, and Warm reads the pages only
+	// of data files on local stores (file://, mem://), where that scan
+	// takes seconds; from an object store, where it would take minutes, it
+	// only loads shape files. Negative: Warm keeps none; lookups still
+	// learn shapes as they read pages whole.
 	ShapeBytes int64
 	// VerifyKeys reads the key column of every row a lookup returns and
 	// checks it still holds the key (a *FileChangedError if not): a guard
@@ -137,8 +140,9 @@ type RowIndex struct {
 	// lookup reads (and caches) the whole page (dictparts.go).
 	dictSeen *seenFilter
 	// shapes are the page shapes Warm learnt (shapes.go), within
-	// Options.ShapeBytes.
-	shapes *shapeSet
+	// shapeBytes (Options.ShapeBytes resolved: shapeBudget).
+	shapes     *shapeSet
+	shapeBytes int64
 	// shapeList is the listing of the row index's shape files
 	// (shapefile.go), taken once.
 	shapeList shapeListing
@@ -261,7 +265,8 @@ var poisonFreedBuffers = false
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
 	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16), dictSeen: newSeenFilter(1 << 14),
-		shapes: newBudgetSet[pageKey, *pageShape](opts.ShapeBytes)}
+		shapeBytes: shapeBudget(opts.ShapeBytes)}
+	ri.shapes = newBudgetSet[pageKey, *pageShape](ri.shapeBytes)
 	if err := ri.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -348,6 +353,11 @@ func (ri *RowIndex) filesSnapshot() (*Manifest, map[int32]*FileEntry, bool) {
 // version Open read), the page cache's apart.
 func (ri *RowIndex) CacheBudget() int64 { return ri.budget }
 
+// ShapeBudget returns the budget of the page shapes Warm keeps
+// (Options.ShapeBytes, DefaultShapeBytes when that is 0, and 0 when it is
+// negative).
+func (ri *RowIndex) ShapeBudget() int64 { return ri.shapeBytes }
+
 // ResidentBudget returns the budget of the handle's resident fragment
 // groups (Options.ResidentBytes, or AutoResidentBytes of the version Open
 // read, and of each version a Refresh reads; 0 when there are none).
@@ -397,10 +407,18 @@ func (ri *RowIndex) gapFor(st store.Store) int64 {
 	if store.BatchesRanges(st) {
 		return BatchedCoalesceGap
 	}
-	if u := st.URL(); strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "mem://") {
+	if localStore(st) {
 		return LocalCoalesceGap
 	}
 	return DefaultCoalesceGap
+}
+
+// localStore reports whether st reads local files or memory (file://,
+// mem://, the file store), where a request costs microseconds, not an
+// object store's milliseconds.
+func localStore(st store.Store) bool {
+	u := st.URL()
+	return store.BatchesRanges(st) || strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "mem://")
 }
 
 // errFragmentGone: a fragment of the handle's manifest no longer exists (a

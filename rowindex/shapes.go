@@ -18,9 +18,29 @@ import (
 // read for a SNAPPY one. Until then a light key's value in a page of 1 MiB
 // (pyarrow's and Spark's default) costs the whole page, so a fresh handle
 // is an order of magnitude slower on such files until every page has been
-// read twice. With Options.ShapeBytes, Warm reads every page that lookups
-// may read in parts once and keeps the shapes in a set of their own,
-// which lookups never evict (knownShape looks there first).
+// read twice. Warm reads every page that lookups may read in parts once
+// (by default only of files on local stores) and keeps the shapes in a set
+// of their own, within Options.ShapeBytes, which lookups never evict
+// (knownShape looks there first).
+
+// DefaultShapeBytes is the shape budget of a handle whose
+// Options.ShapeBytes is 0. The shapes of a lake's pages take 1–3 % of
+// their bytes (arrow-go's defaults 0.8 %, pyarrow's 2.7 %, stops 30 and
+// 34), so this holds those of 4–16 GB of such pages, and a Warm that
+// learns them on local disk reads at most that once.
+const DefaultShapeBytes = 128 << 20
+
+// shapeBudget resolves Options.ShapeBytes: 0 is DefaultShapeBytes, a
+// negative budget none.
+func shapeBudget(n int64) int64 {
+	switch {
+	case n == 0:
+		return DefaultShapeBytes
+	case n < 0:
+		return 0
+	}
+	return n
+}
 
 // shapeReadBytes bounds one read of a column chunk's pages while learning
 // (a larger chunk is read in several; a single larger page alone).
@@ -55,13 +75,14 @@ func (ri *RowIndex) keepShape(pk pageKey, sh *pageShape) error {
 
 // learnShapes reads, for every data file of man, the pages lookups may read
 // in parts and whose shape the handle does not hold yet (a shape a lookup
-// learnt is taken from the metadata cache, not read again), and keeps the
-// shapes until they reach Options.ShapeBytes; a file that cannot be read
+// learnt is taken from the metadata cache, not read again; with
+// Options.ShapeBytes 0, only files on local stores), and keeps the shapes
+// until they reach the budget (ShapeBudget); a file that cannot be read
 // fails it (as it fails Warm), the shapes learnt until then still kept.
 // Files are read on one worker per core (at least four, to overlap remote
 // reads), a column chunk (up to shapeReadBytes) a request.
 func (ri *RowIndex) learnShapes(ctx context.Context, m *meter, man *Manifest, rep *warmReporter) error {
-	if ri.opts.ShapeBytes <= 0 {
+	if ri.shapeBytes <= 0 {
 		return nil
 	}
 	var (
@@ -113,7 +134,7 @@ func (ri *RowIndex) knownShapeOrTake(pk pageKey) (bool, error) {
 // reads only the pages of the other files. The shapes themselves are
 // shared, not copied (each handle's budget still counts them).
 func (ri *RowIndex) AdoptShapes(other *RowIndex) {
-	if other == nil || other == ri || ri.opts.ShapeBytes <= 0 {
+	if other == nil || other == ri || ri.shapeBytes <= 0 {
 		return
 	}
 	_, theirs := other.snapshot()
@@ -156,6 +177,9 @@ func (ri *RowIndex) learnFileShapes(ctx context.Context, m *meter, fe *FileEntry
 	fromFile, err := ri.loadWarmShapes(ctx, m, fm, fe, sizes)
 	if err != nil {
 		return err
+	}
+	if ri.opts.ShapeBytes == 0 && !localStore(o.st) {
+		return nil // by default an object store's pages are not read for their shapes
 	}
 	ncol := fm.ncol()
 	keyLeaf, _ := ri.indexedKeyLeaf(fm, ri.Manifest().Key) // its values come from the index: no page of it is read

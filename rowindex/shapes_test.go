@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/ariadne-go/ariadne/internal/s3test"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -74,12 +75,12 @@ func TestWarmShapes(t *testing.T) {
 		t.Fatalf("every row: %d rows, %d pages decoded, %d counted as read whole for want of shapes, want 40000 and fewer than half", len(all.Rows), all.Plan.Data.Pages, all.Plan.UnshapedPages)
 	}
 	t.Logf("every row: %d pages decoded, %d counted as read whole for want of shapes (batch boundaries)", all.Plan.Data.Pages, all.Plan.UnshapedPages)
-	plain := open(0)
+	plain := open(-1)
 	if _, err := plain.Warm(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := plain.LearntShapes(); n != 0 {
-		t.Fatalf("Warm without ShapeBytes learnt %d shapes", n)
+		t.Fatalf("Warm with a negative ShapeBytes learnt %d shapes", n)
 	}
 	without := run("without learnt shapes", plain)
 
@@ -447,5 +448,74 @@ func TestUnshapedPagesCount(t *testing.T) {
 		if w.unshaped != tc.unshaped || len(w.noShape) != 1 || len(w.ranges) != 1 {
 			t.Errorf("%s: %d counted, %d pages looked for in shape files, %d ranges; want %d, 1, 1 (the page whole)", tc.name, w.unshaped, len(w.noShape), len(w.ranges), tc.unshaped)
 		}
+	}
+}
+
+// TestWarmShapesDefault: with Options.ShapeBytes 0 a handle's shape budget
+// is DefaultShapeBytes, and Warm reads for their shapes the pages of data
+// files on a local store, not those on an object store (S3 on loopback),
+// where it only loads saved shape files; a negative budget keeps none.
+func TestWarmShapesDefault(t *testing.T) {
+	ctx := context.Background()
+	_, _, local, localIdx := snappyLake(t)
+	b, err := store.ReadAll(ctx, local, "s.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(b))
+	remote, err := store.Open(ctx, s3test.Start(t).URL("lake", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteAll(ctx, remote, "s.parquet", b, nil); err != nil {
+		t.Fatal(err)
+	}
+	remoteIdx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, remoteIdx, Definition{Name: "k", Key: "k"}, StoreResolver{remote}, []string{"s.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	warm := func(idx, data store.Store, shapeBytes int64) (*RowIndex, Cost, int) {
+		t.Helper()
+		ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}, ShapeBytes: shapeBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ri.Warm(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages, _ := ri.LearntShapes()
+		return ri, c, pages
+	}
+	for _, tc := range []struct {
+		name            string
+		idx, data       store.Store
+		shapeBytes      int64
+		budget          int64
+		learns, scanned bool
+	}{
+		{"local, default", localIdx, local, 0, DefaultShapeBytes, true, true},
+		{"local, none", localIdx, local, -1, 0, false, false},
+		{"object store, default", remoteIdx, remote, 0, DefaultShapeBytes, false, false},
+		{"object store, a budget", remoteIdx, remote, 1 << 30, 1 << 30, true, true},
+	} {
+		ri, c, pages := warm(tc.idx, tc.data, tc.shapeBytes)
+		t.Logf("%s: %d shapes, %d bytes read", tc.name, pages, c.BytesRead)
+		if ri.ShapeBudget() != tc.budget || (pages > 0) != tc.learns || (c.BytesRead >= size/2) != tc.scanned {
+			t.Errorf("%s: budget %d, %d shapes learnt, %d of %d bytes read; want budget %d, shapes %v, the pages read %v",
+				tc.name, ri.ShapeBudget(), pages, c.BytesRead, size, tc.budget, tc.learns, tc.scanned)
+		}
+	}
+
+	// Shape files saved on the object store: a default handle loads them
+	// and still reads no page.
+	saver, _, learnt := warm(remoteIdx, remote, 1<<30)
+	if _, err := saver.SaveShapes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, c, pages := warm(remoteIdx, remote, 0)
+	t.Logf("object store, default, shape files saved: %d shapes, %d bytes read", pages, c.BytesRead)
+	if pages != learnt || c.BytesRead >= size/2 {
+		t.Errorf("object store, default, shape files saved: %d shapes (saved %d), %d of %d bytes read", pages, learnt, c.BytesRead, size)
 	}
 }

@@ -58,9 +58,10 @@ func (r *warmReporter) counter(step string, total int) func() {
 // cached by the first lookup that reads them; the frame tables of framed
 // files are checked against their pages), within the cache budget, then
 // makes fragment row groups resident for point lookups within
-// Options.ResidentBytes (resident.go), then, with Options.ShapeBytes,
-// learns the shapes of the data pages that lookups may read in parts
-// (shapes.go: a read of those pages). It returns the cost.
+// Options.ResidentBytes (resident.go), then, within Options.ShapeBytes,
+// loads saved shape files and learns the shapes of the data pages that
+// lookups may read in parts (shapes.go: a read of those pages; by default
+// only of files on local stores). It returns the cost.
 func (ri *RowIndex) Warm(ctx context.Context, opts ...WarmOption) (Cost, error) {
 	var cfg warmConfig
 	for _, o := range opts {

@@ -75,7 +75,8 @@ type ClassConfig struct {
 	ResidentBytes int64
 	// ShapeBytes is the warm handle's budget of page shapes learnt by
 	// reading every page lookups may read in parts once
-	// (rowindex.Options.ShapeBytes: 0 none).
+	// (rowindex.Options.ShapeBytes: 0 rowindex.DefaultShapeBytes, the pages
+	// read only of files on local stores; negative none).
 	ShapeBytes int64
 	// Only, if set, names the classes to measure (Class.Name, ClassAll,
 	// ClassTop); the others are skipped, keys still drawn so a class gets

@@ -126,7 +126,7 @@ folder and removed).`,
 	f.IntVar(&cc.TopRepeats, "top-repeats", 5, "lookups of the top key, with and without --limit")
 	f.IntVar(&cc.Limit, "limit", 100, "row limit of the limited top-key lookups")
 	f.Int64Var(&cc.ResidentBytes, "resident-bytes", 0, "budget of the row index's resident fragment groups (0: sized to the index, at most 256 MiB; negative: none)")
-	f.Int64Var(&cc.ShapeBytes, "shape-bytes", 0, "budget of the page shapes the warm row index learns by reading once every data page it may read in parts (config rowIndexShapeBytes; 0: none)")
+	f.Int64Var(&cc.ShapeBytes, "shape-bytes", 0, "budget of the page shapes the warm row index learns by reading once every data page it may read in parts (config rowIndexShapeBytes; 0: the default, 128 MiB, pages read only of files on local stores; negative: none)")
 	f.DurationVar(&cc.Timeout, "timeout", 0, "cut each lookup of either system after this long (0: never); cut lookups count at the timeout")
 	f.DurationVar(&cc.Budget, "budget", 0, "stop drawing keys of a class once both systems spent this long on it (0: no budget)")
 	f.BoolVar(&overview, "overview", false, "generated lakes: add the standard reader and the cold row index, on local disk and behind injected latency")

@@ -151,17 +151,22 @@ func TestJSONVocabulary(t *testing.T) {
 	if g, r, b := warmed["groups"].(float64), warmed["resident_groups"].(float64), warmed["resident_bytes"].(float64); g == 0 || r != g || b <= 0 {
 		t.Errorf("warm: %v of %v groups resident in %v bytes, want all", r, g, b)
 	}
-	if p := warmed["shape_pages"].(float64); p != 0 {
-		t.Errorf("warm without rowIndexShapeBytes: shapes of %v pages learnt", p)
+	// Warm learns the shapes of the data pages (the files are local,
+	// uncompressed, with a page index): of the two PLAIN integer columns,
+	// the pages of the one that is not the key (user_id's values come from
+	// the index), one a file (parquet-go writes the strings as
+	// DELTA_LENGTH_BYTE_ARRAY, read whole); by default, and within a
+	// budget set; a negative budget learns none.
+	if p, b := warmed["shape_pages"].(float64), warmed["shape_bytes"].(float64); p != 3 || b <= 0 {
+		t.Errorf("warm without rowIndexShapeBytes: shapes of %v pages in %v bytes, want 3", p, b)
 	}
-	// With a shape budget, Warm learns the shapes of the data pages (the
-	// files are uncompressed, with a page index): of the two PLAIN integer
-	// columns, the pages of the one that is not the key (user_id's values
-	// come from the index), one a file (parquet-go writes the strings as
-	// DELTA_LENGTH_BYTE_ARRAY, read whole).
 	warmed = decode(t, js("warm", "warm", "plays", "--set", "rowIndexShapeBytes=16777216"))["warmed"].(map[string]any)["user_id"].(map[string]any)
 	if p, b := warmed["shape_pages"].(float64), warmed["shape_bytes"].(float64); p != 3 || b <= 0 {
 		t.Errorf("warm with rowIndexShapeBytes: shapes of %v pages in %v bytes, want 3", p, b)
+	}
+	warmed = decode(t, js("warm", "warm", "plays", "--set", "rowIndexShapeBytes=-1"))["warmed"].(map[string]any)["user_id"].(map[string]any)
+	if p := warmed["shape_pages"].(float64); p != 0 {
+		t.Errorf("warm with a negative rowIndexShapeBytes: shapes of %v pages learnt", p)
 	}
 	// --save-shapes saves them beside the row index, a shape file a data
 	// file; saving again writes none. A fresh process's lookup reads them,

@@ -318,7 +318,7 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 			}
 		}
 		if p.UnshapedPages > 0 {
-			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `ariadne warm NAME --save-shapes` (or give a serving process rowIndexShapeBytes: it learns them when it warms), and such pages may be read in parts\n", p.UnshapedPages)
+			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `ariadne warm NAME --save-shapes` (a serving process learns them when it warms: over local files by default, over an object store with rowIndexShapeBytes set), and such pages may be read in parts\n", p.UnshapedPages)
 		}
 	}
 	return w.Flush()
