@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ariadne-go/ariadne/internal/jsonappend"
@@ -155,4 +156,26 @@ func csvValue(v any, t schema.Type) string {
 		}
 	}
 	return s
+}
+
+// shellWord returns s as one word of a POSIX shell command line: as it is
+// when it holds only characters no shell treats specially, else in single
+// quotes (a single quote inside closed, escaped and reopened), so that a
+// command a message suggests can be pasted whatever the table's name.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,:=@%+/", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// saveShapesCommand is the command that saves the shape files of table's
+// row indexes, ready to paste (a name that starts with '-' after "--").
+func saveShapesCommand(table string) string {
+	if strings.HasPrefix(table, "-") {
+		return "ariadne warm --save-shapes -- " + shellWord(table)
+	}
+	return "ariadne warm " + shellWord(table) + " --save-shapes"
 }

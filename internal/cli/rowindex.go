@@ -170,7 +170,7 @@ func newLookupCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer rows.Close()
-				return g.printLookup(rows, explain)
+				return g.printLookup(args[0], rows, explain)
 			})
 		},
 	}
@@ -254,11 +254,17 @@ func pageHitRatio(p rowindex.Plan) float64 {
 // key pass through memory a page at a time, however many it has.
 const lookupPageRows = 1000
 
+// unshapedNote is how many pages a lookup of text output reads whole for
+// want of their shapes before it notes on stderr how to save them (a
+// handful is a lake of small pages, or a key's first touch of a few).
+const unshapedNote = 32
+
 // printLookup streams a lookup's rows to stdout a page at a time: aligned
 // text (the header once the columns are known), or with --json one object
 // whose "rows" are written as they come and whose columns, cursor,
-// aggregates and plan follow them.
-func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
+// aggregates and plan follow them. Text output without --explain notes on
+// stderr when the lookup read many pages whole for want of their shapes.
+func (g *globals) printLookup(table string, rows *ariadne.LookupRows, explain bool) error {
 	w := bufio.NewWriter(g.env.Stdout)
 	if g.jsonOut {
 		if err := g.streamLookupJSON(w, rows, explain); err != nil {
@@ -300,6 +306,10 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 	if c := rows.Cursor(); c != "" {
 		fmt.Fprintf(w, "more rows: --cursor %s\n", c)
 	}
+	if p := rows.Plan(); !explain && p.UnshapedPages >= unshapedNote {
+		fmt.Fprintf(g.env.Stderr, "note: %d pages were read whole (%d bytes in all) for want of their shapes; `%s` saves them once, and lookups then read such pages in parts\n",
+			p.UnshapedPages, p.BytesRead(), saveShapesCommand(table))
+	}
 	if explain {
 		p := rows.Plan()
 		fmt.Fprintf(w, "plan: row index %s (%s, version %d), %d entries, %d files, %d row ranges → %d byte ranges, covered=%v\n",
@@ -318,7 +328,7 @@ func (g *globals) printLookup(rows *ariadne.LookupRows, explain bool) error {
 			}
 		}
 		if p.UnshapedPages > 0 {
-			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `ariadne warm NAME --save-shapes` (a serving process learns them when it warms: over local files by default, over an object store with rowIndexShapeBytes set), and such pages may be read in parts\n", p.UnshapedPages)
+			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `%s` (a serving process learns them when it warms: over local files by default, over an object store with rowIndexShapeBytes set), and such pages may be read in parts\n", p.UnshapedPages, saveShapesCommand(table))
 		}
 	}
 	return w.Flush()
