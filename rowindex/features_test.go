@@ -1,12 +1,15 @@
 package rowindex
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/lakegen"
@@ -555,5 +558,71 @@ func TestStringKeys(t *testing.T) {
 			}
 			checkRows(t, "string range", res.Rows, want)
 		}
+	}
+}
+
+// TestListHeads: List decodes only each manifest's head (the definition),
+// and gives the definitions Open gives, by name; it checks the head as
+// Open does (a manifest of a newer format, or not JSON, is ErrCorrupt),
+// and a dropped row index is not listed.
+func TestListHeads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, uris, _ := testLake(t, dir, false)
+	res := StoreResolver{data}
+	idx, _ := store.Open(ctx, "mem://")
+	for _, def := range []Definition{
+		{Name: "u", Key: "user_id", Kind: KindHash, Cover: []string{"ts", "duration_ms"}, Aggregates: []Aggregate{{Op: "count"}, {Op: "sum", Column: "duration_ms"}}},
+		{Name: "t", Key: "track_uri", Kind: KindSorted},
+		{Name: "gone", Key: "user_id"},
+	} {
+		if _, _, err := Create(ctx, idx, def, res, uris[:2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Drop(ctx, idx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := List(ctx, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Definition
+	for _, name := range []string{"t", "u"} {
+		ri, err := Open(ctx, idx, name, Options{Resolver: res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ri.Manifest().Definition)
+	}
+	if !reflect.DeepEqual(defs, want) {
+		t.Fatalf("List: %+v\nwant (Open's) %+v", defs, want)
+	}
+
+	// A newest manifest List cannot read fails it, as it fails Open.
+	rewrite := func(edit func(b []byte) []byte) {
+		t.Helper()
+		for _, key := range []string{manifestKey("t", 1), latestCopyKey("t")} {
+			b, err := store.ReadAll(ctx, idx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.WriteAll(ctx, idx, key, edit(b), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rewrite(func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"formatVersion":`), []byte(`"formatVersion":9`), 1)
+	})
+	if _, err := List(ctx, idx); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "format version") {
+		t.Fatalf("List with a manifest of a newer format: %v, want ErrCorrupt", err)
+	}
+	rewrite(func(b []byte) []byte { return b[:len(b)/2] })
+	if _, err := List(ctx, idx); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("List with a truncated manifest: %v, want ErrCorrupt", err)
+	}
+	if _, err := Open(ctx, idx, "t", Options{Resolver: res}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open of a truncated manifest: %v, want ErrCorrupt", err)
 	}
 }

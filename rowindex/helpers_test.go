@@ -154,7 +154,7 @@ func testHash(kind Kind) BucketHash {
 
 // writeRows writes rows as the Parquet object name of st with parquet-go's
 // writer and opts.
-func writeRows[T any](t *testing.T, ctx context.Context, st store.Store, name string, rows []T, opts ...parquet.WriterOption) {
+func writeRows[T any](t testing.TB, ctx context.Context, st store.Store, name string, rows []T, opts ...parquet.WriterOption) {
 	t.Helper()
 	w, err := st.NewWriter(ctx, name, nil)
 	if err != nil {

@@ -111,6 +111,25 @@ type shapeReader struct {
 }
 
 func (r *shapeReader) int() int64 {
+	// Most deltas, counts and flags fit one or two bytes (a 1 MiB page's
+	// marks are 4 KiB or 64 values apart): decoded here, the longer ones
+	// by binary.Varint. (After an error it reads on: the caller discards
+	// what it decodes.)
+	b := r.b
+	if len(b) > 0 && b[0] < 0x80 {
+		r.b = b[1:]
+		return int64(b[0]>>1) ^ -int64(b[0]&1)
+	}
+	if len(b) > 1 && b[1] < 0x80 {
+		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+		r.b = b[2:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
+	return r.intLong()
+}
+
+// intLong is int for a varint of more than one byte (or past the end).
+func (r *shapeReader) intLong() int64 {
 	if r.err != nil {
 		return 0
 	}
@@ -217,18 +236,18 @@ func decodeShape(b []byte, pageSize int, ci colInfo) (*pageShape, error) {
 			r.fail("bad list length")
 		} else {
 			sh.marks = make([]runMark, n)
-			var pv, po int32
+			var pv, po int64
+			wide := false // a field past its type's range
 			for i := range sh.marks {
 				m := &sh.marks[i]
-				m.val, m.off = pv+r.int32(), po+r.int32()
-				m.n = r.int32()
-				hdr := r.int()
+				val, off, cnt, hdr := pv+r.int(), po+r.int(), r.int(), r.int()
 				m.packed = r.int() == 1
-				if hdr < 0 || hdr > math.MaxUint8 {
-					r.fail("bad run header")
-				}
-				m.hdr = uint8(hdr)
-				pv, po = m.val, m.off
+				wide = wide || val != int64(int32(val)) || off != int64(int32(off)) || cnt != int64(int32(cnt)) || hdr != int64(uint8(hdr))
+				m.val, m.off, m.n, m.hdr = int32(val), int32(off), int32(cnt), uint8(hdr)
+				pv, po = val, off
+			}
+			if wide {
+				r.fail("run mark out of range")
 			}
 		}
 	}
@@ -240,13 +259,20 @@ func decodeShape(b []byte, pageSize int, ci colInfo) (*pageShape, error) {
 				r.fail("bad list length")
 			} else {
 				x.marks = make([]snappyMark, n)
-				var pin, pout int32
+				var pin, pout int64
+				wide := false // a field past int32
 				for i := range x.marks {
 					m := &x.marks[i]
-					m.in, m.out = pin+r.int32(), pout+r.int32()
-					m.reach = m.out - r.int32()
-					m.lit, m.hdr, m.pf, m.pl = r.int32(), r.int32(), r.int32(), r.int32()
-					pin, pout = m.in, m.out
+					in, out := pin+r.int(), pout+r.int()
+					reach := out - r.int()
+					lit, hdr, pf, pl := r.int(), r.int(), r.int(), r.int()
+					wide = wide || in != int64(int32(in)) || out != int64(int32(out)) || reach != int64(int32(reach)) || lit != int64(int32(lit)) ||
+						hdr != int64(int32(hdr)) || pf != int64(int32(pf)) || pl != int64(int32(pl))
+					*m = snappyMark{in: int32(in), out: int32(out), reach: int32(reach), lit: int32(lit), hdr: int32(hdr), pf: int32(pf), pl: int32(pl)}
+					pin, pout = in, out
+				}
+				if wide {
+					r.fail("SNAPPY mark out of range")
 				}
 			}
 		}

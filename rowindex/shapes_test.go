@@ -519,3 +519,69 @@ func TestWarmShapesDefault(t *testing.T) {
 		t.Errorf("object store, default, shape files saved: %d shapes (saved %d), %d of %d bytes read", pages, learnt, c.BytesRead, size)
 	}
 }
+
+// BenchmarkDecodeShape decodes the shapes Warm learns of a file of 1 MiB
+// SNAPPY pages split into blocks (pyarrow's defaults), as a fresh process
+// decodes the records of shape files: the marks of the SNAPPY runs and of
+// the dictionary indexes, and the byte arrays' samples.
+func BenchmarkDecodeShape(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := make([]snappyRow, 40000)
+	for i := range rows {
+		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
+			T: fmt.Sprintf("track-%d", i%3001)}
+	}
+	writeRows(b, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
+	idx, _ := store.Open(ctx, "mem://")
+	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
+		b.Fatal(err)
+	}
+	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ri.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	fm, _, err := ri.dataMeta(ctx, new(meter), &ri.Manifest().Files[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	type record struct {
+		b        []byte
+		pageSize int
+		ci       colInfo
+	}
+	var recs []record
+	bytes := 0
+	ri.shapes.each(func(pk pageKey, sh *pageShape) {
+		size := 0
+		if pk.page == dictShapePage {
+			dr := fm.dictRange(pk.rg, pk.col)
+			size = int(dr.end - dr.off)
+		} else {
+			size = int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
+		}
+		ci, _ := directInfo(fm, pk.rg, pk.col)
+		recs = append(recs, record{appendShape(nil, sh), size, ci})
+		bytes += len(recs[len(recs)-1].b)
+	})
+	if len(recs) == 0 {
+		b.Fatal("Warm learnt no shapes")
+	}
+	b.SetBytes(int64(bytes))
+	b.ReportMetric(float64(len(recs)), "records/op")
+	b.ResetTimer()
+	for range b.N {
+		for _, r := range recs {
+			if _, err := decodeShape(r.b, r.pageSize, r.ci); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
