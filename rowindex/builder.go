@@ -590,7 +590,11 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	// lookup of the key alone then reads the file and reports it.
 	fe.Blocks = fm.coGroup != nil || fm.coGroupErr != nil || fm.blobErr != nil || fm.blob != nil && fm.blob.Blocks()
 	fe.DictBytes = fm.dictBytes()
-	f := fm.f
+	// The handle with the offset indexes, as parquet-go reads the chunks.
+	f, err := fm.seekable()
+	if err != nil {
+		return nil, aerr.CorruptDataFile(fe.URI, err)
+	}
 	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with
 	// made-up keys.

@@ -388,7 +388,6 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	aligned := fm.aligned[c.rg*fm.ncol()+c.leaf]
 	locs := fm.offsetIndex(c.rg, c.leaf)
 	repeated := c.leaf < len(fm.maxRep) && fm.maxRep[c.leaf] > 0
-	cc := g.ColumnChunks()[c.leaf]
 	if c.copies != nil {
 		return c.decodeCopies()
 	}
@@ -414,8 +413,15 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 		c.sparse = nil // parquet-go's decoder reads the dictionary whole
 	}
 	ri.slowChunks.Add(1)
+	// parquet-go seeks in the chunk by row: through the handle that holds
+	// the offset indexes.
+	sf, err := fm.seekable()
+	if err != nil {
+		return fileChanged(w.fe.URI, corruptReason+"schema", err)
+	}
+	cc := sf.RowGroups()[c.rg].ColumnChunks()[c.leaf]
 	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: w.fm.chunks}
-	err := c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
+	err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {
 		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true, chunks: w.fm.chunks}
 		err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,10 +49,12 @@ type fileMeta struct {
 	// pages and rows are found by decoding from its first page.
 	aligned []bool
 	// ois[rg*ncol+col] is every chunk's offset index (its page locations),
-	// read from the file or built (offsetIndexes). A data file's parquet-go
-	// handle holds them too (openVirtual), a fragment's does not
-	// (loadWalkedMeta).
+	// read from the file or built (offsetIndexes). f does not hold them;
+	// a data file's seekable handle does (seekFile, made on first use).
 	ois []format.OffsetIndex
+	// seek is f with the offset indexes, made on first use (seekable); nil
+	// in a fragment's.
+	seek *seekHandle
 	// tail is the length of the file's tail: from the first byte of its
 	// offset indexes (or of its footer, if it has none) to its end. It is
 	// recorded in the manifest (FileEntry.TailBytes) so a cold lookup
@@ -183,22 +186,15 @@ func loadFileMetaTail(ctx context.Context, m *meter, o object, size int64, wantC
 	if wantCRC != 0 && crc != wantCRC {
 		return nil, fileChanged(o.uri, "footer checksum", nil)
 	}
-	var md format.FileMetaData
-	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
-		return nil, fileChanged(o.uri, "unreadable footer", err)
-	}
-	fm := &fileMeta{size: size, footerCRC: crc, tail: int64(len(footer)) + 8, footerBytes: int64(len(footer)) + 8}
-	ois, aligned, err := offsetIndexes(ctx, m, o, &md, fm, known, tail)
+	fm := &fileMeta{size: size, footerCRC: crc, tail: int64(len(footer)) + 8, footerBytes: int64(len(footer)) + 8, seek: new(seekHandle)}
+	f, err := openFooter(o, size, footerTail)
 	if err != nil {
 		return nil, err
 	}
-	fm.ois, fm.aligned = ois, aligned
-	if fm.f, err = openVirtual(&md, ois, size); err != nil {
-		return nil, fileChanged(o.uri, corruptReason+"schema", err)
+	if fm.ois, fm.aligned, err = offsetIndexes(ctx, m, o, f.Metadata(), fm, known, tail); err != nil {
+		return nil, err
 	}
-	if dup := fm.f.OffsetIndexes(); len(dup) == len(ois) {
-		fm.ois = dup // parquet-go's copy, decoded from the same bytes: one held, not two
-	}
+	fm.f = f
 	fm.describe(int64(len(footer)))
 	if err := loadFrames(ctx, m, o, fm, tail); err != nil {
 		return nil, err
@@ -224,20 +220,9 @@ func loadWalkedMeta(ctx context.Context, m *meter, o object, size int64, tailHin
 	}
 	footer := footerTail[:len(footerTail)-8]
 	fm := &fileMeta{size: size, footerCRC: crc32.Checksum(footer, castagnoli), tail: int64(len(footerTail)), footerBytes: int64(len(footerTail))}
-	// parquet-go reads the footer and nothing else (no page index, no
-	// bloom filters): the reader holds the footer alone, and is emptied
-	// after (the handle keeps it; pages are read through other readers).
-	pr := &pageReader{sp: spans{{size - int64(len(footerTail)), footerTail}}}
-	f, err := parquet.OpenFile(pr, size,
-		parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
-	pr.sp = nil
+	f, err := openFooter(o, size, footerTail)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "reading parquet file metadata") {
-			return nil, fileChanged(o.uri, "unreadable footer", err)
-		}
-		// A footer that decodes but does not open (its schema): as
-		// loadFileMetaTail reports it.
-		return nil, fileChanged(o.uri, corruptReason+"schema", err)
+		return nil, err
 	}
 	md := f.Metadata()
 	if fm.ois, fm.aligned, err = offsetIndexes(ctx, m, o, md, fm, nil, tail); err != nil {
@@ -246,6 +231,57 @@ func loadWalkedMeta(ctx context.Context, m *meter, o object, size int64, tailHin
 	fm.f = f
 	fm.describe(int64(len(footer)))
 	return fm, nil
+}
+
+// openFooter opens a file of size bytes with parquet-go from its footer
+// (footerTail: the footer, its length and magic), decoded once. parquet-go
+// reads the footer and nothing else (no page index, no bloom filters): the
+// reader holds the footer alone, and is emptied after (the handle keeps
+// it; pages are read through other readers, and a data file's chunks that
+// parquet-go must seek in by row through fileMeta.seekable).
+func openFooter(o object, size int64, footerTail []byte) (*parquet.File, error) {
+	pr := &pageReader{sp: spans{{size - int64(len(footerTail)), footerTail}}}
+	f, err := parquet.OpenFile(pr, size,
+		parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
+	pr.sp = nil
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "reading parquet file metadata") {
+			return nil, fileChanged(o.uri, "unreadable footer", err)
+		}
+		// A footer that decodes but does not open (its schema).
+		return nil, fileChanged(o.uri, corruptReason+"schema", err)
+	}
+	return f, nil
+}
+
+// seekable returns a parquet-go handle of the data file that holds its
+// offset indexes (fileMeta.ois), so that parquet-go seeks in its chunks by
+// row (the builder's reads, and the lookups' chunks the direct path
+// leaves): the footer re-encoded with them (openVirtual), made on first
+// use. A lookup that the direct path serves never makes it: re-encoding
+// and decoding again the footers a fresh process's first lookup loads was
+// ≈2 ms of its CPU (stop 35).
+func (fm *fileMeta) seekable() (*parquet.File, error) {
+	s := fm.seek
+	if s == nil {
+		return nil, errors.New("rowindex: a fragment's chunks are walked, not sought")
+	}
+	s.once.Do(func() {
+		md := *fm.f.Metadata() // openVirtual rewrites the chunks' index fields: a copy of them
+		md.RowGroups = slices.Clone(md.RowGroups)
+		for i := range md.RowGroups {
+			md.RowGroups[i].Columns = slices.Clone(md.RowGroups[i].Columns)
+		}
+		s.f, s.err = openVirtual(&md, fm.ois, fm.size)
+	})
+	return s.f, s.err
+}
+
+// seekHandle is a data file's seekable parquet-go handle, made once.
+type seekHandle struct {
+	once sync.Once
+	f    *parquet.File
+	err  error
 }
 
 // readFooter reads a file's tail (readTail) and returns it with the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -308,5 +309,68 @@ func TestWalkedMeta(t *testing.T) {
 				t.Fatalf("corrupt footer: %v, want a FileChangedError (unreadable footer)", err)
 			}
 		})
+	}
+}
+
+// TestSeekableOnDemand: a data file's metadata is decoded once, without the
+// re-encoded footer parquet-go seeks with (fileMeta.seekable): lookups the
+// direct path serves never make it, and a chunk the direct path leaves to
+// parquet-go (DELTA_BINARY_PACKED integers) makes it once, with the
+// file's offset indexes, and reads the same rows as a full scan.
+func TestSeekableOnDemand(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type plain struct {
+		K int64  `parquet:"k"`
+		V int64  `parquet:"v"`
+		S string `parquet:"s,plain"`
+	}
+	type delta struct {
+		K int64  `parquet:"k"`
+		V int64  `parquet:"v,delta"`
+		S string `parquet:"s,plain"`
+	}
+	var prow []plain
+	var drow []delta
+	for i := range 6000 {
+		k, v, s := int64(i*7919%211), int64(i)*1_000_003, fmt.Sprintf("s%05d", i)
+		prow = append(prow, plain{k, v, s})
+		drow = append(drow, delta{k, v, s})
+	}
+	writeRows(t, ctx, data, "plain.parquet", prow, parquet.PageBufferSize(2048))
+	writeRows(t, ctx, data, "delta.parquet", drow, parquet.PageBufferSize(2048))
+	for _, tc := range []struct {
+		uri    string
+		sought bool
+	}{{"plain.parquet", false}, {"delta.parquet", true}} {
+		ri := indexOnK(t, data, []string{tc.uri}, Options{PageCacheBytes: -1})
+		slow := ri.slowChunks.Load()
+		for k := int64(0); k < 211; k += 13 {
+			kb, _ := EncodeKey(k)
+			want := fullScan(t, dir, []string{tc.uri}, "k", kb, kb)
+			res, err := ri.Lookup(ctx, Query{Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, fmt.Sprintf("%s key %d", tc.uri, k), res.Rows, want)
+		}
+		fm, _, err := ri.dataMeta(ctx, new(meter), &ri.Manifest().Files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fm.seek == nil || fm.f.OffsetIndexes() != nil {
+			t.Fatalf("%s: a data file's handle holds offset indexes, or cannot be sought", tc.uri)
+		}
+		made := fm.seek.f != nil
+		if made != tc.sought || (ri.slowChunks.Load() > slow) != tc.sought {
+			t.Fatalf("%s: seekable handle made %v, chunks decoded by parquet-go %d; want both %v", tc.uri, made, ri.slowChunks.Load()-slow, tc.sought)
+		}
+		if made && len(fm.seek.f.OffsetIndexes()) != len(fm.ois) {
+			t.Fatalf("%s: the seekable handle holds %d offset indexes, want %d", tc.uri, len(fm.seek.f.OffsetIndexes()), len(fm.ois))
+		}
 	}
 }
