@@ -35,7 +35,17 @@ type Index struct {
 	defs []rowindex.Definition // as last listed
 	// listed is when defs was read (zero: never).
 	listed time.Time
+	// listedMans are the manifests of the row indexes a listing found
+	// when none was open (listRowIndexes), until openRowIndex takes them:
+	// a process's first lookup reads its row index's manifest once, in
+	// the listing's round.
+	listedMans map[string]*rowindex.Manifest
 }
+
+// listedManifestAge is how long a manifest read by a listing may open its
+// row index instead of a read of the newest: the lookup that listed opens
+// it at once; a later one reads again.
+const listedManifestAge = 5 * time.Second
 
 // rowHandle is the open version of one row index. ri is replaced, never
 // mutated, when Refresh finds a newer manifest.
@@ -78,6 +88,14 @@ func (ix *Index) rowOptions() rowindex.Options {
 // (with none set, Options.CacheBytes and the config's both 0, the row index
 // sizes it to the version opened: rowindex.AutoCacheBytes).
 func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIndex, error) {
+	ix.mu.Lock()
+	man := ix.listedMans[name]
+	delete(ix.listedMans, name)
+	recent := time.Since(ix.listed) < listedManifestAge
+	ix.mu.Unlock()
+	if man != nil && recent {
+		return rowindex.OpenManifest(ix.folder(), name, man, ix.rowOptions())
+	}
 	return rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
 }
 
@@ -118,13 +136,26 @@ func (ix *Index) RowIndexes(ctx context.Context) ([]rowindex.Definition, error) 
 }
 
 func (ix *Index) listRowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
-	defs, err := rowindex.List(ctx, ix.folder())
+	ix.mu.Lock()
+	opened := len(ix.rows) > 0
+	ix.mu.Unlock()
+	var defs []rowindex.Definition
+	var mans map[string]*rowindex.Manifest
+	var err error
+	if opened {
+		// The open ones refresh themselves: the definitions suffice.
+		defs, err = rowindex.List(ctx, ix.folder())
+	} else if mans, err = rowindex.ListManifests(ctx, ix.folder()); err == nil {
+		for _, m := range mans {
+			defs = append(defs, m.Definition)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(defs, func(a, b rowindex.Definition) int { return cmpString(a.Name, b.Name) })
 	ix.mu.Lock()
-	ix.defs, ix.listed = defs, time.Now()
+	ix.defs, ix.listed, ix.listedMans = defs, time.Now(), mans
 	ix.mu.Unlock()
 	return defs, nil
 }

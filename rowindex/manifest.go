@@ -508,29 +508,73 @@ func formatNeeded(man *Manifest) int {
 }
 
 // List returns the definitions of every row index under the index folder
-// idx, by name.
+// idx, by name. It decodes only the manifests' heads.
 func List(ctx context.Context, idx store.Store) ([]Definition, error) {
-	var defs []Definition
-	m := new(meter)
+	heads, err := listNewest(ctx, idx, decodeManifestHead)
+	if err != nil {
+		return nil, err
+	}
+	defs := make([]Definition, 0, len(heads))
+	for _, h := range heads {
+		if h.v != nil && !h.v.Dropped {
+			defs = append(defs, h.v.Definition)
+		}
+	}
+	return defs, nil
+}
+
+// ListManifests returns the newest manifest of every row index under the
+// index folder idx, by the row index's name (its folder's), dropped ones
+// left out: what List gives, with what OpenManifest needs to open a handle
+// without reading the manifest again (a fresh process that lists and then
+// looks up reads it once, in one round).
+func ListManifests(ctx context.Context, idx store.Store) (map[string]*Manifest, error) {
+	mans, err := listNewest(ctx, idx, decodeManifest)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Manifest, len(mans))
+	for _, m := range mans {
+		if m.v != nil && !m.v.Dropped {
+			out[m.name] = m.v
+		}
+	}
+	return out, nil
+}
+
+// named is a row index's newest manifest (or its head) and its name; v is
+// nil when its log is empty.
+type named[T any] struct {
+	name string
+	v    *T
+}
+
+// listNewest reads the newest manifest of every row index under idx with
+// decode, in name order, the row indexes in parallel (a few at a time).
+func listNewest[T any](ctx context.Context, idx store.Store, decode func([]byte, string, int64) (*T, error)) ([]named[T], error) {
+	var out []named[T]
 	for info, err := range idx.List(ctx, store.ListOptions{Prefix: Folder + "/", Delimiter: "/"}) {
 		if err != nil {
 			return nil, err
 		}
-		if !info.IsDir {
-			continue
+		if info.IsDir {
+			out = append(out, named[T]{name: path.Base(strings.TrimSuffix(info.Key, "/"))})
 		}
-		name := path.Base(strings.TrimSuffix(info.Key, "/"))
-		head, err := newestVersion(ctx, idx, name, m, decodeManifestHead)
-		if err != nil {
-			return nil, err
-		}
-		if head == nil || head.Dropped {
-			continue
-		}
-		defs = append(defs, head.Definition)
 	}
-	return defs, nil
+	errs := make([]error, len(out))
+	eachOnWorkers(len(out), listReads, func(i int) {
+		out[i].v, errs[i] = newestVersion(ctx, idx, out[i].name, new(meter), decode)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first by name
+		}
+	}
+	return out, nil
 }
+
+// listReads bounds the manifests List and ListManifests read at once.
+const listReads = 8
 
 // Drop deletes a row index. It first commits a tombstone as the next
 // version (so readers stop seeing the index, and a writer that loaded an

@@ -264,12 +264,31 @@ var poisonFreedBuffers = false
 // Open opens the row index name under the index folder idx (ErrNotFound if
 // it does not exist).
 func Open(ctx context.Context, idx store.Store, name string, opts Options) (*RowIndex, error) {
+	man, err := loadManifest(ctx, idx, name, new(meter))
+	if err != nil {
+		return nil, err
+	}
+	return open(idx, name, man, opts), nil
+}
+
+// OpenManifest opens the row index name under the index folder idx at
+// manifest man, its newest version as ListManifests read it, without
+// reading the manifest again (ErrNotFound for a nil or dropped one). The
+// handle owns man: it must not be changed after. Refresh reads the newest
+// version as for a handle Open opened.
+func OpenManifest(idx store.Store, name string, man *Manifest, opts Options) (*RowIndex, error) {
+	if man == nil || man.Dropped {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return open(idx, name, man, opts), nil
+}
+
+// open makes the handle of row index name at manifest man.
+func open(idx store.Store, name string, man *Manifest, opts Options) *RowIndex {
 	ri := &RowIndex{st: idx, name: name, opts: opts, poisonFreed: poisonFreedBuffers, shapeSeen: newSeenFilter(1 << 16), dictSeen: newSeenFilter(1 << 14),
 		shapeBytes: shapeBudget(opts.ShapeBytes)}
 	ri.shapes = newBudgetSet[pageKey, *pageShape](ri.shapeBytes)
-	if err := ri.Refresh(ctx); err != nil {
-		return nil, err
-	}
+	ri.useManifest(man)
 	budget := opts.CacheBytes
 	if budget <= 0 {
 		budget = AutoCacheBytes(ri.Manifest())
@@ -288,7 +307,7 @@ func Open(ctx context.Context, idx store.Store, name string, opts Options) (*Row
 	case pb > 0:
 		ri.pages = newPageCache(pb)
 	}
-	return ri, nil
+	return ri
 }
 
 // Refresh reads the newest manifest version.
@@ -297,6 +316,13 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ri.useManifest(man)
+	return nil
+}
+
+// useManifest makes man the handle's version, dropping what the caches
+// hold of files and fragments it no longer lists.
+func (ri *RowIndex) useManifest(man *Manifest) {
 	ri.setManifest(man)
 	// Shapes of files the new version dropped are never asked again.
 	_, ids := ri.snapshot()
@@ -310,7 +336,6 @@ func (ri *RowIndex) Refresh(ctx context.Context) error {
 			ri.resident.setBudget(AutoResidentBytes(man))
 		}
 	}
-	return nil
 }
 
 func (ri *RowIndex) setManifest(man *Manifest) {

@@ -1,0 +1,103 @@
+package ariadne
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ariadne-go/ariadne/internal/playsfixture"
+	"github.com/ariadne-go/ariadne/store"
+)
+
+// manifestReads counts the reads of row index manifests (objects under a
+// _manifest/ folder) through a store.
+type manifestReads struct {
+	store.Store
+	mu    *sync.Mutex
+	reads map[string]int
+}
+
+func (s manifestReads) NewRangeReader(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if strings.Contains(key, "/_manifest/") {
+		s.mu.Lock()
+		s.reads[key]++
+		s.mu.Unlock()
+	}
+	return s.Store.NewRangeReader(ctx, key, off, n)
+}
+
+// TestFirstLookupReadsManifestOnce: a fresh process's first lookup lists
+// the row indexes and opens the one it needs from the manifest the listing
+// read — every manifest read once, not again by the open — with the same
+// rows as a handle opened by name; once a row index is open, a refresh
+// reads its newest manifest again.
+func TestFirstLookupReadsManifestOnce(t *testing.T) {
+	ctx := context.Background()
+	lake, err := playsfixture.Plays(ctx, t.TempDir(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lake.Close() })
+	var mu sync.Mutex
+	reads := map[string]int{}
+	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(func(s store.Store) store.Store { return manifestReads{s, &mu, reads} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ix, err := st.Index(ctx, playsfixture.PlaysIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Lookup(ctx, LookupRequest{Column: "user_id", Key: lake.Hot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) == 0 {
+		t.Fatal("no rows for the hot key")
+	}
+	mu.Lock()
+	if len(reads) == 0 {
+		t.Fatal("no manifest read")
+	}
+	for key, n := range reads {
+		if n != 1 {
+			t.Errorf("%s read %d times by a fresh process's first lookup, want once", key, n)
+		}
+	}
+	clear(reads)
+	mu.Unlock()
+
+	// The same rows as a handle that read its manifest itself.
+	st2, err := Open(ctx, lake.StoreURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	ix2, err := st2.Index(ctx, playsfixture.PlaysIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix2.rowIndex(ctx, "user_id"); err != nil { // opened by name, before any listing
+		t.Fatal(err)
+	}
+	res2, err := ix2.Lookup(ctx, LookupRequest{Column: "user_id", Key: lake.Hot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Rows) != len(res.Rows) {
+		t.Fatalf("%d rows, %d through the listed manifest", len(res2.Rows), len(res.Rows))
+	}
+
+	// An open row index refreshes from its newest manifest.
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads["indexes/"+playsfixture.PlaysIndex+"/row_indexes/user_id/_manifest/latest.json"] == 0 {
+		t.Errorf("a refresh of the open row index read no manifest: %v", reads)
+	}
+}
