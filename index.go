@@ -36,15 +36,16 @@ type Index struct {
 	// listed is when defs was read (zero: never).
 	listed time.Time
 	// listedMans are the manifests of the row indexes a listing found
-	// when none was open (listRowIndexes), until openRowIndex takes them:
-	// a process's first lookup reads its row index's manifest once, in
-	// the listing's round.
+	// when none was open (listRowIndexes), until rowIndex takes them: a
+	// process's first lookup reads its row index's manifest once, in the
+	// listing's round. mansAt is when that listing started.
 	listedMans map[string]*rowindex.Manifest
+	mansAt     time.Time
 }
 
-// listedManifestAge is how long a manifest read by a listing may open its
-// row index instead of a read of the newest: the lookup that listed opens
-// it at once; a later one reads again.
+// listedManifestAge is how long after its listing started a manifest the
+// listing read may open its row index instead of a read of the newest: the
+// lookup that listed opens it at once; a later one reads again.
 const listedManifestAge = 5 * time.Second
 
 // rowHandle is the open version of one row index. ri is replaced, never
@@ -87,14 +88,22 @@ func (ix *Index) rowOptions() rowindex.Options {
 // openRowIndex opens the row index name with the Store's cache budget
 // (with none set, Options.CacheBytes and the config's both 0, the row index
 // sizes it to the version opened: rowindex.AutoCacheBytes).
-func (ix *Index) openRowIndex(ctx context.Context, name string) (*rowindex.RowIndex, error) {
-	ix.mu.Lock()
-	man := ix.listedMans[name]
-	delete(ix.listedMans, name)
-	recent := time.Since(ix.listed) < listedManifestAge
-	ix.mu.Unlock()
-	if man != nil && recent {
-		return rowindex.OpenManifest(ix.folder(), name, man, ix.rowOptions())
+//
+// A first open (fromListing) takes the manifest a listing that just ran
+// read, if any (listRowIndexes); a refresh always reads the newest.
+func (ix *Index) openRowIndex(ctx context.Context, name string, fromListing bool) (*rowindex.RowIndex, error) {
+	if fromListing {
+		ix.mu.Lock()
+		man := ix.listedMans[name]
+		delete(ix.listedMans, name)
+		recent := time.Since(ix.mansAt) < listedManifestAge
+		if !recent {
+			ix.listedMans = nil // stale: none will open
+		}
+		ix.mu.Unlock()
+		if man != nil && recent {
+			return rowindex.OpenManifest(ix.folder(), name, man, ix.rowOptions())
+		}
 	}
 	return rowindex.Open(ctx, ix.folder(), name, ix.rowOptions())
 }
@@ -126,24 +135,35 @@ func AutoCacheBytes(m *rowindex.Manifest) int64 { return rowindex.AutoCacheBytes
 
 // RowIndexes returns the definitions of the index's row indexes, by name.
 func (ix *Index) RowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
+	return ix.rowIndexDefs(ctx, false)
+}
+
+// rowIndexDefs returns the definitions as last listed, or lists them
+// (listRowIndexes; forOpen as there).
+func (ix *Index) rowIndexDefs(ctx context.Context, forOpen bool) ([]rowindex.Definition, error) {
 	ix.mu.Lock()
 	defs, listed := ix.defs, ix.listed
 	ix.mu.Unlock()
 	if !listed.IsZero() {
 		return defs, nil
 	}
-	return ix.listRowIndexes(ctx)
+	return ix.listRowIndexes(ctx, forOpen)
 }
 
-func (ix *Index) listRowIndexes(ctx context.Context) ([]rowindex.Definition, error) {
+// listRowIndexes lists the row indexes. forOpen says a row index is to be
+// opened next (a lookup's): if none is open yet, the manifests are read
+// whole and kept for that open (listedMans); else only their heads.
+func (ix *Index) listRowIndexes(ctx context.Context, forOpen bool) ([]rowindex.Definition, error) {
+	start := time.Now()
 	ix.mu.Lock()
-	opened := len(ix.rows) > 0
+	opened := !forOpen || len(ix.rows) > 0
 	ix.mu.Unlock()
 	var defs []rowindex.Definition
 	var mans map[string]*rowindex.Manifest
 	var err error
 	if opened {
-		// The open ones refresh themselves: the definitions suffice.
+		// No open to serve, or the open ones refresh themselves: the
+		// definitions suffice.
 		defs, err = rowindex.List(ctx, ix.folder())
 	} else if mans, err = rowindex.ListManifests(ctx, ix.folder()); err == nil {
 		for _, m := range mans {
@@ -155,7 +175,17 @@ func (ix *Index) listRowIndexes(ctx context.Context) ([]rowindex.Definition, err
 	}
 	slices.SortFunc(defs, func(a, b rowindex.Definition) int { return cmpString(a.Name, b.Name) })
 	ix.mu.Lock()
-	ix.defs, ix.listed, ix.listedMans = defs, time.Now(), mans
+	ix.defs, ix.listed = defs, time.Now()
+	if mans != nil && !start.Before(ix.mansAt) {
+		// Not of row indexes opened meanwhile (their handles may be
+		// newer), nor over a listing that started later.
+		for name := range mans {
+			if ix.rows[name] != nil {
+				delete(mans, name)
+			}
+		}
+		ix.listedMans, ix.mansAt = mans, start
+	}
 	ix.mu.Unlock()
 	return defs, nil
 }
@@ -238,10 +268,10 @@ func (ix *Index) rowIndexFor(ctx context.Context, req LookupRequest) (rowindex.D
 		var defs []rowindex.Definition
 		var err error
 		if attempt == 0 {
-			defs, err = ix.RowIndexes(ctx)
+			defs, err = ix.rowIndexDefs(ctx, true)
 		} else {
 			// Maybe created since the last listing.
-			defs, err = ix.listRowIndexes(ctx)
+			defs, err = ix.listRowIndexes(ctx, true)
 		}
 		if err != nil {
 			return rowindex.Definition{}, err
@@ -289,7 +319,7 @@ func (ix *Index) rowIndex(ctx context.Context, name string) (*rowindex.RowIndex,
 	if h != nil {
 		return h.ri.Load(), nil
 	}
-	ri, err := ix.openRowIndex(ctx, name)
+	ri, err := ix.openRowIndex(ctx, name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +373,7 @@ func (ix *Index) refreshRowIndex(ctx context.Context, name string) error {
 	// Opening reads only the manifest (one list and, in the same round, the
 	// newest manifest's copy); the caches of a handle are allocated as they
 	// fill.
-	next, err := ix.openRowIndex(ctx, name)
+	next, err := ix.openRowIndex(ctx, name, false)
 	if errors.Is(err, rowindex.ErrNotFound) {
 		ix.mu.Lock()
 		if ix.rows[name] == h {
@@ -457,7 +487,7 @@ func (ix *Index) Warm(ctx context.Context, opts ...WarmOption) (WarmStats, error
 	if ix.Format() != "parquet" {
 		return st, nil
 	}
-	defs, err := ix.listRowIndexes(ctx)
+	defs, err := ix.listRowIndexes(ctx, true) // each opened next
 	if err != nil {
 		return st, err
 	}
@@ -501,21 +531,23 @@ type SavedShapes struct {
 	// Existing counts the data files whose shape file was saved before.
 	Existing int `json:"shape_files_existing"`
 	// Missing counts the pages lookups may read in parts whose shape was
-	// not known (not saved: Warm with a shape budget learns them first).
+	// not known (not saved: a Warm that reads the pages for their shapes —
+	// by default over local files — learns them first).
 	Missing    int                    `json:"shape_pages_missing"`
 	ByRowIndex map[string]SavedShapes `json:"by_row_index,omitempty"`
 }
 
 // SaveShapes persists, for each row index, the page shapes its handle
-// learnt (Warm with a shape budget, or lookups) as shape files beside the
-// row index (rowindex.RowIndex.SaveShapes), so that a fresh process reads
-// light keys' values in parts from its first lookup. Run Warm first.
+// learnt (by Warm, within the shape budget, or by lookups) as shape files
+// beside the row index (rowindex.RowIndex.SaveShapes), so that a fresh
+// process reads light keys' values in parts from its first lookup. Run
+// Warm first.
 func (ix *Index) SaveShapes(ctx context.Context) (SavedShapes, error) {
 	var all SavedShapes
 	if ix.Format() != "parquet" {
 		return all, nil
 	}
-	defs, err := ix.listRowIndexes(ctx)
+	defs, err := ix.listRowIndexes(ctx, false)
 	if err != nil {
 		return all, err
 	}

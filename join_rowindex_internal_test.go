@@ -58,13 +58,20 @@ func (c *statCounts) take() (n, most int) {
 // the test.
 func countedPlays(t *testing.T, counts *statCounts) (*playsfixture.PlaysLake, *Index) {
 	t.Helper()
+	return wrappedPlays(t, func(s store.Store) store.Store { return statCounter{s, counts} })
+}
+
+// wrappedPlays opens the plays lake of 4 files (row indexes included)
+// through a store wrapped by wrap; both close with the test.
+func wrappedPlays(t *testing.T, wrap func(store.Store) store.Store) (*playsfixture.PlaysLake, *Index) {
+	t.Helper()
 	ctx := context.Background()
 	lake, err := playsfixture.Plays(ctx, t.TempDir(), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lake.Close() })
-	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(func(s store.Store) store.Store { return statCounter{s, counts} }))
+	st, err := Open(ctx, lake.StoreURL, WithStoreWrap(wrap))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func (ix *Index) AddRowIndex(ctx context.Context, def RowIndexDefinition, opts .
 	if err != nil {
 		return RowIndexInfo{}, st, err
 	}
-	_, _ = ix.listRowIndexes(ctx)
+	_, _ = ix.listRowIndexes(ctx, false)
 	return rowIndexInfo(m), st, nil
 }
 
@@ -242,7 +242,7 @@ type RowIndexCompaction struct {
 // version, in which case "before" may miss its last change.
 func (ix *Index) CompactRowIndexes(ctx context.Context, opts ...MaintainOption) (map[string]RowIndexCompaction, error) {
 	o := maintainOptions(opts)
-	defs, err := ix.listRowIndexes(ctx)
+	defs, err := ix.listRowIndexes(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (ix *Index) DropRowIndex(ctx context.Context, name string) error {
 // have: it names the ones it has and matches rowindex.ErrNotFound.
 func (ix *Index) rowIndexNotFound(ctx context.Context, name string) error {
 	var names []string
-	if defs, err := ix.listRowIndexes(ctx); err == nil {
+	if defs, err := ix.listRowIndexes(ctx, false); err == nil {
 		for _, d := range defs {
 			names = append(names, d.Name)
 		}
@@ -375,7 +375,7 @@ func (ix *Index) rowIndexNotFound(ctx context.Context, name string) error {
 // refreshRowIndexes relists the row indexes and moves every open one to
 // its newest manifest (after this handle wrote).
 func (ix *Index) refreshRowIndexes(ctx context.Context) error {
-	if _, err := ix.listRowIndexes(ctx); err != nil {
+	if _, err := ix.listRowIndexes(ctx, false); err != nil {
 		return err
 	}
 	ix.mu.Lock()

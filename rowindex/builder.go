@@ -591,9 +591,9 @@ func openScan(ctx context.Context, m *meter, res Resolver, def *Definition, fe *
 	fe.Blocks = fm.coGroup != nil || fm.coGroupErr != nil || fm.blobErr != nil || fm.blob != nil && fm.blob.Blocks()
 	fe.DictBytes = fm.dictBytes()
 	// The handle with the offset indexes, as parquet-go reads the chunks.
-	f, err := fm.seekable()
+	f, _, err := fm.seekable()
 	if err != nil {
-		return nil, aerr.CorruptDataFile(fe.URI, err)
+		return nil, aerr.CorruptDataFile(fe.URI, fmt.Errorf("%w: %sschema: %w", pqrow.ErrCorrupt, corruptReason, err))
 	}
 	// The footer is checked against itself, and every page decoded
 	// against the footer: a file that lies is refused, never indexed with

@@ -415,15 +415,15 @@ func (ri *RowIndex) decodeChunkRead(ctx context.Context, m *meter, c *chunkRead)
 	ri.slowChunks.Add(1)
 	// parquet-go seeks in the chunk by row: through the handle that holds
 	// the offset indexes.
-	sf, err := fm.seekable()
+	sf, chunkSpans, err := fm.seekable()
 	if err != nil {
 		return fileChanged(w.fe.URI, corruptReason+"schema", err)
 	}
 	cc := sf.RowGroups()[c.rg].ColumnChunks()[c.leaf]
-	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: w.fm.chunks}
+	pr := &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, chunks: chunkSpans}
 	err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	if err != nil && isOutside(err, pr) {
-		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true, chunks: w.fm.chunks}
+		pr = &pageReader{ctx: ctx, m: m, obj: w.o, sp: w.sp, fallThrough: true, chunks: chunkSpans}
 		err = c.decode(cc, pr, locs, aligned, repeated, g.NumRows())
 	}
 	return err

@@ -50,7 +50,7 @@ type fileMeta struct {
 	aligned []bool
 	// ois[rg*ncol+col] is every chunk's offset index (its page locations),
 	// read from the file or built (offsetIndexes). f does not hold them;
-	// a data file's seekable handle does (seekFile, made on first use).
+	// a data file's seekable handle does (seek, made on first use).
 	ois []format.OffsetIndex
 	// seek is f with the offset indexes, made on first use (seekable); nil
 	// in a fragment's.
@@ -245,7 +245,9 @@ func openFooter(o object, size int64, footerTail []byte) (*parquet.File, error) 
 		parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.OptimisticRead(false))
 	pr.sp = nil
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "reading parquet file metadata") {
+		// parquet-go's words for a footer that does not decode (or
+		// decodes short of its length: a "signed" footer's tail).
+		if msg := err.Error(); strings.HasPrefix(msg, "reading parquet file metadata") || strings.Contains(msg, "signed footer") {
 			return nil, fileChanged(o.uri, "unreadable footer", err)
 		}
 		// A footer that decodes but does not open (its schema).
@@ -261,10 +263,17 @@ func openFooter(o object, size int64, footerTail []byte) (*parquet.File, error) 
 // use. A lookup that the direct path serves never makes it: re-encoding
 // and decoding again the footers a fresh process's first lookup loads was
 // ≈2 ms of its CPU (stop 35).
-func (fm *fileMeta) seekable() (*parquet.File, error) {
+//
+// It also returns the handle's chunk spans: a page guard uses spans made
+// from the footer of the handle it guards (pqrow.GuardPages).
+//
+// The handle's memory is not charged beyond fm.charge, whose estimate (4×
+// the footer) was made for the re-encoded footer every data file held
+// before it was made on demand.
+func (fm *fileMeta) seekable() (*parquet.File, *pqrow.ChunkSpans, error) {
 	s := fm.seek
 	if s == nil {
-		return nil, errors.New("rowindex: a fragment's chunks are walked, not sought")
+		return nil, nil, errors.New("rowindex: a fragment's chunks are walked, not sought")
 	}
 	s.once.Do(func() {
 		md := *fm.f.Metadata() // openVirtual rewrites the chunks' index fields: a copy of them
@@ -272,16 +281,20 @@ func (fm *fileMeta) seekable() (*parquet.File, error) {
 		for i := range md.RowGroups {
 			md.RowGroups[i].Columns = slices.Clone(md.RowGroups[i].Columns)
 		}
-		s.f, s.err = openVirtual(&md, fm.ois, fm.size)
+		if s.f, s.err = openVirtual(&md, fm.ois, fm.size); s.err == nil {
+			s.chunks = pqrow.NewChunkSpans(s.f.Metadata())
+		}
 	})
-	return s.f, s.err
+	return s.f, s.chunks, s.err
 }
 
-// seekHandle is a data file's seekable parquet-go handle, made once.
+// seekHandle is a data file's seekable parquet-go handle and its chunk
+// spans, made once.
 type seekHandle struct {
-	once sync.Once
-	f    *parquet.File
-	err  error
+	once   sync.Once
+	f      *parquet.File
+	chunks *pqrow.ChunkSpans
+	err    error
 }
 
 // readFooter reads a file's tail (readTail) and returns it with the

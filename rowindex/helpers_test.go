@@ -204,3 +204,13 @@ func readParquet(t *testing.T, path string) ([]byte, *parquet.File) {
 	}
 	return b, f
 }
+
+// shapePageSize is the stored size of the page whose shape pk names: a data
+// page's, or its chunk's dictionary page's.
+func shapePageSize(fm *fileMeta, pk pageKey) int {
+	if pk.page == dictShapePage {
+		dr := fm.dictRange(pk.rg, pk.col)
+		return int(dr.end - dr.off)
+	}
+	return int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
+}

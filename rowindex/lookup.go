@@ -180,7 +180,7 @@ type Plan struct {
 	// dictionaries), in the files the index path read, that their shapes
 	// would have made reads of parts: pages whose shape was unknown and of
 	// which the lookup wanted at most half the rows. Shapes come from Warm
-	// with Options.ShapeBytes or from shape files (SaveShapes); a handle
+	// (within Options.ShapeBytes) or from shape files (SaveShapes); a handle
 	// also learns the shape of a page it reads whole (a SNAPPY page's on
 	// its second read) in a batch of at most learnMaxPages pages, so the
 	// count falls as a handle serves. A page read by two batches counts

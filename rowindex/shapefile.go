@@ -41,8 +41,8 @@ import (
 // lists shapes/ once a handle, reads the directories of its files' shape
 // files (with the records that follow within shapeHeadBytes) and then the
 // records of its pages, and plans those files again (readPieces). Warm
-// with Options.ShapeBytes reads a file's shape file whole instead of its
-// pages. A directory or record that does not match its data file, its page
+// (within Options.ShapeBytes) reads a file's shape file whole instead of
+// its pages. A directory or record that does not match its data file, its page
 // or its checksum is ignored: the page is read whole.
 
 const (
@@ -518,14 +518,15 @@ type SaveShapesResult struct {
 	// (it is never rewritten: its name says which data it describes).
 	Existing int
 	// Missing counts the pages lookups may read in parts whose shape the
-	// handle does not know (not saved: Warm with Options.ShapeBytes
+	// handle does not know (not saved: a Warm that reads every file's
+	// pages — Options.ShapeBytes set, or by default on local stores —
 	// learns every one first).
 	Missing int
 }
 
 // SaveShapes writes, for every data file of the handle's version that has
 // none yet, a shape file of the shapes the handle knows of its pages —
-// learnt by Warm (Options.ShapeBytes) or by lookups — so that other
+// learnt by Warm (within Options.ShapeBytes) or by lookups — so that other
 // handles, in this process or another, read light keys' values in parts
 // from their first lookup. Concurrent savers of one file write the same
 // bytes; the first wins. It needs the data files' footers (read, as Warm

@@ -96,13 +96,7 @@ func TestShapeCodec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var size int
-			if pk.page == dictShapePage {
-				dr := fm.dictRange(pk.rg, pk.col)
-				size = int(dr.end - dr.off)
-			} else {
-				size = int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
-			}
+			size := shapePageSize(fm, pk)
 			ci, _ := directInfo(fm, pk.rg, pk.col)
 			switch {
 			case pk.page == dictShapePage:

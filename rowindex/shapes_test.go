@@ -560,15 +560,8 @@ func BenchmarkDecodeShape(b *testing.B) {
 	var recs []record
 	bytes := 0
 	ri.shapes.each(func(pk pageKey, sh *pageShape) {
-		size := 0
-		if pk.page == dictShapePage {
-			dr := fm.dictRange(pk.rg, pk.col)
-			size = int(dr.end - dr.off)
-		} else {
-			size = int(fm.offsetIndex(pk.rg, pk.col)[pk.page].CompressedPageSize)
-		}
 		ci, _ := directInfo(fm, pk.rg, pk.col)
-		recs = append(recs, record{appendShape(nil, sh), size, ci})
+		recs = append(recs, record{appendShape(nil, sh), shapePageSize(fm, pk), ci})
 		bytes += len(recs[len(recs)-1].b)
 	})
 	if len(recs) == 0 {

@@ -159,11 +159,12 @@ func csvValue(v any, t schema.Type) string {
 }
 
 // shellWord returns s as one word of a POSIX shell command line: as it is
-// when it holds only characters no shell treats specially, else in single
-// quotes (a single quote inside closed, escaped and reopened), so that a
-// command a message suggests can be pasted whatever the table's name.
+// when it holds only characters no shell treats specially (and does not
+// start with '=', which zsh expands), else in single quotes (a single
+// quote inside closed, escaped and reopened), so that a command a message
+// suggests can be pasted whatever the table's name.
 func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+	if s != "" && s[0] != '=' && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,:=@%+/", r))
 	}) < 0 {
 		return s
@@ -172,10 +173,24 @@ func shellWord(s string) string {
 }
 
 // saveShapesCommand is the command that saves the shape files of table's
-// row indexes, ready to paste (a name that starts with '-' after "--").
-func saveShapesCommand(table string) string {
-	if strings.HasPrefix(table, "-") {
-		return "ariadne warm --save-shapes -- " + shellWord(table)
+// row indexes, ready to paste: with the global flags given to this
+// command (the same store and configuration), and a name that starts
+// with '-' after "--".
+func (g *globals) saveShapesCommand(table string) string {
+	cmd := []string{"ariadne"}
+	if g.storeURL != "" {
+		cmd = append(cmd, "--store", shellWord(g.storeURL))
 	}
-	return "ariadne warm " + shellWord(table) + " --save-shapes"
+	if g.configFile != "" {
+		cmd = append(cmd, "--config", shellWord(g.configFile))
+	}
+	for _, kv := range g.set {
+		cmd = append(cmd, "--set", shellWord(kv))
+	}
+	if strings.HasPrefix(table, "-") {
+		cmd = append(cmd, "warm", "--save-shapes", "--", shellWord(table))
+	} else {
+		cmd = append(cmd, "warm", shellWord(table), "--save-shapes")
+	}
+	return strings.Join(cmd, " ")
 }

@@ -307,8 +307,12 @@ func (g *globals) printLookup(table string, rows *ariadne.LookupRows, explain bo
 		fmt.Fprintf(w, "more rows: --cursor %s\n", c)
 	}
 	if p := rows.Plan(); !explain && p.UnshapedPages >= unshapedNote {
-		fmt.Fprintf(g.env.Stderr, "note: %d pages were read whole (%d bytes in all) for want of their shapes; `%s` saves them once, and lookups then read such pages in parts\n",
-			p.UnshapedPages, p.BytesRead(), saveShapesCommand(table))
+		// After the rows: stdout first.
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.env.Stderr, "note: %d pages were read whole for want of their shapes (the lookup read %d bytes); `%s` saves them once, and lookups then read such pages in parts\n",
+			p.UnshapedPages, p.BytesRead(), g.saveShapesCommand(table))
 	}
 	if explain {
 		p := rows.Plan()
@@ -328,7 +332,7 @@ func (g *globals) printLookup(table string, rows *ariadne.LookupRows, explain bo
 			}
 		}
 		if p.UnshapedPages > 0 {
-			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `%s` (a serving process learns them when it warms: over local files by default, over an object store with rowIndexShapeBytes set), and such pages may be read in parts\n", p.UnshapedPages, saveShapesCommand(table))
+			fmt.Fprintf(w, "shapes: %d page reads whole for want of the pages' shapes; save shape files with `%s` (a serving process learns them when it warms: over local files by default, over an object store with rowIndexShapeBytes set), and such pages may be read in parts\n", p.UnshapedPages, g.saveShapesCommand(table))
 		}
 	}
 	return w.Flush()
@@ -492,8 +496,9 @@ func newWarmCmd(g *globals) *cobra.Command {
 		Long: `Load the row indexes' caches (manifests, fragments, data file footers) ahead of traffic.
 
 With --save-shapes, learn the shapes of every data page lookups may read in
-parts (within rowIndexShapeBytes, 1 GiB when unset) and save them as shape
-files beside each row index: a fresh process (this CLI, a new server) then
+parts (within rowIndexShapeBytes if it is a positive budget, else 1 GiB, over
+any store) and save them as shape files beside each row index: a fresh
+process (this CLI, a new server) then
 reads a light key's values in parts from its first lookup instead of whole
 pages. Saving again writes only the data files without a shape file.`,
 		Args: cobra.ExactArgs(1),

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,9 +51,9 @@ func TestUnshapedNote(t *testing.T) {
 	if code != 0 || errs != "" || !strings.Contains(out, `"unshaped_pages":`) {
 		t.Fatalf("lookup --json: exit %d, stderr %q", code, errs)
 	}
-	out = runOK(t, dir, "lookup", table, "--key", "k=7", "--explain")
-	if !strings.Contains(out, "for want of the pages' shapes; save shape files with `"+wantCmd+"`") {
-		t.Fatalf("lookup --explain names no command to save the shapes:\n%s", out)
+	code, out, errs = run(t, dir, "lookup", table, "--key", "k=7", "--explain")
+	if code != 0 || errs != "" || !strings.Contains(out, "for want of the pages' shapes; save shape files with `"+wantCmd+"`") {
+		t.Fatalf("lookup --explain: exit %d, stderr %q; want the command in the plan, not a note:\n%s", code, errs, out)
 	}
 
 	runOK(t, dir, "warm", table, "--save-shapes")
@@ -65,20 +66,38 @@ func TestUnshapedNote(t *testing.T) {
 	}
 }
 
-// TestSaveShapesCommand: the command a note suggests is one a POSIX shell
-// reads back as the table's name, whatever the name.
+// TestSaveShapesCommand: the command a note suggests names the same store
+// and configuration as the command that printed it, and is one a POSIX
+// shell reads back word for word, whatever the table's name.
 func TestSaveShapesCommand(t *testing.T) {
-	for _, c := range []struct{ table, want string }{
-		{"plays", "ariadne warm plays --save-shapes"},
-		{"db.plays_2024-06", "ariadne warm db.plays_2024-06 --save-shapes"},
-		{"my plays", "ariadne warm 'my plays' --save-shapes"},
-		{"it's", `ariadne warm 'it'\''s' --save-shapes`},
-		{"$HOME", "ariadne warm '$HOME' --save-shapes"},
-		{"-x", "ariadne warm --save-shapes -- -x"},
-		{"été", "ariadne warm 'été' --save-shapes"},
+	for _, c := range []struct {
+		g           globals
+		table, want string
+	}{
+		{globals{}, "plays", "ariadne warm plays --save-shapes"},
+		{globals{}, "db.plays_2024-06", "ariadne warm db.plays_2024-06 --save-shapes"},
+		{globals{}, "my plays", "ariadne warm 'my plays' --save-shapes"},
+		{globals{}, "it's", `ariadne warm 'it'\''s' --save-shapes`},
+		{globals{}, "$HOME", "ariadne warm '$HOME' --save-shapes"},
+		{globals{}, "=ls", "ariadne warm '=ls' --save-shapes"},
+		{globals{}, "-x", "ariadne warm --save-shapes -- -x"},
+		{globals{}, "été", "ariadne warm 'été' --save-shapes"},
+		{globals{storeURL: "s3://lake/a b?region=eu", configFile: "/etc/ariadne.json", set: []string{"rowIndexShapeBytes=-1"}}, "plays",
+			"ariadne --store 's3://lake/a b?region=eu' --config /etc/ariadne.json --set rowIndexShapeBytes=-1 warm plays --save-shapes"},
 	} {
-		if got := saveShapesCommand(c.table); got != c.want {
+		if got := c.g.saveShapesCommand(c.table); got != c.want {
 			t.Errorf("table %q: %s, want %s", c.table, got, c.want)
+		}
+	}
+	// Read back by the shell: each word as it was.
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	for _, word := range []string{"plays", "it's", "a'b'c", "$HOME", "`id`", "a b\tc\nd", "*", "~x", "#x", "!x", "=ls", "été", "''", "%+@:,=/"} {
+		out, err := exec.Command(sh, "-c", "printf '%s' "+shellWord(word)).Output()
+		if err != nil || string(out) != word {
+			t.Errorf("%q as %s: the shell read %q (%v)", word, shellWord(word), out, err)
 		}
 	}
 }
