@@ -161,14 +161,21 @@ func (ix *Index) listRowIndexes(ctx context.Context, forOpen bool) ([]rowindex.D
 	var defs []rowindex.Definition
 	var mans map[string]*rowindex.Manifest
 	var err error
-	if opened {
+	if !opened {
+		if mans, err = rowindex.ListManifests(ctx, ix.folder()); err == nil {
+			for _, m := range mans {
+				defs = append(defs, m.Definition)
+			}
+		} else {
+			// A manifest whose body does not decode fails only the open
+			// of its own row index, as when the listing reads heads.
+			mans = nil
+		}
+	}
+	if mans == nil {
 		// No open to serve, or the open ones refresh themselves: the
 		// definitions suffice.
 		defs, err = rowindex.List(ctx, ix.folder())
-	} else if mans, err = rowindex.ListManifests(ctx, ix.folder()); err == nil {
-		for _, m := range mans {
-			defs = append(defs, m.Definition)
-		}
 	}
 	if err != nil {
 		return nil, err
