@@ -2,12 +2,14 @@ package ariadne
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ariadne-go/ariadne/internal/playsfixture"
+	"github.com/ariadne-go/ariadne/rowindex"
 	"github.com/ariadne-go/ariadne/store"
 )
 
@@ -98,5 +100,62 @@ func TestFirstLookupReadsManifestOnce(t *testing.T) {
 	defer mu.Unlock()
 	if reads["indexes/"+playsfixture.PlaysIndex+"/row_indexes/user_id/_manifest/latest.json"] == 0 {
 		t.Errorf("a refresh of the open row index read no manifest: %v", reads)
+	}
+}
+
+// TestDamagedRowIndexFailsOnlyItsOwn: a row index whose newest manifest's
+// head decodes but whose body does not fails its own lookups (ErrCorrupt),
+// not those of the index's other row indexes — also for a fresh process,
+// whose listing reads the manifests whole.
+func TestDamagedRowIndexFailsOnlyItsOwn(t *testing.T) {
+	ctx := context.Background()
+	lake, ix := wrappedPlays(t, func(s store.Store) store.Store { return s })
+	want, err := ix.Lookup(ctx, LookupRequest{Column: "user_id", Key: lake.Hot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := store.Open(ctx, lake.StoreURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	dir := "indexes/" + playsfixture.PlaysIndex + "/row_indexes/ts/_manifest/"
+	damaged := 0
+	for info, err := range root.List(ctx, store.ListOptions{Prefix: dir}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := store.ReadAll(ctx, root, info.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Still JSON, the head intact; the fragments not a list.
+		b = []byte(strings.Replace(string(b), `"fragments":[`, `"fragments":"damaged","was":[`, 1))
+		if err := store.WriteAll(ctx, root, info.Key, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		damaged++
+	}
+	if damaged == 0 {
+		t.Fatal("no manifest of row index ts")
+	}
+	st, err := Open(ctx, lake.StoreURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ix2, err := st.Index(ctx, playsfixture.PlaysIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ix2.Lookup(ctx, LookupRequest{Column: "user_id", Key: lake.Hot})
+	if err != nil {
+		t.Fatalf("lookup on user_id beside a damaged row index: %v", err)
+	}
+	if len(got.Rows) != len(want.Rows) {
+		t.Fatalf("lookup on user_id beside a damaged row index: %d rows, want %d", len(got.Rows), len(want.Rows))
+	}
+	if _, err := ix2.Lookup(ctx, LookupRequest{Column: "ts", Range: true}); !errors.Is(err, rowindex.ErrCorrupt) {
+		t.Fatalf("lookup on the damaged row index: %v, want ErrCorrupt", err)
 	}
 }
