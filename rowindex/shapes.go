@@ -24,9 +24,9 @@ import (
 // (knownShape looks there first).
 
 // DefaultShapeBytes is the shape budget of a handle whose
-// Options.ShapeBytes is 0. The shapes of a lake's pages take 1–3 % of
+// Options.ShapeBytes is 0. The shapes of a lake's pages take 0.8–2.7 % of
 // their bytes (arrow-go's defaults 0.8 %, pyarrow's 2.7 %, stops 30 and
-// 34), so this holds those of 4–16 GB of such pages, and a Warm that
+// 34), so this holds those of ≈4.7–16 GB of such pages, and a Warm that
 // learns them on local disk reads at most that once.
 const DefaultShapeBytes = 128 << 20
 
