@@ -317,7 +317,7 @@ func snappyFile(t *testing.T) (dir string, rows []snappyRow, uris []string, ri *
 // snappyLake writes a file of 1 MiB SNAPPY pages in independent blocks (a
 // PLAIN and a dictionary column besides the key k) and indexes it on k in
 // memory, returning its folder, rows, the data store and the index store.
-func snappyLake(t *testing.T) (dir string, rows []snappyRow, data, idx store.Store) {
+func snappyLake(t testing.TB) (dir string, rows []snappyRow, data, idx store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dir = t.TempDir()

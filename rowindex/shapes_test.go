@@ -526,21 +526,7 @@ func TestWarmShapesDefault(t *testing.T) {
 // the dictionary indexes, and the byte arrays' samples.
 func BenchmarkDecodeShape(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	data, err := store.Open(ctx, "file://"+dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rows := make([]snappyRow, 40000)
-	for i := range rows {
-		rows[i] = snappyRow{K: int64(i*7919) % 19997, S: fmt.Sprintf("%d:%016x:%016x", i, uint64(i)*0x9e3779b97f4a7c15, uint64(i*i)*0xbf58476d1ce4e5b9),
-			T: fmt.Sprintf("track-%d", i%3001)}
-	}
-	writeRows(b, ctx, data, "s.parquet", rows, parquet.Compression(blockSnappyCodec{}), parquet.PageBufferSize(1<<20), parquet.DataPageVersion(1))
-	idx, _ := store.Open(ctx, "mem://")
-	if _, _, err := Create(ctx, idx, Definition{Name: "k", Key: "k"}, StoreResolver{data}, []string{"s.parquet"}); err != nil {
-		b.Fatal(err)
-	}
+	_, _, data, idx := snappyLake(b)
 	ri, err := Open(ctx, idx, "k", Options{Resolver: StoreResolver{data}})
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,18 +175,26 @@ func shellWord(s string) string {
 
 // saveShapesCommand is the command that saves the shape files of table's
 // row indexes, ready to paste: with the global flags given to this
-// command (the same store and configuration), and a name that starts
-// with '-' after "--".
+// command that bear on it (the same store, without the URL's user info,
+// which a message must not print; the config file; the row index keys
+// set), and a name that starts with '-' after "--".
 func (g *globals) saveShapesCommand(table string) string {
 	cmd := []string{"ariadne"}
 	if g.storeURL != "" {
-		cmd = append(cmd, "--store", shellWord(g.storeURL))
+		shown := g.storeURL
+		if u, err := url.Parse(shown); err == nil && u.User != nil {
+			u.User = nil
+			shown = u.String()
+		}
+		cmd = append(cmd, "--store", shellWord(shown))
 	}
 	if g.configFile != "" {
 		cmd = append(cmd, "--config", shellWord(g.configFile))
 	}
 	for _, kv := range g.set {
-		cmd = append(cmd, "--set", shellWord(kv))
+		if strings.HasPrefix(kv, "rowIndex") { // others (a Spark remote's token) stay out
+			cmd = append(cmd, "--set", shellWord(kv))
+		}
 	}
 	if strings.HasPrefix(table, "-") {
 		cmd = append(cmd, "warm", "--save-shapes", "--", shellWord(table))

@@ -84,6 +84,10 @@ func TestSaveShapesCommand(t *testing.T) {
 		{globals{}, "été", "ariadne warm 'été' --save-shapes"},
 		{globals{storeURL: "s3://lake/a b?region=eu", configFile: "/etc/ariadne.json", set: []string{"rowIndexShapeBytes=-1"}}, "plays",
 			"ariadne --store 's3://lake/a b?region=eu' --config /etc/ariadne.json --set rowIndexShapeBytes=-1 warm plays --save-shapes"},
+		// No credentials in a message: the URL's user info and keys that
+		// do not bear on the row index are left out.
+		{globals{storeURL: "s3://AKIA:secret@lake/p", set: []string{"sparkRemote=sc://h:15002/;token=t0k", "rowIndexCacheBytes=1"}}, "plays",
+			"ariadne --store s3://lake/p --set rowIndexCacheBytes=1 warm plays --save-shapes"},
 	} {
 		if got := c.g.saveShapesCommand(c.table); got != c.want {
 			t.Errorf("table %q: %s, want %s", c.table, got, c.want)
